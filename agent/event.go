@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventKind names what happened in a conversation.
+type EventKind string
+
+// The kinds of event in a conversation's log.
+const (
+	EventUserMessage      EventKind = "user_message"
+	EventTextDelta        EventKind = "text_delta"
+	EventAgentMessage     EventKind = "agent_message"
+	EventPlan             EventKind = "plan"
+	EventQuestionAsked    EventKind = "question_asked"
+	EventQuestionResolved EventKind = "question_resolved"
+	EventRunState         EventKind = "run_state"
+	EventCheckpoint       EventKind = "checkpoint"
+)
+
+// RunState is the state of a conversation's current run, shown in the list and on the page.
+type RunState string
+
+// The states a run moves through.
+const (
+	StateRunning     RunState = "running"
+	StateWaiting     RunState = "waiting"
+	StateDone        RunState = "done"
+	StateFailed      RunState = "failed"
+	StateInterrupted RunState = "interrupted"
+)
+
+// Label is the state as the person reads it.
+func (s RunState) Label() string {
+	switch s {
+	case StateRunning:
+		return "running"
+	case StateWaiting:
+		return "waiting for you"
+	case StateDone:
+		return "done"
+	case StateFailed:
+		return "failed"
+	case StateInterrupted:
+		return "interrupted"
+	}
+	return "new"
+}
+
+// Event is one entry of a conversation's append-only log. Ids increase monotonically.
+// The header (ID, ConversationID, RunID, Kind, At) is stored in columns; the rest is the payload.
+type Event struct {
+	ID             int64     `json:"-"`
+	ConversationID int64     `json:"-"`
+	RunID          int64     `json:"-"`
+	Kind           EventKind `json:"-"`
+	At             time.Time `json:"-"`
+
+	// MessageID groups the text deltas of one agent message and its final form.
+	MessageID string `json:"message_id,omitempty"`
+	// Start marks the first delta of a message.
+	Start bool   `json:"start,omitempty"`
+	Text  string `json:"text,omitempty"`
+	// Author is who wrote a message: the person, or the agent (or specialist) speaking.
+	Author      string          `json:"author,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+	Plan        *Plan           `json:"plan,omitempty"`
+	Question    *Question       `json:"question,omitempty"`
+	Resolution  *Resolution     `json:"resolution,omitempty"`
+	State       RunState        `json:"state,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	Checkpoint  json.RawMessage `json:"checkpoint,omitempty"`
+}
+
+// StepStatus is the status of one step of a plan.
+type StepStatus string
+
+// The statuses a plan step can have.
+const (
+	StepPending    StepStatus = "pending"
+	StepInProgress StepStatus = "in_progress"
+	StepDone       StepStatus = "done"
+	StepFailed     StepStatus = "failed"
+	StepSkipped    StepStatus = "skipped"
+)
+
+// PlanStep is one step of an execution plan.
+type PlanStep struct {
+	Title  string     `json:"title"`
+	Status StepStatus `json:"status"`
+}
+
+// Plan is an agent's execution plan as it stands at one moment; each update is a new event.
+type Plan struct {
+	Title string     `json:"title,omitempty"`
+	Steps []PlanStep `json:"steps"`
+}

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"time"
+)
+
+// FieldKind is the kind of input a question field asks for.
+type FieldKind string
+
+// The field kinds every back end maps its questions onto.
+const (
+	KindText        FieldKind = "text"
+	KindTextarea    FieldKind = "textarea"
+	KindNumber      FieldKind = "number"
+	KindInteger     FieldKind = "integer"
+	KindSelect      FieldKind = "select"
+	KindMultiselect FieldKind = "multiselect"
+	KindBoolean     FieldKind = "boolean"
+	KindDate        FieldKind = "date"
+)
+
+// Valid reports whether k is one of the known field kinds.
+func (k FieldKind) Valid() bool {
+	switch k {
+	case KindText, KindTextarea, KindNumber, KindInteger, KindSelect, KindMultiselect, KindBoolean, KindDate:
+		return true
+	}
+	return false
+}
+
+// Option is one choice of a select or multiselect field.
+type Option struct {
+	Value string `json:"value"`
+	Label string `json:"label,omitempty"`
+}
+
+// Text returns the label shown to the person, the value when there is no label.
+func (o Option) Text() string {
+	if o.Label != "" {
+		return o.Label
+	}
+	return o.Value
+}
+
+// Field is one input of a Question. Limits are pointers so that zero is a real limit.
+type Field struct {
+	Name        string    `json:"name"`
+	Label       string    `json:"label,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Kind        FieldKind `json:"kind"`
+	Required    bool      `json:"required,omitempty"`
+	Options     []Option  `json:"options,omitempty"`
+	// Default prefills the form: a string, a number, a bool, or a list of strings for multiselect.
+	Default   any      `json:"default,omitempty"`
+	Min       *float64 `json:"min,omitempty"`
+	Max       *float64 `json:"max,omitempty"`
+	MinLength *int     `json:"minLength,omitempty"`
+	MaxLength *int     `json:"maxLength,omitempty"`
+	Pattern   string   `json:"pattern,omitempty"`
+	MinItems  *int     `json:"minItems,omitempty"`
+	MaxItems  *int     `json:"maxItems,omitempty"`
+}
+
+// Title returns the label shown to the person, derived from the name when none is given.
+func (f Field) Title() string {
+	if f.Label != "" {
+		return f.Label
+	}
+	return HumanizeName(f.Name)
+}
+
+// RequestType says why an agent asks; it shapes the default form of tool-call questions.
+type RequestType string
+
+// The request types of the request_user_input tool.
+const (
+	RequestClarification RequestType = "clarification"
+	RequestSelection     RequestType = "selection"
+	RequestApproval      RequestType = "approval"
+)
+
+// Question is the one model every back end asks through: a message, who asks, ordered fields.
+type Question struct {
+	// ID is the ledger id, set once the question is stored.
+	ID int64 `json:"id,omitempty"`
+	// Key is the asking agent's own handle (a tool call id, a task id), echoed back on resume.
+	Key     string      `json:"key,omitempty"`
+	Asker   string      `json:"asker,omitempty"`
+	Message string      `json:"message"`
+	Type    RequestType `json:"type,omitempty"`
+	Fields  []Field     `json:"fields"`
+	// AllowCancel shows a "Cancel" button: the agent accepts that the whole task stops here.
+	AllowCancel bool `json:"allow_cancel,omitempty"`
+	// Deadline, when set, resolves the question as expired at that time.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Refused lists fields that were removed because they would collect a secret.
+	Refused []RefusedField `json:"refused,omitempty"`
+}
+
+// RefusedField is a field Parley will not render, with the reason shown to person and agent.
+type RefusedField struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Outcome is how a question was resolved.
+type Outcome string
+
+// The resolutions of a question. A question is resolved at most once.
+const (
+	Answered   Outcome = "answered"
+	Declined   Outcome = "declined"
+	Cancelled  Outcome = "cancelled"
+	Expired    Outcome = "expired"
+	Superseded Outcome = "superseded"
+)
+
+// Resolution is the end of a question: its outcome, the typed values when answered, who and when.
+type Resolution struct {
+	QuestionID int64          `json:"question_id"`
+	Outcome    Outcome        `json:"outcome"`
+	Values     map[string]any `json:"values,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	By         string         `json:"by,omitempty"`
+	At         time.Time      `json:"at"`
+}
