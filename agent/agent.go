@@ -68,3 +68,5 @@ func LastCheckpoint(history []Event, v any) (bool, error) {
 	}
 	return false, nil
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -22,3 +22,28 @@ func HumanizeName(name string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// Title makes a conversation title from its first message: the first line, cut at about 60 characters.
+func Title(text string) string {
+	line := strings.TrimSpace(text)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	r := []rune(line)
+	if len(r) > 60 {
+		cut := 60
+		for i := 60; i > 30; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		return strings.TrimSpace(string(r[:cut])) + "…"
+	}
+	if line == "" {
+		return "New conversation"
+	}
+	return line
+}
+
+func trimSpace(s string) string { return strings.TrimSpace(s) }

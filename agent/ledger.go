@@ -1,0 +1,58 @@
+package agent
+
+import (
+	"context"
+	"time"
+)
+
+// Conversation is one chat between a person and an agent.
+type Conversation struct {
+	ID        int64
+	Agent     string
+	Title     string
+	State     RunState
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// QuestionRecord is a stored question with where it belongs and, once resolved, how.
+type QuestionRecord struct {
+	Question
+	ConversationID int64
+	RunID          int64
+	AskedAt        time.Time
+	Resolution     *Resolution
+}
+
+// Pending reports whether the question still waits for the person.
+func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
+
+// Ledger is the durable store the Runner works from. Every method is one transaction.
+type Ledger interface {
+	CreateConversation(ctx context.Context, agentName, title string) (Conversation, error)
+	Conversation(ctx context.Context, id int64) (Conversation, error)
+	// StartRun records the person's message, supersedes questions still pending, and queues a step.
+	StartRun(ctx context.Context, conversationID int64, text, author string) (stepID int64, err error)
+	// BeginStep marks a queued step started and returns what the agent needs to run it.
+	BeginStep(ctx context.Context, stepID int64) (Conversation, StepInput, error)
+	AppendEvent(ctx context.Context, ev Event) (Event, error)
+	// AskQuestion stores a pending question together with its question_asked event.
+	AskQuestion(ctx context.Context, runID int64, q Question) (QuestionRecord, error)
+	// FinishStep ends a step and moves the run to waiting, done or failed. If the step asked
+	// questions that are all resolved already, it queues the resume and returns its id.
+	FinishStep(ctx context.Context, stepID int64, stepErr error) (resumeStepID int64, err error)
+	// InterruptStep ends a started step cut off by shutdown: its partial message is kept.
+	InterruptStep(ctx context.Context, stepID int64) error
+	Question(ctx context.Context, id int64) (QuestionRecord, error)
+	// Resolve stores a resolution; when it is the run's last pending question it queues the resume.
+	// A question already resolved gives an ECONFLICT error.
+	Resolve(ctx context.Context, res Resolution) (resumeStepID int64, err error)
+	// RetryRun queues a new step for a failed or interrupted run.
+	RetryRun(ctx context.Context, conversationID int64) (stepID int64, err error)
+	// Recover runs at start: it interrupts steps cut off by a crash and returns the queued ones.
+	Recover(ctx context.Context) (queued []int64, err error)
+	// DueQuestions returns pending questions whose deadline has passed.
+	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
+	// NextDeadline returns the earliest deadline of a pending question, zero when none.
+	NextDeadline(ctx context.Context) (time.Time, error)
+}

@@ -1,0 +1,307 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Runner drives agents: it runs queued steps, stores everything they report, and resumes them
+// when their questions are resolved. A waiting agent holds no goroutine: the ledger holds it.
+type Runner struct {
+	ledger Ledger
+	agents map[string]Agent
+	log    *slog.Logger
+	notify func(conversationID int64)
+	now    func() time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{}
+}
+
+// RunnerOptions configures NewRunner.
+type RunnerOptions struct {
+	Ledger Ledger
+	Agents []Agent
+	Logger *slog.Logger
+	// Notify is called after every change to a conversation's log (it must not block).
+	Notify func(conversationID int64)
+	Now    func() time.Time
+}
+
+// NewRunner returns a Runner; call Start to recover and run pending work.
+func NewRunner(opts RunnerOptions) *Runner {
+	r := &Runner{ledger: opts.Ledger, agents: map[string]Agent{}, log: opts.Logger, notify: opts.Notify, now: opts.Now, wake: make(chan struct{}, 1)}
+	for _, a := range opts.Agents {
+		r.agents[a.Info().Name] = a
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.notify == nil {
+		r.notify = func(int64) {}
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	return r
+}
+
+// Agents lists the agents people can talk to, by title.
+func (r *Runner) Agents() []Info {
+	out := make([]Info, 0, len(r.agents))
+	for _, a := range r.agents {
+		out = append(out, a.Info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Title < out[j].Title })
+	return out
+}
+
+// Agent returns the named agent's description.
+func (r *Runner) Agent(name string) (Info, bool) {
+	a, ok := r.agents[name]
+	if !ok {
+		return Info{}, false
+	}
+	return a.Info(), true
+}
+
+// Start interrupts steps a crash cut off, runs the queued ones and starts the deadline timer.
+func (r *Runner) Start(ctx context.Context) error {
+	queued, err := r.ledger.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, id := range queued {
+		r.dispatch(id)
+	}
+	r.wg.Add(1)
+	go r.deadlines()
+	return nil
+}
+
+// Stop cancels running steps (they are marked interrupted, partial text kept) and waits for them.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.cancel()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// NewConversation creates a conversation with the named agent and sends the first message.
+func (r *Runner) NewConversation(ctx context.Context, agentName, text, author string) (Conversation, error) {
+	if _, ok := r.agents[agentName]; !ok {
+		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
+	}
+	if err := checkMessage(text); err != nil {
+		return Conversation{}, err
+	}
+	c, err := r.ledger.CreateConversation(ctx, agentName, Title(text))
+	if err != nil {
+		return c, err
+	}
+	return c, r.Send(ctx, c.ID, text, author)
+}
+
+// MaxMessageBytes bounds one message.
+const MaxMessageBytes = 1 << 20
+
+func checkMessage(text string) error {
+	switch {
+	case len(text) == 0 || len(trimSpace(text)) == 0:
+		return Errorf(EINVALID, "Write a message first.")
+	case len(text) > MaxMessageBytes:
+		return Errorf(EINVALID, "The message is too long (at most %d KB).", MaxMessageBytes>>10)
+	}
+	return nil
+}
+
+// Send records a person's message and runs the agent on it. Questions still pending are superseded.
+func (r *Runner) Send(ctx context.Context, conversationID int64, text, author string) error {
+	if err := checkMessage(text); err != nil {
+		return err
+	}
+	step, err := r.ledger.StartRun(ctx, conversationID, text, author)
+	if err != nil {
+		return err
+	}
+	r.notify(conversationID)
+	r.dispatch(step)
+	return nil
+}
+
+// Answer validates form against the question and stores the answer; invalid input returns
+// FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
+func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, by string) (QuestionRecord, error) {
+	q, err := r.ledger.Question(ctx, questionID)
+	if err != nil {
+		return q, err
+	}
+	if !q.Pending() {
+		return q, Errorf(ECONFLICT, "This question was already resolved.")
+	}
+	values, ferrs := Validate(q.Question, form)
+	if len(ferrs) > 0 {
+		return q, ferrs
+	}
+	return q, r.resolve(ctx, q, Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by})
+}
+
+// Decline resolves a question as declined, with the person's optional reason.
+func (r *Runner) Decline(ctx context.Context, questionID int64, reason, by string) (QuestionRecord, error) {
+	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Declined, Reason: trimSpace(reason), By: by})
+}
+
+// Cancel resolves a question as cancelled; only where the asking agent allows it.
+func (r *Runner) Cancel(ctx context.Context, questionID int64, by string) (QuestionRecord, error) {
+	q, err := r.ledger.Question(ctx, questionID)
+	if err != nil {
+		return q, err
+	}
+	if !q.AllowCancel {
+		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
+	}
+	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by})
+}
+
+func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {
+	q, err := r.ledger.Question(ctx, questionID)
+	if err != nil {
+		return q, err
+	}
+	if !q.Pending() {
+		return q, Errorf(ECONFLICT, "This question was already resolved.")
+	}
+	return q, r.resolve(ctx, q, res)
+}
+
+func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) error {
+	step, err := r.ledger.Resolve(ctx, res)
+	if err != nil {
+		return err
+	}
+	r.notify(q.ConversationID)
+	if step != 0 {
+		r.dispatch(step)
+	}
+	return nil
+}
+
+// Retry runs a failed or interrupted conversation's agent again.
+func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
+	step, err := r.ledger.RetryRun(ctx, conversationID)
+	if err != nil {
+		return err
+	}
+	r.notify(conversationID)
+	r.dispatch(step)
+	return nil
+}
+
+func (r *Runner) dispatch(stepID int64) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.runStep(stepID)
+	}()
+}
+
+func (r *Runner) runStep(stepID int64) {
+	// Bookkeeping must finish even while shutting down.
+	bg := context.WithoutCancel(r.ctx)
+	conv, in, err := r.ledger.BeginStep(bg, stepID)
+	if err != nil {
+		r.log.Error("begin step", "step", stepID, "error", err)
+		return
+	}
+	r.notify(conv.ID)
+	log := r.log.With("conversation", conv.ID, "step", stepID, "agent", conv.Agent)
+	a, ok := r.agents[conv.Agent]
+	if !ok {
+		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
+	} else {
+		out := newStepOutput(r, bg, in, a.Info().Title)
+		err = safeStep(r.ctx, a, in, out)
+		if err == nil {
+			err = out.EndMessage()
+		}
+	}
+	if r.ctx.Err() != nil {
+		if ierr := r.ledger.InterruptStep(bg, stepID); ierr != nil {
+			log.Error("interrupt step", "error", ierr)
+		}
+		r.notify(conv.ID)
+		return
+	}
+	if err != nil {
+		log.Error("agent step failed", "error", err)
+	}
+	resume, ferr := r.ledger.FinishStep(bg, stepID, err)
+	if ferr != nil {
+		log.Error("finish step", "error", ferr)
+	}
+	r.notify(conv.ID)
+	if resume != 0 {
+		r.dispatch(resume)
+	}
+}
+
+// safeStep runs one step, turning a panic in the agent into an error.
+func safeStep(ctx context.Context, a Agent, in StepInput, out Output) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("agent crashed: %v", p)
+		}
+	}()
+	return a.Step(ctx, in, out)
+}
+
+// deadlines expires questions whose deadline has passed, sleeping until the next one.
+func (r *Runner) deadlines() {
+	defer r.wg.Done()
+	bg := context.WithoutCancel(r.ctx)
+	for {
+		ids, err := r.ledger.DueQuestions(bg, r.now())
+		if err != nil {
+			r.log.Error("due questions", "error", err)
+		}
+		for _, id := range ids {
+			_, err := r.close(bg, id, Resolution{QuestionID: id, Outcome: Expired, Reason: "No answer came before the deadline.", By: "parley"})
+			if err != nil && ErrorCode(err) != ECONFLICT {
+				r.log.Error("expire question", "question", id, "error", err)
+			}
+		}
+		wait := time.Minute
+		if next, err := r.ledger.NextDeadline(bg); err == nil && !next.IsZero() {
+			wait = min(wait, max(next.Sub(r.now()), 10*time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-r.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runner) wakeDeadlines() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}

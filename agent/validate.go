@@ -1,0 +1,317 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxValueRunes bounds any submitted value, whatever the question's own limits say.
+const maxValueRunes = 20000
+
+// numberPattern is the decimal notation a person types; it keeps out "NaN", "Inf" and hex.
+var numberPattern = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
+
+// FieldErrors maps a field name to the message a person reads next to that field. It is an
+// error so that handlers can return it, and a map so that views can place each message.
+type FieldErrors map[string]string
+
+// Error lists the messages by field name, for logs.
+func (e FieldErrors) Error() string {
+	parts := make([]string, 0, len(e))
+	for _, name := range slices.Sorted(maps.Keys(e)) {
+		parts = append(parts, name+": "+e[name])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Validate checks a submitted HTML form against q and returns the typed answers: string,
+// float64, int64, bool or []string by field kind. Empty optional fields are left out; an
+// unchecked optional boolean is false. errs is nil when every field is valid. Fields whose
+// kind Parley does not render (see RefuseSecrets) are never read.
+func Validate(q Question, form url.Values) (map[string]any, FieldErrors) {
+	values := make(map[string]any, len(q.Fields))
+	var errs FieldErrors
+	for _, f := range q.Fields {
+		if !f.Kind.Valid() {
+			continue
+		}
+		v, msg := validateField(f, form[f.Name])
+		if msg != "" {
+			if errs == nil {
+				errs = FieldErrors{}
+			}
+			errs[f.Name] = msg
+			continue
+		}
+		if v != nil {
+			values[f.Name] = v
+		}
+	}
+	if errs != nil {
+		return nil, errs
+	}
+	return values, nil
+}
+
+// validateField returns the typed value of one field (nil when empty) or the message to show.
+func validateField(f Field, raw []string) (any, string) {
+	for _, s := range raw {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return nil, "Contains characters that are not valid text."
+		}
+		if len(s) > maxValueRunes && utf8.RuneCountInString(s) > maxValueRunes {
+			return nil, fmt.Sprintf("Must be at most %d characters.", maxValueRunes)
+		}
+	}
+	switch f.Kind {
+	case KindBoolean:
+		return validateBool(f, raw)
+	case KindMultiselect:
+		return validateMulti(f, raw)
+	}
+	s := ""
+	if len(raw) > 0 {
+		s = strings.TrimSpace(raw[0])
+	}
+	if s == "" {
+		if f.Required {
+			return nil, f.Title() + " is required."
+		}
+		return nil, ""
+	}
+	switch f.Kind {
+	case KindNumber:
+		n, err := strconv.ParseFloat(s, 64)
+		if !numberPattern.MatchString(s) || err != nil || math.IsInf(n, 0) {
+			return nil, "Must be a number."
+		}
+		return n, rangeMessage(f, n)
+	case KindInteger:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, "Must be a whole number."
+		}
+		return n, rangeMessage(f, float64(n))
+	case KindDate:
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return nil, "Use the format YYYY-MM-DD."
+		}
+		return s, ""
+	case KindSelect:
+		if !hasOption(f, s) {
+			return nil, "Pick one of the options."
+		}
+		return s, ""
+	}
+	return s, textMessage(f, s)
+}
+
+// rangeMessage checks a number against the field's min and max.
+func rangeMessage(f Field, n float64) string {
+	low := f.Min != nil && n < *f.Min
+	high := f.Max != nil && n > *f.Max
+	switch {
+	case !low && !high:
+		return ""
+	case f.Min != nil && f.Max != nil:
+		return fmt.Sprintf("Must be between %s and %s.", formatNumber(*f.Min), formatNumber(*f.Max))
+	case low:
+		return "Must be at least " + formatNumber(*f.Min) + "."
+	}
+	return "Must be at most " + formatNumber(*f.Max) + "."
+}
+
+// textMessage checks a text answer against the field's lengths (in characters) and pattern.
+func textMessage(f Field, s string) string {
+	n := utf8.RuneCountInString(s)
+	if f.MinLength != nil && n < *f.MinLength {
+		return fmt.Sprintf("Must be at least %d %s.", *f.MinLength, plural(*f.MinLength, "character"))
+	}
+	if f.MaxLength != nil && n > *f.MaxLength {
+		return fmt.Sprintf("Must be at most %d %s.", *f.MaxLength, plural(*f.MaxLength, "character"))
+	}
+	if f.Pattern != "" {
+		// A pattern that does not compile on its own is the agent's mistake, not the person's: ignore it.
+		if _, err := regexp.Compile(f.Pattern); err == nil {
+			if re, err := regexp.Compile(`\A(?:` + f.Pattern + `)\z`); err == nil && !re.MatchString(s) {
+				return "Does not match the expected format."
+			}
+		}
+	}
+	return ""
+}
+
+// validateBool reads checkbox semantics (absent is false) and yes/no selects (empty is
+// missing, which a required boolean does not accept).
+func validateBool(f Field, raw []string) (any, string) {
+	answered, bad := false, false
+	for _, s := range raw {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		b, ok := asBool(s)
+		switch {
+		case ok && b:
+			return true, ""
+		case ok:
+			answered = true
+		default:
+			bad = true
+		}
+	}
+	if answered {
+		return false, ""
+	}
+	if bad || f.Required {
+		return nil, "Pick yes or no."
+	}
+	return false, ""
+}
+
+// validateMulti checks repeated values against the options and the item limits; the answer
+// lists the picked values in the order of the options.
+func validateMulti(f Field, raw []string) (any, string) {
+	picked := make(map[string]bool, len(raw))
+	for _, s := range raw {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !hasOption(f, s) {
+			return nil, "Pick only from the options."
+		}
+		picked[s] = true
+	}
+	if len(picked) == 0 {
+		if f.Required {
+			return nil, "Pick at least one."
+		}
+		return nil, ""
+	}
+	if f.MinItems != nil && len(picked) < *f.MinItems {
+		return nil, fmt.Sprintf("Pick at least %d.", *f.MinItems)
+	}
+	if f.MaxItems != nil && len(picked) > *f.MaxItems {
+		return nil, fmt.Sprintf("Pick at most %d.", *f.MaxItems)
+	}
+	out := make([]string, 0, len(picked))
+	for _, o := range f.Options {
+		if picked[o.Value] {
+			out = append(out, o.Value)
+			delete(picked, o.Value)
+		}
+	}
+	return out, ""
+}
+
+func hasOption(f Field, value string) bool {
+	return slices.ContainsFunc(f.Options, func(o Option) bool { return o.Value == value })
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// Check reports what is wrong with a question before it is stored and shown: no fields,
+// a missing or repeated name, an unknown kind, a choice without options, limits that no
+// answer can meet.
+func (q Question) Check() error {
+	return q.check(false)
+}
+
+// check is Check; secretKinds also accepts the raw password and email kinds the parser keeps.
+func (q Question) check(secretKinds bool) error {
+	if len(q.Fields) == 0 && len(q.Refused) == 0 {
+		return errors.New("question has no fields")
+	}
+	names := make(map[string]bool, len(q.Fields))
+	for i, f := range q.Fields {
+		if strings.TrimSpace(f.Name) == "" {
+			return fmt.Errorf("field %d has no name", i+1)
+		}
+		if names[f.Name] {
+			return fmt.Errorf("field name %q is used twice", f.Name)
+		}
+		names[f.Name] = true
+		if !f.Kind.Valid() && !(secretKinds && (f.Kind == kindPassword || f.Kind == kindEmail)) {
+			return fmt.Errorf("field %q has unknown kind %q", f.Name, f.Kind)
+		}
+		if err := checkOptions(f); err != nil {
+			return err
+		}
+		if f.Min != nil && f.Max != nil && *f.Min > *f.Max ||
+			f.MinLength != nil && f.MaxLength != nil && *f.MinLength > *f.MaxLength ||
+			f.MinItems != nil && f.MaxItems != nil && *f.MinItems > *f.MaxItems {
+			return fmt.Errorf("field %q has a minimum above its maximum", f.Name)
+		}
+	}
+	return nil
+}
+
+func checkOptions(f Field) error {
+	if f.Kind != KindSelect && f.Kind != KindMultiselect {
+		return nil
+	}
+	if len(f.Options) == 0 {
+		return fmt.Errorf("field %q has no options", f.Name)
+	}
+	values := make(map[string]bool, len(f.Options))
+	for _, o := range f.Options {
+		if o.Value == "" {
+			return fmt.Errorf("field %q has an option without a value", f.Name)
+		}
+		if values[o.Value] {
+			return fmt.Errorf("field %q has option %q twice", f.Name, o.Value)
+		}
+		values[o.Value] = true
+	}
+	return nil
+}
+
+// FieldDefault returns the field's default as the form values that prefill it: numbers
+// without trailing zeros, booleans as "true"/"false", several values only for multiselect.
+func FieldDefault(f Field) []string {
+	var out []string
+	switch v := f.Default.(type) {
+	case nil:
+		return nil
+	case []string:
+		out = slices.Clone(v)
+	case []any:
+		for _, item := range v {
+			if s, ok := scalarString(item); ok {
+				out = append(out, s)
+			}
+		}
+	default:
+		if s, ok := scalarString(v); ok {
+			out = []string{s}
+		}
+	}
+	if f.Kind == KindBoolean {
+		out = slices.DeleteFunc(out, func(s string) bool { _, ok := asBool(s); return !ok })
+		for i, s := range out {
+			b, _ := asBool(s)
+			out[i] = strconv.FormatBool(b)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if f.Kind != KindMultiselect && len(out) > 1 {
+		out = out[:1]
+	}
+	return out
+}

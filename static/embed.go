@@ -1,0 +1,25 @@
+// Package static holds the browser assets embedded in the binary.
+package static
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+)
+
+//go:generate go run ../cmd/datastar-bundle
+
+// FS holds the stylesheet and the Datastar client (placed by go generate).
+//
+//go:embed app.css app.js datastar.js datastar.js.map
+var FS embed.FS
+
+// Version is a short hash of the embedded assets, used to bust browser caches on upgrade.
+func Version() string {
+	h := sha256.New()
+	for _, name := range []string{"app.css", "app.js", "datastar.js"} {
+		b, _ := FS.ReadFile(name)
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}

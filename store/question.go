@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// AskQuestion stores a pending question in the same transaction as its question_asked event.
+// A question whose fields were all refused (secrets) is declined at once, with the reason.
+func (db *DB) AskQuestion(ctx context.Context, runID int64, q agent.Question) (agent.QuestionRecord, error) {
+	var rec agent.QuestionRecord
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var convID int64
+		if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
+			return fmt.Errorf("ask: run %d: %w", runID, err)
+		}
+		var deadline any
+		if !q.Deadline.IsZero() {
+			deadline = formatTime(q.Deadline)
+		}
+		now := db.Now()
+		// The event id is not known yet: insert the question first, then the event, then link them.
+		res, err := tx.ExecContext(ctx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
+			VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
+		if err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+		q.ID, _ = res.LastInsertId()
+		spec, err := json.Marshal(q)
+		if err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+		ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionAsked, Question: &q})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE questions SET event_id = ?, spec = ? WHERE id = ?`, ev.ID, spec, q.ID); err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+		rec = agent.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
+		if len(q.Refused) > 0 && len(q.Fields) == 0 {
+			r := agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: q.DeclineReason(), By: "parley"}
+			if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+				return err
+			}
+			r.At = db.Now()
+			rec.Resolution = &r
+		}
+		return nil
+	})
+	return rec, err
+}
+
+// Question returns one stored question with its resolution, or an ENOTFOUND error.
+func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, error) {
+	var rec agent.QuestionRecord
+	var spec, created string
+	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, created_at FROM questions WHERE id = ?`, id).
+		Scan(&rec.ConversationID, &rec.RunID, &spec, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("question %d: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(spec), &rec.Question); err != nil {
+		return rec, fmt.Errorf("question %d: %w", id, err)
+	}
+	rec.AskedAt = parseTime(created)
+	var r agent.Resolution
+	var vals, at string
+	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, created_at FROM answers WHERE question_id = ?`, id).
+		Scan(&r.Outcome, &vals, &r.Reason, &r.By, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, nil
+	}
+	if err != nil {
+		return rec, fmt.Errorf("question %d answer: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(vals), &r.Values); err != nil {
+		return rec, fmt.Errorf("question %d answer: %w", id, err)
+	}
+	r.QuestionID, r.At = id, parseTime(at)
+	rec.Resolution = &r
+	return rec, nil
+}
+
+// Resolve stores a resolution and, when it was the run's last pending question and the agent
+// is not running, queues the resume. A question resolved before gives an ECONFLICT error.
+func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
+	var resume int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var convID, runID int64
+		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
+		}
+		if err != nil {
+			return fmt.Errorf("resolve: %w", err)
+		}
+		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+			return err
+		}
+		var pending, active int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&active); err != nil {
+			return err
+		}
+		if pending > 0 || active > 0 {
+			return nil
+		}
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
+			return err
+		}
+		if agent.RunState(state) != agent.StateWaiting {
+			return nil // a superseded run stays as it is
+		}
+		if resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume); err != nil {
+			return err
+		}
+		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+	})
+	return resume, err
+}
+
+// resolve stores the answer row (unique per question), marks the question and logs the event.
+func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r agent.Resolution) error {
+	vals, err := json.Marshal(r.Values)
+	if err != nil {
+		return fmt.Errorf("resolve: %w", err)
+	}
+	if r.Values == nil {
+		vals = []byte("{}")
+	}
+	now := formatTime(db.Now())
+	res, err := tx.ExecContext(ctx, `UPDATE questions SET state = ?, resolved_at = ? WHERE id = ? AND state = 'pending'`, r.Outcome, now, r.QuestionID)
+	if err != nil {
+		return fmt.Errorf("resolve: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.QuestionID, r.Outcome, vals, r.Reason, r.By, now); err != nil {
+		return fmt.Errorf("resolve: %w", err)
+	}
+	r.At = db.Now()
+	_, err = db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionResolved, Resolution: &r})
+	return err
+}
+
+// DueQuestions returns pending questions whose deadline is at or before now.
+func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM questions WHERE state = 'pending' AND deadline IS NOT NULL AND deadline <= ? ORDER BY deadline`, formatTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("due questions: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// NextDeadline returns the earliest deadline among pending questions, zero when there is none.
+func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
+	var d sql.NullString
+	if err := db.read.QueryRowContext(ctx, `SELECT min(deadline) FROM questions WHERE state = 'pending' AND deadline IS NOT NULL`).Scan(&d); err != nil {
+		return time.Time{}, fmt.Errorf("next deadline: %w", err)
+	}
+	if !d.Valid {
+		return time.Time{}, nil
+	}
+	return parseTime(d.String), nil
+}
+
+// PendingQuestions returns the conversation's questions still waiting, oldest first.
+func (db *DB) PendingQuestions(ctx context.Context, convID int64) ([]int64, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending' ORDER BY id`, convID)
+	if err != nil {
+		return nil, fmt.Errorf("pending questions: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

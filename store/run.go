@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// setRunState moves a run and its conversation to state and logs it.
+func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, state agent.RunState, errMsg string) error {
+	now := formatTime(db.Now())
+	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
+		return fmt.Errorf("set run state: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET state = ? WHERE id = ?`, state, convID); err != nil {
+		return fmt.Errorf("set conversation state: %w", err)
+	}
+	_, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventRunState, State: state, Error: errMsg})
+	return err
+}
+
+func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger agent.Trigger) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, trigger, state, created_at) VALUES (?, ?, 'queued', ?)`,
+		runID, trigger, formatTime(db.Now()))
+	if err != nil {
+		return 0, fmt.Errorf("queue step: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// StartRun records the person's message, supersedes questions still pending, and queues a step.
+func (db *DB) StartRun(ctx context.Context, convID int64, text, author string) (int64, error) {
+	var stepID int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		c, err := conversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if c.State == agent.StateRunning {
+			return agent.Errorf(agent.ECONFLICT, "The agent is still working; wait for it to finish or ask.")
+		}
+		if err := db.supersedePending(ctx, tx, convID, author); err != nil {
+			return err
+		}
+		now := formatTime(db.Now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'running', ?, ?)`, convID, now, now)
+		if err != nil {
+			return fmt.Errorf("create run: %w", err)
+		}
+		runID, _ := res.LastInsertId()
+		if _, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: text, Author: author}); err != nil {
+			return err
+		}
+		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerMessage); err != nil {
+			return err
+		}
+		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+	})
+	return stepID, err
+}
+
+// supersedePending resolves every pending question of the conversation as superseded.
+func (db *DB) supersedePending(ctx context.Context, tx *sql.Tx, convID int64, by string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, run_id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID)
+	if err != nil {
+		return fmt.Errorf("pending questions: %w", err)
+	}
+	type qr struct{ id, run int64 }
+	var pending []qr
+	for rows.Next() {
+		var q qr
+		if err := rows.Scan(&q.id, &q.run); err != nil {
+			rows.Close()
+			return err
+		}
+		pending = append(pending, q)
+	}
+	rows.Close()
+	for _, q := range pending {
+		res := agent.Resolution{QuestionID: q.id, Outcome: agent.Superseded, Reason: "The person sent a new message instead of answering.", By: by}
+		if err := db.resolve(ctx, tx, convID, q.run, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BeginStep marks a queued step started and returns what the agent needs to run it.
+func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, agent.StepInput, error) {
+	var c agent.Conversation
+	var in agent.StepInput
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var state, trigger string
+		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&in.RunID, &in.ConversationID, &state, &trigger)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agent.Errorf(agent.ENOTFOUND, "Step %d not found.", stepID)
+		}
+		if err != nil {
+			return fmt.Errorf("begin step: %w", err)
+		}
+		if state != "queued" {
+			return agent.Errorf(agent.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
+			return fmt.Errorf("begin step: %w", err)
+		}
+		in.StepID, in.Trigger = stepID, agent.Trigger(trigger)
+		if c, err = conversation(ctx, tx, in.ConversationID); err != nil {
+			return err
+		}
+		in.History, err = events(ctx, tx, in.ConversationID, 0, false)
+		return err
+	})
+	return c, in, err
+}
+
+// FinishStep ends a step and moves its run to waiting, done or failed.
+func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int64, error) {
+	var resume int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var runID, convID int64
+		var started string
+		if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, coalesce(s.started_at, '') FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&runID, &convID, &started); err != nil {
+			return fmt.Errorf("finish step %d: %w", stepID, err)
+		}
+		state, msg := "done", ""
+		if stepErr != nil {
+			state, msg = "failed", stepErr.Error()
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, formatTime(db.Now()), stepID); err != nil {
+			return fmt.Errorf("finish step: %w", err)
+		}
+		if err := db.closeOpenMessages(ctx, tx, convID, runID, stepID); err != nil {
+			return err
+		}
+		if stepErr != nil {
+			return db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg)
+		}
+		var pending, resolvedMeanwhile, queued int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+			return err
+		}
+		if pending > 0 {
+			return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
+		}
+		// Questions resolved while this step ran (refused secrets, a fast answer) resume the run now.
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND resolved_at >= ?`, runID, started).Scan(&resolvedMeanwhile); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&queued); err != nil {
+			return err
+		}
+		if resolvedMeanwhile > 0 && queued == 0 {
+			var err error
+			resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume)
+			return err
+		}
+		if queued > 0 {
+			return nil
+		}
+		return db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
+	})
+	return resume, err
+}
+
+// closeOpenMessages finishes messages whose text streamed but never ended, keeping the partial text.
+func (db *DB) closeOpenMessages(ctx context.Context, tx *sql.Tx, convID, runID, stepID int64) error {
+	prefix := fmt.Sprintf("%d-", stepID)
+	rows, err := tx.QueryContext(ctx, `SELECT json_extract(payload, '$.message_id') AS mid, kind, json_extract(payload, '$.text'), json_extract(payload, '$.author')
+		FROM events WHERE conversation_id = ? AND run_id = ? AND kind IN ('text_delta', 'agent_message') ORDER BY id`, convID, runID)
+	if err != nil {
+		return fmt.Errorf("open messages: %w", err)
+	}
+	type msg struct {
+		id, author string
+		text       strings.Builder
+		closed     bool
+	}
+	var order []*msg
+	byID := map[string]*msg{}
+	for rows.Next() {
+		var mid, kind string
+		var text, author sql.NullString
+		if err := rows.Scan(&mid, &kind, &text, &author); err != nil {
+			rows.Close()
+			return err
+		}
+		if !strings.HasPrefix(mid, prefix) {
+			continue
+		}
+		m := byID[mid]
+		if m == nil {
+			m = &msg{id: mid, author: author.String}
+			byID[mid] = m
+			order = append(order, m)
+		}
+		if kind == string(agent.EventAgentMessage) {
+			m.closed = true
+		} else {
+			m.text.WriteString(text.String)
+		}
+	}
+	rows.Close()
+	for _, m := range order {
+		if m.closed {
+			continue
+		}
+		ev := agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventAgentMessage, MessageID: m.id, Text: m.text.String(), Author: m.author, Interrupted: true}
+		if _, err := db.insertEvent(ctx, tx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InterruptStep ends a started step that was cut off; its partial message is kept.
+func (db *DB) InterruptStep(ctx context.Context, stepID int64) error {
+	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID) })
+}
+
+func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64) error {
+	var runID, convID int64
+	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+		Scan(&runID, &convID); err != nil {
+		return fmt.Errorf("interrupt step %d: %w", stepID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'interrupted', finished_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
+		return fmt.Errorf("interrupt step: %w", err)
+	}
+	if err := db.closeOpenMessages(ctx, tx, convID, runID, stepID); err != nil {
+		return err
+	}
+	return db.setRunState(ctx, tx, convID, runID, agent.StateInterrupted, "The agent was cut off before it finished.")
+}
+
+// RetryRun queues a new step on the newest run of a failed or interrupted conversation.
+func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
+	var stepID int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		c, err := conversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if c.State != agent.StateFailed && c.State != agent.StateInterrupted {
+			return agent.Errorf(agent.ECONFLICT, "Only a failed or interrupted conversation can be retried.")
+		}
+		var runID int64
+		if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE conversation_id = ?`, convID).Scan(&runID); err != nil {
+			return fmt.Errorf("retry: %w", err)
+		}
+		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerRetry); err != nil {
+			return err
+		}
+		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+	})
+	return stepID, err
+}
+
+// Recover interrupts the steps a crash cut off and returns the queued ones, oldest first.
+func (db *DB) Recover(ctx context.Context) ([]int64, error) {
+	var queued []int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		started, err := stepIDs(ctx, tx, "started")
+		if err != nil {
+			return err
+		}
+		for _, id := range started {
+			if err := db.interruptStep(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		queued, err = stepIDs(ctx, tx, "queued")
+		return err
+	})
+	return queued, err
+}
+
+func stepIDs(ctx context.Context, tx *sql.Tx, state string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
+	if err != nil {
+		return nil, fmt.Errorf("%s steps: %w", state, err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

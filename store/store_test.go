@@ -1,0 +1,264 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/store/storetest"
+)
+
+var ctx = context.Background()
+
+func textQuestion() agent.Question {
+	return agent.Question{Message: "Which branch?", Asker: "Tester", Fields: []agent.Field{{Name: "branch", Kind: agent.KindText, Required: true}}}
+}
+
+// startWaiting makes a conversation whose first step asked q and finished, leaving it waiting.
+func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conversation, []int64) {
+	t.Helper()
+	c, err := db.CreateConversation(ctx, "tester", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := db.StartRun(ctx, c.ID, "hello", "you")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, err := db.BeginStep(ctx, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, q := range qs {
+		rec, err := db.AskQuestion(ctx, in.RunID, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.ID)
+	}
+	if resume, err := db.FinishStep(ctx, step, nil); err != nil || resume != 0 {
+		t.Fatalf("FinishStep = %d, %v; want 0, nil", resume, err)
+	}
+	return c, ids
+}
+
+func TestDB_Migrate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := storetest.Open(t, path)
+	db.Close()
+	// Reopening applies nothing twice.
+	db2 := storetest.Open(t, path)
+	if _, err := db2.CreateConversation(ctx, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDB_Conversation(t *testing.T) {
+	db := storetest.New(t)
+	t.Run("OK", func(t *testing.T) {
+		c, err := db.CreateConversation(ctx, "event-planner", "Party")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.Conversation(ctx, c.ID)
+		if err != nil || got.Title != "Party" || got.Agent != "event-planner" {
+			t.Fatalf("Conversation = %+v, %v", got, err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := db.Conversation(ctx, 9999)
+		if agent.ErrorCode(err) != agent.ENOTFOUND {
+			t.Fatalf("got %v, want ENOTFOUND", err)
+		}
+	})
+}
+
+func TestDB_ListConversations_NewestFirst(t *testing.T) {
+	db := storetest.New(t)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db.Now = func() time.Time { now = now.Add(time.Second); return now }
+	a, _ := db.CreateConversation(ctx, "x", "a")
+	b, _ := db.CreateConversation(ctx, "x", "b")
+	if _, err := db.StartRun(ctx, a.ID, "bump", "you"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.ListConversations(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
+		t.Fatalf("order = %v, want a (active last) then b", list)
+	}
+	if list[0].State != agent.StateRunning {
+		t.Errorf("state = %q, want running", list[0].State)
+	}
+}
+
+func TestDB_Resolve(t *testing.T) {
+	t.Run("OK resumes once", func(t *testing.T) {
+		db := storetest.New(t)
+		c, ids := startWaiting(t, db, textQuestion())
+		got, _ := db.Conversation(ctx, c.ID)
+		if got.State != agent.StateWaiting {
+			t.Fatalf("state = %q, want waiting", got.State)
+		}
+		resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "main"}, By: "you"})
+		if err != nil || resume == 0 {
+			t.Fatalf("Resolve = %d, %v; want a resume step", resume, err)
+		}
+		rec, err := db.Question(ctx, ids[0])
+		if err != nil || rec.Pending() || rec.Resolution.Values["branch"] != "main" {
+			t.Fatalf("Question = %+v, %v", rec, err)
+		}
+	})
+	t.Run("ErrConflict on second resolve", func(t *testing.T) {
+		db := storetest.New(t)
+		_, ids := startWaiting(t, db, textQuestion())
+		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Declined}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered})
+		if agent.ErrorCode(err) != agent.ECONFLICT {
+			t.Fatalf("second Resolve: got %v, want ECONFLICT", err)
+		}
+	})
+	t.Run("concurrent submits store one answer and one resume", func(t *testing.T) {
+		db := storetest.New(t)
+		_, ids := startWaiting(t, db, textQuestion())
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		resumes, conflicts := 0, 0
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "x"}})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && step != 0:
+					resumes++
+				case agent.ErrorCode(err) == agent.ECONFLICT:
+					conflicts++
+				default:
+					t.Errorf("Resolve: %d, %v", step, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if resumes != 1 || conflicts != 19 {
+			t.Fatalf("resumes=%d conflicts=%d, want 1 and 19", resumes, conflicts)
+		}
+	})
+	t.Run("several pending resolve on their own; resume after the last", func(t *testing.T) {
+		db := storetest.New(t)
+		_, ids := startWaiting(t, db, textQuestion(), textQuestion())
+		if step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[1], Outcome: agent.Answered}); err != nil || step != 0 {
+			t.Fatalf("first of two: %d, %v; want no resume yet", step, err)
+		}
+		if step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered}); err != nil || step == 0 {
+			t.Fatalf("last of two: %d, %v; want a resume", step, err)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		db := storetest.New(t)
+		_, err := db.Resolve(ctx, agent.Resolution{QuestionID: 42, Outcome: agent.Answered})
+		if agent.ErrorCode(err) != agent.ENOTFOUND {
+			t.Fatalf("got %v, want ENOTFOUND", err)
+		}
+	})
+}
+
+func TestDB_StartRun_SupersedesPending(t *testing.T) {
+	db := storetest.New(t)
+	c, ids := startWaiting(t, db, textQuestion())
+	if _, err := db.StartRun(ctx, c.ID, "never mind, do this instead", "you"); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := db.Question(ctx, ids[0])
+	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
+		t.Fatalf("question = %+v, want superseded", rec.Resolution)
+	}
+	if _, err := db.StartRun(ctx, c.ID, "again", "you"); agent.ErrorCode(err) != agent.ECONFLICT {
+		t.Fatalf("StartRun while running: %v, want ECONFLICT", err)
+	}
+}
+
+func TestDB_Recover(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := storetest.Open(t, path)
+	c, _ := db.CreateConversation(ctx, "tester", "t")
+	step, _ := db.StartRun(ctx, c.ID, "hi", "you")
+	_, in, err := db.BeginStep(ctx, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"Hello ", "wor"} {
+		if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventTextDelta, MessageID: "1-1", Start: i == 0, Text: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second conversation has a step queued but never started.
+	c2, _ := db.CreateConversation(ctx, "tester", "t2")
+	queued, _ := db.StartRun(ctx, c2.ID, "hi", "you")
+	db.Close() // the crash
+
+	db = storetest.Open(t, path)
+	got, err := db.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != queued {
+		t.Fatalf("Recover queued = %v, want [%d]", got, queued)
+	}
+	conv, _ := db.Conversation(ctx, c.ID)
+	if conv.State != agent.StateInterrupted {
+		t.Fatalf("state = %q, want interrupted", conv.State)
+	}
+	evs, _ := db.Events(ctx, c.ID, 0)
+	var final *agent.Event
+	for i := range evs {
+		if evs[i].Kind == agent.EventAgentMessage {
+			final = &evs[i]
+		}
+	}
+	if final == nil || final.Text != "Hello wor" || !final.Interrupted {
+		t.Fatalf("partial message = %+v, want interrupted \"Hello wor\"", final)
+	}
+	if _, err := db.RetryRun(ctx, c.ID); err != nil {
+		t.Fatalf("RetryRun: %v", err)
+	}
+}
+
+func TestDB_Deadlines(t *testing.T) {
+	db := storetest.New(t)
+	now := time.Now().UTC()
+	q := textQuestion()
+	q.Deadline = now.Add(time.Minute)
+	_, ids := startWaiting(t, db, q, textQuestion())
+	next, err := db.NextDeadline(ctx)
+	if err != nil || !next.Equal(q.Deadline.Truncate(time.Nanosecond)) {
+		t.Fatalf("NextDeadline = %v, %v; want %v", next, err, q.Deadline)
+	}
+	if due, _ := db.DueQuestions(ctx, now); len(due) != 0 {
+		t.Fatalf("due before deadline: %v", due)
+	}
+	due, _ := db.DueQuestions(ctx, now.Add(2*time.Minute))
+	if len(due) != 1 || due[0] != ids[0] {
+		t.Fatalf("due after deadline = %v, want [%d]", due, ids[0])
+	}
+}
+
+func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
+	db := storetest.New(t)
+	_, err := db.AppendEvent(ctx, agent.Event{ConversationID: 77, Kind: agent.EventPlan, Plan: &agent.Plan{}})
+	if err == nil || errors.Is(err, context.Canceled) {
+		t.Fatalf("AppendEvent to a missing conversation: %v, want a foreign key error", err)
+	}
+}

@@ -1,0 +1,229 @@
+package views
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// ItemKind is the kind of an entry in the conversation thread.
+type ItemKind int
+
+// The kinds of thread entries.
+const (
+	ItemUser ItemKind = iota
+	ItemAgent
+	ItemQuestion
+	ItemError
+)
+
+// Item is one entry of the thread as the page shows it.
+type Item struct {
+	Kind ItemKind
+	// Message fields.
+	MessageID   string
+	Author      string
+	Text        string
+	Streaming   bool
+	Interrupted bool
+	At          time.Time
+	// Question fields.
+	Question *QuestionView
+}
+
+// QuestionView is a question with what the form needs: the values typed and their errors.
+type QuestionView struct {
+	Record agent.QuestionRecord
+	Values url.Values
+	Errors agent.FieldErrors
+	// Notice is a message about the whole form (e.g. it was resolved elsewhere).
+	Notice string
+}
+
+// Thread is the conversation page's projection of the event log.
+type Thread struct {
+	Items       []Item
+	Plans       []agent.Plan
+	State       agent.RunState
+	Error       string
+	LastEventID int64
+}
+
+// BuildThread folds a conversation's events into what the page shows.
+func BuildThread(events []agent.Event) Thread {
+	var t Thread
+	msgs := map[string]int{}
+	questions := map[int64]int{}
+	for _, ev := range events {
+		t.LastEventID = ev.ID
+		switch ev.Kind {
+		case agent.EventUserMessage:
+			t.Items = append(t.Items, Item{Kind: ItemUser, Author: ev.Author, Text: ev.Text, At: ev.At})
+		case agent.EventTextDelta:
+			if i, ok := msgs[ev.MessageID]; ok {
+				t.Items[i].Text += ev.Text
+				continue
+			}
+			msgs[ev.MessageID] = len(t.Items)
+			t.Items = append(t.Items, Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Streaming: true, At: ev.At})
+		case agent.EventAgentMessage:
+			it := Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, At: ev.At}
+			if i, ok := msgs[ev.MessageID]; ok {
+				it.At = t.Items[i].At
+				t.Items[i] = it
+				continue
+			}
+			msgs[ev.MessageID] = len(t.Items)
+			t.Items = append(t.Items, it)
+		case agent.EventPlan:
+			t.Plans = append(t.Plans, *ev.Plan)
+		case agent.EventQuestionAsked:
+			rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+			questions[rec.ID] = len(t.Items)
+			t.Items = append(t.Items, Item{Kind: ItemQuestion, Question: &QuestionView{Record: rec}, At: ev.At})
+		case agent.EventQuestionResolved:
+			if i, ok := questions[ev.Resolution.QuestionID]; ok {
+				r := *ev.Resolution
+				t.Items[i].Question.Record.Resolution = &r
+			}
+		case agent.EventRunState:
+			t.State, t.Error = ev.State, ev.Error
+			if ev.State == agent.StateFailed {
+				t.Items = append(t.Items, Item{Kind: ItemError, Text: ev.Error, At: ev.At})
+			}
+		}
+	}
+	return t
+}
+
+// PendingQuestions counts the questions of the thread still waiting.
+func (t Thread) PendingQuestions() int {
+	n := 0
+	for _, it := range t.Items {
+		if it.Kind == ItemQuestion && it.Question.Record.Pending() {
+			n++
+		}
+	}
+	return n
+}
+
+// FieldID is the HTML id of a question's input.
+func FieldID(q agent.QuestionRecord, name string) string {
+	return fmt.Sprintf("q%d-%s", q.ID, name)
+}
+
+// QuestionID is the HTML id of a question's card.
+func QuestionID(id int64) string { return fmt.Sprintf("q-%d", id) }
+
+// MessageID is the HTML id of an agent message.
+func MessageID(id string) string { return "m-" + id }
+
+// fieldValues returns what the form shows for a field: what was typed, else the default.
+func (q QuestionView) fieldValues(f agent.Field) []string {
+	if q.Values != nil {
+		return q.Values[f.Name]
+	}
+	return agent.FieldDefault(f)
+}
+
+func (q QuestionView) fieldValue(f agent.Field) string {
+	v := q.fieldValues(f)
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func (q QuestionView) has(f agent.Field, value string) bool {
+	for _, v := range q.fieldValues(f) {
+		if v == value {
+			return true
+		}
+	}
+	return false
+}
+
+func (q QuestionView) checked(f agent.Field) bool {
+	switch strings.ToLower(q.fieldValue(f)) {
+	case "true", "on", "yes", "1":
+		return true
+	}
+	return false
+}
+
+// AnswerText renders one answered value for people to read.
+func AnswerText(f agent.Field, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "—"
+	case bool:
+		if x {
+			return "Yes"
+		}
+		return "No"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = optionLabel(f, fmt.Sprint(e))
+		}
+		return strings.Join(parts, ", ")
+	case []string:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = optionLabel(f, e)
+		}
+		return strings.Join(parts, ", ")
+	case float64:
+		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", x), "0"), ".")
+	case string:
+		return optionLabel(f, x)
+	}
+	return fmt.Sprint(v)
+}
+
+func optionLabel(f agent.Field, v string) string {
+	for _, o := range f.Options {
+		if o.Value == v {
+			return o.Text()
+		}
+	}
+	return v
+}
+
+// Waited says how long a question waited, as people say it.
+func Waited(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "under a second"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+func outcomeLabel(o agent.Outcome) string {
+	switch o {
+	case agent.Answered:
+		return "Answered"
+	case agent.Declined:
+		return "Declined"
+	case agent.Cancelled:
+		return "Cancelled"
+	case agent.Expired:
+		return "Expired"
+	case agent.Superseded:
+		return "Superseded"
+	}
+	return string(o)
+}
+
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func clock(t time.Time) string { return t.Local().Format("15:04") }

@@ -1,0 +1,109 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// person is who answers and writes until accounts exist.
+const person = "you"
+
+func (s *Server) handleHome(c echo.Context) error {
+	return s.renderHome(c, http.StatusOK, views.HomeData{})
+}
+
+func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {
+	list, err := s.db.ListConversations(c.Request().Context(), 200)
+	if err != nil {
+		return err
+	}
+	d.Conversations, d.Agents = list, s.runner.Agents()
+	return page(c, status, views.Home(d))
+}
+
+func (s *Server) handleCreateConversation(c echo.Context) error {
+	name, text := c.FormValue("agent"), c.FormValue("text")
+	conv, err := s.runner.NewConversation(c.Request().Context(), name, text, person)
+	if agent.ErrorCode(err) == agent.EINVALID {
+		return s.renderHome(c, http.StatusUnprocessableEntity, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err)})
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
+}
+
+func (s *Server) handleConversation(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	conv, err := s.db.Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	events, err := s.db.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	title := conv.Agent
+	if info, ok := s.runner.Agent(conv.Agent); ok {
+		title = info.Title
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events)}))
+}
+
+// handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
+func (s *Server) handleSendMessage(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	conv, err := s.db.Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	text := c.FormValue("text")
+	err = s.runner.Send(ctx, id, text, person)
+	switch agent.ErrorCode(err) {
+	case "":
+		text = ""
+	case agent.EINVALID, agent.ECONFLICT:
+	default:
+		return err
+	}
+	sse := newSSE(c)
+	state := conv.State
+	if err == nil {
+		state = agent.StateRunning
+	}
+	return sse.PatchElementTempl(views.Composer(id, state, text, errorText(err)), datastar.WithModeReplace())
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return agent.ErrorMessage(err)
+}
+
+func (s *Server) handleRetry(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	err = s.runner.Retry(c.Request().Context(), id)
+	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

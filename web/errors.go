@@ -1,0 +1,54 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// statusOf maps domain error codes to HTTP statuses, in one place.
+func statusOf(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	switch agent.ErrorCode(err) {
+	case agent.ENOTFOUND:
+		return http.StatusNotFound
+	case agent.EINVALID:
+		return http.StatusUnprocessableEntity
+	case agent.ECONFLICT:
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// handleError answers plain requests whose handler failed before anything was written.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := statusOf(err)
+	msg := agent.ErrorMessage(err)
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg = http.StatusText(he.Code)
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+	}
+	_ = c.String(status, msg+"\n")
+}
+
+// paramID reads a positive integer path parameter; anything else is a 404.
+func paramID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, agent.Errorf(agent.ENOTFOUND, "Not found.")
+	}
+	return id, nil
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"errors"
+
+	"github.com/labstack/echo/v4"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// handleAnswer validates and stores an answer. Invalid input comes back as the same form with
+// per-field errors and the typed values; a repeated post (double click, a second tab, a
+// retried request) finds the question resolved and shows that, storing nothing twice.
+func (s *Server) handleAnswer(c echo.Context) error {
+	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
+		return s.runner.Answer(c.Request().Context(), id, form, person)
+	})
+}
+
+func (s *Server) handleDecline(c echo.Context) error {
+	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
+		return s.runner.Decline(c.Request().Context(), id, first(form["_reason"]), person)
+	})
+}
+
+func (s *Server) handleCancel(c echo.Context) error {
+	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
+		return s.runner.Cancel(c.Request().Context(), id, person)
+	})
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func (s *Server) resolveQuestion(c echo.Context, resolve func(int64, map[string][]string) (agent.QuestionRecord, error)) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return agent.Errorf(agent.EINVALID, "The form could not be read.")
+	}
+	rec, err := resolve(id, form)
+	view := views.QuestionView{Record: rec}
+	var ferrs agent.FieldErrors
+	switch {
+	case errors.As(err, &ferrs):
+		view.Values, view.Errors = form, ferrs
+	case agent.ErrorCode(err) == agent.ENOTFOUND:
+		return err
+	case err != nil && agent.ErrorCode(err) != agent.ECONFLICT:
+		if agent.ErrorCode(err) == agent.EINTERNAL {
+			s.log.Error("resolve question", "question", id, "error", err)
+		}
+		view.Values, view.Notice = form, agent.ErrorMessage(err)
+	default:
+		// Stored (or stored before): show the question as it stands now.
+		if view.Record, err = s.db.Question(ctx, id); err != nil {
+			return err
+		}
+	}
+	sse := newSSE(c)
+	return sse.PatchElementTempl(views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
+}

@@ -1,0 +1,40 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	"github.com/starfederation/datastar-go/datastar"
+)
+
+// page renders a full HTML page.
+func page(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// html renders a component to a string, for SSE patches.
+func html(ctx context.Context, comp templ.Component) string {
+	var buf bytes.Buffer
+	if err := comp.Render(ctx, &buf); err != nil {
+		return ""
+	}
+	return buf.String()
+}
+
+// newSSE starts an SSE response: no write deadline, no proxy buffering, headers sent through echo.
+func newSSE(c echo.Context) *datastar.ServerSentEventGenerator {
+	w := c.Response()
+	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return datastar.NewSSE(w, c.Request())
+}

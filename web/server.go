@@ -1,0 +1,95 @@
+// Package web serves Parley's pages and streams over HTTP with echo, rendering views.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// Server is Parley's HTTP front: pages, form posts and the SSE streams.
+type Server struct {
+	echo      *echo.Echo
+	db        *store.DB
+	runner    *agent.Runner
+	broker    *broker
+	log       *slog.Logger
+	heartbeat time.Duration
+	http      *http.Server
+	// closing ends every SSE stream when the server shuts down.
+	closing chan struct{}
+}
+
+// NewServerOptions configures NewServer.
+type NewServerOptions struct {
+	DB     *store.DB
+	Logger *slog.Logger
+	// Agents are the back ends people can talk to.
+	Agents []agent.Agent
+	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
+	Heartbeat time.Duration
+}
+
+// NewServer wires the runner to the store and the broker and builds the route table.
+func NewServer(opts NewServerOptions) *Server {
+	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, closing: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.heartbeat == 0 {
+		s.heartbeat = 15 * time.Second
+	}
+	s.runner = agent.NewRunner(agent.RunnerOptions{
+		Ledger: opts.DB,
+		Agents: opts.Agents,
+		Logger: s.log,
+		Notify: s.broker.Notify,
+		Now:    opts.DB.Now,
+	})
+	s.echo = echo.New()
+	s.echo.HideBanner, s.echo.HidePort = true, true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.routes()
+	return s
+}
+
+// ServeHTTP makes the server usable with httptest.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// Start recovers the ledger and starts the agents' pending work.
+func (s *Server) Start(ctx context.Context) error { return s.runner.Start(ctx) }
+
+// Serve accepts connections on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: it would cut SSE streams. Pages are small and fast.
+	}
+	if err := s.http.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests, ends the streams, and interrupts running agent steps.
+func (s *Server) Shutdown(ctx context.Context) error {
+	close(s.closing)
+	var err error
+	if s.http != nil {
+		err = s.http.Shutdown(ctx)
+	}
+	if rerr := s.runner.Stop(ctx); err == nil {
+		err = rerr
+	}
+	return err
+}

@@ -1,0 +1,159 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/starfederation/datastar-go/datastar"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// handleStream is the conversation's one SSE stream. It sends every event after the client's
+// last one (Last-Event-ID on reconnect, ?after= on first connect), then follows the log live.
+// Each SSE event carries the id of the log event it completes, so a reconnect resumes exactly.
+func (s *Server) handleStream(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.db.Conversation(ctx, id); err != nil {
+		return err
+	}
+	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
+	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
+		if n, err := strconv.ParseInt(last, 10, 64); err == nil {
+			after = n
+		}
+	}
+	// Subscribe before the first read, so no change between read and wait is missed.
+	wake, unsubscribe := s.broker.subscribe(id)
+	defer unsubscribe()
+
+	sse := newSSE(c)
+	// Any patch tells the page the stream is up again.
+	if err := sse.MarshalAndPatchSignals(map[string]any{"_reconnecting": false}); err != nil {
+		return nil
+	}
+	heartbeat := time.NewTicker(s.heartbeat)
+	defer heartbeat.Stop()
+	p := &projector{s: s, sse: sse, conversationID: id}
+	for {
+		events, err := s.db.Events(ctx, id, after)
+		if err != nil {
+			s.log.Error("stream events", "conversation", id, "error", err)
+			return nil
+		}
+		for _, ev := range events {
+			if err := p.send(ctx, ev); err != nil {
+				return nil // the client went away; it will resume from its last id
+			}
+			after = ev.ID
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.closing:
+			return nil
+		case <-wake:
+		case <-heartbeat.C:
+			if _, err := c.Response().Write([]byte(": heartbeat\n\n")); err != nil {
+				return nil
+			}
+			if err := http.NewResponseController(c.Response().Writer).Flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// projector turns log events into Datastar patches of the conversation page.
+type projector struct {
+	s              *Server
+	sse            *datastar.ServerSentEventGenerator
+	conversationID int64
+}
+
+type patch struct {
+	html string
+	opts []datastar.PatchElementOption
+}
+
+func (p *projector) send(ctx context.Context, ev agent.Event) error {
+	patches, signals, err := p.patches(ctx, ev)
+	if err != nil {
+		return err
+	}
+	id := strconv.FormatInt(ev.ID, 10)
+	for i, pt := range patches {
+		opts := pt.opts
+		if i == len(patches)-1 && signals == nil {
+			opts = append(opts, datastar.WithPatchElementsEventID(id))
+		}
+		if err := p.sse.PatchElements(pt.html, opts...); err != nil {
+			return err
+		}
+	}
+	if signals != nil {
+		b, _ := json.Marshal(signals)
+		return p.sse.PatchSignals(b, datastar.WithPatchSignalsEventID(id))
+	}
+	return nil
+}
+
+func appendTo(selector string) []datastar.PatchElementOption {
+	return []datastar.PatchElementOption{datastar.WithSelector(selector), datastar.WithModeAppend()}
+}
+
+// patches says how one event changes the page. Events that show nothing return no patch;
+// their id is carried by the next event that does.
+func (p *projector) patches(ctx context.Context, ev agent.Event) ([]patch, map[string]any, error) {
+	switch ev.Kind {
+	case agent.EventUserMessage:
+		it := views.Item{Kind: views.ItemUser, Author: ev.Author, Text: ev.Text, At: ev.At}
+		return []patch{{html(ctx, views.UserMessage(it)), appendTo("#thread")}}, nil, nil
+	case agent.EventTextDelta:
+		if ev.Start {
+			it := views.Item{Kind: views.ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Streaming: true}
+			return []patch{{html(ctx, views.AgentMessage(it)), appendTo("#thread")}}, nil, nil
+		}
+		return []patch{{html(ctx, views.Delta(ev.Text)), appendTo("#" + views.MessageID(ev.MessageID) + "-body")}}, nil, nil
+	case agent.EventAgentMessage:
+		it := views.Item{Kind: views.ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted}
+		if ev.Start {
+			return []patch{{html(ctx, views.AgentMessage(it)), appendTo("#thread")}}, nil, nil
+		}
+		return []patch{{html(ctx, views.AgentMessage(it)), []datastar.PatchElementOption{datastar.WithSelectorID(views.MessageID(ev.MessageID)), datastar.WithModeReplace()}}}, nil, nil
+	case agent.EventPlan:
+		plans, err := p.s.db.Plans(ctx, p.conversationID, ev.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []patch{{html(ctx, views.PlanSummary(plans)), nil}, {html(ctx, views.PlanBody(plans)), nil}}, nil, nil
+	case agent.EventQuestionAsked:
+		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+		return []patch{{html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), appendTo("#thread")}}, nil, nil
+	case agent.EventQuestionResolved:
+		rec, err := p.s.db.Question(ctx, ev.Resolution.QuestionID)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []patch{{html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), []datastar.PatchElementOption{datastar.WithSelectorID(views.QuestionID(rec.ID)), datastar.WithModeReplace()}}}, nil, nil
+	case agent.EventRunState:
+		ps := []patch{
+			{html(ctx, views.ConversationState(ev.State)), nil},
+			{html(ctx, views.RunStatus(p.conversationID, ev.State, ev.Error)), nil},
+		}
+		if ev.State == agent.StateFailed {
+			ps = append(ps, patch{html(ctx, views.ErrorNote(ev.Error)), appendTo("#thread")})
+		}
+		return ps, map[string]any{"_busy": ev.State == agent.StateRunning}, nil
+	}
+	return nil, nil, nil
+}
