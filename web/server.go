@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,7 +26,8 @@ type Server struct {
 	heartbeat time.Duration
 	http      *http.Server
 	// closing ends every SSE stream when the server shuts down.
-	closing chan struct{}
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // NewServerOptions configures NewServer.
@@ -83,7 +85,7 @@ func (s *Server) Serve(l net.Listener) error {
 
 // Shutdown stops accepting requests, ends the streams, and interrupts running agent steps.
 func (s *Server) Shutdown(ctx context.Context) error {
-	close(s.closing)
+	s.closeOnce.Do(func() { close(s.closing) })
 	var err error
 	if s.http != nil {
 		err = s.http.Shutdown(ctx)

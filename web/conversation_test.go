@@ -1,0 +1,358 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store/storetest"
+)
+
+func lastResolution(in agent.StepInput) *agent.Resolution {
+	var r *agent.Resolution
+	for _, ev := range in.History {
+		if ev.Kind == agent.EventQuestionResolved {
+			r = ev.Resolution
+		}
+	}
+	return r
+}
+
+func intp(n int) *int           { return &n }
+func floatp(f float64) *float64 { return &f }
+
+// askerQuestion has one field of each validation family.
+func askerQuestion() agent.Question {
+	return agent.Question{Message: "Tell me about **it**", Fields: []agent.Field{
+		{Name: "name", Label: "Project name", Kind: agent.KindText, Required: true, MinLength: intp(3), Description: "At least three letters"},
+		{Name: "count", Label: "Head count", Kind: agent.KindInteger, Required: true, Min: floatp(1), Max: floatp(10)},
+		{Name: "color", Kind: agent.KindSelect, Options: []agent.Option{{Value: "red", Label: "Red"}, {Value: "blue", Label: "Blue"}}},
+	}}
+}
+
+func askerAgent(q func() agent.Question) *scripted {
+	return &scripted{name: "asker", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if r := lastResolution(in); r != nil {
+			return out.Text(fmt.Sprintf("Outcome %s, name %v, reason %q.", r.Outcome, r.Values["name"], r.Reason))
+		}
+		out.Text("Let me ")
+		out.Text("ask you something.")
+		_, err := out.Ask(q())
+		return err
+	}}
+}
+
+func convID(t *testing.T, path string) int64 {
+	t.Helper()
+	id, err := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
+	if err != nil {
+		t.Fatalf("conversation path %q", path)
+	}
+	return id
+}
+
+func TestQuestionFlow(t *testing.T) {
+	a := askerAgent(askerQuestion)
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "Help me plan")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+
+	code, page := ts.get(t, path)
+	if code != 200 || !strings.Contains(page, "Help me plan") || !strings.Contains(page, `<label for="q1-name">`) {
+		t.Fatalf("page = %d, want the message and the form with labelled fields", code)
+	}
+
+	t.Run("invalid answer keeps values and stores nothing", func(t *testing.T) {
+		code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"name": {"ab"}, "count": {"11"}, "color": {"blue"}})
+		if code != 200 {
+			t.Fatalf("status %d", code)
+		}
+		for _, want := range []string{"at least 3", "between 1 and 10", `value="ab"`, `value="11"`, `<option value="blue" selected>`, `aria-invalid="true"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("response lacks %q:\n%s", want, body)
+			}
+		}
+		rec, _ := ts.db.Question(context.Background(), 1)
+		if !rec.Pending() {
+			t.Fatal("an invalid answer was stored")
+		}
+	})
+
+	t.Run("valid answer, then a double submit", func(t *testing.T) {
+		form := url.Values{"name": {"Apollo"}, "count": {"7"}}
+		for i := 0; i < 2; i++ {
+			code, body, _ := ts.post(t, "/questions/1/answer", form)
+			if code != 200 || !strings.Contains(body, "Answered") || !strings.Contains(body, "Apollo") {
+				t.Fatalf("submit %d: %d %s", i, code, body)
+			}
+		}
+		ts.waitState(t, id, agent.StateDone)
+		if got := a.triggers(); len(got) != 2 || got[1] != agent.TriggerResume {
+			t.Fatalf("agent steps = %v, want [message resume]: one resume for two submits", got)
+		}
+		rec, _ := ts.db.Question(context.Background(), 1)
+		if rec.Resolution.Values["count"] != float64(7) || rec.Resolution.By != "you" {
+			t.Fatalf("stored resolution = %+v", rec.Resolution)
+		}
+	})
+
+	t.Run("the stream replays the whole conversation with event ids", func(t *testing.T) {
+		evs := ts.readSSE(t, path+"/stream?after=0", "", containing("Outcome answered, name Apollo"))
+		var last int64
+		var sawAppend, sawForm, sawResolved bool
+		for _, ev := range evs {
+			if ev.ID != "" {
+				n, _ := strconv.ParseInt(ev.ID, 10, 64)
+				if n <= last {
+					t.Fatalf("event ids not increasing: %d after %d", n, last)
+				}
+				last = n
+			}
+			d := ev.data()
+			sawAppend = sawAppend || strings.Contains(d, "mode append") && strings.Contains(d, "ask you something")
+			sawForm = sawForm || strings.Contains(d, `id="q-1"`) && strings.Contains(d, "Submit")
+			sawResolved = sawResolved || strings.Contains(d, "selector #q-1") && strings.Contains(d, "Answered")
+		}
+		if !sawAppend || !sawForm || !sawResolved {
+			t.Fatalf("append=%v form=%v resolved=%v in %v", sawAppend, sawForm, sawResolved, evs)
+		}
+	})
+}
+
+func TestStream_CatchUpFromLastEventID(t *testing.T) {
+	a := askerAgent(askerQuestion)
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "hello")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+
+	all := ts.readSSE(t, path+"/stream?after=0", "", containing(`id="q-1"`))
+	var ids []string
+	for _, ev := range all {
+		if ev.ID != "" {
+			ids = append(ids, ev.ID)
+		}
+	}
+	if len(ids) < 3 {
+		t.Fatalf("want several ids, got %v", ids)
+	}
+	// Reconnect in the middle: the client sends its last id; the query's "after" is ignored.
+	mid := ids[1]
+	rest := ts.readSSE(t, path+"/stream?after=0", mid, containing(`id="q-1"`))
+	var got []string
+	for _, ev := range rest {
+		if ev.ID != "" {
+			got = append(got, ev.ID)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(ids[2:], ",") {
+		t.Fatalf("after reconnect at %s got ids %v, want %v: each event exactly once", mid, got, ids[2:])
+	}
+}
+
+func TestMarkdownIsSanitizedOnTheStream(t *testing.T) {
+	evil := &scripted{name: "evil", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		return out.Text(`**bold** <img src=x onerror="alert(1)"> <div data-on:click="@post('/x')">hi</div> [x](javascript:alert(1))`)
+	}}
+	ts := newTestServer(t, newDB(t), evil)
+	path := ts.start(t, "evil", "go")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	evs := ts.readSSE(t, path+"/stream?after=0", "", containing("<strong>bold</strong>"))
+	for _, ev := range evs {
+		d := ev.data()
+		for _, bad := range []string{`onerror="`, `data-on:click="@post`, `href="javascript`} {
+			if strings.Contains(d, bad) {
+				t.Errorf("stream carries %q: %s", bad, d)
+			}
+		}
+	}
+	_, page := ts.get(t, path)
+	if strings.Contains(page, `onerror="`) || strings.Contains(page, `data-on:click="@post('/x')"`) {
+		t.Error("the page carries agent markup that would run")
+	}
+}
+
+func TestFailedAgentOffersRetry(t *testing.T) {
+	fails := true
+	flaky := &scripted{name: "flaky", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		out.Text("Working on it")
+		if fails {
+			fails = false
+			return errors.New("model endpoint refused the connection")
+		}
+		return out.Text("Done now.")
+	}}
+	ts := newTestServer(t, newDB(t), flaky)
+	path := ts.start(t, "flaky", "go")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateFailed)
+	_, page := ts.get(t, path)
+	for _, want := range []string{"model endpoint refused the connection", ">Retry</button>", "Working on it"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("failed page lacks %q", want)
+		}
+	}
+	if code, _, _ := ts.post(t, path+"/retry", nil); code != http.StatusNoContent {
+		t.Fatalf("retry = %d", code)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	_, page = ts.get(t, path)
+	if !strings.Contains(page, "Done now.") || !strings.Contains(page, "model endpoint refused") {
+		t.Error("after retry the page must show the new answer and keep the earlier error")
+	}
+}
+
+func TestDeadlineExpiresAndResumes(t *testing.T) {
+	a := askerAgent(func() agent.Question {
+		q := askerQuestion()
+		q.Deadline = time.Now().Add(150 * time.Millisecond)
+		return q
+	})
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "hello")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	rec, _ := ts.db.Question(context.Background(), 1)
+	if rec.Pending() || rec.Resolution.Outcome != agent.Expired {
+		t.Fatalf("question = %+v, want expired", rec.Resolution)
+	}
+	_, page := ts.get(t, path)
+	if !strings.Contains(page, "Outcome expired") {
+		t.Error("the agent did not resume with the expired outcome")
+	}
+}
+
+func TestSecretFieldsAreNeverRendered(t *testing.T) {
+	a := askerAgent(func() agent.Question {
+		return agent.Question{Message: "I need your credentials", Fields: []agent.Field{
+			{Name: "api_token", Kind: agent.KindText, Required: true},
+			{Name: "password", Kind: "password"},
+		}}
+	})
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "deploy it")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	_, page := ts.get(t, path)
+	if strings.Contains(page, `name="api_token"`) || strings.Contains(page, `name="password"`) {
+		t.Fatal("a secret field was rendered")
+	}
+	if !strings.Contains(page, "did not show the field") {
+		t.Error("the person is not told why")
+	}
+	if !strings.Contains(page, "Outcome declined") || !strings.Contains(page, "api_token") {
+		t.Error("the agent did not receive a decline naming the field")
+	}
+}
+
+func TestDeclineAndCancel(t *testing.T) {
+	a := askerAgent(func() agent.Question { q := askerQuestion(); q.AllowCancel = true; return q })
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "hello")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+	_, page := ts.get(t, path)
+	if !strings.Contains(page, ">Cancel</button>") || !strings.Contains(page, ">Decline</button>") {
+		t.Fatal("form lacks Decline or Cancel")
+	}
+	code, body, _ := ts.post(t, "/questions/1/decline", url.Values{"_reason": {"Not now"}, "name": {""}})
+	if code != 200 || !strings.Contains(body, "Declined") {
+		t.Fatalf("decline = %d %s", code, body)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	_, page = ts.get(t, path)
+	if !strings.Contains(page, `reason &#34;Not now&#34;`) && !strings.Contains(page, `reason "Not now"`) {
+		t.Error("the agent did not get the decline reason")
+	}
+}
+
+func TestRestartKeepsPendingQuestionAnswerable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	db := storetest.Open(t, path)
+	a := askerAgent(askerQuestion)
+	ts := newTestServer(t, db, a)
+	p := ts.start(t, "asker", "hello")
+	id := convID(t, p)
+	ts.waitState(t, id, agent.StateWaiting)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ts.srv.Shutdown(ctx)
+	ts.Close()
+	db.Close()
+
+	b := askerAgent(askerQuestion)
+	ts2 := newTestServer(t, storetest.Open(t, path), b)
+	_, page := ts2.get(t, p)
+	if !strings.Contains(page, `<label for="q1-name">`) {
+		t.Fatal("after restart the form is gone")
+	}
+	if code, body, _ := ts2.post(t, "/questions/1/answer", url.Values{"name": {"Gemini"}, "count": {"3"}}); code != 200 || !strings.Contains(body, "Answered") {
+		t.Fatalf("answer after restart = %d %s", code, body)
+	}
+	ts2.waitState(t, id, agent.StateDone)
+	_, page = ts2.get(t, p)
+	if !strings.Contains(page, "name Gemini") {
+		t.Error("the agent did not finish with the answer after restart")
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
+	ts.start(t, "asker", "first")
+	tests := []struct {
+		name, method, path string
+		form               url.Values
+		wantStatus         int
+		wantContains       string
+	}{
+		{"health", "GET", "/healthz", nil, 200, "ok"},
+		{"home lists conversations", "GET", "/", nil, 200, "first"},
+		{"home offers agents", "GET", "/", nil, 200, "Scripted asker"},
+		{"datastar client", "GET", "/static/datastar.js", nil, 200, "datastar"},
+		{"missing conversation", "GET", "/c/999", nil, 404, "not found"},
+		{"bad id", "GET", "/c/abc", nil, 404, ""},
+		{"missing stream", "GET", "/c/999/stream", nil, 404, ""},
+		{"missing question", "POST", "/questions/999/answer", url.Values{}, 404, ""},
+		{"unknown agent", "POST", "/conversations", url.Values{"agent": {"nope"}, "text": {"hi"}}, 422, "Unknown agent"},
+		{"empty message", "POST", "/conversations", url.Values{"agent": {"asker"}, "text": {"  "}}, 422, "Write a message first"},
+		{"send to missing conversation", "POST", "/c/999/messages", url.Values{"text": {"x"}}, 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var code int
+			var body string
+			if tt.method == "GET" {
+				code, body = ts.get(t, tt.path)
+			} else {
+				code, body, _ = ts.post(t, tt.path, tt.form)
+			}
+			if code != tt.wantStatus || !strings.Contains(body, tt.wantContains) {
+				t.Fatalf("%s %s = %d %q, want %d containing %q", tt.method, tt.path, code, body, tt.wantStatus, tt.wantContains)
+			}
+		})
+	}
+}
+
+func TestSendWhileWaitingSupersedes(t *testing.T) {
+	a := askerAgent(askerQuestion)
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "hello")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something else"}})
+	if code != 200 || !strings.Contains(body, `id="composer"`) {
+		t.Fatalf("send = %d %s", code, body)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	rec, _ := ts.db.Question(context.Background(), 1)
+	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
+		t.Fatalf("first question = %+v, want superseded", rec.Resolution)
+	}
+}

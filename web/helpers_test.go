@@ -1,0 +1,181 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/store/storetest"
+	"github.com/parley-chat/parley/web"
+)
+
+// scripted is a test agent whose steps are a Go function.
+type scripted struct {
+	name string
+	step func(ctx context.Context, in agent.StepInput, out agent.Output) error
+
+	mu    sync.Mutex
+	calls []agent.StepInput
+}
+
+func (a *scripted) Info() agent.Info {
+	return agent.Info{Name: a.name, Title: "Scripted " + a.name, Description: "a test agent"}
+}
+
+func (a *scripted) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a.mu.Lock()
+	a.calls = append(a.calls, in)
+	a.mu.Unlock()
+	return a.step(ctx, in, out)
+}
+
+func (a *scripted) triggers() []agent.Trigger {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []agent.Trigger
+	for _, c := range a.calls {
+		out = append(out, c.Trigger)
+	}
+	return out
+}
+
+type testServer struct {
+	*httptest.Server
+	db  *store.DB
+	srv *web.Server
+}
+
+func newTestServer(t *testing.T, db *store.DB, agents ...agent.Agent) *testServer {
+	t.Helper()
+	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		ts.Close()
+	})
+	return &testServer{Server: ts, db: db, srv: srv}
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+func (ts *testServer) post(t *testing.T, path string, form url.Values) (int, string, http.Header) {
+	t.Helper()
+	resp, err := noRedirect.PostForm(ts.URL+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (ts *testServer) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(ts.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// start creates a conversation with the agent and returns its id path, e.g. "/c/1".
+func (ts *testServer) start(t *testing.T, agentName, text string) string {
+	t.Helper()
+	code, body, h := ts.post(t, "/conversations", url.Values{"agent": {agentName}, "text": {text}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("POST /conversations = %d %s, want 303", code, body)
+	}
+	return h.Get("Location")
+}
+
+// waitState polls until the conversation reaches state.
+func (ts *testServer) waitState(t *testing.T, id int64, state agent.RunState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := ts.db.Conversation(context.Background(), id)
+		if err == nil && c.State == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conversation %d state = %q, want %q", id, c.State, state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// sseEvent is one server-sent event as the browser parses it.
+type sseEvent struct {
+	ID, Event string
+	Data      []string
+}
+
+func (e sseEvent) data() string { return strings.Join(e.Data, "\n") }
+
+// readSSE reads the stream at path until done says so (or the timeout), with Last-Event-ID if given.
+func (ts *testServer) readSSE(t *testing.T, path, lastEventID string, done func([]sseEvent) bool) []sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+path, nil)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("stream content type %q", ct)
+	}
+	var events []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.Event != "" {
+				events = append(events, cur)
+				if done(events) {
+					return events
+				}
+			}
+			cur = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			cur.ID = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.Data = append(cur.Data, line[6:])
+		}
+	}
+	t.Fatalf("stream ended before the condition held; got %d events: %v", len(events), events)
+	return nil
+}
+
+func containing(s string) func([]sseEvent) bool {
+	return func(evs []sseEvent) bool {
+		return strings.Contains(evs[len(evs)-1].data(), s)
+	}
+}
+
+func newDB(t *testing.T) *store.DB { return storetest.New(t) }
