@@ -135,7 +135,7 @@ func (p *projector) patches(ctx context.Context, ev agent.Event) ([]patch, map[s
 		if err != nil {
 			return nil, nil, err
 		}
-		return []patch{{html(ctx, views.PlanSummary(plans)), nil}, {html(ctx, views.PlanBody(plans)), nil}}, nil, nil
+		return []patch{{html(ctx, views.PlanSummary(plans)), nil}, {html(ctx, views.PlanCurrent(plans)), nil}, {html(ctx, views.PlanHistory(plans)), nil}}, nil, nil
 	case agent.EventQuestionAsked:
 		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
 		return []patch{{html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), appendTo("#thread")}}, nil, nil

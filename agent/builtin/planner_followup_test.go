@@ -1,0 +1,98 @@
+package builtin
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// act is one way a person resolves the pending question in a scripted conversation.
+type act struct {
+	outcome agent.Outcome // Answered when empty
+	pairs   []string
+}
+
+func TestEventPlanner_FollowUps(t *testing.T) {
+	const chicago = "Plan a party for 30 people in Chicago"
+	pick := []string{"choice", "river-north-loft"}
+	tests := []struct {
+		name       string
+		message    string
+		acts       []act
+		wantType   agent.RequestType
+		wantField  string
+		wantPrompt string
+	}{
+		{"no city asks where", "Plan a party for 30 people", nil, agent.RequestClarification, "city", "where the event should take place"},
+		{"no head count asks it", "Plan a party in Chicago", nil, agent.RequestClarification, "guests", "how many guests"},
+		{"declined city asks again", "Plan a party for 30 people", []act{{outcome: agent.Declined}},
+			agent.RequestClarification, "city", "I can't suggest venues without this"},
+		{"unreadable city asks again", "Plan a party for 30 people", []act{{pairs: []string{"city", "???"}}},
+			agent.RequestClarification, "city", "couldn't read a place"},
+		{"vague other venue offers to pick", chicago, []act{{pairs: []string{"choice", "river-north-loft", "other", "not sure"}}},
+			agent.RequestApproval, "decision", "couldn't tell which venue “not sure” means. Shall I pick"},
+		{"stated budget too small", chicago + ", budget $200", nil,
+			agent.RequestClarification, "budget", "A budget of $200 for 30 guests is about $6 per guest"},
+		{"answered budget too small", chicago, []act{{pairs: pick}, {pairs: []string{"budget", "300"}}},
+			agent.RequestClarification, "budget", "at least $800"},
+		{"declined budget asks again", chicago, []act{{pairs: pick}, {outcome: agent.Declined}},
+			agent.RequestClarification, "budget", "a rough figure is fine"},
+		{"rejected split offers another", chicago, []act{{pairs: pick}, {pairs: []string{"budget", "3000"}},
+			{pairs: []string{"decision", "reject", "comment", "Food matters most"}}},
+			agent.RequestApproval, "decision", "You turned the split down (“Food matters most”). Here is an alternative that puts more into food"},
+		{"expired diet asks again", chicago + ", budget $3000", []act{{outcome: agent.Expired}},
+			agent.RequestClarification, "dietary", "expired"},
+		{"declined date asks again", chicago + ", budget $3000, no dietary restrictions", []act{{outcome: agent.Declined}},
+			agent.RequestClarification, "date", "a tentative one is fine"},
+		{"vague day asks for the date", chicago + ", budget $3000, vegan, next Friday", nil,
+			agent.RequestClarification, "date", "You said “next Friday”"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newConvo(t, NewEventPlanner(Options{}))
+			c.send(tt.message)
+			for _, a := range tt.acts {
+				c.act(a)
+				c.resume()
+			}
+			q := c.only()
+			if q.Type != tt.wantType || q.Fields[0].Name != tt.wantField || !strings.Contains(q.Message, tt.wantPrompt) {
+				t.Errorf("asked %s %v %q; want %s [%s ...] containing %q", q.Type, fieldNames(q), q.Message, tt.wantType, tt.wantField, tt.wantPrompt)
+			}
+		})
+	}
+}
+
+// act resolves the pending question as a says.
+func (c *convo) act(a act) {
+	c.t.Helper()
+	switch a.outcome {
+	case "", agent.Answered:
+		c.answer(form(a.pairs...))
+	default:
+		c.resolve(agent.Resolution{QuestionID: c.only().ID, Outcome: a.outcome})
+	}
+}
+
+func TestEventPlanner_CancelledStops(t *testing.T) {
+	c := newConvo(t, NewEventPlanner(Options{}))
+	c.send("Plan a party for 30 people")
+	c.act(act{outcome: agent.Cancelled})
+	rec := c.resume()
+	if len(c.pending()) != 0 || !strings.Contains(rec.transcript(), "stopped planning") {
+		t.Fatalf("cancel did not stop the workflow:\n%s", rec.transcript())
+	}
+	var last *agent.Plan
+	for _, ev := range rec.events {
+		if ev.Kind == agent.EventPlan {
+			last = ev.Plan
+		}
+	}
+	if last == nil || last.Steps[0].Status != agent.StepSkipped || last.Steps[4].Status != agent.StepSkipped {
+		t.Errorf("plan after cancel: %+v", last)
+	}
+	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.events) != 0 {
+		t.Errorf("stopped run reported %d more events", len(again.events))
+	}
+}

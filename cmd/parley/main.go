@@ -1,0 +1,147 @@
+// Command parley serves Parley: human-in-the-loop agent chat in one binary with SQLite inside.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/web"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "parley:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// Config is everything `parley serve` can be told, by flag or environment variable.
+type Config struct {
+	Addr      string
+	DB        string
+	LogLevel  string
+	LogFormat string
+	// Pace is the delay between streamed tokens of the built-in agents.
+	Pace time.Duration
+}
+
+// run parses args and runs the subcommand; serve is the default.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := parseServe(args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	case "help":
+		fmt.Fprintln(stderr, "usage: parley [serve] [flags]   (parley serve -h for flags)")
+		return nil
+	}
+	return fmt.Errorf("unknown command %q (try: parley serve -h)", cmd)
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg Config
+	fs.StringVar(&cfg.Addr, "addr", env("PARLEY_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (PARLEY_ADDR)")
+	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
+	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
+	pace, err := time.ParseDuration(env("PARLEY_BUILTIN_PACE", "25ms"))
+	if err != nil {
+		return cfg, fmt.Errorf("PARLEY_BUILTIN_PACE: %w", err)
+	}
+	fs.DurationVar(&cfg.Pace, "builtin-pace", pace, "delay between streamed tokens of the built-in agents (PARLEY_BUILTIN_PACE)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", cfg.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", cfg.LogFormat)
+}
+
+func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	srv := web.NewServer(web.NewServerOptions{
+		DB:     db,
+		Logger: log,
+		Agents: builtin.All(builtin.Options{Pace: cfg.Pace}),
+	})
+	l, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		l.Close()
+		return err
+	}
+	log.Info("listening on http://"+l.Addr().String(), "db", cfg.DB)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return <-errc
+}

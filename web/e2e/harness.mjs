@@ -1,0 +1,55 @@
+// Starts the built parley binary on a temp database and drives Debian's chromium.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { chromium } from 'playwright-core'
+
+export const root = resolve(import.meta.dirname, '..', '..')
+export const results = join(root, 'test-results')
+mkdirSync(results, { recursive: true })
+
+export function tempDB () {
+  return join(mkdtempSync(join(tmpdir(), 'parley-e2e-')), 'parley.db')
+}
+
+// startParley runs ./parley and resolves once it logs its address.
+export function startParley ({ db, addr = '127.0.0.1:0', env = {} }) {
+  const proc = spawn(join(root, 'parley'), ['serve', '--addr', addr, '--db', db], {
+    env: { ...process.env, PARLEY_BUILTIN_PACE: '2ms', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let log = ''
+  const collect = (b) => { log += b.toString() }
+  proc.stdout.on('data', collect)
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('parley did not start:\n' + log)), 15000)
+    proc.stderr.on('data', (b) => {
+      collect(b)
+      const m = log.match(/listening on (http:\/\/[\d.:]+)/)
+      if (m) {
+        clearTimeout(timer)
+        resolve({
+          url: m[1],
+          addr: m[1].replace('http://', ''),
+          proc,
+          log: () => log,
+          stop: (signal = 'SIGTERM') => new Promise((resolve) => {
+            if (proc.exitCode !== null) return resolve(proc.exitCode)
+            proc.once('exit', (code, sig) => resolve(code ?? sig))
+            proc.kill(signal)
+          })
+        })
+      }
+    })
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`parley exited with ${code}:\n${log}`)) })
+  })
+}
+
+export async function launch () {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+}

@@ -1,0 +1,90 @@
+// The event planner end to end in a real browser: forms filled by their labels, an invalid
+// answer rejected field by field, a reload and a kill -9 while a question is pending.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { startParley, launch, tempDB, results } from './harness.mjs'
+
+let browser
+before(async () => { browser = await launch() })
+after(async () => { await browser?.close() })
+
+async function submit (page) {
+  await page.locator('.question.pending').getByRole('button', { name: 'Submit' }).click()
+}
+
+test('event planner: forms, invalid answer, reload, kill -9 and restart', async () => {
+  const db = tempDB()
+  let parley = await startParley({ db })
+  const page = await browser.newPage({ viewport: { width: 1000, height: 1100 } })
+  const errors = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  try {
+    await page.goto(parley.url + '/')
+    await page.getByRole('radio', { name: /Event planner/ }).check()
+    await page.getByLabel('Message').fill('Plan a party for 30 people')
+    await page.getByRole('button', { name: 'Start' }).click()
+    await page.waitForURL(/\/c\/\d+$/)
+
+    // Form 1: where. The coordinator's text streamed in before it.
+    await page.getByLabel('City or area').fill('Seattle')
+    await assert.doesNotReject(page.getByText('four specialists').waitFor())
+    await submit(page)
+
+    // Form 2: a selection among three venues.
+    const choice = page.getByLabel('Your choice')
+    await choice.selectOption('south-lake-union-hall')
+    await submit(page)
+
+    // Form 3: the budget. An invalid answer comes back with the field's error and the value kept.
+    const budget = page.getByLabel('Budget (USD)')
+    await budget.fill('50')
+    await submit(page)
+    await page.getByText('Must be at least 100.').waitFor()
+    assert.equal(await budget.inputValue(), '50')
+    await budget.fill('2500')
+    await submit(page)
+
+    // Form 4: approve the split. Reload first: the pending form is still there.
+    await page.getByLabel('Decision').waitFor()
+    await page.reload()
+    await page.getByLabel('Decision').selectOption('approve')
+    await page.screenshot({ path: join(results, 'planner-form.png'), fullPage: false })
+    await submit(page)
+
+    // Form 5: dietary needs, a multiselect.
+    await page.getByLabel('Vegetarian').check()
+    await page.getByLabel('Gluten-free').check()
+    await submit(page)
+
+    // Form 6 is pending when the server dies without warning.
+    await page.getByLabel('Time of day').waitFor()
+    await parley.stop('SIGKILL')
+    await page.getByText('Reconnecting…').waitFor()
+    parley = await startParley({ db, addr: parley.addr })
+    await page.getByText('Reconnecting…').waitFor({ state: 'hidden', timeout: 15000 })
+
+    await page.getByLabel(/^Date\b/).fill('2026-12-12')
+    await page.getByLabel('Time of day').selectOption('evening')
+    await submit(page)
+
+    await page.getByText('Your event plan').waitFor({ timeout: 20000 })
+    await page.locator('#state .state-done').waitFor()
+    await page.screenshot({ path: join(results, 'planner-finished.png'), fullPage: true })
+
+    // Nothing doubled: one user message, six answered questions, unique message ids.
+    assert.equal(await page.locator('.msg.user').count(), 1)
+    assert.equal(await page.locator('.question').count(), 6)
+    assert.equal(await page.locator('.question .outcome-answered').count(), 6)
+    const ids = await page.locator('.msg.agent').evaluateAll((els) => els.map((e) => e.id))
+    assert.equal(new Set(ids).size, ids.length, 'an agent message was shown twice')
+    // The page after a fresh load shows the same thing as the live page.
+    const live = await page.locator('#thread').innerText()
+    await page.reload()
+    assert.equal(await page.locator('#thread').innerText(), live)
+    assert.deepEqual(errors, [])
+  } finally {
+    await page.close()
+    await parley.stop()
+  }
+})
