@@ -16,12 +16,22 @@ func HumanizeName(name string) string {
 			b.WriteRune(r)
 		}
 	}
-	s := strings.Join(strings.Fields(b.String()), " ")
-	if s == "" {
+	words := strings.Fields(b.String())
+	if len(words) == 0 {
 		return name
 	}
+	for i, w := range words {
+		if acronyms[w] {
+			words[i] = strings.ToUpper(w)
+		}
+	}
+	s := strings.Join(words, " ")
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// acronyms are written in capitals when a field name is turned into a label.
+var acronyms = map[string]bool{"pr": true, "id": true, "url": true, "api": true, "ip": true, "dns": true,
+	"sql": true, "ssh": true, "http": true, "https": true, "ui": true, "ci": true, "aws": true, "gcp": true, "cpu": true, "usd": true}
 
 // Title makes a conversation title from its first message: the first line, cut at about 60 characters.
 func Title(text string) string {
