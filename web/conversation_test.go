@@ -50,7 +50,7 @@ func askerAgent(q func() agent.Question) *scripted {
 	}}
 }
 
-func convID(t *testing.T, path string) int64 {
+func convID(t testing.TB, path string) int64 {
 	t.Helper()
 	id, err := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
 	if err != nil {

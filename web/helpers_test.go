@@ -54,7 +54,7 @@ type testServer struct {
 	srv *web.Server
 }
 
-func newTestServer(t *testing.T, db *store.DB, agents ...agent.Agent) *testServer {
+func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServer {
 	t.Helper()
 	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour})
 	if err := srv.Start(context.Background()); err != nil {
@@ -72,7 +72,7 @@ func newTestServer(t *testing.T, db *store.DB, agents ...agent.Agent) *testServe
 
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-func (ts *testServer) post(t *testing.T, path string, form url.Values) (int, string, http.Header) {
+func (ts *testServer) post(t testing.TB, path string, form url.Values) (int, string, http.Header) {
 	t.Helper()
 	resp, err := noRedirect.PostForm(ts.URL+path, form)
 	if err != nil {
@@ -83,7 +83,7 @@ func (ts *testServer) post(t *testing.T, path string, form url.Values) (int, str
 	return resp.StatusCode, string(b), resp.Header
 }
 
-func (ts *testServer) get(t *testing.T, path string) (int, string) {
+func (ts *testServer) get(t testing.TB, path string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(ts.URL + path)
 	if err != nil {
@@ -95,7 +95,7 @@ func (ts *testServer) get(t *testing.T, path string) (int, string) {
 }
 
 // start creates a conversation with the agent and returns its id path, e.g. "/c/1".
-func (ts *testServer) start(t *testing.T, agentName, text string) string {
+func (ts *testServer) start(t testing.TB, agentName, text string) string {
 	t.Helper()
 	code, body, h := ts.post(t, "/conversations", url.Values{"agent": {agentName}, "text": {text}})
 	if code != http.StatusSeeOther {
@@ -105,7 +105,7 @@ func (ts *testServer) start(t *testing.T, agentName, text string) string {
 }
 
 // waitState polls until the conversation reaches state.
-func (ts *testServer) waitState(t *testing.T, id int64, state agent.RunState) {
+func (ts *testServer) waitState(t testing.TB, id int64, state agent.RunState) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -129,7 +129,7 @@ type sseEvent struct {
 func (e sseEvent) data() string { return strings.Join(e.Data, "\n") }
 
 // readSSE reads the stream at path until done says so (or the timeout), with Last-Event-ID if given.
-func (ts *testServer) readSSE(t *testing.T, path, lastEventID string, done func([]sseEvent) bool) []sseEvent {
+func (ts *testServer) readSSE(t testing.TB, path, lastEventID string, done func([]sseEvent) bool) []sseEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -178,4 +178,4 @@ func containing(s string) func([]sseEvent) bool {
 	}
 }
 
-func newDB(t *testing.T) *store.DB { return storetest.New(t) }
+func newDB(t testing.TB) *store.DB { return storetest.New(t) }

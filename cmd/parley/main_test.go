@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and the test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	db := filepath.Join(t.TempDir(), "p.db")
+	go func() {
+		done <- run(ctx, nil, env(map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_DB": db}), &logs)
+	}()
+	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+	var base string
+	for deadline := time.Now().Add(30 * time.Second); base == ""; {
+		if m := re.FindStringSubmatch(logs.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no listening line in logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.HasSuffix(base, ":0") {
+		t.Fatalf("logged %s, want the real port", base)
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "ok\n" {
+		t.Fatalf("healthz = %d %q", resp.StatusCode, body)
+	}
+	cancel() // what SIGINT/SIGTERM do through signal.NotifyContext
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v after shutdown", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no graceful shutdown within 15 s")
+	}
+}
+
+func TestParseServe(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{"defaults", nil, nil, Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond}, ""},
+		{"env", nil, map[string]string{"PARLEY_ADDR": ":9000", "PARLEY_DB": "/tmp/x.db", "PARLEY_LOG_FORMAT": "json", "PARLEY_BUILTIN_PACE": "0s"},
+			Config{Addr: ":9000", DB: "/tmp/x.db", LogLevel: "info", LogFormat: "json"}, ""},
+		{"flag beats env", []string{"--addr", "127.0.0.1:0", "--log-level", "debug"}, map[string]string{"PARLEY_ADDR": ":9000"},
+			Config{Addr: "127.0.0.1:0", DB: "./parley.db", LogLevel: "debug", LogFormat: "text", Pace: 25 * time.Millisecond}, ""},
+		{"bad pace", nil, map[string]string{"PARLEY_BUILTIN_PACE": "fast"}, Config{}, "PARLEY_BUILTIN_PACE"},
+		{"stray argument", []string{"extra"}, nil, Config{}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseServe(tt.args, env(tt.env), io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("parseServe = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRun_Errors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{"bad log format", []string{"serve", "--log-format", "xml"}, nil, "--log-format"},
+		{"bad log level", []string{"--log-level", "loud"}, nil, "--log-level"},
+		{"bad address", []string{"--addr", "256.0.0.1:1", "--db", filepath.Join(t.TempDir(), "p.db")}, nil, "listen on"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(context.Background(), tt.args, env(tt.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("run(%v) = %v, want an error containing %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
