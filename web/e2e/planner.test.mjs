@@ -31,6 +31,17 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     await assert.doesNotReject(page.getByText('four specialists').waitFor())
     await submit(page)
 
+    // The plan collapses together with its history; the "N updates" badge stays visible.
+    const plan = page.locator('#plan')
+    await plan.locator('.plan-current').waitFor()
+    const before = Number((await page.locator('#plan-updates').innerText()).split(' ')[0])
+    assert.ok(before >= 2, `want several plan updates, got ${before}`)
+    await plan.locator('summary').first().click()
+    await page.locator('#plan .plan-current').waitFor({ state: 'hidden' })
+    assert.ok(await page.locator('#plan-updates').isVisible())
+    assert.equal(await page.locator('.plan-history').isVisible(), false)
+    await plan.locator('summary').first().click()
+
     // Form 2: a selection among three venues.
     const choice = page.getByLabel('Your choice')
     await choice.selectOption('south-lake-union-hall')
