@@ -48,6 +48,7 @@ func (r UserInputRequest) Question() Question {
 		return q
 	case RequestSelection:
 		if opts := contextOptions(r.Context); len(opts) > 0 {
+			opts = append(opts, Option{Value: OtherChoice, Label: "Something else (say which below)"})
 			q.Fields = []Field{
 				{Name: "choice", Label: "Your choice", Kind: KindSelect, Required: true, Options: opts},
 				{Name: "other", Label: "Something else", Kind: KindText,
@@ -59,6 +60,9 @@ func (r UserInputRequest) Question() Question {
 	q.Fields = []Field{{Name: "answer", Label: "Your answer", Kind: KindTextarea, Required: true}}
 	return q
 }
+
+// OtherChoice is the value of the selection option that points to the free "other" answer.
+const OtherChoice = "other"
 
 // contextOptions finds the list of things to choose from in a selection's context: under a
 // known key, else the first list (by key order) in it.

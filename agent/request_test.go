@@ -17,7 +17,8 @@ func TestUserInputRequest_Question(t *testing.T) {
 	}
 	selection := func(opts ...agent.Option) []agent.Field {
 		return []agent.Field{
-			{Name: "choice", Label: "Your choice", Kind: agent.KindSelect, Required: true, Options: opts},
+			{Name: "choice", Label: "Your choice", Kind: agent.KindSelect, Required: true,
+				Options: append(opts, agent.Option{Value: agent.OtherChoice, Label: "Something else (say which below)"})},
 			{Name: "other", Label: "Something else", Kind: agent.KindText, Description: "If none of these fits, say what you would prefer."},
 		}
 	}
@@ -105,7 +106,7 @@ func TestUserInputRequest_QuestionFromJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := req.Question().Fields[0].Options
-	want := []agent.Option{{Value: "1", Label: "Hall — capacity 100"}}
+	want := []agent.Option{{Value: "1", Label: "Hall — capacity 100"}, {Value: agent.OtherChoice, Label: "Something else (say which below)"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
 	}

@@ -32,6 +32,8 @@ func TestEventPlanner_FollowUps(t *testing.T) {
 			agent.RequestClarification, "city", "couldn't read a place"},
 		{"vague other venue offers to pick", chicago, []act{{pairs: []string{"choice", "river-north-loft", "other", "not sure"}}},
 			agent.RequestApproval, "decision", "couldn't tell which venue “not sure” means. Shall I pick"},
+		{"something else without saying what", chicago, []act{{pairs: []string{"choice", agent.OtherChoice}}},
+			agent.RequestApproval, "decision", "You chose something else but didn't say which venue. Shall I pick"},
 		{"stated budget too small", chicago + ", budget $200", nil,
 			agent.RequestClarification, "budget", "A budget of $200 for 30 guests is about $6 per guest"},
 		{"answered budget too small", chicago, []act{{pairs: pick}, {pairs: []string{"budget", "300"}}},

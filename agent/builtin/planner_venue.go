@@ -157,6 +157,9 @@ func venueAnswer(vs []venue, values map[string]any, city string) (venue, string,
 	if choice == "" {
 		return venue{}, "You didn't pick a venue.", false
 	}
+	if choice == agent.OtherChoice {
+		return venue{}, "You chose something else but didn't say which venue.", false
+	}
 	return venue{}, fmt.Sprintf("“%s” isn't one of the venues I offered.", choice), false
 }
 
