@@ -31,8 +31,9 @@ func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 type Ledger interface {
 	CreateConversation(ctx context.Context, agentName, title string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
-	// StartRun records the person's message, supersedes questions still pending, and queues a step.
-	StartRun(ctx context.Context, conversationID int64, text, author string) (stepID int64, err error)
+	// StartRun records the person's message, supersedes questions still pending, and queues a
+	// step. A message already recorded with the same non-empty nonce returns step 0.
+	StartRun(ctx context.Context, conversationID int64, text, author, nonce string) (stepID int64, err error)
 	// BeginStep marks a queued step started and returns what the agent needs to run it.
 	BeginStep(ctx context.Context, stepID int64) (Conversation, StepInput, error)
 	AppendEvent(ctx context.Context, ev Event) (Event, error)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,8 +22,11 @@ type Runner struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
 	wake   chan struct{}
+
+	mu      sync.Mutex // guards stopped and wg.Add
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // RunnerOptions configures NewRunner.
@@ -82,13 +86,18 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, id := range queued {
 		r.dispatch(id)
 	}
+	r.mu.Lock()
 	r.wg.Add(1)
+	r.mu.Unlock()
 	go r.deadlines()
 	return nil
 }
 
 // Stop cancels running steps (they are marked interrupted, partial text kept) and waits for them.
 func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
 	r.cancel()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
@@ -105,6 +114,7 @@ func (r *Runner) NewConversation(ctx context.Context, agentName, text, author st
 	if _, ok := r.agents[agentName]; !ok {
 		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
 	}
+	text = normalizeNewlines(text)
 	if err := checkMessage(text); err != nil {
 		return Conversation{}, err
 	}
@@ -112,7 +122,7 @@ func (r *Runner) NewConversation(ctx context.Context, agentName, text, author st
 	if err != nil {
 		return c, err
 	}
-	return c, r.Send(ctx, c.ID, text, author)
+	return c, r.Send(ctx, c.ID, text, author, "")
 }
 
 // MaxMessageBytes bounds one message.
@@ -128,18 +138,28 @@ func checkMessage(text string) error {
 	return nil
 }
 
-// Send records a person's message and runs the agent on it. Questions still pending are superseded.
-func (r *Runner) Send(ctx context.Context, conversationID int64, text, author string) error {
+// Send records a person's message and runs the agent on it. Questions still pending are
+// superseded. The nonce makes a re-sent message (double Enter, a retried request) harmless.
+func (r *Runner) Send(ctx context.Context, conversationID int64, text, author, nonce string) error {
+	text = normalizeNewlines(text)
 	if err := checkMessage(text); err != nil {
 		return err
 	}
-	step, err := r.ledger.StartRun(ctx, conversationID, text, author)
-	if err != nil {
+	step, err := r.ledger.StartRun(ctx, conversationID, text, author, nonce)
+	if err != nil || step == 0 {
 		return err
 	}
 	r.notify(conversationID)
 	r.dispatch(step)
 	return nil
+}
+
+// normalizeNewlines turns the CRLF of form posts (and lone CRs) into LF.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
 // Answer validates form against the question and stores the answer; invalid input returns
@@ -152,7 +172,13 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	if !q.Pending() {
 		return q, Errorf(ECONFLICT, "This question was already resolved.")
 	}
-	values, ferrs := Validate(q.Question, form)
+	clean := make(url.Values, len(form))
+	for k, vs := range form {
+		for _, v := range vs {
+			clean[k] = append(clean[k], normalizeNewlines(v))
+		}
+	}
+	values, ferrs := Validate(q.Question, clean)
 	if len(ferrs) > 0 {
 		return q, ferrs
 	}
@@ -210,7 +236,14 @@ func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
 	return nil
 }
 
+// dispatch runs a queued step in its own goroutine. Once Stop has begun, the step stays
+// queued in the ledger and runs after the next start.
 func (r *Runner) dispatch(stepID int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -238,7 +271,8 @@ func (r *Runner) runStep(stepID int64) {
 			err = out.EndMessage()
 		}
 	}
-	if r.ctx.Err() != nil {
+	if err != nil && r.ctx.Err() != nil {
+		// Cut off by shutdown: keep the partial text; a waiting run stays answerable.
 		if ierr := r.ledger.InterruptStep(bg, stepID); ierr != nil {
 			log.Error("interrupt step", "error", ierr)
 		}

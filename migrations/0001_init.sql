@@ -13,10 +13,13 @@ CREATE TABLE runs (
 	id              INTEGER PRIMARY KEY,
 	conversation_id INTEGER NOT NULL REFERENCES conversations (id),
 	state           TEXT NOT NULL,
+	-- nonce is the composer's one-time token: a re-sent message finds its run here.
+	nonce           TEXT NOT NULL DEFAULT '',
 	created_at      TEXT NOT NULL,
 	updated_at      TEXT NOT NULL
 );
 CREATE INDEX runs_conversation ON runs (conversation_id, id);
+CREATE UNIQUE INDEX runs_nonce ON runs (conversation_id, nonce) WHERE nonce <> '';
 
 CREATE TABLE events (
 	id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -35,6 +38,9 @@ CREATE TABLE steps (
 	trigger     TEXT NOT NULL,
 	state       TEXT NOT NULL CHECK (state IN ('queued', 'started', 'done', 'failed', 'interrupted')),
 	error       TEXT NOT NULL DEFAULT '',
+	-- answers_seen is the newest answer id when the step began: answers after it came in
+	-- while the step ran, and resume the run when it ends.
+	answers_seen INTEGER NOT NULL DEFAULT 0,
 	created_at  TEXT NOT NULL,
 	started_at  TEXT,
 	finished_at TEXT

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
@@ -38,7 +39,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			q.Set("mode", "ro")
 			q.Set("_txlock", "deferred")
 		}
-		return "file:" + path + "?" + q.Encode()
+		return "file:" + uriPath(path) + "?" + q.Encode()
 	}
 	w, err := sql.Open("sqlite3", dsn("rw"))
 	if err != nil {
@@ -63,6 +64,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(max(4, runtime.NumCPU()))
 	db.read = r
 	return db, nil
+}
+
+// uriPath escapes the characters that would end or change an SQLite URI file name.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
 
 // Close closes both pools.

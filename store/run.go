@@ -33,21 +33,32 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger ag
 }
 
 // StartRun records the person's message, supersedes questions still pending, and queues a step.
-func (db *DB) StartRun(ctx context.Context, convID int64, text, author string) (int64, error) {
+// A message re-sent with the same nonce (a double Enter, a retried request) is recorded once:
+// the second call returns step 0 and no error.
+func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce string) (int64, error) {
 	var stepID int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
+		if nonce != "" {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
+				return fmt.Errorf("start run: %w", err)
+			}
+			if n > 0 {
+				return nil
+			}
+		}
 		if c.State == agent.StateRunning {
 			return agent.Errorf(agent.ECONFLICT, "The agent is still working; wait for it to finish or ask.")
 		}
-		if err := db.supersedePending(ctx, tx, convID, author); err != nil {
+		if err := db.supersedePending(ctx, tx, convID, author, "The person sent a new message instead of answering."); err != nil {
 			return err
 		}
 		now := formatTime(db.Now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'running', ?, ?)`, convID, now, now)
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at) VALUES (?, 'running', ?, ?, ?)`, convID, nonce, now, now)
 		if err != nil {
 			return fmt.Errorf("create run: %w", err)
 		}
@@ -64,7 +75,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, text, author string) (
 }
 
 // supersedePending resolves every pending question of the conversation as superseded.
-func (db *DB) supersedePending(ctx context.Context, tx *sql.Tx, convID int64, by string) error {
+func (db *DB) supersedePending(ctx context.Context, tx *sql.Tx, convID int64, by, reason string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, run_id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID)
 	if err != nil {
 		return fmt.Errorf("pending questions: %w", err)
@@ -81,7 +92,7 @@ func (db *DB) supersedePending(ctx context.Context, tx *sql.Tx, convID int64, by
 	}
 	rows.Close()
 	for _, q := range pending {
-		res := agent.Resolution{QuestionID: q.id, Outcome: agent.Superseded, Reason: "The person sent a new message instead of answering.", By: by}
+		res := agent.Resolution{QuestionID: q.id, Outcome: agent.Superseded, Reason: reason, By: by}
 		if err := db.resolve(ctx, tx, convID, q.run, res); err != nil {
 			return err
 		}
@@ -106,7 +117,8 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 		if state != "queued" {
 			return agent.Errorf(agent.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ?,
+			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
 			return fmt.Errorf("begin step: %w", err)
 		}
 		in.StepID, in.Trigger = stepID, agent.Trigger(trigger)
@@ -123,10 +135,9 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		var runID, convID int64
-		var started string
-		if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, coalesce(s.started_at, '') FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&runID, &convID, &started); err != nil {
+		var runID, convID, seen int64
+		if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&runID, &convID, &seen); err != nil {
 			return fmt.Errorf("finish step %d: %w", stepID, err)
 		}
 		state, msg := "done", ""
@@ -140,6 +151,10 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 			return err
 		}
 		if stepErr != nil {
+			// The agent cannot use answers to questions it asked before failing: Retry asks anew.
+			if err := db.supersedeRun(ctx, tx, convID, runID, "The agent failed before it could use an answer; Retry asks again."); err != nil {
+				return err
+			}
 			return db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg)
 		}
 		var pending, resolvedMeanwhile, queued int
@@ -150,13 +165,22 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 			return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
 		}
 		// Questions resolved while this step ran (refused secrets, a fast answer) resume the run now.
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND resolved_at >= ?`, runID, started).Scan(&resolvedMeanwhile); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
+			WHERE q.run_id = ? AND a.id > ?`, runID, seen).Scan(&resolvedMeanwhile); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&queued); err != nil {
 			return err
 		}
 		if resolvedMeanwhile > 0 && queued == 0 {
+			var steps int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ?`, runID).Scan(&steps); err != nil {
+				return err
+			}
+			if steps >= MaxStepsPerRun {
+				return db.setRunState(ctx, tx, convID, runID, agent.StateFailed,
+					fmt.Sprintf("the agent kept asking without finishing (%d steps); it may be asking for something Parley will not collect", steps))
+			}
 			var err error
 			resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume)
 			return err
@@ -167,6 +191,34 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 		return db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
 	})
 	return resume, err
+}
+
+// MaxStepsPerRun stops an agent that resumes itself forever (say, by asking again and again
+// for a secret Parley refuses).
+const MaxStepsPerRun = 50
+
+// supersedeRun resolves the run's pending questions as superseded.
+func (db *DB) supersedeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, reason string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID)
+	if err != nil {
+		return fmt.Errorf("pending questions: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Superseded, Reason: reason, By: "parley"}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // closeOpenMessages finishes messages whose text streamed but never ended, keeping the partial text.
@@ -235,6 +287,14 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64) error
 	}
 	if err := db.closeOpenMessages(ctx, tx, convID, runID, stepID); err != nil {
 		return err
+	}
+	// A step cut off after it asked leaves the run waiting: the answers resume it.
+	var pending int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+		return err
+	}
+	if pending > 0 {
+		return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
 	}
 	return db.setRunState(ctx, tx, convID, runID, agent.StateInterrupted, "The agent was cut off before it finished.")
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -26,7 +27,7 @@ func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conve
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := db.StartRun(ctx, c.ID, "hello", "you")
+	step, err := db.StartRun(ctx, c.ID, "hello", "you", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestDB_ListConversations_NewestFirst(t *testing.T) {
 	db.Now = func() time.Time { now = now.Add(time.Second); return now }
 	a, _ := db.CreateConversation(ctx, "x", "a")
 	b, _ := db.CreateConversation(ctx, "x", "b")
-	if _, err := db.StartRun(ctx, a.ID, "bump", "you"); err != nil {
+	if _, err := db.StartRun(ctx, a.ID, "bump", "you", ""); err != nil {
 		t.Fatal(err)
 	}
 	list, err := db.ListConversations(ctx, 10)
@@ -178,14 +179,14 @@ func TestDB_Resolve(t *testing.T) {
 func TestDB_StartRun_SupersedesPending(t *testing.T) {
 	db := storetest.New(t)
 	c, ids := startWaiting(t, db, textQuestion())
-	if _, err := db.StartRun(ctx, c.ID, "never mind, do this instead", "you"); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, "never mind, do this instead", "you", ""); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := db.Question(ctx, ids[0])
 	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
 		t.Fatalf("question = %+v, want superseded", rec.Resolution)
 	}
-	if _, err := db.StartRun(ctx, c.ID, "again", "you"); agent.ErrorCode(err) != agent.ECONFLICT {
+	if _, err := db.StartRun(ctx, c.ID, "again", "you", ""); agent.ErrorCode(err) != agent.ECONFLICT {
 		t.Fatalf("StartRun while running: %v, want ECONFLICT", err)
 	}
 }
@@ -194,7 +195,7 @@ func TestDB_Recover(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, "tester", "t")
-	step, _ := db.StartRun(ctx, c.ID, "hi", "you")
+	step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestDB_Recover(t *testing.T) {
 	}
 	// A second conversation has a step queued but never started.
 	c2, _ := db.CreateConversation(ctx, "tester", "t2")
-	queued, _ := db.StartRun(ctx, c2.ID, "hi", "you")
+	queued, _ := db.StartRun(ctx, c2.ID, "hi", "you", "")
 	db.Close() // the crash
 
 	db = storetest.Open(t, path)
@@ -260,5 +261,126 @@ func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 	_, err := db.AppendEvent(ctx, agent.Event{ConversationID: 77, Kind: agent.EventPlan, Plan: &agent.Plan{}})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("AppendEvent to a missing conversation: %v, want a foreign key error", err)
+	}
+}
+
+func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
+	db := storetest.New(t)
+	c, _ := db.CreateConversation(ctx, "tester", "t")
+	first, err := db.StartRun(ctx, c.ID, "hello", "you", "n1")
+	if err != nil || first == 0 {
+		t.Fatalf("first = %d, %v", first, err)
+	}
+	again, err := db.StartRun(ctx, c.ID, "hello", "you", "n1")
+	if err != nil || again != 0 {
+		t.Fatalf("re-sent = %d, %v; want 0, nil", again, err)
+	}
+	evs, _ := db.Events(ctx, c.ID, 0)
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == agent.EventUserMessage {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d user messages, want 1", n)
+	}
+}
+
+func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
+	db := storetest.New(t)
+	c, _ := db.CreateConversation(ctx, "tester", "t")
+	step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+	_, in, _ := db.BeginStep(ctx, step)
+	rec, err := db.AskQuestion(ctx, in.RunID, textQuestion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InterruptStep(ctx, step); err != nil { // cut off before FinishStep
+		t.Fatal(err)
+	}
+	if got, _ := db.Conversation(ctx, c.ID); got.State != agent.StateWaiting {
+		t.Fatalf("state = %q, want waiting", got.State)
+	}
+	resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered})
+	if err != nil || resume == 0 {
+		t.Fatalf("Resolve = %d, %v; want a resume", resume, err)
+	}
+}
+
+func TestDB_FinishStep(t *testing.T) {
+	t.Run("failure supersedes its questions", func(t *testing.T) {
+		db := storetest.New(t)
+		c, _ := db.CreateConversation(ctx, "tester", "t")
+		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		_, in, _ := db.BeginStep(ctx, step)
+		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
+		if _, err := db.FinishStep(ctx, step, errors.New("boom")); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := db.Question(ctx, rec.ID)
+		if got.Pending() || got.Resolution.Outcome != agent.Superseded {
+			t.Fatalf("question = %+v, want superseded", got.Resolution)
+		}
+		if conv, _ := db.Conversation(ctx, c.ID); conv.State != agent.StateFailed {
+			t.Fatalf("state = %q, want failed", conv.State)
+		}
+	})
+	t.Run("an answer that came while the step ran resumes the run", func(t *testing.T) {
+		db := storetest.New(t)
+		c, _ := db.CreateConversation(ctx, "tester", "t")
+		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		_, in, _ := db.BeginStep(ctx, step)
+		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
+		// The step is still running: Resolve leaves the resume to FinishStep.
+		if resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered}); err != nil || resume != 0 {
+			t.Fatalf("Resolve during the step = %d, %v; want no resume yet", resume, err)
+		}
+		resume, err := db.FinishStep(ctx, step, nil)
+		if err != nil || resume == 0 {
+			t.Fatalf("FinishStep = %d, %v; want the resume", resume, err)
+		}
+	})
+	t.Run("an agent that only asks for secrets is stopped", func(t *testing.T) {
+		db := storetest.New(t)
+		c, _ := db.CreateConversation(ctx, "tester", "t")
+		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		refused := agent.Question{Message: "token?", Fields: []agent.Field{}, Refused: []agent.RefusedField{{Name: "token", Reason: "secret"}}}
+		for i := 0; step != 0; i++ {
+			_, in, err := db.BeginStep(ctx, step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.AskQuestion(ctx, in.RunID, refused); err != nil {
+				t.Fatal(err)
+			}
+			if step, err = db.FinishStep(ctx, step, nil); err != nil {
+				t.Fatal(err)
+			}
+			if i > store.MaxStepsPerRun {
+				t.Fatal("the run never stopped")
+			}
+		}
+		if conv, _ := db.Conversation(ctx, c.ID); conv.State != agent.StateFailed {
+			t.Fatalf("state = %q, want failed", conv.State)
+		}
+	})
+}
+
+func TestOpen_PathWithURLCharacters(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "odd #1?x=%41.db")
+	db := storetest.Open(t, path)
+	if _, err := db.CreateConversation(ctx, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	entries, _ := os.ReadDir(dir)
+	found := false
+	for _, e := range entries {
+		found = found || e.Name() == "odd #1?x=%41.db"
+	}
+	if !found {
+		t.Fatalf("database not created at %q; dir has %v", path, entries)
 	}
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 
@@ -58,7 +60,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 		title = info.Title
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events)}))
+	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events), Nonce: newNonce()}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -67,26 +69,24 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	conv, err := s.db.Conversation(ctx, id)
-	if err != nil {
-		return err
-	}
-	text := c.FormValue("text")
-	err = s.runner.Send(ctx, id, text, person)
+	text, nonce := c.FormValue("text"), c.FormValue("nonce")
+	err = s.runner.Send(c.Request().Context(), id, text, person, nonce)
 	switch agent.ErrorCode(err) {
 	case "":
-		text = ""
+		text, nonce = "", newNonce()
 	case agent.EINVALID, agent.ECONFLICT:
 	default:
 		return err
 	}
 	sse := newSSE(c)
-	state := conv.State
-	if err == nil {
-		state = agent.StateRunning
-	}
-	return sse.PatchElementTempl(views.Composer(id, state, text, errorText(err)), datastar.WithModeReplace())
+	return sse.PatchElements(html(c.Request().Context(), views.Composer(id, nonce, text, errorText(err))), datastar.WithModeReplace())
+}
+
+// newNonce returns a random one-time token.
+func newNonce() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func errorText(err error) string {

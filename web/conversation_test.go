@@ -356,3 +356,58 @@ func TestSendWhileWaitingSupersedes(t *testing.T) {
 		t.Fatalf("first question = %+v, want superseded", rec.Resolution)
 	}
 }
+
+func TestStream_CarriageReturnsCannotForgeSSEFields(t *testing.T) {
+	forger := &scripted{name: "forger", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		out.Plan(agent.Plan{Title: "x\rid: 999999\r\rdata: selector #thread", Steps: []agent.PlanStep{{Title: "a\rb", Status: agent.StepDone}}})
+		return out.Text("hello\rid: 999999\r\revent: datastar-patch-elements\rdata: mode remove\r")
+	}}
+	ts := newTestServer(t, newDB(t), forger)
+	path := ts.start(t, "forger", "go")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	resp, err := http.Get(ts.URL + path + "/stream?after=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 1<<16)
+	var raw strings.Builder
+	for !strings.Contains(raw.String(), "state-done") {
+		n, err := resp.Body.Read(buf)
+		raw.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if strings.Contains(raw.String(), "\r") {
+		t.Fatalf("the stream carries a bare carriage return: %q", raw.String())
+	}
+}
+
+func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
+	a := &scripted{name: "echo", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		return out.Text("ok")
+	}}
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "echo", "first")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateDone)
+	form := url.Values{"text": {"line one\r\nline two"}, "nonce": {"abc123"}}
+	for i := 0; i < 3; i++ {
+		code, body, _ := ts.post(t, path+"/messages", form)
+		if code != 200 || strings.Contains(body, `role="alert"`) {
+			t.Fatalf("send %d = %d %s", i, code, body)
+		}
+		ts.waitState(t, id, agent.StateDone)
+	}
+	evs, _ := ts.db.Events(context.Background(), id, 0)
+	var msgs []string
+	for _, ev := range evs {
+		if ev.Kind == agent.EventUserMessage {
+			msgs = append(msgs, ev.Text)
+		}
+	}
+	if len(msgs) != 2 || msgs[1] != "line one\nline two" {
+		t.Fatalf("user messages = %q, want [first, \"line one\\nline two\"]", msgs)
+	}
+}

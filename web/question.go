@@ -68,5 +68,5 @@ func (s *Server) resolveQuestion(c echo.Context, resolve func(int64, map[string]
 		}
 	}
 	sse := newSSE(c)
-	return sse.PatchElementTempl(views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
+	return sse.PatchElements(html(ctx, views.QuestionCard(view)), datastar.WithSelectorID(views.QuestionID(id)))
 }

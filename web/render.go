@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -18,13 +19,15 @@ func page(c echo.Context, status int, comp templ.Component) error {
 	return comp.Render(c.Request().Context(), c.Response())
 }
 
-// html renders a component to a string, for SSE patches.
+// html renders a component to a string for an SSE patch. templ escapes markup but not a bare
+// carriage return, which the SSE parser reads as a line end: agent text could then forge SSE
+// fields (an id, a selector). It is written as a character reference instead.
 func html(ctx context.Context, comp templ.Component) string {
 	var buf bytes.Buffer
 	if err := comp.Render(ctx, &buf); err != nil {
 		return ""
 	}
-	return buf.String()
+	return strings.ReplaceAll(buf.String(), "\r", "&#13;")
 }
 
 // newSSE starts an SSE response: no write deadline, no proxy buffering, headers sent through echo.

@@ -4,6 +4,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,6 +57,12 @@ func NewServer(opts NewServerOptions) *Server {
 		Notify: s.broker.Notify,
 		Now:    opts.DB.Now,
 	})
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: it would cut SSE streams. Pages are small and fast.
+	}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -71,27 +78,21 @@ func (s *Server) Start(ctx context.Context) error { return s.runner.Start(ctx) }
 
 // Serve accepts connections on l until Shutdown.
 func (s *Server) Serve(l net.Listener) error {
-	s.http = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		// No WriteTimeout: it would cut SSE streams. Pages are small and fast.
-	}
 	if err := s.http.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
 
-// Shutdown stops accepting requests, ends the streams, and interrupts running agent steps.
+// Shutdown stops accepting requests, ends the streams, then interrupts running agent steps
+// (partial text kept) and waits for them, with a budget of its own.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closeOnce.Do(func() { close(s.closing) })
-	var err error
-	if s.http != nil {
-		err = s.http.Shutdown(ctx)
-	}
-	if rerr := s.runner.Stop(ctx); err == nil {
-		err = rerr
+	err := s.http.Shutdown(ctx)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if rerr := s.runner.Stop(stopCtx); rerr != nil {
+		return fmt.Errorf("agent steps still running: %w", rerr)
 	}
 	return err
 }

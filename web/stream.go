@@ -90,19 +90,27 @@ func (p *projector) send(ctx context.Context, ev agent.Event) error {
 	if err != nil {
 		return err
 	}
+	// Signals and morphs are idempotent; the last patch (an append, where there is one) carries
+	// the event id, so a connection lost midway replays the event rather than skipping it.
 	id := strconv.FormatInt(ev.ID, 10)
+	if signals != nil {
+		b, _ := json.Marshal(signals)
+		var opts []datastar.PatchSignalsOption
+		if len(patches) == 0 {
+			opts = append(opts, datastar.WithPatchSignalsEventID(id))
+		}
+		if err := p.sse.PatchSignals(b, opts...); err != nil {
+			return err
+		}
+	}
 	for i, pt := range patches {
 		opts := pt.opts
-		if i == len(patches)-1 && signals == nil {
+		if i == len(patches)-1 {
 			opts = append(opts, datastar.WithPatchElementsEventID(id))
 		}
 		if err := p.sse.PatchElements(pt.html, opts...); err != nil {
 			return err
 		}
-	}
-	if signals != nil {
-		b, _ := json.Marshal(signals)
-		return p.sse.PatchSignals(b, datastar.WithPatchSignalsEventID(id))
 	}
 	return nil
 }

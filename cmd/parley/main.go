@@ -113,7 +113,6 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
 
 	srv := web.NewServer(web.NewServerOptions{
 		DB:     db,
@@ -122,10 +121,12 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		db.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	if err := srv.Start(ctx); err != nil {
 		l.Close()
+		db.Close()
 		return err
 	}
 	log.Info("listening on http://"+l.Addr().String(), "db", cfg.DB)
@@ -134,6 +135,8 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	go func() { errc <- srv.Serve(l) }()
 	select {
 	case err := <-errc:
+		srv.Shutdown(context.Background())
+		db.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -141,7 +144,12 @@ func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
+		// Steps may still be writing: leave the database to the process exit.
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	return <-errc
+	err = <-errc
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
