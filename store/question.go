@@ -132,6 +132,42 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 	return resume, err
 }
 
+// supersede resolves the questions that query selects as superseded, with the reason.
+func (db *DB) supersede(ctx context.Context, tx *sql.Tx, by, reason, query string, args ...any) error {
+	ids, err := queryIDs(ctx, tx, query, args...)
+	if err != nil {
+		return fmt.Errorf("supersede: %w", err)
+	}
+	for _, id := range ids {
+		var convID, runID int64
+		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, id).Scan(&convID, &runID); err != nil {
+			return fmt.Errorf("supersede: %w", err)
+		}
+		if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Superseded, Reason: reason, By: by}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryIDs runs a query that returns one integer column.
+func queryIDs(ctx context.Context, q queryer, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // resolve stores the answer row (unique per question), marks the question and logs the event.
 func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r agent.Resolution) error {
 	vals, err := json.Marshal(r.Values)
@@ -160,20 +196,11 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 
 // DueQuestions returns pending questions whose deadline is at or before now.
 func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM questions WHERE state = 'pending' AND deadline IS NOT NULL AND deadline <= ? ORDER BY deadline`, formatTime(now))
+	ids, err := queryIDs(ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND deadline IS NOT NULL AND deadline <= ? ORDER BY deadline`, formatTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("due questions: %w", err)
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return ids, nil
 }
 
 // NextDeadline returns the earliest deadline among pending questions, zero when there is none.
@@ -186,22 +213,4 @@ func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return parseTime(d.String), nil
-}
-
-// PendingQuestions returns the conversation's questions still waiting, oldest first.
-func (db *DB) PendingQuestions(ctx context.Context, convID int64) ([]int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending' ORDER BY id`, convID)
-	if err != nil {
-		return nil, fmt.Errorf("pending questions: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }

@@ -54,7 +54,8 @@ func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce st
 		if c.State == agent.StateRunning {
 			return agent.Errorf(agent.ECONFLICT, "The agent is still working; wait for it to finish or ask.")
 		}
-		if err := db.supersedePending(ctx, tx, convID, author, "The person sent a new message instead of answering."); err != nil {
+		if err := db.supersede(ctx, tx, author, "The person sent a new message instead of answering.",
+			`SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID); err != nil {
 			return err
 		}
 		now := formatTime(db.Now())
@@ -72,32 +73,6 @@ func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce st
 		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
 	})
 	return stepID, err
-}
-
-// supersedePending resolves every pending question of the conversation as superseded.
-func (db *DB) supersedePending(ctx context.Context, tx *sql.Tx, convID int64, by, reason string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, run_id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID)
-	if err != nil {
-		return fmt.Errorf("pending questions: %w", err)
-	}
-	type qr struct{ id, run int64 }
-	var pending []qr
-	for rows.Next() {
-		var q qr
-		if err := rows.Scan(&q.id, &q.run); err != nil {
-			rows.Close()
-			return err
-		}
-		pending = append(pending, q)
-	}
-	rows.Close()
-	for _, q := range pending {
-		res := agent.Resolution{QuestionID: q.id, Outcome: agent.Superseded, Reason: reason, By: by}
-		if err := db.resolve(ctx, tx, convID, q.run, res); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // BeginStep marks a queued step started and returns what the agent needs to run it.
@@ -152,7 +127,8 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 		}
 		if stepErr != nil {
 			// The agent cannot use answers to questions it asked before failing: Retry asks anew.
-			if err := db.supersedeRun(ctx, tx, convID, runID, "The agent failed before it could use an answer; Retry asks again."); err != nil {
+			if err := db.supersede(ctx, tx, "parley", "The agent failed before it could use an answer; Retry asks again.",
+				`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
 				return err
 			}
 			return db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg)
@@ -196,30 +172,6 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 // MaxStepsPerRun stops an agent that resumes itself forever (say, by asking again and again
 // for a secret Parley refuses).
 const MaxStepsPerRun = 50
-
-// supersedeRun resolves the run's pending questions as superseded.
-func (db *DB) supersedeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, reason string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID)
-	if err != nil {
-		return fmt.Errorf("pending questions: %w", err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	for _, id := range ids {
-		if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Superseded, Reason: reason, By: "parley"}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // closeOpenMessages finishes messages whose text streamed but never ended, keeping the partial text.
 func (db *DB) closeOpenMessages(ctx context.Context, tx *sql.Tx, convID, runID, stepID int64) error {
@@ -342,18 +294,9 @@ func (db *DB) Recover(ctx context.Context) ([]int64, error) {
 }
 
 func stepIDs(ctx context.Context, tx *sql.Tx, state string) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
+	ids, err := queryIDs(ctx, tx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
 	if err != nil {
 		return nil, fmt.Errorf("%s steps: %w", state, err)
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return ids, nil
 }
