@@ -29,7 +29,8 @@ func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 
 // Ledger is the durable store the Runner works from. Every method is one transaction.
 type Ledger interface {
-	CreateConversation(ctx context.Context, agentName, title string) (Conversation, error)
+	// CreateConversation starts a conversation; a used non-empty nonce returns its conversation.
+	CreateConversation(ctx context.Context, agentName, title, nonce string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
 	// step. A message already recorded with the same non-empty nonce returns step 0.

@@ -110,7 +110,8 @@ func (r *Runner) Stop(ctx context.Context) error {
 }
 
 // NewConversation creates a conversation with the named agent and sends the first message.
-func (r *Runner) NewConversation(ctx context.Context, agentName, text, author string) (Conversation, error) {
+// The nonce makes a double-submitted start form create one conversation.
+func (r *Runner) NewConversation(ctx context.Context, agentName, text, author, nonce string) (Conversation, error) {
 	if _, ok := r.agents[agentName]; !ok {
 		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
 	}
@@ -118,11 +119,11 @@ func (r *Runner) NewConversation(ctx context.Context, agentName, text, author st
 	if err := checkMessage(text); err != nil {
 		return Conversation{}, err
 	}
-	c, err := r.ledger.CreateConversation(ctx, agentName, Title(text))
+	c, err := r.ledger.CreateConversation(ctx, agentName, Title(text), nonce)
 	if err != nil {
 		return c, err
 	}
-	return c, r.Send(ctx, c.ID, text, author, "")
+	return c, r.Send(ctx, c.ID, text, author, nonce)
 }
 
 // MaxMessageBytes bounds one message.

@@ -4,10 +4,13 @@ CREATE TABLE conversations (
 	agent      TEXT NOT NULL,
 	title      TEXT NOT NULL,
 	state      TEXT NOT NULL DEFAULT '',
+	-- nonce is the start form's one-time token: a double click finds the conversation here.
+	nonce      TEXT NOT NULL DEFAULT '',
 	created_at TEXT NOT NULL,
 	updated_at TEXT NOT NULL
 );
 CREATE INDEX conversations_updated ON conversations (updated_at DESC, id DESC);
+CREATE UNIQUE INDEX conversations_nonce ON conversations (nonce) WHERE nonce <> '';
 
 CREATE TABLE runs (
 	id              INTEGER PRIMARY KEY,

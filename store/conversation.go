@@ -9,16 +9,33 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// CreateConversation starts an empty conversation with the named agent.
-func (db *DB) CreateConversation(ctx context.Context, agentName, title string) (agent.Conversation, error) {
-	now := db.Now()
-	res, err := db.write.ExecContext(ctx, `INSERT INTO conversations (agent, title, state, created_at, updated_at)
-		VALUES (?, ?, '', ?, ?)`, agentName, title, formatTime(now), formatTime(now))
-	if err != nil {
-		return agent.Conversation{}, fmt.Errorf("create conversation: %w", err)
-	}
-	id, _ := res.LastInsertId()
-	return agent.Conversation{ID: id, Agent: agentName, Title: title, CreatedAt: now, UpdatedAt: now}, nil
+// CreateConversation starts an empty conversation with the named agent. With a non-empty
+// nonce already used, it returns that conversation instead (a double-clicked start form).
+func (db *DB) CreateConversation(ctx context.Context, agentName, title, nonce string) (agent.Conversation, error) {
+	var c agent.Conversation
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		if nonce != "" {
+			var id int64
+			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE nonce = ?`, nonce).Scan(&id)
+			if err == nil {
+				c, err = conversation(ctx, tx, id)
+				return err
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("create conversation: %w", err)
+			}
+		}
+		now := db.Now()
+		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (agent, title, state, nonce, created_at, updated_at)
+			VALUES (?, ?, '', ?, ?, ?)`, agentName, title, nonce, formatTime(now), formatTime(now))
+		if err != nil {
+			return fmt.Errorf("create conversation: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		c = agent.Conversation{ID: id, Agent: agentName, Title: title, CreatedAt: now, UpdatedAt: now}
+		return nil
+	})
+	return c, err
 }
 
 const conversationColumns = `id, agent, title, state, created_at, updated_at`

@@ -3,9 +3,11 @@ package web
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
 
@@ -26,14 +28,17 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 		return err
 	}
 	d.Conversations, d.Agents = list, s.runner.Agents()
+	if d.Nonce == "" {
+		d.Nonce = newNonce()
+	}
 	return page(c, status, views.Home(d))
 }
 
 func (s *Server) handleCreateConversation(c echo.Context) error {
-	name, text := c.FormValue("agent"), c.FormValue("text")
-	conv, err := s.runner.NewConversation(c.Request().Context(), name, text, person)
+	name, text, nonce := c.FormValue("agent"), c.FormValue("text"), c.FormValue("nonce")
+	conv, err := s.runner.NewConversation(c.Request().Context(), name, text, person, nonce)
 	if agent.ErrorCode(err) == agent.EINVALID {
-		return s.renderHome(c, http.StatusUnprocessableEntity, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err)})
+		return s.renderHome(c, http.StatusUnprocessableEntity, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
 	}
 	if err != nil {
 		return err
@@ -69,17 +74,31 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	text, nonce := c.FormValue("text"), c.FormValue("nonce")
-	err = s.runner.Send(c.Request().Context(), id, text, person, nonce)
+	ctx := c.Request().Context()
+	sse := func(comp templ.Component, opts ...datastar.PatchElementOption) error {
+		return newSSE(c).PatchElements(html(ctx, comp), opts...)
+	}
+	if _, err := c.FormParams(); err != nil {
+		return sse(views.ComposerError(tooLarge(err)))
+	}
+	err = s.runner.Send(ctx, id, c.FormValue("text"), person, c.FormValue("nonce"))
 	switch agent.ErrorCode(err) {
 	case "":
-		text, nonce = "", newNonce()
+		return sse(views.Composer(id, newNonce()), datastar.WithModeReplace())
 	case agent.EINVALID, agent.ECONFLICT:
-	default:
-		return err
+		// Only the error is patched: the message box keeps what was typed.
+		return sse(views.ComposerError(agent.ErrorMessage(err)))
 	}
-	sse := newSSE(c)
-	return sse.PatchElements(html(c.Request().Context(), views.Composer(id, nonce, text, errorText(err))), datastar.WithModeReplace())
+	return err
+}
+
+// tooLarge explains a form that could not be read.
+func tooLarge(err error) string {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Sprintf("The message is too long (at most %d KB).", agent.MaxMessageBytes>>10)
+	}
+	return "The message could not be read; try again."
 }
 
 // newNonce returns a random one-time token.
@@ -87,13 +106,6 @@ func newNonce() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-func errorText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return agent.ErrorMessage(err)
 }
 
 func (s *Server) handleRetry(c echo.Context) error {

@@ -395,8 +395,8 @@ func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
 	form := url.Values{"text": {"line one\r\nline two"}, "nonce": {"abc123"}}
 	for i := 0; i < 3; i++ {
 		code, body, _ := ts.post(t, path+"/messages", form)
-		if code != 200 || strings.Contains(body, `role="alert"`) {
-			t.Fatalf("send %d = %d %s", i, code, body)
+		if code != 200 || !strings.Contains(body, "mode replace") {
+			t.Fatalf("send %d = %d %s, want a fresh message box", i, code, body)
 		}
 		ts.waitState(t, id, agent.StateDone)
 	}
@@ -409,5 +409,60 @@ func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
 	}
 	if len(msgs) != 2 || msgs[1] != "line one\nline two" {
 		t.Fatalf("user messages = %q, want [first, \"line one\\nline two\"]", msgs)
+	}
+}
+
+func TestCreateConversation_DoubleSubmitMakesOne(t *testing.T) {
+	a := &scripted{name: "echo", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		return out.Text("ok")
+	}}
+	ts := newTestServer(t, newDB(t), a)
+	form := url.Values{"agent": {"echo"}, "text": {"hello"}, "nonce": {"start-1"}}
+	_, _, h1 := ts.post(t, "/conversations", form)
+	_, _, h2 := ts.post(t, "/conversations", form)
+	if h1.Get("Location") != h2.Get("Location") {
+		t.Fatalf("two conversations: %s and %s", h1.Get("Location"), h2.Get("Location"))
+	}
+	id := convID(t, h1.Get("Location"))
+	ts.waitState(t, id, agent.StateDone)
+	list, _ := ts.db.ListConversations(context.Background(), 10)
+	evs, _ := ts.db.Events(context.Background(), id, 0)
+	users := 0
+	for _, ev := range evs {
+		if ev.Kind == agent.EventUserMessage {
+			users++
+		}
+	}
+	if len(list) != 1 || users != 1 {
+		t.Fatalf("%d conversations, %d user messages; want 1 and 1", len(list), users)
+	}
+}
+
+func TestSendMessage_Errors(t *testing.T) {
+	a := askerAgent(askerQuestion)
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "asker", "hello")
+	ts.waitState(t, convID(t, path), agent.StateWaiting)
+	tests := []struct {
+		name, text, want string
+	}{
+		{"empty", "   ", "Write a message first."},
+		{"over the message limit", strings.Repeat("x", agent.MaxMessageBytes+1), "too long"},
+		{"over the body limit", strings.Repeat("y", 5<<20), "too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {tt.text}})
+			if code != 200 || !strings.Contains(body, tt.want) || !strings.Contains(body, "selector #composer-error") && !strings.Contains(body, `id="composer-error"`) {
+				t.Fatalf("= %d %.300s, want the error %q patched alone", code, body, tt.want)
+			}
+			if strings.Contains(body, `id="message"`) {
+				t.Fatal("the message box was replaced: what was typed would be lost")
+			}
+		})
+	}
+	rec, _ := ts.db.Question(context.Background(), 1)
+	if !rec.Pending() {
+		t.Fatal("a rejected message superseded the pending question")
 	}
 }

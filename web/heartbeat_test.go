@@ -17,7 +17,7 @@ func TestStream_Heartbeat(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
-	_, err := db.CreateConversation(context.Background(), "none", "quiet")
+	_, err := db.CreateConversation(context.Background(), "none", "quiet", "")
 	if err != nil {
 		t.Fatal(err)
 	}

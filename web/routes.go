@@ -13,6 +13,7 @@ import (
 func (s *Server) routes() {
 	views.AssetVersion = static.Version()
 	e := s.echo
+	e.Use(s.logRequests, s.recoverPanics, limitBody)
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/static/*", s.handleStatic)
 	e.GET("/", s.handleHome)

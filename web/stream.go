@@ -47,7 +47,9 @@ func (s *Server) handleStream(c echo.Context) error {
 	for {
 		events, err := s.db.Events(ctx, id, after)
 		if err != nil {
-			s.log.Error("stream events", "conversation", id, "error", err)
+			if ctx.Err() == nil {
+				s.log.Error("stream events", "conversation", id, "error", err)
+			}
 			return nil
 		}
 		for _, ev := range events {
