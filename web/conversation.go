@@ -27,7 +27,7 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 	if err != nil {
 		return err
 	}
-	d.Conversations, d.Agents = list, s.runner.Agents()
+	d.Conversations, d.Agents, d.Problems = list, s.runner.Agents(), s.problems
 	if d.Nonce == "" {
 		d.Nonce = newNonce()
 	}

@@ -25,6 +25,7 @@ type Server struct {
 	broker    *broker
 	log       *slog.Logger
 	heartbeat time.Duration
+	problems  []string
 	http      *http.Server
 	// closing ends every SSE stream when the server shuts down.
 	closing   chan struct{}
@@ -37,13 +38,15 @@ type NewServerOptions struct {
 	Logger *slog.Logger
 	// Agents are the back ends people can talk to.
 	Agents []agent.Agent
+	// Problems are configuration errors (an agent that could not be built), shown on the home page.
+	Problems []string
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
 	Heartbeat time.Duration
 }
 
 // NewServer wires the runner to the store and the broker and builds the route table.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, closing: make(chan struct{})}
+	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, problems: opts.Problems, closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

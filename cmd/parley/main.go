@@ -37,6 +37,8 @@ type Config struct {
 	DB        string
 	LogLevel  string
 	LogFormat string
+	// ConfigFile declares model-backed agents (TOML).
+	ConfigFile string
 	// Pace is the delay between streamed tokens of the built-in agents.
 	Pace time.Duration
 }
@@ -53,7 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stderr)
+		return serve(ctx, cfg, getenv, stderr)
 	case "help":
 		fmt.Fprintln(stderr, "usage: parley [serve] [flags]   (parley serve -h for flags)")
 		return nil
@@ -75,6 +77,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
+	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
 	pace, err := time.ParseDuration(env("PARLEY_BUILTIN_PACE", "25ms"))
 	if err != nil {
 		return cfg, fmt.Errorf("PARLEY_BUILTIN_PACE: %w", err)
@@ -104,20 +107,35 @@ func newLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use text or json", cfg.LogFormat)
 }
 
-func serve(ctx context.Context, cfg Config, stderr io.Writer) error {
+func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr io.Writer) error {
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
 		return err
 	}
+	agents := builtin.All(builtin.Options{Pace: cfg.Pace})
+	taken := map[string]bool{}
+	for _, a := range agents {
+		taken[a.Info().Name] = true
+	}
+	cfgs, err := loadConfig(cfg.ConfigFile, getenv)
+	if err != nil {
+		return err
+	}
+	configured, problems := buildAgents(cfgs, getenv, taken)
+	for _, p := range problems {
+		log.Error("agent not available", "problem", p)
+	}
+	agents = append(agents, configured...)
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		return err
 	}
 
 	srv := web.NewServer(web.NewServerOptions{
-		DB:     db,
-		Logger: log,
-		Agents: builtin.All(builtin.Options{Pace: cfg.Pace}),
+		DB:       db,
+		Logger:   log,
+		Agents:   agents,
+		Problems: problems,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

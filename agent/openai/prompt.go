@@ -1,0 +1,135 @@
+package openai
+
+import (
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// toolName is the one tool the model is offered.
+const toolName = "request_user_input"
+
+// askAppendix teaches the model how to ask the person, with the tool or, for models
+// without tool calling, with the UserInputMetaData format (seeds/000).
+const askAppendix = `## Asking the person
+
+You talk with a person through Parley, a chat that can show forms. Only ask when you truly
+need something to continue; when the conversation already says it, go ahead.
+
+To ask, call the tool request_user_input:
+- prompt: the question, as the person will read it;
+- request_type: "clarification" (a free answer), "selection" (pick one of several options:
+  put them in context.options as strings or objects with id and name) or "approval"
+  (approve or reject, with an optional comment);
+- context: supporting data (an object);
+- fields (optional): your own form, a list of {name, label, description, kind, required,
+  options [{value, label}], default, min, max, minLength, maxLength, pattern, minItems,
+  maxItems}, kind one of text, textarea, number, integer, select, multiselect, boolean, date.
+Several independent questions may be several calls in one reply. The answer comes back as
+the tool result: {"outcome":"answered","values":{...}}, or an outcome of declined,
+cancelled, expired or superseded with a reason; then do not ask the same thing again.
+
+If you cannot call tools, reply with only this, and nothing after it:
+
+UserInputMetaData: {"require_user_input": true, "content": "What you need and why", "metadata": {"user_input": true, "input_fields": [{"name": "branch_name", "description": "The source branch", "type": "text", "required": true}, {"name": "base_branch", "description": "Target branch", "type": "select", "required": true, "options": ["main", "develop"]}]}}
+
+Field types there are text, textarea, number, select and boolean. The person's answers then
+come as the next message.
+
+Never ask for passwords, tokens, API keys or other secrets, nor for email addresses: Parley
+will not show such fields.`
+
+// answerAppendix describes the final reply, which Parley also reads as a structured response.
+const answerAppendix = `## Answering
+
+Answer in Markdown. You may instead reply with only a JSON object
+{"is_task_complete": true, "require_user_input": false, "content": "your answer in Markdown", "metadata": null}:
+Parley then shows the content.`
+
+// structuredAskNote tells a model that may ask that the structured response can carry a form.
+const structuredAskNote = ` With "require_user_input": true and "metadata": {"input_fields": [...]}
+(fields as in the UserInputMetaData format) it shows a form instead.`
+
+// trimmedNote is added when older messages did not fit the context window.
+const trimmedNote = "\n\n(Older messages of this conversation were left out to fit your context window.)"
+
+// systemPrompt is the operator's prompt followed by what Parley teaches every model.
+func (a *Agent) systemPrompt() string {
+	var b strings.Builder
+	if p := strings.TrimSpace(a.cfg.SystemPrompt); p != "" {
+		b.WriteString(p)
+		b.WriteString("\n\n")
+	}
+	if a.cfg.AllowQuestions {
+		b.WriteString(askAppendix)
+		b.WriteString("\n\n")
+		b.WriteString(answerAppendix)
+		b.WriteString(structuredAskNote)
+	} else {
+		b.WriteString(answerAppendix)
+		b.WriteString(" Do not ask for forms; ask in plain text when you must.")
+	}
+	return b.String()
+}
+
+// fieldSchema is the JSON Schema of one field of the question model.
+var fieldSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":        map[string]any{"type": "string", "description": "Unique key of the answer, such as branch_name."},
+		"label":       map[string]any{"type": "string"},
+		"description": map[string]any{"type": "string"},
+		"kind": map[string]any{"type": "string",
+			"enum": []string{"text", "textarea", "number", "integer", "select", "multiselect", "boolean", "date"}},
+		"required": map[string]any{"type": "boolean"},
+		"options": map[string]any{"type": "array", "items": map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"value": map[string]any{"type": "string"}, "label": map[string]any{"type": "string"}},
+			"required":   []string{"value"},
+		}},
+		"default":   map[string]any{"description": "Prefilled answer: a string, number or boolean, or a list of strings for multiselect."},
+		"min":       map[string]any{"type": "number"},
+		"max":       map[string]any{"type": "number"},
+		"minLength": map[string]any{"type": "integer"},
+		"maxLength": map[string]any{"type": "integer"},
+		"pattern":   map[string]any{"type": "string"},
+		"minItems":  map[string]any{"type": "integer"},
+		"maxItems":  map[string]any{"type": "integer"},
+	},
+	"required": []string{"name", "kind"},
+}
+
+// toolParams is the JSON Schema of request_user_input's arguments.
+var toolParams = shared.FunctionParameters{
+	"type": "object",
+	"properties": map[string]any{
+		"prompt": map[string]any{"type": "string", "description": "The question, as the person will read it."},
+		"context": map[string]any{"type": "object",
+			"description": "Supporting data. For a selection, the choices go in context.options."},
+		"request_type": map[string]any{"type": "string", "enum": []string{"clarification", "selection", "approval"}},
+		"fields": map[string]any{"type": "array", "items": fieldSchema,
+			"description": "Optional: the form's fields, when the request type's default form does not fit."},
+	},
+	"required": []string{"prompt", "request_type"},
+}
+
+// toolDescription says when to use the tool.
+const toolDescription = "Ask the person a question through a form and wait for the answer. " +
+	"Use it only when you cannot continue without the person's input."
+
+// tools returns the tools offered to the model: request_user_input, when the agent may ask.
+func (a *Agent) tools() []oai.ChatCompletionToolUnionParam {
+	if !a.cfg.AllowQuestions {
+		return nil
+	}
+	return []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+		Name:        toolName,
+		Description: oai.String(toolDescription),
+		Parameters:  toolParams,
+	})}
+}
+
+// expectedShape is told to the model when its tool arguments cannot be used.
+const expectedShape = `Expected arguments: {"prompt": "the question", "request_type": "clarification" | "selection" | "approval", ` +
+	`"context": {...}, "fields": [{"name": "...", "kind": "text", "required": true}]} (context and fields optional), as valid JSON.`

@@ -1,0 +1,224 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// reply is one finished model reply.
+type reply struct {
+	content string
+	calls   []toolCall
+	finish  string
+	// held says the text was held back (it may be a structured response): nothing of it
+	// reached the Output yet.
+	held bool
+}
+
+// complete sends msgs and streams the reply: text goes to out as it arrives, except a reply
+// that starts like JSON, which is held back until the end (see sink). On a fault the text
+// so far is kept (shown and its message ended) and the error explains the fault.
+func (a *Agent) complete(ctx context.Context, msgs []message, out agent.Output) (reply, error) {
+	w := &watch{idle: a.cfg.IdleTimeout}
+	stream := a.chat.NewStreaming(ctx, a.params(msgs), option.WithMiddleware(w.middleware))
+	defer stream.Close()
+	s := &sink{out: out}
+	var calls assembler
+	var finish string
+	chunks := 0
+	for stream.Next() {
+		chunks++
+		for _, ch := range stream.Current().Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if err := s.add(ch.Delta.Content + ch.Delta.Refusal); err != nil {
+				return reply{}, err
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				calls.add(tc)
+			}
+			if ch.FinishReason != "" {
+				finish = ch.FinishReason
+			}
+		}
+	}
+	err := stream.Err()
+	switch {
+	case ctx.Err() != nil:
+		// Shutdown or cancellation: the runner keeps the open message as interrupted.
+		if ferr := s.flush(); ferr != nil {
+			return reply{}, ferr
+		}
+		return reply{}, ctx.Err()
+	case err != nil:
+		return reply{}, s.abort(a.requestFault(err, w))
+	case finish == "length":
+		return reply{}, s.abort(a.faultf(nil, "the reply was cut off by the model's length limit; what came is kept above"))
+	case finish == "content_filter":
+		return reply{}, s.abort(a.faultf(nil, "the model endpoint's content filter stopped the reply"))
+	case finish == "":
+		if _, ct, _ := w.response(); chunks == 0 && !isEventStream(ct) {
+			return reply{}, s.abort(a.faultf(nil, "the model endpoint at %s answered with %q instead of an event stream: is the base URL right, and does it stream chat completions?", a.endpoint, ct))
+		}
+		return reply{}, s.abort(a.faultf(nil, "the model endpoint at %s closed the stream before the reply was complete", a.endpoint))
+	}
+	r := reply{content: s.text.String(), calls: calls.result(), finish: finish, held: s.hold}
+	if len(r.calls) > 0 {
+		// Text that came with tool calls is an ordinary message before the questions.
+		if err := s.flush(); err != nil {
+			return reply{}, err
+		}
+		r.held = false
+		if err := out.EndMessage(); err != nil {
+			return reply{}, err
+		}
+	}
+	return r, nil
+}
+
+// params is the request: the model, the messages and, when the agent may ask, the tool.
+func (a *Agent) params(msgs []message) oai.ChatCompletionNewParams {
+	p := oai.ChatCompletionNewParams{Model: a.cfg.Model, Messages: make([]oai.ChatCompletionMessageParamUnion, 0, len(msgs))}
+	for _, m := range msgs {
+		p.Messages = append(p.Messages, m.param())
+	}
+	if a.cfg.Temperature != nil {
+		p.Temperature = oai.Float(*a.cfg.Temperature)
+	}
+	p.Tools = a.tools()
+	return p
+}
+
+// param converts a message to the client's type.
+func (m message) param() oai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case roleSystem:
+		return oai.SystemMessage(m.Content)
+	case roleUser:
+		return oai.UserMessage(m.Content)
+	case roleTool:
+		return oai.ToolMessage(m.Content, m.CallID)
+	}
+	if len(m.Calls) == 0 {
+		return oai.AssistantMessage(m.Content)
+	}
+	var p oai.ChatCompletionAssistantMessageParam
+	if m.Content != "" {
+		p.Content.OfString = oai.String(m.Content)
+	}
+	for _, c := range m.Calls {
+		p.ToolCalls = append(p.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       c.ID,
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
+			},
+		})
+	}
+	return oai.ChatCompletionMessageParamUnion{OfAssistant: &p}
+}
+
+// sink passes a reply's text to the Output as it streams, except a reply that starts with
+// "{" or "```" (after white space): that one may be a structured response, so it is held
+// back until the reply ends and the caller decides what to show. Either way the text is
+// shown exactly once.
+type sink struct {
+	out     agent.Output
+	text    strings.Builder
+	decided bool
+	hold    bool
+	shown   int // bytes of text already passed to out
+}
+
+// add takes the next delta.
+func (s *sink) add(delta string) error {
+	if delta == "" {
+		return nil
+	}
+	s.text.WriteString(delta)
+	if !s.decided {
+		t := strings.TrimLeftFunc(s.text.String(), unicode.IsSpace)
+		switch {
+		case t == "" || strings.HasPrefix("```", t) && t != "```":
+			return nil // too early to tell
+		case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "```"):
+			s.decided, s.hold = true, true
+		default:
+			s.decided = true
+		}
+	}
+	if s.hold {
+		return nil
+	}
+	return s.flush()
+}
+
+// flush shows whatever of the text was not shown yet.
+func (s *sink) flush() error {
+	rest := s.text.String()[s.shown:]
+	if rest == "" {
+		return nil
+	}
+	s.shown = s.text.Len()
+	if err := s.out.Text(rest); err != nil {
+		return fmt.Errorf("store text: %w", err)
+	}
+	return nil
+}
+
+// abort keeps the text of a failed reply, held or not, as a finished message and returns
+// the fault.
+func (s *sink) abort(fault error) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if err := s.out.EndMessage(); err != nil {
+		return err
+	}
+	return fault
+}
+
+// assembler puts tool calls together from their streamed pieces, by index.
+type assembler struct {
+	calls   []*toolCall
+	byIndex map[int64]int
+}
+
+// add takes one piece. A piece with a new id at a known index starts a new call: some
+// servers number every call 0.
+func (as *assembler) add(d oai.ChatCompletionChunkChoiceDeltaToolCall) {
+	if as.byIndex == nil {
+		as.byIndex = map[int64]int{}
+	}
+	i, ok := as.byIndex[d.Index]
+	if !ok || d.ID != "" && as.calls[i].ID != "" && as.calls[i].ID != d.ID {
+		as.calls = append(as.calls, &toolCall{})
+		i = len(as.calls) - 1
+		as.byIndex[d.Index] = i
+	}
+	c := as.calls[i]
+	if c.ID == "" {
+		c.ID = d.ID
+	}
+	// The name comes whole in one piece, but some servers repeat it in every piece.
+	if n := d.Function.Name; n != "" && n != c.Name {
+		c.Name += n
+	}
+	c.Arguments += d.Function.Arguments
+}
+
+// result returns the calls in the order they started.
+func (as *assembler) result() []toolCall {
+	out := make([]toolCall, len(as.calls))
+	for i, c := range as.calls {
+		out[i] = *c
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package openai_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+func TestStep_ToolCallsAllAtIndexZero(t *testing.T) {
+	// Some servers send each call whole, every one at index 0.
+	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		s := startSSE(w)
+		for _, c := range []struct{ id, args string }{
+			{"call_a", `{"prompt":"First?","request_type":"clarification"}`},
+			{"call_b", `{"prompt":"Second?","request_type":"clarification"}`},
+		} {
+			s.chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": c.id, "type": "function",
+				"function": map[string]any{"name": "request_user_input", "arguments": c.args}}}}, "")
+		}
+		s.chunk(map[string]any{}, "tool_calls")
+		s.done()
+	})
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec := c.mustSend("Go")
+	var keys []string
+	for _, q := range rec.questions() {
+		keys = append(keys, q.Key+" "+q.Message)
+	}
+	if want := []string{"call_a First?", "call_b Second?"}; !slices.Equal(keys, want) {
+		t.Errorf("questions: got %q, want %q", keys, want)
+	}
+}
+
+func TestStep_SecretFieldsAreNoted(t *testing.T) {
+	srv := newFakeServer(t, toolCalls("", askCall("call_s",
+		`{"prompt":"Which repo?","request_type":"clarification","fields":[{"name":"repo","kind":"text","required":true},{"name":"github_token","kind":"text"}]}`)))
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec := c.mustSend("Clone it")
+	qs := rec.questions()
+	if len(qs) != 1 || len(qs[0].Fields) != 1 || len(qs[0].Refused) != 1 {
+		t.Fatalf("question: got %+v, want repo shown and github_token refused", qs)
+	}
+	c.answer(qs[0], form("repo", "parley"))
+	srv.then(text("Cloning."))
+	c.mustResume()
+	got := srv.last().Messages[3].Content
+	for _, want := range []string{`"outcome":"answered"`, `"values":{"repo":"parley"}`, `"note":"The field \"github_token\" was not shown`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tool result %s does not contain %s", got, want)
+		}
+	}
+}
+
+func TestStep_InvalidFieldsAreToldToTheModel(t *testing.T) {
+	srv := newFakeServer(t,
+		toolCalls("", askCall("call_1", `{"prompt":"Details?","request_type":"clarification","fields":[{"name":"a","kind":"text"},{"name":"a","kind":"number"}]}`)),
+		toolCalls("", askCall("call_2", `{"prompt":"Details?","request_type":"clarification","fields":[{"name":"a","kind":"text"}]}`)),
+	)
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec := c.mustSend("Go")
+	if qs := rec.questions(); len(qs) != 1 || qs[0].Key != "call_2" {
+		t.Fatalf("questions: got %+v, want one for call_2", qs)
+	}
+	if got := srv.last().Messages[3].Content; !strings.Contains(got, `field name \"a\" is used twice`) {
+		t.Errorf("the model was told %s", got)
+	}
+}
+
+func TestStep_StructuredFormWithoutContent(t *testing.T) {
+	srv := newFakeServer(t, text(`{"require_user_input": true, "metadata": {"input_fields": [{"name": "city", "type": "text", "required": true}]}}`))
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec := c.mustSend("Weather?")
+	qs := rec.questions()
+	if len(qs) != 1 || qs[0].Fields[0].Name != "city" || len(rec.messages()) != 0 {
+		t.Fatalf("questions %+v, messages %q: want the city form only", qs, rec.messages())
+	}
+	if qs[0].Type != "" && qs[0].Type != agent.RequestClarification {
+		t.Errorf("type: got %q", qs[0].Type)
+	}
+}
