@@ -39,6 +39,8 @@ func (a *Agent) requestFault(err error, w *watch) error {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
+	case w.stalled.Load() && !w.started.Load():
+		return a.faultf(err, "the model endpoint at %s sent nothing for %s after the request (is the model still loading? raise first_byte_timeout)", a.endpoint, a.cfg.FirstByteTimeout)
 	case w.stalled.Load():
 		return a.faultf(err, "the model endpoint at %s sent nothing for %s: the reply stalled", a.endpoint, a.cfg.IdleTimeout)
 	case status >= 400:

@@ -289,3 +289,26 @@ func TestStep_Cancelled(t *testing.T) {
 		t.Errorf("messages: got %+v, want one interrupted \"Start\"", got)
 	}
 }
+
+// A model that takes long before its first byte (loading, a long prompt) is not stalled until
+// the first-byte timeout; the error then says so.
+func TestStep_SlowFirstByte(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) {
+		c.IdleTimeout = 50 * time.Millisecond
+		c.FirstByteTimeout = 300 * time.Millisecond
+	}))
+	start := time.Now()
+	_, err := c.send("Think hard")
+	wantFault(t, err, "sent nothing for 300ms after the request", "first_byte_timeout")
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Errorf("gave up after %s, before the first-byte timeout", d)
+	}
+}

@@ -86,7 +86,7 @@ func (a *Agent) finish(r reply, out agent.Output) error {
 	}
 	text := r.content
 	if s, ok := parseStructured(r.content); ok {
-		if q, ok := s.question(); ok {
+		if q, ok := s.question(); ok && a.cfg.AllowQuestions {
 			q.Asker = a.info.Title
 			_, err := out.Ask(q)
 			return err

@@ -18,6 +18,21 @@ func split(s string, n int) []string {
 	return append(out, s)
 }
 
+// A code answer is not a structured response: it streams as it comes, shown once.
+func TestStep_CodeBlockStreams(t *testing.T) {
+	for _, reply := range []string{"```go\nfmt.Println(1)\n```", "```json\n[1, 2, 3]\n```", "```\nplain\n```"} {
+		srv := newFakeServer(t, text(split(reply, 7)...))
+		c := newConvo(t, newAgent(t, srv.url()))
+		rec := c.mustSend("Show me")
+		if len(rec.deltas) < 2 || strings.Join(rec.deltas, "") != reply {
+			t.Errorf("deltas for %q: got %q, want it streamed in pieces", reply, rec.deltas)
+		}
+		if got := rec.messages(); !slices.Equal(got, []string{reply}) {
+			t.Errorf("messages: got %q, want [%q]", got, reply)
+		}
+	}
+}
+
 func TestStep_StructuredResponse(t *testing.T) {
 	const bare = `{"is_task_complete": true, "require_user_input": false, "content": "Your party is **booked**.", "metadata": null}`
 	tests := []struct {
@@ -31,7 +46,6 @@ func TestStep_StructuredResponse(t *testing.T) {
 		{"broken JSON", `{"is_task_complete": true, "content": "Your party is`, `{"is_task_complete": true, "content": "Your party is`},
 		{"JSON the person asked for", `{"name": "Ada", "age": 36}`, `{"name": "Ada", "age": 36}`},
 		{"text after the JSON", bare + "\nHope this helps!", bare + "\nHope this helps!"},
-		{"a code block", "```go\nfmt.Println(1)\n```", "```go\nfmt.Println(1)\n```"},
 		{"empty content", `{"is_task_complete": true, "content": ""}`, `{"is_task_complete": true, "content": ""}`},
 	}
 	for _, tt := range tests {

@@ -35,6 +35,12 @@ func rebuild(history []agent.Event) []message {
 	for i, ev := range history {
 		switch ev.Kind {
 		case agent.EventUserMessage:
+			// Two person messages in a row (a new message after a fault) are one turn: some
+			// chat templates reject a user message after a user message.
+			if n := len(out); n > 0 && out[n-1].Role == roleUser {
+				out[n-1].Content += "\n\n" + ev.Text
+				continue
+			}
 			out = append(out, message{Role: roleUser, Content: ev.Text})
 		case agent.EventAgentMessage:
 			if !partial(history, i) && strings.TrimSpace(ev.Text) != "" {

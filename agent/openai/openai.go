@@ -26,6 +26,8 @@ import (
 const (
 	DefaultContextWindow = 8192
 	DefaultIdleTimeout   = 60 * time.Second
+	// DefaultFirstByteTimeout allows for a model that loads, or reads a long prompt, first.
+	DefaultFirstByteTimeout = 5 * time.Minute
 )
 
 // Config describes one model-backed agent, as an operator declares it.
@@ -46,6 +48,9 @@ type Config struct {
 	// IdleTimeout is how long a stream may send nothing before it counts as stalled;
 	// 0 means DefaultIdleTimeout. There is no limit on a whole reply.
 	IdleTimeout time.Duration
+	// FirstByteTimeout is how long the endpoint may take before the first byte of its reply;
+	// 0 means DefaultFirstByteTimeout.
+	FirstByteTimeout time.Duration
 	// HTTPClient is used for every request; nil means a client without any timeout.
 	HTTPClient *http.Client
 }
@@ -82,6 +87,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.ContextWindow == 0 {
 		cfg.ContextWindow = DefaultContextWindow
+	}
+	if cfg.FirstByteTimeout <= 0 {
+		cfg.FirstByteTimeout = DefaultFirstByteTimeout
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout

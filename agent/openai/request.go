@@ -26,11 +26,24 @@ func (a *Agent) question(c toolCall) (agent.Question, error) {
 	q.Key = c.ID
 	q.Asker = a.info.Title
 	// The runner refuses secret fields and checks the rest; a question it would reject is
-	// one the model can correct.
-	if err := agent.RefuseSecrets(q).Check(); err != nil {
+	// one the model can correct. A question of nothing but secrets is one too: asking it
+	// would be declined at once, and the model would ask again.
+	refused := agent.RefuseSecrets(q)
+	if len(refused.Fields) == 0 && len(refused.Refused) > 0 {
+		return agent.Question{}, fmt.Errorf("the question asks only for secrets, which Parley never collects by form (%s); ask for something else, or tell the person to use the service's own sign-in", refusedNames(refused.Refused))
+	}
+	if err := refused.Check(); err != nil {
 		return agent.Question{}, fmt.Errorf("the question cannot be shown: %v", err)
 	}
 	return q, nil
+}
+
+func refusedNames(r []agent.RefusedField) string {
+	names := make([]string, len(r))
+	for i, f := range r {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // decodeRequest reads request_user_input's arguments, telling the model in its own terms

@@ -26,7 +26,7 @@ type reply struct {
 // that starts like JSON, which is held back until the end (see sink). On a fault the text
 // so far is kept (shown and its message ended) and the error explains the fault.
 func (a *Agent) complete(ctx context.Context, msgs []message, out agent.Output) (reply, error) {
-	w := &watch{idle: a.cfg.IdleTimeout}
+	w := &watch{first: a.cfg.FirstByteTimeout, idle: a.cfg.IdleTimeout}
 	stream := a.chat.NewStreaming(ctx, a.params(msgs), option.WithMiddleware(w.middleware))
 	defer stream.Close()
 	s := &sink{out: out}
@@ -145,19 +145,45 @@ func (s *sink) add(delta string) error {
 	s.text.WriteString(delta)
 	if !s.decided {
 		t := strings.TrimLeftFunc(s.text.String(), unicode.IsSpace)
-		switch {
-		case t == "" || strings.HasPrefix("```", t) && t != "```":
+		hold, known := holdReply(t)
+		if !known {
 			return nil // too early to tell
-		case strings.HasPrefix(t, "{") || strings.HasPrefix(t, "```"):
-			s.decided, s.hold = true, true
-		default:
-			s.decided = true
 		}
+		s.decided, s.hold = true, hold
 	}
 	if s.hold {
 		return nil
 	}
 	return s.flush()
+}
+
+// holdReply says whether a reply that begins with t may be a structured JSON response, which
+// is held back until it ends; known is false while t is too short to tell. Only a bare "{"
+// or a fence tagged json (or untagged) whose body starts with "{" is held: code answers stream.
+func holdReply(t string) (hold, known bool) {
+	switch {
+	case t == "" || strings.HasPrefix("```", t):
+		return false, false
+	case strings.HasPrefix(t, "{"):
+		return true, true
+	case !strings.HasPrefix(t, "```"):
+		return false, true
+	}
+	nl := strings.IndexByte(t, '\n')
+	if nl < 0 {
+		if len(t) > 64 {
+			return false, true
+		}
+		return false, false
+	}
+	if info := strings.TrimSpace(t[3:nl]); info != "" && !strings.EqualFold(info, "json") {
+		return false, true
+	}
+	body := strings.TrimLeftFunc(t[nl+1:], unicode.IsSpace)
+	if body == "" {
+		return false, false
+	}
+	return body[0] == '{', true
 }
 
 // flush shows whatever of the text was not shown yet.

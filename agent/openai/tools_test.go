@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/openai"
 )
 
 func TestStep_ToolCallsAllAtIndexZero(t *testing.T) {
@@ -79,5 +80,52 @@ func TestStep_StructuredFormWithoutContent(t *testing.T) {
 	}
 	if qs[0].Type != "" && qs[0].Type != agent.RequestClarification {
 		t.Errorf("type: got %q", qs[0].Type)
+	}
+}
+
+// A question of nothing but secrets is told back to the model, not asked: asking would be
+// declined at once and resume the model in a loop.
+func TestStep_OnlySecretsIsToldToTheModel(t *testing.T) {
+	secret := toolCalls("", askCall("", `{"prompt":"Your key?","request_type":"clarification","fields":[{"name":"api_key","kind":"text","required":true}]}`))
+	srv := newFakeServer(t, secret, secret, secret)
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec, err := c.send("Deploy")
+	wantFault(t, err, "could not be used after 3 tries")
+	if len(rec.questions()) != 0 || len(srv.sent()) != 3 {
+		t.Fatalf("asked %d questions in %d requests, want none in 3", len(rec.questions()), len(srv.sent()))
+	}
+	if got := srv.last().Messages[3].Content; !strings.Contains(got, "only for secrets") || !strings.Contains(got, "api_key") {
+		t.Errorf("the model was told %s", got)
+	}
+}
+
+// With questions off, a structured response that asks is shown as its text.
+func TestStep_NoQuestionsMeansNoForms(t *testing.T) {
+	reply := `{"is_task_complete": false, "require_user_input": true, "content": "Which branch?", "metadata": {"user_input": true, "input_fields": [{"name": "branch", "type": "text", "required": true}]}}`
+	srv := newFakeServer(t, text(split(reply, 9)...))
+	a, err := openai.New(openai.Config{Name: "m", BaseURL: srv.url(), Model: "m", AllowQuestions: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newConvo(t, a).mustSend("Open a PR")
+	if len(rec.questions()) != 0 || !slices.Equal(rec.messages(), []string{"Which branch?"}) {
+		t.Fatalf("questions %v, messages %q; want no form and the content shown", rec.questions(), rec.messages())
+	}
+}
+
+// A new message after a fault joins the unanswered one: roles keep alternating.
+func TestStep_UserMessagesInARowAreOneTurn(t *testing.T) {
+	srv := newFakeServer(t, status(500, "application/json", `{"error":{"message":"down"}}`), text("Fine."))
+	c := newConvo(t, newAgent(t, srv.url()))
+	if _, err := c.send("First"); err == nil {
+		t.Fatal("want the fault")
+	}
+	c.mustSend("Second")
+	last := srv.last()
+	if got := roles(last); !slices.Equal(got, []string{"system", "user"}) {
+		t.Fatalf("roles: got %v, want [system user]", got)
+	}
+	if got := last.Messages[1].Content; got != "First\n\nSecond" {
+		t.Errorf("user turn = %q", got)
 	}
 }

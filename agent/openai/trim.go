@@ -83,6 +83,16 @@ func trim(system message, msgs []message, budget int) ([]message, bool) {
 		keep[i], dropped = false, true
 		total -= units[i].tokens
 	}
+	// What is left must open with the person's turn: some chat templates require it.
+	for i := 0; i < len(units) && dropped; i++ {
+		if !keep[i] {
+			continue
+		}
+		if units[i].msgs[0].Role == roleUser || i == lastUser {
+			break
+		}
+		keep[i] = false
+	}
 	out := make([]message, 0, len(msgs))
 	for i, u := range units {
 		if keep[i] {

@@ -24,8 +24,12 @@ const maxErrorBody = 64 << 10
 // and content type of the response, so that faults are explained from what the endpoint
 // really sent whatever shape its error body has.
 type watch struct {
+	// first bounds the wait for the first byte of the reply (a model loading, a long prompt);
+	// idle bounds every silence after it.
+	first   time.Duration
 	idle    time.Duration
 	stalled atomic.Bool
+	started atomic.Bool // a byte of the reply body arrived
 
 	mu          sync.Mutex
 	status      int
@@ -36,7 +40,7 @@ type watch struct {
 // middleware is the option.Middleware of the request.
 func (w *watch) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
-	timer := time.AfterFunc(w.idle, func() {
+	timer := time.AfterFunc(w.first, func() {
 		w.stalled.Store(true)
 		cancel(errStalled)
 	})
@@ -66,7 +70,7 @@ func (w *watch) middleware(req *http.Request, next option.MiddlewareNext) (*http
 		res.Body = io.NopCloser(bytes.NewReader(b))
 		return res, nil
 	}
-	timer.Reset(w.idle)
+	timer.Reset(w.first)
 	res.Body = &idleBody{rc: res.Body, w: w, timer: timer, cancel: cancel}
 	return res, nil
 }
@@ -89,6 +93,7 @@ type idleBody struct {
 func (b *idleBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if n > 0 && !b.w.stalled.Load() {
+		b.w.started.Store(true)
 		b.timer.Reset(b.w.idle)
 	}
 	if err != nil && err != io.EOF && b.w.stalled.Load() {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -29,36 +32,68 @@ type AgentConfig struct {
 	Temperature   *float64 `toml:"temperature"`
 	// Ask says whether the agent may ask the person questions at all (default true).
 	Ask *bool `toml:"ask"`
+	// IdleTimeout bounds a silence in the middle of a reply ("60s"); FirstByteTimeout the
+	// wait for its first byte ("5m", for a model that loads first).
+	IdleTimeout      duration `toml:"idle_timeout"`
+	FirstByteTimeout duration `toml:"first_byte_timeout"`
 }
 
-// FileConfig is the whole config file.
-type FileConfig struct {
-	Agents []AgentConfig `toml:"agents"`
+// duration reads "90s" or "5m" from TOML.
+type duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 90s or 5m", b)
+	}
+	d.Duration = v
+	return nil
 }
+
+// agentKeys are the keys an [[agents]] entry may have.
+var agentKeys = map[string]bool{"name": true, "title": true, "description": true, "backend": true,
+	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
+	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
-// A file that cannot be read or parsed is an error; a bad agent is reported by agentError.
-func loadConfig(path string, getenv func(string) string) ([]AgentConfig, error) {
-	var fc FileConfig
+// A file that cannot be read or parsed stops the start; a bad entry is a problem of that
+// agent alone (naming it and the key), and the others still serve.
+func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []string, error) {
+	var cfgs []AgentConfig
+	var problems []string
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, nil, fmt.Errorf("config: %w", err)
 		}
-		md, err := toml.Decode(string(b), &fc)
+		var file struct {
+			Agents []map[string]any `toml:"agents"`
+		}
+		md, err := toml.Decode(string(b), &file)
 		if err != nil {
 			var perr toml.ParseError
 			if errors.As(err, &perr) {
-				return nil, fmt.Errorf("config %s: %s", path, perr.ErrorWithPosition())
+				return nil, nil, fmt.Errorf("config %s: %s", path, perr.ErrorWithPosition())
 			}
-			return nil, fmt.Errorf("config %s: %w", path, err)
+			return nil, nil, fmt.Errorf("config %s: %w", path, err)
 		}
-		if undec := md.Undecoded(); len(undec) > 0 {
-			keys := make([]string, len(undec))
-			for i, k := range undec {
-				keys[i] = k.String()
+		for _, k := range md.Undecoded() {
+			if len(k) == 1 {
+				problems = append(problems, fmt.Sprintf("config %s: unknown section %q (agents go in [[agents]])", path, k.String()))
 			}
-			return nil, fmt.Errorf("config %s: unknown keys: %s", path, strings.Join(keys, ", "))
+		}
+		for i, entry := range file.Agents {
+			c, err := decodeAgent(entry)
+			if err != nil {
+				name, _ := entry["name"].(string)
+				if name == "" {
+					name = fmt.Sprintf("#%d", i+1)
+				}
+				problems = append(problems, fmt.Sprintf("agent %q: %v", name, err))
+				continue
+			}
+			cfgs = append(cfgs, c)
 		}
 	}
 	if model := getenv("PARLEY_OPENAI_MODEL"); model != "" || getenv("PARLEY_OPENAI_BASE_URL") != "" {
@@ -70,13 +105,40 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, error) 
 		if name == "" {
 			name = "PARLEY_OPENAI_MODEL"
 		}
-		fc.Agents = append(fc.Agents, AgentConfig{
+		cfgs = append(cfgs, AgentConfig{
 			Name: name, Title: model, Backend: "openai", BaseURL: base,
 			APIKey: getenv("PARLEY_OPENAI_API_KEY"), Model: model,
 			Description: fmt.Sprintf("%s at %s (from PARLEY_OPENAI_*).", model, base),
 		})
 	}
-	return fc.Agents, nil
+	return cfgs, problems, nil
+}
+
+// decodeAgent checks one [[agents]] entry's keys and types.
+func decodeAgent(entry map[string]any) (AgentConfig, error) {
+	var unknown []string
+	for k := range entry {
+		if !agentKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return AgentConfig{}, fmt.Errorf("unknown key %s", strings.Join(unknown, ", "))
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(entry); err != nil {
+		return AgentConfig{}, err
+	}
+	var c AgentConfig
+	if _, err := toml.Decode(buf.String(), &c); err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return c, errors.New(perr.Message)
+		}
+		return c, err
+	}
+	return c, nil
 }
 
 // buildAgents makes the configured agents. A bad agent does not stop the others: its problem
@@ -92,7 +154,11 @@ func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[strin
 		a, err := buildAgent(c, getenv)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("agent %q: %v", name, err))
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "agent ") {
+				msg = fmt.Sprintf("agent %q: %s", name, msg)
+			}
+			problems = append(problems, msg)
 		case taken[c.Name]:
 			problems = append(problems, fmt.Sprintf("agent %q: name: another agent already has this name", name))
 		default:
@@ -123,5 +189,6 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 		Name: c.Name, Title: c.Title, Description: c.Description,
 		BaseURL: c.BaseURL, APIKey: key, Model: c.Model, SystemPrompt: c.SystemPrompt,
 		ContextWindow: c.ContextWindow, Temperature: c.Temperature, AllowQuestions: ask,
+		IdleTimeout: c.IdleTimeout.Duration, FirstByteTimeout: c.FirstByteTimeout.Duration,
 	})
 }

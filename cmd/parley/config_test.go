@@ -28,6 +28,7 @@ model = "llama3.1"
 context_window = 8192
 temperature = 0.2
 ask = false
+idle_timeout = "90s"
 
 [[agents]]
 name = "gpt"
@@ -35,41 +36,67 @@ base_url = "https://api.openai.com/v1"
 api_key_env = "MY_KEY"
 model = "gpt-4o-mini"
 `)
-		cfgs, err := loadConfig(path, env(nil))
-		if err != nil {
-			t.Fatal(err)
+		cfgs, problems, err := loadConfig(path, env(nil))
+		if err != nil || len(problems) > 0 {
+			t.Fatal(err, problems)
 		}
-		if len(cfgs) != 2 || cfgs[0].Model != "llama3.1" || *cfgs[0].Temperature != 0.2 || *cfgs[0].Ask || cfgs[1].APIKeyEnv != "MY_KEY" {
+		if len(cfgs) != 2 || cfgs[0].Model != "llama3.1" || *cfgs[0].Temperature != 0.2 || *cfgs[0].Ask || cfgs[1].APIKeyEnv != "MY_KEY" || cfgs[0].IdleTimeout.Seconds() != 90 {
 			t.Fatalf("cfgs = %+v", cfgs)
 		}
 	})
 	t.Run("env shortcut adds one agent named after the model", func(t *testing.T) {
-		cfgs, err := loadConfig("", env(map[string]string{"PARLEY_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "PARLEY_OPENAI_MODEL": "qwen2.5"}))
+		cfgs, _, err := loadConfig("", env(map[string]string{"PARLEY_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "PARLEY_OPENAI_MODEL": "qwen2.5"}))
 		if err != nil || len(cfgs) != 1 || cfgs[0].Name != "qwen2.5" || cfgs[0].BaseURL != "http://127.0.0.1:11434/v1" {
 			t.Fatalf("cfgs = %+v, %v", cfgs, err)
 		}
 	})
 	t.Run("syntax error names the line", func(t *testing.T) {
-		_, err := loadConfig(writeConfig(t, "[[agents]]\nname = \"x\nmodel = 1\n"), env(nil))
+		_, _, err := loadConfig(writeConfig(t, "[[agents]]\nname = \"x\nmodel = 1\n"), env(nil))
 		if err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Fatalf("err = %v, want the line", err)
 		}
 	})
-	t.Run("unknown key", func(t *testing.T) {
-		_, err := loadConfig(writeConfig(t, "[[agents]]\nname = \"x\"\nmodle = \"y\"\n"), env(nil))
-		if err == nil || !strings.Contains(err.Error(), "modle") {
-			t.Fatalf("err = %v, want the unknown key named", err)
+	t.Run("a bad entry is its own problem; the others load", func(t *testing.T) {
+		cfgs, problems, err := loadConfig(writeConfig(t, `
+[[agents]]
+name = "x"
+modle = "y"
+
+[[agents]]
+name = "w"
+context_window = "8k"
+
+[[agents]]
+name = "t"
+idle_timeout = "soon"
+
+[[agents]]
+name = "ok"
+model = "m"
+temperature = 1
+`), env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(problems, "\n")
+		for _, want := range []string{`agent "x": unknown key modle`, `agent "w": `, "context_window", `agent "t": `, "soon"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("problems lack %q:\n%s", want, all)
+			}
+		}
+		if len(cfgs) != 1 || cfgs[0].Name != "ok" || *cfgs[0].Temperature != 1 {
+			t.Fatalf("cfgs = %+v, want only ok", cfgs)
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		if _, err := loadConfig(filepath.Join(t.TempDir(), "nope.toml"), env(nil)); err == nil {
+		if _, _, err := loadConfig(filepath.Join(t.TempDir(), "nope.toml"), env(nil)); err == nil {
 			t.Fatal("want an error")
 		}
 	})
 }
 
 func TestBuildAgents_BadAgentsAreReportedOthersServe(t *testing.T) {
-	cfgs, err := loadConfig(writeConfig(t, `
+	cfgs, _, err := loadConfig(writeConfig(t, `
 [[agents]]
 name = "good"
 base_url = "http://127.0.0.1:1/v1"
@@ -101,6 +128,9 @@ model = "m"
 	agents, problems := buildAgents(cfgs, env(nil), map[string]bool{"event-planner": true})
 	if len(agents) != 1 || agents[0].Info().Name != "good" {
 		t.Fatalf("agents = %v, want only good", agents)
+	}
+	if strings.Count(strings.Join(problems, "\n"), `agent "nomodel"`) != 1 {
+		t.Errorf("the agent is named more than once: %v", problems)
 	}
 	want := []string{`agent "nomodel": `, "model", `agent "weird": backend`, "carrier-pigeon", `agent "nokey": api_key_env`, "UNSET_KEY", `agent "event-planner": name`}
 	all := strings.Join(problems, "\n")

@@ -117,11 +117,12 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	for _, a := range agents {
 		taken[a.Info().Name] = true
 	}
-	cfgs, err := loadConfig(cfg.ConfigFile, getenv)
+	cfgs, problems, err := loadConfig(cfg.ConfigFile, getenv)
 	if err != nil {
 		return err
 	}
-	configured, problems := buildAgents(cfgs, getenv, taken)
+	configured, more := buildAgents(cfgs, getenv, taken)
+	problems = append(problems, more...)
 	for _, p := range problems {
 		log.Error("agent not available", "problem", p)
 	}
