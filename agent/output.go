@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // stepOutput stores what an agent reports during one step, notifying after each write.
@@ -23,8 +22,6 @@ type stepOutput struct {
 func newStepOutput(r *Runner, ctx context.Context, in StepInput, author string) *stepOutput {
 	return &stepOutput{r: r, ctx: ctx, in: in, author: author}
 }
-
-const metadataPrefix = "UserInputMetaData:"
 
 func (o *stepOutput) append(ev Event) error {
 	ev.ConversationID, ev.RunID = o.in.ConversationID, o.in.RunID
@@ -48,8 +45,7 @@ func (o *stepOutput) Text(delta string) error {
 	}
 	o.text.WriteString(delta)
 	if o.holding {
-		sofar := strings.TrimLeftFunc(o.text.String(), unicode.IsSpace)
-		if sofar == "" || strings.HasPrefix(metadataPrefix, sofar) || strings.HasPrefix(sofar, metadataPrefix) {
+		if StartsWithUserInputMetaData(o.text.String()) {
 			return nil
 		}
 		// Not a form after all: release what was held as the message's first delta.
@@ -59,7 +55,8 @@ func (o *stepOutput) Text(delta string) error {
 	return o.append(Event{Kind: EventTextDelta, MessageID: o.msgID, Text: delta, Author: o.author})
 }
 
-// EndMessage finishes the current message; a held UserInputMetaData message becomes a question.
+// EndMessage finishes the current message. A UserInputMetaData form in it (held back while
+// streaming when it opens the message) becomes a question; the text around the form stays.
 func (o *stepOutput) EndMessage() error {
 	if o.msgID == "" {
 		return nil
@@ -67,19 +64,39 @@ func (o *stepOutput) EndMessage() error {
 	id, text, held := o.msgID, o.text.String(), o.holding
 	o.msgID, o.holding = "", false
 	o.text.Reset()
-	if held {
-		if q, ok := ParseUserInputMetaData(text); ok {
-			if q.Asker == "" {
-				q.Asker = o.author
-			}
-			_, err := o.Ask(q)
-			return err
-		}
-		if strings.TrimSpace(text) == "" {
+	q, before, after, ok := SplitUserInputMetaData(text)
+	if !ok {
+		if held && strings.TrimSpace(text) == "" {
 			return nil
 		}
+		return o.append(Event{Kind: EventAgentMessage, MessageID: id, Start: held, Text: text, Author: o.author})
 	}
-	return o.append(Event{Kind: EventAgentMessage, MessageID: id, Start: held, Text: text, Author: o.author})
+	if before != "" || !held {
+		// What streamed before the form stays; the form's JSON does not.
+		if err := o.append(Event{Kind: EventAgentMessage, MessageID: id, Start: held, Text: before, Author: o.author}); err != nil {
+			return err
+		}
+	}
+	if q.Asker == "" {
+		q.Asker = o.author
+	}
+	if _, err := o.Ask(q); err != nil {
+		return err
+	}
+	if after == "" {
+		return nil
+	}
+	o.seq++
+	return o.append(Event{Kind: EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", o.in.StepID, o.seq), Start: true, Text: after, Author: o.author})
+}
+
+// interrupt keeps text held back for a possible form when the step is cut off, so that the
+// partial message survives like any other.
+func (o *stepOutput) interrupt() {
+	if o.msgID != "" && o.holding && strings.TrimSpace(o.text.String()) != "" {
+		o.holding = false
+		_ = o.append(Event{Kind: EventTextDelta, MessageID: o.msgID, Start: true, Text: o.text.String(), Author: o.author})
+	}
 }
 
 // As sets who speaks in the messages that follow.

@@ -183,7 +183,12 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	if len(ferrs) > 0 {
 		return q, ferrs
 	}
-	return q, r.resolve(ctx, q, Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by})
+	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by}
+	if len(q.Refused) > 0 {
+		// The fields Parley would not show are declined: the agent is told which, and why.
+		res.Reason = q.DeclineReason()
+	}
+	return q, r.resolve(ctx, q, res)
 }
 
 // Decline resolves a question as declined, with the person's optional reason.
@@ -263,16 +268,20 @@ func (r *Runner) runStep(stepID int64) {
 	r.notify(conv.ID)
 	log := r.log.With("conversation", conv.ID, "step", stepID, "agent", conv.Agent)
 	a, ok := r.agents[conv.Agent]
+	var out *stepOutput
 	if !ok {
 		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
 	} else {
-		out := newStepOutput(r, bg, in, a.Info().Title)
+		out = newStepOutput(r, bg, in, a.Info().Title)
 		err = safeStep(r.ctx, a, in, out)
 		if err == nil {
 			err = out.EndMessage()
 		}
 	}
 	if err != nil && r.ctx.Err() != nil {
+		if out != nil {
+			out.interrupt()
+		}
 		// Cut off by shutdown: keep the partial text; a waiting run stays answerable.
 		if ierr := r.ledger.InterruptStep(bg, stepID); ierr != nil {
 			log.Error("interrupt step", "error", ierr)

@@ -466,3 +466,95 @@ func TestSendMessage_Errors(t *testing.T) {
 		t.Fatal("a rejected message superseded the pending question")
 	}
 }
+
+func TestUserInputMetaDataMessages(t *testing.T) {
+	form := `UserInputMetaData: {"require_user_input": true, "content": "I need a branch", "metadata": {"input_fields": [{"name": "branch_name", "type": "text", "required": true}, {"name": "github_token", "type": "password"}]}}`
+	tests := []struct {
+		name, text  string
+		wantForm    bool
+		wantShown   []string
+		wantMissing []string
+	}{
+		{"bad JSON stays plain text", "UserInputMetaData: {\"require_user_input\": tru", false, []string{"UserInputMetaData: {&#34;require_user_input&#34;: tru"}, nil},
+		{"text after the form is kept", form + "\n\nI will wait for your answer.", true, []string{"I will wait for your answer.", "I need a branch"}, []string{"require_user_input"}},
+		{"text before the form is kept", "Sure thing.\n\n" + form, true, []string{"Sure thing.", "I need a branch"}, []string{"require_user_input"}},
+		{"lower-case prefix", "userinputmetadata: " + form[len("UserInputMetaData: "):], true, []string{"I need a branch"}, []string{"require_user_input"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &scripted{name: "pe", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+				if r := lastResolution(in); r != nil {
+					return out.Text(fmt.Sprintf("Got %v; note: %s", r.Values["branch_name"], r.Reason))
+				}
+				for _, w := range strings.SplitAfter(tt.text, " ") {
+					if err := out.Text(w); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			ts := newTestServer(t, newDB(t), a)
+			path := ts.start(t, "pe", "open a PR")
+			id := convID(t, path)
+			want := agent.StateDone
+			if tt.wantForm {
+				want = agent.StateWaiting
+			}
+			ts.waitState(t, id, want)
+			_, page := ts.get(t, path)
+			for _, s := range tt.wantShown {
+				if !strings.Contains(page, s) {
+					t.Errorf("page lacks %q", s)
+				}
+			}
+			for _, s := range tt.wantMissing {
+				if strings.Contains(page, s) {
+					t.Errorf("page shows %q", s)
+				}
+			}
+			if !tt.wantForm {
+				return
+			}
+			if strings.Contains(page, `name="github_token"`) || !strings.Contains(page, `name="branch_name"`) {
+				t.Fatal("want branch_name shown and github_token refused")
+			}
+			ts.post(t, "/questions/1/answer", url.Values{"branch_name": {"feature/x"}})
+			ts.waitState(t, id, agent.StateDone)
+			_, page = ts.get(t, path)
+			if !strings.Contains(page, "Got feature/x; note:") || !strings.Contains(page, "github_token") {
+				t.Error("the agent did not get the answer with the reason the token field was declined")
+			}
+		})
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Run("where the agent allows it", func(t *testing.T) {
+		a := askerAgent(func() agent.Question { q := askerQuestion(); q.AllowCancel = true; return q })
+		ts := newTestServer(t, newDB(t), a)
+		path := ts.start(t, "asker", "hello")
+		id := convID(t, path)
+		ts.waitState(t, id, agent.StateWaiting)
+		code, body, _ := ts.post(t, "/questions/1/cancel", url.Values{})
+		if code != 200 || !strings.Contains(body, "Cancelled") {
+			t.Fatalf("cancel = %d %s", code, body)
+		}
+		ts.waitState(t, id, agent.StateDone)
+		_, page := ts.get(t, path)
+		if !strings.Contains(page, "Outcome cancelled") {
+			t.Error("the agent did not resume with the cancel")
+		}
+	})
+	t.Run("refused where it does not", func(t *testing.T) {
+		ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
+		path := ts.start(t, "asker", "hello")
+		ts.waitState(t, convID(t, path), agent.StateWaiting)
+		code, body, _ := ts.post(t, "/questions/1/cancel", url.Values{})
+		if code != 200 || !strings.Contains(body, "does not allow cancelling") {
+			t.Fatalf("cancel = %d %s", code, body)
+		}
+		if rec, _ := ts.db.Question(context.Background(), 1); !rec.Pending() {
+			t.Fatal("the question was resolved")
+		}
+	})
+}

@@ -93,7 +93,9 @@ func (r *run) splitQuestion() agent.Question {
 	if why := st.Why["split"]; why != "" {
 		lead = why + " " + lead
 	}
-	prompt := lead + "\n\n" + s.table(st.Facts.Budget) + "\nDo you approve this split?"
-	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestApproval,
+	prompt := lead + "\n\n" + s.table(st.Facts.Budget) + "\nDo you approve this split? (Cancel stops the planning here.)"
+	q := agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestApproval,
 		Context: map[string]any{"split": s.Pct, "budget": st.Facts.Budget}}.Question()
+	q.AllowCancel = true
+	return q
 }

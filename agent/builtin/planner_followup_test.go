@@ -1,8 +1,10 @@
 package builtin
 
 import (
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -97,4 +99,30 @@ func TestEventPlanner_CancelledStops(t *testing.T) {
 	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.events) != 0 {
 		t.Errorf("stopped run reported %d more events", len(again.events))
 	}
+}
+
+func TestEventPlanner_VenueHoldAndCancellableSplit(t *testing.T) {
+	c := newConvo(t, NewEventPlanner(Options{}))
+	asked := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	c.history = append(c.history, agent.Event{Kind: agent.EventUserMessage, Text: "Plan a party for 30 people in Chicago", At: asked})
+	c.run++
+	c.stepNow(agent.TriggerMessage)
+	venue := c.only()
+	if venue.Type != agent.RequestSelection || !venue.Deadline.Equal(asked.Add(24*time.Hour)) {
+		t.Fatalf("venue question = %+v, want a selection with a deadline", venue)
+	}
+	c.answer(url.Values{"choice": {"river-north-loft"}})
+	c.resume()
+	c.answer(url.Values{"budget": {"3000"}})
+	c.resume()
+	split := c.only()
+	if split.Type != agent.RequestApproval || !split.AllowCancel {
+		t.Fatalf("split question = %+v, want a cancellable approval", split)
+	}
+	c.resolve(agent.Resolution{QuestionID: split.ID, Outcome: agent.Cancelled})
+	rec := c.resume()
+	if len(c.pending()) != 0 {
+		t.Fatalf("after cancel the planner still asks: %+v", c.pending())
+	}
+	_ = rec
 }

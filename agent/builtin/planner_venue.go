@@ -3,6 +3,7 @@ package builtin
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -105,6 +106,9 @@ func (r *run) whereQuestion() agent.Question {
 	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification, Fields: fields}.Question()
 }
 
+// venueHold is how long the venues hold a date: the selection expires after it.
+const venueHold = 24 * time.Hour
+
 // venueQuestion offers the venues to choose from.
 func (r *run) venueQuestion(vs []venue) agent.Question {
 	items := make([]any, 0, len(vs))
@@ -113,11 +117,16 @@ func (r *run) venueQuestion(vs []venue) agent.Question {
 			"id": v.ID, "name": v.Name, "capacity": v.Capacity, "price": v.Price, "location": v.Location,
 		})
 	}
-	return agent.UserInputRequest{
-		Prompt:      fmt.Sprintf("I found %d venues in %s. Which do you prefer?", len(vs), factText(r.st.Facts, "Where")),
+	q := agent.UserInputRequest{
+		Prompt: fmt.Sprintf("I found %d venues in %s. Which do you prefer? The venues hold the date for %d hours.",
+			len(vs), factText(r.st.Facts, "Where"), int(venueHold.Hours())),
 		Context:     map[string]any{"venues": items},
 		RequestType: agent.RequestSelection,
 	}.Question()
+	if !r.ref.IsZero() {
+		q.Deadline = r.ref.Add(venueHold)
+	}
+	return q
 }
 
 // venueTable lists venues as a Markdown table, marking the recommended one.

@@ -18,7 +18,7 @@ test('platform engineer: streaming, a prefilled form, Enter to send', async () =
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
     await page.getByLabel('Message').fill('Create a GitHub pull request for the login fix on branch feature/login')
-    await page.getByRole('button', { name: 'Start' }).click()
+    await page.getByRole('button', { name: 'Send' }).click()
 
     const branch = page.getByLabel(/^Branch name/)
     await branch.waitFor()

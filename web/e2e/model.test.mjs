@@ -20,7 +20,7 @@ test('model-backed agent: tool call form, invalid answer, answer as the tool res
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /fake-model/ }).check()
     await page.getByLabel('Message').fill('Help me plan a product launch')
-    await page.getByRole('button', { name: 'Start' }).click()
+    await page.getByRole('button', { name: 'Send' }).click()
 
     await page.getByLabel(/^Audience/).selectOption('partners')
     await page.getByLabel(/^Attendees/).fill('900')

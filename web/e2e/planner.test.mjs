@@ -23,7 +23,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Event planner/ }).check()
     await page.getByLabel('Message').fill('Plan a party for 30 people')
-    await page.getByRole('button', { name: 'Start' }).click()
+    await page.getByRole('button', { name: 'Send' }).click()
     await page.waitForURL(/\/c\/\d+$/)
 
     // Form 1: where. The coordinator's text streamed in before it.
@@ -75,7 +75,8 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     parley = await startParley({ db, addr: parley.addr })
     await page.getByText('Reconnecting…').waitFor({ state: 'hidden', timeout: 15000 })
 
-    await page.getByLabel(/^Date\b/).fill('2026-12-12')
+    const inThreeWeeks = new Date(Date.now() + 21 * 24 * 3600 * 1000).toISOString().slice(0, 10)
+    await page.getByLabel(/^Date\b/).fill(inThreeWeeks)
     await page.getByLabel('Time of day').selectOption('evening')
     await submit(page)
 
@@ -94,6 +95,35 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     await page.reload()
     assert.equal(await page.locator('#thread').innerText(), live)
     assert.deepEqual(errors, [])
+  } finally {
+    await page.close()
+    await parley.stop()
+  }
+})
+
+test('event planner: Enter starts, Cancel stops the planning at the budget split', async () => {
+  const parley = await startParley({ db: tempDB() })
+  const page = await browser.newPage()
+  try {
+    await page.goto(parley.url + '/')
+    await page.getByRole('radio', { name: /Event planner/ }).check()
+    await page.getByLabel('Message').fill('Plan a party for 30 people in Chicago')
+    await page.getByLabel('Message').press('Enter')
+    await page.waitForURL(/\/c\/\d+$/)
+
+    // The venues hold the date for a day: the form says by when to answer.
+    await page.locator('.question.pending .deadline').waitFor()
+    await page.getByLabel('Your choice').selectOption('river-north-loft')
+    await submit(page)
+    await page.getByLabel('Budget (USD)').fill('3000')
+    await submit(page)
+
+    await page.getByLabel('Decision').waitFor()
+    await page.locator('.question.pending').getByRole('button', { name: 'Cancel' }).click()
+    await page.locator('.question .outcome-cancelled').waitFor()
+    await page.locator('#state .state-done').waitFor({ timeout: 15000 })
+    assert.equal(await page.locator('.question.pending').count(), 0)
+    assert.ok(await page.locator('#plan .step-skipped').count() > 0, 'the steps left are marked skipped')
   } finally {
     await page.close()
     await parley.stop()

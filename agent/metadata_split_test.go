@@ -1,0 +1,43 @@
+package agent_test
+
+import (
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+func TestSplitUserInputMetaData(t *testing.T) {
+	form := `UserInputMetaData: {"require_user_input": true, "content": "Need a branch", "metadata": {"input_fields": [{"name": "branch", "type": "text", "required": true}]}}`
+	tests := []struct {
+		name, text, before, after string
+		ok                        bool
+	}{
+		{"alone", form, "", "", true},
+		{"text after", form + "\n\nI will wait for your answer.", "", "I will wait for your answer.", true},
+		{"text before", "Sure, I can do that.\n\n" + form, "Sure, I can do that.", "", true},
+		{"lower case prefix", "userinputmetadata: " + form[len("UserInputMetaData: "):], "", "", true},
+		{"fenced with text after", "UserInputMetaData: ```json\n" + form[len("UserInputMetaData: "):] + "\n```\nThanks!", "", "Thanks!", true},
+		{"prefix mid-line is prose", "You could answer with UserInputMetaData: {} here", "", "", false},
+		{"bad json", "UserInputMetaData: {nope", "", "", false},
+		{"no prefix", "Hello", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, before, after, ok := agent.SplitUserInputMetaData(tt.text)
+			if ok != tt.ok || before != tt.before || after != tt.after {
+				t.Fatalf("got (%v, %q, %q), want (%v, %q, %q)", ok, before, after, tt.ok, tt.before, tt.after)
+			}
+			if ok && (len(q.Fields) != 1 || q.Fields[0].Name != "branch" || q.Message != "Need a branch") {
+				t.Fatalf("question = %+v", q)
+			}
+		})
+	}
+}
+
+func TestStartsWithUserInputMetaData(t *testing.T) {
+	for text, want := range map[string]bool{"": true, "  User": true, "userinputmeta": true, "UserInputMetaData: {": true, "Use the": false, "Hello": false} {
+		if got := agent.StartsWithUserInputMetaData(text); got != want {
+			t.Errorf("StartsWithUserInputMetaData(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
