@@ -25,6 +25,9 @@ func (s *Server) routes() {
 	e.POST("/questions/:id/answer", s.handleAnswer)
 	e.POST("/questions/:id/decline", s.handleDecline)
 	e.POST("/questions/:id/cancel", s.handleCancel)
+	if s.a2a != nil {
+		s.a2aRoutes()
+	}
 }
 
 func (s *Server) handleHealth(c echo.Context) error {

@@ -26,6 +26,7 @@ type Server struct {
 	log       *slog.Logger
 	heartbeat time.Duration
 	problems  []string
+	a2a       *A2AOptions
 	http      *http.Server
 	// closing ends every SSE stream when the server shuts down.
 	closing   chan struct{}
@@ -40,13 +41,15 @@ type NewServerOptions struct {
 	Agents []agent.Agent
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
+	// A2A, when set, serves every agent over A2A JSON-RPC.
+	A2A *A2AOptions
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
 	Heartbeat time.Duration
 }
 
 // NewServer wires the runner to the store and the broker and builds the route table.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, problems: opts.Problems, closing: make(chan struct{})}
+	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A, closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -39,6 +39,10 @@ type Config struct {
 	LogFormat string
 	// ConfigFile declares model-backed agents (TOML).
 	ConfigFile string
+	// A2A serves the agents over A2A JSON-RPC, with A2AToken as the bearer token.
+	A2A              bool
+	A2AToken         string
+	StructuredOutput bool
 	// Pace is the delay between streamed tokens of the built-in agents.
 	Pace time.Duration
 }
@@ -78,6 +82,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
+	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A; needs PARLEY_A2A_TOKEN (PARLEY_A2A=1)")
+	cfg.A2AToken = getenv("PARLEY_A2A_TOKEN")
+	cfg.StructuredOutput = isTrue(getenv("ENABLE_STRUCTURED_OUTPUT"))
 	pace, err := time.ParseDuration(env("PARLEY_BUILTIN_PACE", "25ms"))
 	if err != nil {
 		return cfg, fmt.Errorf("PARLEY_BUILTIN_PACE: %w", err)
@@ -89,7 +96,19 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if cfg.A2A && cfg.A2AToken == "" {
+		return cfg, fmt.Errorf("--a2a needs PARLEY_A2A_TOKEN: A2A requests must carry a bearer token")
+	}
 	return cfg, nil
+}
+
+// isTrue reads a boolean environment variable: 1, true, yes or on.
+func isTrue(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 func newLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
@@ -132,7 +151,12 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		return err
 	}
 
+	var a2aOpts *web.A2AOptions
+	if cfg.A2A {
+		a2aOpts = &web.A2AOptions{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput, DefaultAgent: "platform-engineer"}
+	}
 	srv := web.NewServer(web.NewServerOptions{
+		A2A:      a2aOpts,
 		DB:       db,
 		Logger:   log,
 		Agents:   agents,

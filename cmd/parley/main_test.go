@@ -90,6 +90,9 @@ func TestParseServe(t *testing.T) {
 			Config{Addr: "127.0.0.1:0", DB: "./parley.db", LogLevel: "debug", LogFormat: "text", Pace: 25 * time.Millisecond}, ""},
 		{"bad pace", nil, map[string]string{"PARLEY_BUILTIN_PACE": "fast"}, Config{}, "PARLEY_BUILTIN_PACE"},
 		{"stray argument", []string{"extra"}, nil, Config{}, "unexpected argument"},
+		{"a2a without a token", []string{"--a2a"}, nil, Config{}, "PARLEY_A2A_TOKEN"},
+		{"a2a from env", nil, map[string]string{"PARLEY_A2A": "1", "PARLEY_A2A_TOKEN": "t", "ENABLE_STRUCTURED_OUTPUT": "true"},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,319 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	a2a "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Execute handles one message of an A2A client.
+func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	text, values := messageContent(rc.Message)
+	convID, err := x.conversation(ctx, rc)
+	if err != nil {
+		return err
+	}
+	if rc.StoredTask == nil {
+		if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
+			return err
+		}
+	}
+	var start int64
+	if convID == 0 {
+		if strings.TrimSpace(text) == "" {
+			return x.fail(ctx, rc, q, "Send a message with a text part.")
+		}
+		conv, err := x.s.runner.NewConversation(ctx, x.agent, text, a2aPerson, rc.Message.ID)
+		if err != nil {
+			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		}
+		convID = conv.ID
+		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
+			return err
+		}
+	} else {
+		if start, err = x.s.db.LastEventID(ctx, convID); err != nil {
+			return err
+		}
+		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
+			return err
+		}
+		if done, err := x.reply(ctx, rc, q, convID, text, values); done || err != nil {
+			return err
+		}
+	}
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
+		return err
+	}
+	return x.follow(ctx, rc, q, convID, start)
+}
+
+// conversation finds the conversation of the task, or of its context, 0 when it is new.
+func (x *a2aExecutor) conversation(ctx context.Context, rc *a2asrv.RequestContext) (int64, error) {
+	_, conv, err := x.s.db.A2ATask(ctx, string(rc.TaskID))
+	if err == nil && conv != 0 {
+		return conv, nil
+	}
+	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
+		return 0, err
+	}
+	return x.s.db.A2AContextConversation(ctx, rc.ContextID)
+}
+
+// reply takes a message into a running conversation: the answer to its pending question, or
+// a new message. done is true when the request ended here (an invalid answer, asked again).
+func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any) (bool, error) {
+	pending, err := x.s.db.PendingQuestions(ctx, convID)
+	if err != nil {
+		return true, err
+	}
+	if len(pending) == 0 {
+		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		}
+		return false, nil
+	}
+	rec, err := x.s.db.Question(ctx, pending[0])
+	if err != nil {
+		return true, err
+	}
+	if declined, reason := declineOf(values); declined {
+		_, err := x.s.runner.Decline(ctx, rec.ID, reason, a2aPerson)
+		return false, err
+	}
+	form := answerForm(rec.Question, text, values)
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, a2aPerson)
+	var ferrs agent.FieldErrors
+	if errors.As(err, &ferrs) {
+		// Asked again, naming the fields to fix.
+		return true, x.ask(ctx, rc, q, rec.Question, ferrs)
+	}
+	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+		return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+	}
+	return false, nil
+}
+
+// follow translates the conversation's events after start until the agent asks or ends.
+func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
+	wake, unsubscribe := x.s.broker.subscribe(convID)
+	defer unsubscribe()
+	var artifact a2a.ArtifactID
+	var final strings.Builder
+	for {
+		events, err := x.s.db.Events(ctx, convID, after)
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			after = ev.ID
+			switch ev.Kind {
+			case agent.EventTextDelta, agent.EventAgentMessage:
+				delta := ev.Text
+				if ev.Kind == agent.EventAgentMessage {
+					if !ev.Start {
+						continue // its text was streamed already
+					}
+				}
+				if ev.Start && final.Len() > 0 {
+					delta = "\n\n" + delta
+				}
+				final.WriteString(delta)
+				var e *a2a.TaskArtifactUpdateEvent
+				if artifact == "" {
+					e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: delta})
+					e.Artifact.Name = "partial_result"
+					artifact = e.Artifact.ID
+				} else {
+					e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: delta})
+				}
+				if err := q.Write(ctx, e); err != nil {
+					return err
+				}
+			case agent.EventQuestionAsked:
+				rec, err := x.s.db.Question(ctx, ev.Question.ID)
+				if err != nil {
+					return err
+				}
+				if rec.Pending() {
+					return x.ask(ctx, rc, q, rec.Question, nil)
+				}
+			case agent.EventRunState:
+				switch ev.State {
+				case agent.StateDone:
+					return x.complete(ctx, rc, q, final.String())
+				case agent.StateFailed, agent.StateInterrupted:
+					return x.fail(ctx, rc, q, ev.Error)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-x.s.closing:
+			return x.fail(ctx, rc, q, "Parley is shutting down; resubscribe or retry.")
+		case <-wake:
+		}
+	}
+}
+
+// ask ends the request in input-required, with the question as a DataPart (metadata.input_fields)
+// and as UserInputMetaData text for agents that read only text.
+func (x *a2aExecutor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, question agent.Question, ferrs agent.FieldErrors) error {
+	content := question.Message
+	if len(ferrs) > 0 {
+		content = "Some answers need fixing: " + ferrs.Error() + "\n\n" + content
+	}
+	fields := make([]map[string]any, 0, len(question.Fields))
+	for _, f := range question.Fields {
+		m := map[string]any{"name": f.Name, "label": f.Title(), "description": f.Description, "type": string(f.Kind), "required": f.Required}
+		if len(f.Options) > 0 {
+			m["options"] = f.Options
+		}
+		if f.Default != nil {
+			m["default"] = f.Default
+		}
+		if msg := ferrs[f.Name]; msg != "" {
+			m["error"] = msg
+		}
+		fields = append(fields, m)
+	}
+	data := map[string]any{"is_task_complete": false, "require_user_input": true, "content": content,
+		"metadata": map[string]any{"user_input": true, "question_id": question.ID, "input_fields": fields}}
+	shown := question
+	shown.Message = content
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.DataPart{Data: data}, a2a.TextPart{Text: agent.FormatUserInputMetaData(shown)})
+	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateInputRequired, msg)
+	e.Final = true
+	return q.Write(ctx, e)
+}
+
+// complete sends the final_result artifact, then the completed state: a completed task never
+// ends on a partial_result.
+func (x *a2aExecutor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, text string) error {
+	var part a2a.Part = a2a.TextPart{Text: text}
+	if x.s.a2a.StructuredOutput {
+		part = a2a.DataPart{Data: map[string]any{"is_task_complete": true, "require_user_input": false, "content": text, "metadata": map[string]any{}}}
+	}
+	e := a2a.NewArtifactEvent(rc, part)
+	e.Artifact.Name = "final_result"
+	if err := q.Write(ctx, e); err != nil {
+		return err
+	}
+	done := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, nil)
+	done.Final = true
+	return q.Write(ctx, done)
+}
+
+func (x *a2aExecutor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, why string) error {
+	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: why}))
+	e.Final = true
+	return q.Write(ctx, e)
+}
+
+// Cancel declines the task's pending question, so the agent learns of it, and cancels the task.
+func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if _, convID, err := x.s.db.A2ATask(ctx, string(rc.TaskID)); err == nil && convID != 0 {
+		pending, _ := x.s.db.PendingQuestions(ctx, convID)
+		for _, id := range pending {
+			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", a2aPerson)
+		}
+	}
+	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
+	e.Final = true
+	return q.Write(ctx, e)
+}
+
+// messageContent reads a client message: its text parts, and the values of its first DataPart
+// (under "values", or the data itself).
+func messageContent(m *a2a.Message) (string, map[string]any) {
+	if m == nil {
+		return "", nil
+	}
+	var texts []string
+	var values map[string]any
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case a2a.TextPart:
+			texts = append(texts, p.Text)
+		case *a2a.TextPart:
+			texts = append(texts, p.Text)
+		case a2a.DataPart:
+			if values == nil {
+				values = dataValues(p.Data)
+			}
+		case *a2a.DataPart:
+			if values == nil {
+				values = dataValues(p.Data)
+			}
+		}
+	}
+	return strings.Join(texts, "\n"), values
+}
+
+func dataValues(d map[string]any) map[string]any {
+	if v, ok := d["values"].(map[string]any); ok {
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = x
+		}
+		if o, ok := d["outcome"]; ok {
+			out["outcome"] = o
+		}
+		if r, ok := d["reason"]; ok {
+			out["reason"] = r
+		}
+		return out
+	}
+	return d
+}
+
+// declineOf reports a DataPart that declines the question: {"outcome": "declined", "reason": ...}.
+func declineOf(values map[string]any) (bool, string) {
+	if o, _ := values["outcome"].(string); o == string(agent.Declined) {
+		r, _ := values["reason"].(string)
+		return true, r
+	}
+	return false, ""
+}
+
+// answerForm turns A2A values (or plain text, for a question of one field) into the form
+// Parley validates, exactly as a browser would post it.
+func answerForm(question agent.Question, text string, values map[string]any) url.Values {
+	form := url.Values{}
+	if len(values) == 0 && len(question.Fields) == 1 {
+		form.Set(question.Fields[0].Name, strings.TrimSpace(text))
+		return form
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := values[k].(type) {
+		case []any:
+			for _, e := range v {
+				form.Add(k, fmt.Sprint(e))
+			}
+		case float64:
+			form.Set(k, strconv.FormatFloat(v, 'f', -1, 64))
+		case bool:
+			form.Set(k, strconv.FormatBool(v))
+		case nil:
+		default:
+			form.Set(k, fmt.Sprint(v))
+		}
+	}
+	return form
+}

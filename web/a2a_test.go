@@ -1,0 +1,175 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	a2a "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httptest.Server, *web.Server) {
+	t.Helper()
+	db := newDB(t)
+	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour,
+		A2A: &web.A2AOptions{Token: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		ts.Close()
+	})
+	return ts, srv
+}
+
+func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
+	t.Helper()
+	ctx := context.Background()
+	card, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, base+"/a2a/"+agentName)
+	if err != nil {
+		t.Fatalf("agent card: %v", err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearer{"s3cret"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// stream sends a message and collects the events up to the final one.
+func stream(t *testing.T, c *a2aclient.Client, msg *a2a.Message) []a2a.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out []a2a.Event
+	for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func lastStatus(t *testing.T, evs []a2a.Event) *a2a.TaskStatusUpdateEvent {
+	t.Helper()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if s, ok := evs[i].(*a2a.TaskStatusUpdateEvent); ok {
+			return s
+		}
+	}
+	t.Fatalf("no status event in %v", evs)
+	return nil
+}
+
+func TestA2AServer_QuestionAnswerAndCompletion(t *testing.T) {
+	for _, structured := range []bool{false, true} {
+		name := "text final result"
+		if structured {
+			name = "structured final result"
+		}
+		t.Run(name, func(t *testing.T) {
+			ts, _ := newA2AServer(t, structured, askerAgent(askerQuestion))
+			c := a2aClient(t, ts.URL, "asker")
+
+			evs := stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan the launch"}))
+			st := lastStatus(t, evs)
+			if st.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("state = %s, want input-required", st.Status.State)
+			}
+			var sawPartial bool
+			for _, ev := range evs {
+				if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok && (a.Artifact.Name == "partial_result" || a.Append) {
+					sawPartial = true
+				}
+			}
+			if !sawPartial {
+				t.Error("no partial_result artifact for the streamed text")
+			}
+			parts := st.Status.Message.Parts
+			data, ok := parts[0].(a2a.DataPart)
+			if !ok {
+				t.Fatalf("first part = %T, want a DataPart", parts[0])
+			}
+			fields := data.Data["metadata"].(map[string]any)["input_fields"].([]any)
+			if len(fields) != 3 || data.Data["require_user_input"] != true {
+				t.Fatalf("question data = %v", data.Data)
+			}
+			if txt, ok := parts[1].(a2a.TextPart); !ok || !strings.HasPrefix(txt.Text, "UserInputMetaData:") {
+				t.Fatalf("second part = %v, want UserInputMetaData text", parts[1])
+			}
+
+			// A bad answer is asked again, naming the field.
+			bad := a2a.NewMessageForTask(a2a.MessageRoleUser, st, a2a.DataPart{Data: map[string]any{"name": "ab", "count": 3}})
+			evs = stream(t, c, bad)
+			st = lastStatus(t, evs)
+			if st.Status.State != a2a.TaskStateInputRequired || !strings.Contains(st.Status.Message.Parts[1].(a2a.TextPart).Text, "at least 3") {
+				t.Fatalf("after a bad answer: %s %v", st.Status.State, st.Status.Message)
+			}
+
+			good := a2a.NewMessageForTask(a2a.MessageRoleUser, st, a2a.DataPart{Data: map[string]any{"name": "Apollo", "count": 7}}, a2a.TextPart{Text: "name: Apollo, count: 7"})
+			evs = stream(t, c, good)
+			if st := lastStatus(t, evs); st.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("state = %s, want completed", st.Status.State)
+			}
+			var last *a2a.TaskArtifactUpdateEvent
+			for _, ev := range evs {
+				if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+					last = a
+				}
+			}
+			if last == nil || last.Artifact.Name != "final_result" {
+				t.Fatalf("the task did not end on a final_result artifact: %+v", last)
+			}
+			switch p := last.Artifact.Parts[0].(type) {
+			case a2a.DataPart:
+				if !structured || p.Data["is_task_complete"] != true || !strings.Contains(p.Data["content"].(string), "name Apollo") {
+					t.Fatalf("final DataPart = %v (structured %v)", p.Data, structured)
+				}
+			case a2a.TextPart:
+				if structured || !strings.Contains(p.Text, "name Apollo") {
+					t.Fatalf("final TextPart = %q (structured %v)", p.Text, structured)
+				}
+			default:
+				t.Fatalf("final part %T", p)
+			}
+		})
+	}
+}
+
+func TestA2AServer_NeedsTheToken(t *testing.T) {
+	ts, _ := newA2AServer(t, false, askerAgent(askerQuestion))
+	resp, err := http.Post(ts.URL+"/a2a/asker", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status = %d, want 401", resp.StatusCode)
+	}
+	card, err := http.Get(ts.URL + "/.well-known/agent-card.json")
+	if err != nil || card.StatusCode != 200 {
+		t.Fatalf("agent card: %v %v", card.StatusCode, err)
+	}
+	card.Body.Close()
+}
