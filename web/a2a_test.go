@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -172,4 +175,44 @@ func TestA2AServer_NeedsTheToken(t *testing.T) {
 		t.Fatalf("agent card: %v %v", card.StatusCode, err)
 	}
 	card.Body.Close()
+}
+
+func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	open := func() (*httptest.Server, *web.Server, *store.DB) {
+		db := storetest.Open(t, path)
+		srv := web.NewServer(web.NewServerOptions{DB: db, Agents: []agent.Agent{askerAgent(askerQuestion)}, Heartbeat: time.Hour,
+			A2A: &web.A2AOptions{Token: "s3cret", DefaultAgent: "asker"}})
+		if err := srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return httptest.NewServer(srv), srv, db
+	}
+	ts, srv, db := open()
+	c := a2aClient(t, ts.URL, "asker")
+	st := lastStatus(t, stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan the launch"})))
+	if st.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("state = %s", st.Status.State)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	ts.Close()
+	db.Close()
+
+	ts, srv, db = open()
+	defer func() { srv.Shutdown(ctx); ts.Close() }()
+	c = a2aClient(t, ts.URL, "asker")
+	task, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: st.TaskID})
+	if err != nil || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task after restart = %+v, %v", task, err)
+	}
+	answer := a2a.NewMessageForTask(a2a.MessageRoleUser, st, a2a.DataPart{Data: map[string]any{"values": map[string]any{"name": "Gemini", "count": 2}}})
+	if st := lastStatus(t, stream(t, c, answer)); st.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s, want completed", st.Status.State)
+	}
+	list, _ := db.ListConversations(ctx, 10)
+	if len(list) != 1 || list[0].State != agent.StateDone || list[0].Title != "Plan the launch" {
+		t.Fatalf("conversations = %+v, want the A2A task as a done conversation", list)
+	}
 }
