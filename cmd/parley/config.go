@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/parley-chat/parley/agent"
+	a2aagent "github.com/parley-chat/parley/agent/a2a"
 	"github.com/parley-chat/parley/agent/openai"
 )
 
@@ -20,8 +24,10 @@ type AgentConfig struct {
 	Name        string `toml:"name"`
 	Title       string `toml:"title"`
 	Description string `toml:"description"`
-	// Backend is "openai" (any OpenAI-compatible chat-completions endpoint).
+	// Backend is "openai" (any OpenAI-compatible chat-completions endpoint) or "a2a" (a remote
+	// A2A agent, found by CardURL).
 	Backend string `toml:"backend"`
+	CardURL string `toml:"card_url"`
 	BaseURL string `toml:"base_url"`
 	// APIKey is the key itself; APIKeyEnv names an environment variable holding it.
 	APIKey        string   `toml:"api_key"`
@@ -36,6 +42,16 @@ type AgentConfig struct {
 	// wait for its first byte ("5m", for a model that loads first).
 	IdleTimeout      duration `toml:"idle_timeout"`
 	FirstByteTimeout duration `toml:"first_byte_timeout"`
+}
+
+// bearerTransport sends the agent's API key as a bearer token to a remote A2A agent.
+type bearerTransport struct{ token string }
+
+// RoundTrip implements http.RoundTripper.
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // duration reads "90s" or "5m" from TOML.
@@ -54,7 +70,8 @@ func (d *duration) UnmarshalText(b []byte) error {
 // agentKeys are the keys an [[agents]] entry may have.
 var agentKeys = map[string]bool{"name": true, "title": true, "description": true, "backend": true,
 	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
-	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true}
+	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
+	"card_url": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -111,7 +128,22 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 			Description: fmt.Sprintf("%s at %s (from PARLEY_OPENAI_*).", model, base),
 		})
 	}
+	for i, u := range strings.Split(getenv("PARLEY_A2A_AGENTS"), ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfgs = append(cfgs, AgentConfig{Name: a2aName(u, i), Backend: "a2a", CardURL: u})
+		}
+	}
 	return cfgs, problems, nil
+}
+
+// a2aName names a remote A2A agent of PARLEY_A2A_AGENTS after its card URL's host and path.
+func a2aName(u string, i int) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Host == "" {
+		return fmt.Sprintf("a2a-%d", i+1)
+	}
+	slug := strings.Trim(strings.NewReplacer("/.well-known/agent-card.json", "", "/", "-", ":", "-", ".", "-").Replace(parsed.Host+parsed.Path), "-")
+	return "a2a-" + slug
 }
 
 // decodeAgent checks one [[agents]] entry's keys and types.
@@ -173,16 +205,26 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 	if c.Name == "" {
 		return nil, errors.New("name is required")
 	}
-	switch c.Backend {
-	case "openai", "":
-	default:
-		return nil, fmt.Errorf("backend: unknown back end %q (known: openai)", c.Backend)
-	}
 	key := c.APIKey
 	if c.APIKeyEnv != "" {
 		if key = getenv(c.APIKeyEnv); key == "" {
 			return nil, fmt.Errorf("api_key_env: the environment variable %s is empty or not set", c.APIKeyEnv)
 		}
+	}
+	switch c.Backend {
+	case "openai", "":
+	case "a2a":
+		if c.CardURL == "" {
+			return nil, errors.New("card_url is required for an a2a agent")
+		}
+		var client *http.Client
+		if key != "" {
+			client = &http.Client{Transport: bearerTransport{token: key}}
+		}
+		return a2aagent.New(context.Background(), a2aagent.Config{Name: c.Name, Title: c.Title, Description: c.Description,
+			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration})
+	default:
+		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
 	}
 	ask := c.Ask == nil || *c.Ask
 	return openai.New(openai.Config{

@@ -140,3 +140,29 @@ model = "m"
 		}
 	}
 }
+
+func TestLoadConfig_A2AAgents(t *testing.T) {
+	cfgs, _, err := loadConfig(writeConfig(t, `
+[[agents]]
+name = "remote"
+backend = "a2a"
+card_url = "http://127.0.0.1:9/agents/ops"
+
+[[agents]]
+name = "nocard"
+backend = "a2a"
+`), env(map[string]string{"PARLEY_A2A_AGENTS": "http://10.0.0.5:8000/, https://agents.example/planner/.well-known/agent-card.json"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 4 || cfgs[2].Name != "a2a-10-0-0-5-8000" || cfgs[3].Name != "a2a-agents-example-planner" || cfgs[3].Backend != "a2a" {
+		t.Fatalf("cfgs = %+v", cfgs)
+	}
+	agents, problems := buildAgents(cfgs, env(nil), map[string]bool{})
+	if len(agents) != 3 {
+		t.Fatalf("agents = %d, want 3 (a remote agent that is down still starts)", len(agents))
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], `agent "nocard": card_url`) {
+		t.Fatalf("problems = %v", problems)
+	}
+}

@@ -1,0 +1,139 @@
+package a2a
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	sdk "github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// deliver sends the resolution of the newest question back into its task.
+func (s *session) deliver(ctx context.Context, q *agent.Question, res *agent.Resolution) error {
+	s.onAccept = func() { s.cp.Delivered = q.ID }
+	switch res.Outcome {
+	case agent.Cancelled:
+		return s.cancel(ctx, q)
+	case agent.Answered:
+		return s.send(ctx, s.cp.live(), answerParts(*q, res)...)
+	}
+	return s.send(ctx, s.cp.live(), declineParts(res)...)
+}
+
+// answerParts is an answer as the agent gets it: a short text for agents that read only
+// text, and a DataPart with the typed values (plus the outcome) for those that read data.
+func answerParts(q agent.Question, res *agent.Resolution) []sdk.Part {
+	values := res.Values
+	if values == nil {
+		values = map[string]any{}
+	}
+	var b strings.Builder
+	b.WriteString("Here are my answers:")
+	seen := map[string]bool{}
+	for _, f := range q.Fields {
+		if v, ok := values[f.Name]; ok {
+			seen[f.Name] = true
+			b.WriteString("\n- " + f.Name + ": " + valueText(v))
+		}
+	}
+	var rest []string
+	for k := range values {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		b.WriteString("\n- " + k + ": " + valueText(values[k]))
+	}
+	data := map[string]any{"outcome": string(agent.Answered), "values": values}
+	if note := q.DeclineReason(); note != "" {
+		b.WriteString("\n\n" + note)
+		data["note"] = note
+	}
+	return []sdk.Part{sdk.TextPart{Text: b.String()}, sdk.DataPart{Data: data}}
+}
+
+// valueText writes one typed value for the text rendering of an answer.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(empty)"
+	case string:
+		if x == "" {
+			return "(empty)"
+		}
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = valueText(e)
+		}
+		return strings.Join(parts, ", ")
+	case []string:
+		return strings.Join(x, ", ")
+	}
+	return fmt.Sprint(v)
+}
+
+// declineParts tells the agent the person declined (or let the question expire).
+func declineParts(res *agent.Resolution) []sdk.Part {
+	text := "The person declined"
+	if res.Outcome == agent.Expired {
+		text = "The person did not answer in time"
+	}
+	if res.Reason != "" {
+		text += ": " + res.Reason
+	} else {
+		text += "."
+	}
+	data := map[string]any{"outcome": string(res.Outcome)}
+	if res.Reason != "" {
+		data["reason"] = res.Reason
+	}
+	return []sdk.Part{sdk.TextPart{Text: text}, sdk.DataPart{Data: data}}
+}
+
+// cancel stops the remote task with tasks/cancel. An agent that cannot cancel is told in a
+// message instead that the person stopped.
+func (s *session) cancel(ctx context.Context, q *agent.Question) error {
+	if !s.cp.live() {
+		s.cp.Delivered = q.ID
+		if err := s.save(); err != nil {
+			return err
+		}
+		return s.w.final("The task had already ended.")
+	}
+	cctx, w := withWatch(ctx)
+	cctx, stop := context.WithTimeout(cctx, callTimeout)
+	defer stop()
+	t, err := s.c.client.CancelTask(cctx, &sdk.TaskIDParams{ID: s.cp.TaskID})
+	if err != nil {
+		ce := &callError{method: "tasks/cancel", w: w, err: err}
+		switch ce.rpcCode() {
+		case codeTaskNotCancelable, codeUnsupported, -32601:
+			return s.send(ctx, true,
+				sdk.TextPart{Text: "The person cancelled the request and does not want to go on."},
+				sdk.DataPart{Data: map[string]any{"outcome": string(agent.Cancelled)}})
+		}
+		return ce
+	}
+	s.cp.Delivered = q.ID
+	s.done = true
+	if t != nil {
+		s.adopt(t.ID, t.ContextID)
+		if err := s.track(t.Status.State); err != nil {
+			return err
+		}
+		if t.Status.State == sdk.TaskStateCanceled {
+			return s.w.final("You cancelled the task.")
+		}
+	}
+	if err := s.save(); err != nil {
+		return err
+	}
+	return s.w.final("Parley asked the agent to cancel the task.")
+}

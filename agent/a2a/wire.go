@@ -1,0 +1,405 @@
+package a2a
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// sdkLineLimit is the longest SSE line the SDK's reader accepts (bufio.Scanner's default).
+// Longer events are stashed on the watch and replaced in the stream by a placeholder.
+const sdkLineLimit = 60 << 10
+
+// stashKey marks a placeholder event in its metadata; the value is the stash index.
+const stashKey = "parley_stash"
+
+// skippedKindKey marks a part Parley could not read in its metadata; the value is its kind.
+const skippedKindKey = "parley_skipped_kind"
+
+// errEventTooLarge cuts a stream that sent a single event above the limit.
+var errEventTooLarge = errors.New("event too large")
+
+// rpcError is a JSON-RPC error object as the agent sent it. The SDK keeps only a generic
+// error per code; this keeps the agent's own words for the person.
+type rpcError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// watch records what one protocol call saw on the wire, so that a fault can say what
+// happened, and holds the events too large for the SDK's SSE reader.
+type watch struct {
+	mu          sync.Mutex
+	status      int
+	contentType string
+	body        []byte
+	rpcErr      *rpcError
+	stalled     bool
+	oversized   int
+	stash       []json.RawMessage
+}
+
+func (w *watch) snapshot() (status int, contentType string, body []byte, rpcErr *rpcError, stalled bool, oversized int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status, w.contentType, w.body, w.rpcErr, w.stalled, w.oversized
+}
+
+func (w *watch) setRPCError(raw json.RawMessage) {
+	var e rpcError
+	if json.Unmarshal(raw, &e) != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rpcErr == nil {
+		w.rpcErr = &e
+	}
+}
+
+// put keeps a result the SDK could not read and returns its index.
+func (w *watch) put(raw json.RawMessage) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stash = append(w.stash, raw)
+	return len(w.stash) - 1
+}
+
+// take returns a stashed result.
+func (w *watch) take(i int) (json.RawMessage, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i < 0 || i >= len(w.stash) {
+		return nil, false
+	}
+	return w.stash[i], true
+}
+
+type watchKey struct{}
+
+// withWatch returns a context whose protocol calls are recorded on a new watch.
+func withWatch(ctx context.Context) (context.Context, *watch) {
+	w := &watch{}
+	return context.WithValue(ctx, watchKey{}, w), w
+}
+
+func watchFrom(ctx context.Context) *watch {
+	w, _ := ctx.Value(watchKey{}).(*watch)
+	return w
+}
+
+// wire sits under the SDK's JSON-RPC transport. For each watched call it records status and
+// errors, cuts streams that stall, refuses events above the size limit, hands the SDK
+// events it would fail on (long lines, unknown part kinds) in a form it can read, and
+// joins multi-line SSE data.
+type wire struct {
+	next     http.RoundTripper
+	idle     time.Duration
+	maxEvent int
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+	w := watchFrom(req.Context())
+	if w == nil || req.Method != http.MethodPost {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	stream := req.Header.Get("Accept") == "text/event-stream"
+	var timer *time.Timer
+	if stream {
+		timer = time.AfterFunc(t.idle, func() {
+			w.mu.Lock()
+			w.stalled = true
+			w.mu.Unlock()
+			cancel()
+		})
+	}
+	stop := func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel()
+	}
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	w.mu.Lock()
+	w.status, w.contentType = resp.StatusCode, ct
+	w.mu.Unlock()
+	if resp.StatusCode == http.StatusOK && isEventStream(ct) {
+		resp.Body = &sseFilter{src: resp.Body, r: bufio.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}), w: w, max: t.maxEvent, stop: stop}
+		return resp, nil
+	}
+	// Anything else is read whole here (bounded), inspected, and served again.
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxEvent)+1))
+	_ = resp.Body.Close()
+	stop()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if len(body) > t.maxEvent {
+		w.mu.Lock()
+		w.oversized = len(body)
+		w.mu.Unlock()
+		return nil, errEventTooLarge
+	}
+	if resp.StatusCode != http.StatusOK {
+		w.mu.Lock()
+		w.body = body[:min(len(body), 4096)]
+		w.mu.Unlock()
+	} else {
+		body = filterResponse(w, body, false)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	return resp, nil
+}
+
+// activity resets the idle timer whenever bytes arrive.
+type activity struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (a *activity) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 && a.timer != nil {
+		a.timer.Reset(a.idle)
+	}
+	return n, err
+}
+
+// sseFilter re-emits an SSE stream one "data: <json>" event at a time, filtered.
+type sseFilter struct {
+	src  io.ReadCloser
+	r    *bufio.Reader
+	w    *watch
+	max  int
+	stop func()
+	out  bytes.Buffer
+	err  error
+}
+
+func (f *sseFilter) Read(p []byte) (int, error) {
+	for f.out.Len() == 0 && f.err == nil {
+		data, err := f.next()
+		if len(data) > 0 {
+			f.out.WriteString("data: ")
+			f.out.Write(filterResponse(f.w, data, true))
+			f.out.WriteString("\n\n")
+		}
+		f.err = err
+	}
+	if f.out.Len() > 0 {
+		return f.out.Read(p)
+	}
+	return 0, f.err
+}
+
+// next reads one event's data (data lines joined), nil at a comment-only event.
+func (f *sseFilter) next() ([]byte, error) {
+	var data []byte
+	for {
+		line, err := f.line()
+		if err != nil {
+			if err == io.EOF && len(data) > 0 {
+				return data, nil
+			}
+			return nil, err
+		}
+		if len(line) == 0 {
+			if len(data) > 0 {
+				return data, nil
+			}
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+			if len(data) > f.max {
+				f.w.mu.Lock()
+				f.w.oversized = len(data)
+				f.w.mu.Unlock()
+				return nil, errEventTooLarge
+			}
+		}
+	}
+}
+
+// line reads one line without its line ending, refusing lines above the limit.
+func (f *sseFilter) line() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > f.max+16 {
+			f.w.mu.Lock()
+			f.w.oversized = len(line)
+			f.w.mu.Unlock()
+			return nil, errEventTooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && len(line) == 0 {
+			return nil, err
+		}
+		return bytes.TrimRight(line, "\r\n"), nil
+	}
+}
+
+func (f *sseFilter) Close() error {
+	f.stop()
+	return f.src.Close()
+}
+
+// filterResponse inspects one JSON-RPC response: it records an error object, rewrites parts
+// the SDK cannot decode, and (in a stream) stashes results too long for the SDK's reader.
+// Anything it cannot parse is passed on for the SDK to report.
+func filterResponse(w *watch, data []byte, stream bool) []byte {
+	var resp map[string]json.RawMessage
+	if json.Unmarshal(data, &resp) != nil {
+		return data
+	}
+	if e, ok := resp["error"]; ok && string(e) != "null" {
+		w.setRPCError(e)
+		return data
+	}
+	result, ok := resp["result"]
+	if !ok {
+		return data
+	}
+	if stream && len(data) > sdkLineLimit {
+		i := w.put(result)
+		resp["result"] = json.RawMessage(`{"kind":"status-update","taskId":"","contextId":"","final":false,"status":{"state":"unknown"},"metadata":{"` + stashKey + `":` + itoa(i) + `}}`)
+		return mustMarshal(resp)
+	}
+	fixed, changed := sanitize(result)
+	if !changed {
+		if stream && bytes.ContainsAny(data, "\r\n") {
+			return mustMarshal(resp) // a multi-line event on one line
+		}
+		return data
+	}
+	resp["result"] = fixed
+	return mustMarshal(resp)
+}
+
+// sanitize replaces every part the SDK would refuse to decode (an unknown or missing kind,
+// a file without content, data that is not an object) with an empty DataPart that names
+// what was skipped, so that one odd part does not lose the whole event.
+func sanitize(raw json.RawMessage) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw, false
+	}
+	if !fixParts(v) {
+		return raw, false
+	}
+	return mustMarshal(v), true
+}
+
+func fixParts(v any) bool {
+	changed := false
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			if list, ok := child.([]any); ok && k == "parts" {
+				for i, p := range list {
+					if fixed, ok := fixPart(p); ok {
+						list[i] = fixed
+						changed = true
+					}
+				}
+			}
+			if fixParts(child) {
+				changed = true
+			}
+		}
+	case []any:
+		for _, child := range x {
+			if fixParts(child) {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// fixPart returns the replacement for a part the SDK cannot decode, and whether one is needed.
+func fixPart(p any) (any, bool) {
+	m, ok := p.(map[string]any)
+	if !ok {
+		return skipped("not an object"), true
+	}
+	kind, _ := m["kind"].(string)
+	switch kind {
+	case "text":
+		if _, ok := m["text"].(string); ok {
+			return nil, false
+		}
+	case "data":
+		switch d := m["data"].(type) {
+		case map[string]any:
+			return nil, false
+		case nil:
+		default:
+			m["data"] = map[string]any{"value": d}
+			return m, true
+		}
+	case "file":
+		if f, ok := m["file"].(map[string]any); ok {
+			uri, _ := f["uri"].(string)
+			b, _ := f["bytes"].(string)
+			if (uri == "") != (b == "") {
+				return nil, false
+			}
+		}
+	}
+	if kind == "" {
+		kind = "(none)"
+	}
+	return skipped(kind), true
+}
+
+func skipped(kind string) map[string]any {
+	return map[string]any{"kind": "data", "data": map[string]any{}, "metadata": map[string]any{skippedKindKey: kind}}
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Values decoded from JSON always encode again.
+		panic(err)
+	}
+	return b
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+// isEventStream reports whether a response's content type is text/event-stream.
+func isEventStream(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "text/event-stream"
+}

@@ -1,0 +1,159 @@
+package a2a
+
+import (
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// writer streams the agent's current message to the Output. A UserInputMetaData form that
+// starts a line is held back and asked as a question (with the task's key) when the message
+// ends, so that the runner never sees the form text and a form is never asked twice.
+type writer struct {
+	out agent.Output
+	ask func(agent.Question) error
+
+	msg      strings.Builder
+	released int // bytes of msg already given to out.Text
+	form     int // where a form starts in msg, -1 while none
+	// last is the text of the last message ended, as the person saw it.
+	last string
+}
+
+func newWriter(out agent.Output, ask func(agent.Question) error) *writer {
+	return &writer{out: out, ask: ask, form: -1}
+}
+
+// current is the current message so far, held text included.
+func (w *writer) current() string { return w.msg.String() }
+
+// text appends to the current message.
+func (w *writer) text(s string) error {
+	if s == "" {
+		return nil
+	}
+	w.msg.WriteString(s)
+	all := w.msg.String()
+	if w.form < 0 {
+		from := strings.LastIndexByte(all[:w.released], '\n') + 1
+		if i := formStart(all, from); i >= 0 {
+			w.form = i
+		}
+	}
+	limit := len(all)
+	if w.form >= 0 {
+		limit = w.form
+	} else if j := strings.LastIndexByte(all, '\n') + 1; agent.StartsWithUserInputMetaData(all[j:]) {
+		// The last line may still become a form: wait for more.
+		limit = j
+	}
+	if limit <= w.released {
+		return nil
+	}
+	chunk := all[w.released:limit]
+	w.released = limit
+	return w.out.Text(chunk)
+}
+
+// end finishes the current message; a form held back becomes a question, and the text after
+// its JSON a message of its own.
+func (w *writer) end() error {
+	all := w.msg.String()
+	released, form := w.released, w.form
+	w.msg.Reset()
+	w.released, w.form = 0, -1
+	if all == "" {
+		return nil
+	}
+	if form >= 0 {
+		if q, _, after, ok := agent.SplitUserInputMetaData(all[form:]); ok {
+			w.last = all[:form]
+			if err := w.out.EndMessage(); err != nil {
+				return err
+			}
+			if err := w.ask(q); err != nil {
+				return err
+			}
+			if after == "" {
+				return nil
+			}
+			w.last = after
+			if err := w.out.Text(after); err != nil {
+				return err
+			}
+			return w.out.EndMessage()
+		}
+	}
+	w.last = all
+	if held := all[released:]; strings.TrimSpace(held) != "" || (released > 0 && held != "") {
+		if err := w.out.Text(held); err != nil {
+			return err
+		}
+	}
+	return w.out.EndMessage()
+}
+
+// flush gives the Output the text held back, without ending the message (a step cut off
+// by shutdown keeps it as partial text).
+func (w *writer) flush() error {
+	all := w.msg.String()
+	if w.released >= len(all) {
+		return nil
+	}
+	held := all[w.released:]
+	w.released = len(all)
+	return w.out.Text(held)
+}
+
+// final ends the current message with the complete text of a result. Text already streamed
+// is not repeated: when the result continues it, only the rest is added; when it is something
+// else, the streamed text stays a message of its own and the result follows it.
+func (w *writer) final(text string) error {
+	sofar := w.current()
+	switch {
+	case strings.TrimSpace(text) == "":
+	case sofar == "":
+		if err := w.text(text); err != nil {
+			return err
+		}
+	case strings.HasPrefix(text, sofar):
+		if err := w.text(text[len(sofar):]); err != nil {
+			return err
+		}
+	case strings.TrimSpace(text) == strings.TrimSpace(sofar):
+	default:
+		if err := w.end(); err != nil {
+			return err
+		}
+		if err := w.text(text); err != nil {
+			return err
+		}
+	}
+	return w.end()
+}
+
+// shown reports whether text was shown already, as the current or the last message.
+func (w *writer) shown(text string) bool {
+	t := strings.TrimSpace(text)
+	return t != "" && (strings.Contains(w.current(), t) || strings.Contains(w.last, t))
+}
+
+// formStart is where the UserInputMetaData prefix starts a line of s at or after from
+// (any letter case, after blanks), or -1.
+func formStart(s string, from int) int {
+	lower := strings.ToLower(s)
+	p := strings.ToLower(agent.UserInputMetaDataPrefix)
+	for from < len(lower) {
+		i := strings.Index(lower[from:], p)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		lineStart := strings.LastIndexByte(lower[:i], '\n') + 1
+		if strings.TrimSpace(lower[lineStart:i]) == "" {
+			return i
+		}
+		from = i + len(p)
+	}
+	return -1
+}
