@@ -59,6 +59,12 @@ type Agent interface {
 	Step(ctx context.Context, in StepInput, out Output) error
 }
 
+// Reattacher is an Agent whose work goes on elsewhere (a remote task). After a restart the
+// runner runs it again on its interrupted conversations, so that it catches up by itself.
+type Reattacher interface {
+	Reattaches() bool
+}
+
 // LastCheckpoint decodes the newest checkpoint of the history into v and reports whether there was one.
 func LastCheckpoint(history []Event, v any) (bool, error) {
 	for i := len(history) - 1; i >= 0; i-- {

@@ -53,6 +53,8 @@ type Ledger interface {
 	RetryRun(ctx context.Context, conversationID int64) (stepID int64, err error)
 	// Recover runs at start: it interrupts steps cut off by a crash and returns the queued ones.
 	Recover(ctx context.Context) (queued []int64, err error)
+	// InterruptedConversations lists the agent's conversations whose run was cut off.
+	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
 	// DueQuestions returns pending questions whose deadline has passed.
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
 	// NextDeadline returns the earliest deadline of a pending question, zero when none.

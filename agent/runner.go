@@ -86,6 +86,20 @@ func (r *Runner) Start(ctx context.Context) error {
 	for _, id := range queued {
 		r.dispatch(id)
 	}
+	for name, a := range r.agents {
+		if ra, ok := a.(Reattacher); !ok || !ra.Reattaches() {
+			continue
+		}
+		ids, err := r.ledger.InterruptedConversations(ctx, name)
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		for _, id := range ids {
+			if err := r.Retry(ctx, id); err != nil {
+				r.log.Error("reattach", "conversation", id, "agent", name, "error", err)
+			}
+		}
+	}
 	r.mu.Lock()
 	r.wg.Add(1)
 	r.mu.Unlock()

@@ -558,3 +558,41 @@ func TestCancel(t *testing.T) {
 		}
 	})
 }
+
+// remote is a scripted agent whose work goes on elsewhere: it reattaches after a restart.
+type remote struct{ *scripted }
+
+func (remote) Reattaches() bool { return true }
+
+func TestReattachAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	started := make(chan struct{})
+	hang := remote{&scripted{name: "remote", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		out.Text("Working on the remote task")
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}}}
+	db := storetest.Open(t, path)
+	ts := newTestServer(t, db, hang)
+	p := ts.start(t, "remote", "go")
+	id := convID(t, p)
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ts.srv.Shutdown(ctx)
+	ts.Close()
+	if c, _ := db.Conversation(ctx, id); c.State != agent.StateInterrupted {
+		t.Fatalf("state after shutdown = %q, want interrupted", c.State)
+	}
+	db.Close()
+
+	caughtUp := remote{&scripted{name: "remote", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		return out.Text("Caught up: the remote task finished.")
+	}}}
+	ts2 := newTestServer(t, storetest.Open(t, path), caughtUp)
+	ts2.waitState(t, id, agent.StateDone)
+	if got := caughtUp.triggers(); len(got) != 1 || got[0] != agent.TriggerRetry {
+		t.Fatalf("after restart the agent ran %v, want one retry", got)
+	}
+}

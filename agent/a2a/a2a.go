@@ -232,3 +232,7 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 
 // title is the name errors and messages use for the agent.
 func (a *Agent) title() string { return a.Info().Title }
+
+// Reattaches says that after a restart the runner runs this agent again on its interrupted
+// conversations: the remote task went on meanwhile, and the agent catches up with it.
+func (a *Agent) Reattaches() bool { return true }
