@@ -41,3 +41,22 @@ func TestStartsWithUserInputMetaData(t *testing.T) {
 		}
 	}
 }
+
+func FuzzSplitUserInputMetaData(f *testing.F) {
+	form := `UserInputMetaData: {"require_user_input": true, "content": "x", "metadata": {"input_fields": [{"name": "a", "type": "text"}]}}`
+	for _, s := range []string{form, "Hi\n" + form + "\nbye", "userinputmetadata: ```json\n{}\n```", "UserInputMetaData:", "\n\n", "text UserInputMetaData: {"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q, before, after, ok := agent.SplitUserInputMetaData(text)
+		if !ok {
+			return
+		}
+		if len(q.Fields) == 0 {
+			t.Fatalf("ok with no fields for %q", text)
+		}
+		if len(before)+len(after) > len(text) {
+			t.Fatalf("split grew the text: %q / %q from %q", before, after, text)
+		}
+	})
+}
