@@ -23,7 +23,8 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 // SaveA2ATask stores an A2A task's JSON.
 func (db *DB) SaveA2ATask(ctx context.Context, taskID, contextID, agentName string, task []byte) error {
 	_, err := db.write.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, task, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET task = excluded.task, context_id = excluded.context_id, updated_at = excluded.updated_at`,
+		ON CONFLICT (id) DO UPDATE SET task = excluded.task, context_id = excluded.context_id, updated_at = excluded.updated_at
+		WHERE a2a_tasks.agent = excluded.agent`,
 		taskID, contextID, agentName, task, formatTime(db.Now()))
 	if err != nil {
 		return fmt.Errorf("save a2a task: %w", err)
@@ -31,12 +32,12 @@ func (db *DB) SaveA2ATask(ctx context.Context, taskID, contextID, agentName stri
 	return nil
 }
 
-// A2ATask returns a stored A2A task's JSON (empty before its first save) and its conversation
-// (0 when none yet), or ENOTFOUND.
-func (db *DB) A2ATask(ctx context.Context, taskID string) ([]byte, int64, error) {
+// A2ATask returns a stored A2A task of the agent: its JSON (empty before its first save) and
+// its conversation (0 when none yet), or ENOTFOUND. Another agent's task is not found.
+func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) ([]byte, int64, error) {
 	var task string
 	var conv sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT task, conversation_id FROM a2a_tasks WHERE id = ?`, taskID).Scan(&task, &conv)
+	err := db.read.QueryRowContext(ctx, `SELECT task, conversation_id FROM a2a_tasks WHERE id = ? AND agent = ?`, taskID, agentName).Scan(&task, &conv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
 	}
@@ -46,11 +47,12 @@ func (db *DB) A2ATask(ctx context.Context, taskID string) ([]byte, int64, error)
 	return []byte(task), conv.Int64, nil
 }
 
-// A2AContextConversation returns the conversation of the newest task of an A2A context, 0 when none.
-func (db *DB) A2AContextConversation(ctx context.Context, contextID string) (int64, error) {
+// A2AContextConversation returns the conversation of the agent's newest task in an A2A
+// context, 0 when none.
+func (db *DB) A2AContextConversation(ctx context.Context, agentName, contextID string) (int64, error) {
 	var conv sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT conversation_id FROM a2a_tasks WHERE context_id = ? AND conversation_id IS NOT NULL
-		ORDER BY updated_at DESC LIMIT 1`, contextID).Scan(&conv)
+	err := db.read.QueryRowContext(ctx, `SELECT conversation_id FROM a2a_tasks WHERE context_id = ? AND agent = ? AND conversation_id IS NOT NULL
+		ORDER BY updated_at DESC LIMIT 1`, contextID, agentName).Scan(&conv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

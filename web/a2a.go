@@ -50,8 +50,8 @@ func (s *Server) a2aRoutes() {
 		if !ok {
 			return agent.Errorf(agent.ENOTFOUND, "No agent %q.", c.Param("agent"))
 		}
-		got := strings.TrimPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.a2a.Token)) != 1 {
+		scheme, got, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.a2a.Token)) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 			return c.JSON(http.StatusUnauthorized, map[string]string{"error": "a bearer token is required"})
 		}
@@ -99,7 +99,7 @@ func (t *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
 }
 
 func (t *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	b, _, err := t.s.db.A2ATask(ctx, string(id))
+	b, _, err := t.s.db.A2ATask(ctx, t.agent, string(id))
 	if agent.ErrorCode(err) == agent.ENOTFOUND || (err == nil && len(b) == 0) {
 		return nil, a2a.ErrTaskNotFound
 	}

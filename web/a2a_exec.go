@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -60,14 +61,14 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 
 // conversation finds the conversation of the task, or of its context, 0 when it is new.
 func (x *a2aExecutor) conversation(ctx context.Context, rc *a2asrv.RequestContext) (int64, error) {
-	_, conv, err := x.s.db.A2ATask(ctx, string(rc.TaskID))
+	_, conv, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID))
 	if err == nil && conv != 0 {
 		return conv, nil
 	}
 	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
 		return 0, err
 	}
-	return x.s.db.A2AContextConversation(ctx, rc.ContextID)
+	return x.s.db.A2AContextConversation(ctx, x.agent, rc.ContextID)
 }
 
 // reply takes a message into a running conversation: the answer to its pending question, or
@@ -90,6 +91,16 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 	if declined, reason := declineOf(values); declined {
 		_, err := x.s.runner.Decline(ctx, rec.ID, reason, a2aPerson)
 		return false, err
+	}
+	if len(values) == 0 {
+		values = textValues(rec.Question, text)
+	}
+	if len(values) == 0 && len(rec.Question.Fields) != 1 {
+		// Not an answer: a new message, which supersedes the question, as in the browser.
+		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		}
+		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
 	_, err = x.s.runner.Answer(ctx, rec.ID, form, a2aPerson)
@@ -132,11 +143,12 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 				var e *a2a.TaskArtifactUpdateEvent
 				if artifact == "" {
 					e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: delta})
-					e.Artifact.Name = "partial_result"
 					artifact = e.Artifact.ID
 				} else {
 					e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: delta})
 				}
+				// Every chunk is named: clients that look at each event's name keep them all.
+				e.Artifact.Name = "partial_result"
 				if err := q.Write(ctx, e); err != nil {
 					return err
 				}
@@ -174,25 +186,28 @@ func (x *a2aExecutor) ask(ctx context.Context, rc *a2asrv.RequestContext, q even
 	if len(ferrs) > 0 {
 		content = "Some answers need fixing: " + ferrs.Error() + "\n\n" + content
 	}
-	fields := make([]map[string]any, 0, len(question.Fields))
-	for _, f := range question.Fields {
-		m := map[string]any{"name": f.Name, "label": f.Title(), "description": f.Description, "type": string(f.Kind), "required": f.Required}
-		if len(f.Options) > 0 {
-			m["options"] = f.Options
-		}
-		if f.Default != nil {
-			m["default"] = f.Default
-		}
-		if msg := ferrs[f.Name]; msg != "" {
-			m["error"] = msg
-		}
-		fields = append(fields, m)
-	}
-	data := map[string]any{"is_task_complete": false, "require_user_input": true, "content": content,
-		"metadata": map[string]any{"user_input": true, "question_id": question.ID, "input_fields": fields}}
 	shown := question
 	shown.Message = content
-	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.DataPart{Data: data}, a2a.TextPart{Text: agent.FormatUserInputMetaData(shown)})
+	text := agent.FormatUserInputMetaData(shown)
+	// The DataPart carries the same JSON as the text, so both read alike; bad fields say why.
+	var data map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(text, agent.UserInputMetaDataPrefix))), &data); err != nil {
+		return err
+	}
+	data["is_task_complete"] = false
+	if meta, ok := data["metadata"].(map[string]any); ok {
+		meta["question_id"] = question.ID
+		if fields, ok := meta["input_fields"].([]any); ok {
+			for _, f := range fields {
+				if m, ok := f.(map[string]any); ok {
+					if msg := ferrs[fmt.Sprint(m["name"])]; msg != "" {
+						m["error"] = msg
+					}
+				}
+			}
+		}
+	}
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.DataPart{Data: data}, a2a.TextPart{Text: text})
 	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateInputRequired, msg)
 	e.Final = true
 	return q.Write(ctx, e)
@@ -223,7 +238,7 @@ func (x *a2aExecutor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eve
 
 // Cancel declines the task's pending question, so the agent learns of it, and cancels the task.
 func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	if _, convID, err := x.s.db.A2ATask(ctx, string(rc.TaskID)); err == nil && convID != 0 {
+	if _, convID, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil && convID != 0 {
 		pending, _ := x.s.db.PendingQuestions(ctx, convID)
 		for _, id := range pending {
 			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", a2aPerson)
@@ -285,6 +300,32 @@ func declineOf(values map[string]any) (bool, string) {
 		return true, r
 	}
 	return false, ""
+}
+
+// textValues reads answers written as text by clients that send no DataPart: a JSON object,
+// or "name: value" lines naming the question's fields (by name or label).
+func textValues(question agent.Question, text string) map[string]any {
+	t := strings.TrimSpace(text)
+	var obj map[string]any
+	if strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &obj) == nil {
+		return dataValues(obj)
+	}
+	names := map[string]string{}
+	for _, f := range question.Fields {
+		names[strings.ToLower(f.Name)] = f.Name
+		names[strings.ToLower(f.Title())] = f.Name
+	}
+	values := map[string]any{}
+	for _, line := range strings.Split(t, "\n") {
+		k, v, ok := strings.Cut(strings.TrimLeft(strings.TrimSpace(line), "-* "), ":")
+		if !ok {
+			continue
+		}
+		if name, ok := names[strings.ToLower(strings.TrimSpace(k))]; ok {
+			values[name] = strings.TrimSpace(v)
+		}
+	}
+	return values
 }
 
 // answerForm turns A2A values (or plain text, for a question of one field) into the form

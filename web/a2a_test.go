@@ -216,3 +216,23 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 		t.Fatalf("conversations = %+v, want the A2A task as a done conversation", list)
 	}
 }
+
+func TestA2AServer_TextAnswersAndChangingTheSubject(t *testing.T) {
+	ts, _ := newA2AServer(t, false, askerAgent(askerQuestion))
+	c := a2aClient(t, ts.URL, "asker")
+	st := lastStatus(t, stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan the launch"})))
+
+	// A client that only writes text answers with "name: value" lines.
+	answer := a2a.NewMessageForTask(a2a.MessageRoleUser, st, a2a.TextPart{Text: "Project name: Apollo\nHead count: 4"})
+	if got := lastStatus(t, stream(t, c, answer)); got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after a text answer: %s %v", got.Status.State, got.Status.Message)
+	}
+
+	// Text that answers nothing is a new message: the question is superseded, not asked again with errors.
+	st = lastStatus(t, stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Another launch"})))
+	other := a2a.NewMessageForTask(a2a.MessageRoleUser, st, a2a.TextPart{Text: "Never mind, what can you do?"})
+	got := lastStatus(t, stream(t, c, other))
+	if got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after changing the subject: %s %v", got.Status.State, got.Status.Message)
+	}
+}
