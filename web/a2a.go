@@ -33,8 +33,8 @@ func (s *Server) a2aRoutes() {
 	handlers := map[string]http.Handler{}
 	for _, info := range s.runner.Agents() {
 		ex := &a2aExecutor{s: s, agent: info.Name}
-		handlers[info.Name] = a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(ex,
-			a2asrv.WithTaskStore(&a2aTaskStore{s: s, agent: info.Name}), a2asrv.WithLogger(s.log)))
+		inner := a2asrv.NewHandler(ex, a2asrv.WithTaskStore(&a2aTaskStore{s: s, agent: info.Name}), a2asrv.WithLogger(s.log))
+		handlers[info.Name] = a2asrv.NewJSONRPCHandler(a2aHandler{RequestHandler: inner, x: ex})
 	}
 	s.echo.GET("/.well-known/agent-card.json", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, s.agentCard(c, s.a2a.DefaultAgent))

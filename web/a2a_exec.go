@@ -173,7 +173,7 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-x.s.closing:
-			return x.fail(ctx, rc, q, "Parley is shutting down; resubscribe or retry.")
+			return errShuttingDown
 		case <-wake:
 		}
 	}

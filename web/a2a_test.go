@@ -236,3 +236,81 @@ func TestA2AServer_TextAnswersAndChangingTheSubject(t *testing.T) {
 		t.Fatalf("after changing the subject: %s %v", got.Status.State, got.Status.Message)
 	}
 }
+
+func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "parley.db")
+	open := func(a agent.Agent) (*httptest.Server, *web.Server, *store.DB) {
+		db := storetest.Open(t, path)
+		srv := web.NewServer(web.NewServerOptions{DB: db, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
+			A2A: &web.A2AOptions{Token: "s3cret", DefaultAgent: "slow"}})
+		if err := srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return httptest.NewServer(srv), srv, db
+	}
+	started := make(chan struct{})
+	hang := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		out.Text("Thinking")
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	ts, srv, db := open(hang)
+	c := a2aClient(t, ts.URL, "slow")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ids := make(chan a2a.TaskID, 1)
+	go func() {
+		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Go"})}) {
+			if err != nil {
+				return
+			}
+			if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+				select {
+				case ids <- s.TaskID:
+				default:
+				}
+			}
+		}
+	}()
+	taskID := <-ids
+	<-started
+	time.Sleep(50 * time.Millisecond)
+	srv.Shutdown(ctx)
+	ts.Close()
+	db.Close()
+
+	done := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		return out.Text("Finished after the restart.")
+	}}
+	ts, srv, _ = open(done)
+	defer func() { srv.Shutdown(ctx); ts.Close() }()
+	c = a2aClient(t, ts.URL, "slow")
+	task, err := c.GetTask(ctx, &a2a.TaskQueryParams{ID: taskID})
+	if err != nil || task.Status.State.Terminal() {
+		t.Fatalf("task after restart = %v, %v; want it still open", task, err)
+	}
+	var final *a2a.TaskStatusUpdateEvent
+	var text strings.Builder
+	for ev, err := range c.ResubscribeToTask(ctx, &a2a.TaskIDParams{ID: taskID}) {
+		if err != nil {
+			t.Fatalf("resubscribe: %v", err)
+		}
+		switch e := ev.(type) {
+		case *a2a.TaskStatusUpdateEvent:
+			final = e
+		case *a2a.TaskArtifactUpdateEvent:
+			for _, p := range e.Artifact.Parts {
+				if tp, ok := p.(a2a.TextPart); ok {
+					text.WriteString(tp.Text)
+				}
+			}
+		}
+	}
+	if final == nil || final.Status.State != a2a.TaskStateCompleted || !strings.Contains(text.String(), "Finished after the restart.") {
+		t.Fatalf("resubscribe ended with %+v, text %q", final, text.String())
+	}
+	if task, _ := c.GetTask(ctx, &a2a.TaskQueryParams{ID: taskID}); task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("stored task = %s, want completed", task.Status.State)
+	}
+}
