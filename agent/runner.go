@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -24,9 +25,10 @@ type Runner struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 
-	mu      sync.Mutex // guards stopped and wg.Add
+	mu      sync.Mutex // guards stopped, wg.Add and running
 	stopped bool
 	wg      sync.WaitGroup
+	running map[int64]context.CancelCauseFunc // by conversation
 }
 
 // RunnerOptions configures NewRunner.
@@ -41,7 +43,8 @@ type RunnerOptions struct {
 
 // NewRunner returns a Runner; call Start to recover and run pending work.
 func NewRunner(opts RunnerOptions) *Runner {
-	r := &Runner{ledger: opts.Ledger, agents: map[string]Agent{}, log: opts.Logger, notify: opts.Notify, now: opts.Now, wake: make(chan struct{}, 1)}
+	r := &Runner{ledger: opts.Ledger, agents: map[string]Agent{}, log: opts.Logger, notify: opts.Notify, now: opts.Now,
+		wake: make(chan struct{}, 1), running: map[int64]context.CancelCauseFunc{}}
 	for _, a := range opts.Agents {
 		r.agents[a.Info().Name] = a
 	}
@@ -245,6 +248,18 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 	return nil
 }
 
+// StopRun cuts off the agent's running step in the conversation, why being the error the
+// conversation shows. It reports whether a step was running.
+func (r *Runner) StopRun(conversationID int64, why error) bool {
+	r.mu.Lock()
+	cancel, ok := r.running[conversationID]
+	r.mu.Unlock()
+	if ok {
+		cancel(why)
+	}
+	return ok
+}
+
 // Retry runs a failed or interrupted conversation's agent again.
 func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
 	step, err := r.ledger.RetryRun(ctx, conversationID)
@@ -287,7 +302,18 @@ func (r *Runner) runStep(stepID int64) {
 		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
 	} else {
 		out = newStepOutput(r, bg, in, a.Info().Title)
-		err = safeStep(r.ctx, a, in, out)
+		stepCtx, cancel := context.WithCancelCause(r.ctx)
+		r.mu.Lock()
+		r.running[conv.ID] = cancel
+		r.mu.Unlock()
+		err = safeStep(stepCtx, a, in, out)
+		r.mu.Lock()
+		delete(r.running, conv.ID)
+		r.mu.Unlock()
+		if cause := context.Cause(stepCtx); err != nil && r.ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
+		}
+		cancel(nil)
 		if err == nil {
 			err = out.EndMessage()
 		}

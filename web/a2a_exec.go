@@ -236,9 +236,11 @@ func (x *a2aExecutor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	return q.Write(ctx, e)
 }
 
-// Cancel declines the task's pending question, so the agent learns of it, and cancels the task.
+// Cancel stops the agent if it is working and declines the task's pending question, so the
+// agent learns of it, and cancels the task.
 func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	if _, convID, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil && convID != 0 {
+		x.s.runner.StopRun(convID, errors.New("the A2A client cancelled the task"))
 		pending, _ := x.s.db.PendingQuestions(ctx, convID)
 		for _, id := range pending {
 			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", a2aPerson)

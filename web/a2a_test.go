@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -312,5 +313,55 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	}
 	if task, _ := c.GetTask(ctx, &a2a.TaskQueryParams{ID: taskID}); task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("stored task = %s, want completed", task.Status.State)
+	}
+}
+
+func TestA2AServer_CancelStopsTheAgent(t *testing.T) {
+	started := make(chan struct{})
+	hang := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		out.Text("Working")
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	ts, _ := newA2AServer(t, false, hang)
+	c := a2aClient(t, ts.URL, "slow")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ids := make(chan a2a.TaskID, 1)
+	go func() {
+		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Go"})}) {
+			if err != nil {
+				return
+			}
+			if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+				select {
+				case ids <- s.TaskID:
+				default:
+				}
+			}
+		}
+	}()
+	id := <-ids
+	<-started
+	task, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: id})
+	if err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel = %v, %v", task, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(ts.URL + "/c/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "cancelled the task") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent was not stopped:\n%.2000s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
