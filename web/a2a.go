@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -119,4 +120,6 @@ func (t *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error
 type a2aExecutor struct {
 	s     *Server
 	agent string
+	// cancelling holds the tasks a Cancel is stopping: their failed run is the cancel's to report.
+	cancelling sync.Map
 }

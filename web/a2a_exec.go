@@ -34,13 +34,17 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		if strings.TrimSpace(text) == "" {
 			return x.fail(ctx, rc, q, "Send a message with a text part.")
 		}
-		conv, err := x.s.runner.NewConversation(ctx, x.agent, text, a2aPerson, rc.Message.ID)
+		// The task is linked before the agent starts, so that a cancel always finds it.
+		conv, err := x.s.db.CreateConversation(ctx, x.agent, agent.Title(text), rc.Message.ID)
 		if err != nil {
-			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
+			return err
 		}
 		convID = conv.ID
 		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
 			return err
+		}
+		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 	} else {
 		if start, err = x.s.db.LastEventID(ctx, convID); err != nil {
@@ -165,6 +169,9 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 				case agent.StateDone:
 					return x.complete(ctx, rc, q, final.String())
 				case agent.StateFailed, agent.StateInterrupted:
+					if _, cancelling := x.cancelling.Load(rc.TaskID); cancelling {
+						return nil // Cancel reports the end of this task
+					}
 					return x.fail(ctx, rc, q, ev.Error)
 				}
 			}
@@ -240,6 +247,7 @@ func (x *a2aExecutor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eve
 // agent learns of it, and cancels the task.
 func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	if _, convID, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil && convID != 0 {
+		x.cancelling.Store(rc.TaskID, true)
 		x.s.runner.StopRun(convID, errors.New("the A2A client cancelled the task"))
 		pending, _ := x.s.db.PendingQuestions(ctx, convID)
 		for _, id := range pending {

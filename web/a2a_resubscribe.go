@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strings"
+	"time"
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -39,6 +41,40 @@ func (h a2aHandler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDP
 		}
 	}
 }
+
+// OnSendMessageStream implements a2asrv.RequestHandler. A message into a task whose last
+// request is still winding up is refused by the SDK ("execution already in progress"); it is
+// tried again for a moment instead of failing the client.
+func (h a2aHandler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for attempt := 1; ; attempt++ {
+			busy := false
+			first := true
+			for ev, err := range h.RequestHandler.OnSendMessageStream(ctx, params) {
+				if first && err != nil && attempt < busyTries && strings.Contains(err.Error(), "already in progress") {
+					busy = true
+					break
+				}
+				first = false
+				if !yield(ev, err) {
+					return
+				}
+			}
+			if !busy {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			case <-time.After(time.Duration(attempt) * 25 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// busyTries bounds the tries of a message sent while its task is still busy.
+const busyTries = 12
 
 // resubscribe follows a stored task's conversation: a waiting one asks again, a finished one
 // sends its result, an interrupted one is run again, and a running one is followed.

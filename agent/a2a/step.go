@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
 
@@ -108,8 +109,28 @@ func (s *session) send(ctx context.Context, into bool, parts ...sdk.Part) error 
 	return s.stream(ctx, parts, false)
 }
 
-// stream sends one message and follows the stream it opens.
+// stream sends one message and follows the stream it opens. A message into a task whose
+// last request the agent is still winding up is refused with an internal error by a2a-go
+// servers ("execution already in progress"): it is sent again after a short wait.
 func (s *session) stream(ctx context.Context, parts []sdk.Part, into bool) error {
+	for attempt := 1; ; attempt++ {
+		err := s.streamOnce(ctx, parts, into)
+		var ce *callError
+		if !into || attempt >= busyRetries || !errors.As(err, &ce) || ce.rpcCode() != -32603 || ce.events > 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+		}
+	}
+}
+
+// busyRetries bounds the tries of a message refused because the task is still busy.
+const busyRetries = 8
+
+func (s *session) streamOnce(ctx context.Context, parts []sdk.Part, into bool) error {
 	s.sends++
 	msg := &sdk.Message{ID: fmt.Sprintf("parley-%d-%d-%d", s.in.ConversationID, s.in.StepID, s.sends), Role: sdk.MessageRoleUser, Parts: parts, ContextID: s.cp.ContextID}
 	if into {
