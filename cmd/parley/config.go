@@ -86,6 +86,7 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 		}
 		var file struct {
 			Agents []map[string]any `toml:"agents"`
+			A2A    a2aSettings      `toml:"a2a"`
 		}
 		md, err := toml.Decode(string(b), &file)
 		if err != nil {
@@ -144,6 +145,26 @@ func a2aName(u string, i int) string {
 	}
 	slug := strings.Trim(strings.NewReplacer("/.well-known/agent-card.json", "", "/", "-", ":", "-", ".", "-").Replace(parsed.Host+parsed.Path), "-")
 	return "a2a-" + slug
+}
+
+// a2aSettings is the [a2a] section: settings of Parley's own A2A server.
+type a2aSettings struct {
+	// StructuredOutput sends final results as a DataPart (also ENABLE_STRUCTURED_OUTPUT=true).
+	StructuredOutput bool `toml:"structured_output"`
+}
+
+// loadA2ASettings reads the [a2a] section of the config file, if there is one.
+func loadA2ASettings(path string) (a2aSettings, error) {
+	var file struct {
+		A2A a2aSettings `toml:"a2a"`
+	}
+	if path == "" {
+		return file.A2A, nil
+	}
+	if _, err := toml.DecodeFile(path, &file); err != nil {
+		return file.A2A, fmt.Errorf("config %s: [a2a]: %w", path, err)
+	}
+	return file.A2A, nil
 }
 
 // decodeAgent checks one [[agents]] entry's keys and types.

@@ -166,3 +166,14 @@ backend = "a2a"
 		t.Fatalf("problems = %v", problems)
 	}
 }
+
+func TestLoadA2ASettings(t *testing.T) {
+	path := writeConfig(t, "[a2a]\nstructured_output = true\n\n[[agents]]\nname = \"m\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:1/v1\"\n")
+	s, err := loadA2ASettings(path)
+	if err != nil || !s.StructuredOutput {
+		t.Fatalf("settings = %+v, %v", s, err)
+	}
+	if _, problems, err := loadConfig(path, env(nil)); err != nil || len(problems) != 0 {
+		t.Fatalf("the [a2a] section is reported: %v %v", problems, err)
+	}
+}

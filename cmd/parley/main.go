@@ -153,7 +153,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 
 	var a2aOpts *web.A2AOptions
 	if cfg.A2A {
-		a2aOpts = &web.A2AOptions{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput, DefaultAgent: "platform-engineer"}
+		settings, err := loadA2ASettings(cfg.ConfigFile)
+		if err != nil {
+			return err
+		}
+		a2aOpts = &web.A2AOptions{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
 	srv := web.NewServer(web.NewServerOptions{
 		A2A:      a2aOpts,
