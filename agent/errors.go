@@ -47,3 +47,24 @@ func ErrorMessage(err error) string {
 	}
 	return "Something went wrong on our side."
 }
+
+// fault is a back end's failed step, explained for the person reading the conversation.
+type fault struct {
+	msg string
+	err error
+}
+
+func (f *fault) Error() string { return f.msg }
+func (f *fault) Unwrap() error { return f.err }
+
+// Faultf returns a back end's error that names the agent (the runner shows and logs errors as
+// they are) with a formatted explanation, keeping the underlying error for errors.Is/As.
+func Faultf(agentTitle string, err error, format string, args ...any) error {
+	return &fault{msg: agentTitle + ": " + fmt.Sprintf(format, args...), err: err}
+}
+
+// IsFault reports whether err is (or wraps) an error made by Faultf.
+func IsFault(err error) bool {
+	var f *fault
+	return errors.As(err, &f)
+}

@@ -35,12 +35,16 @@ func SplitUserInputMetaData(text string) (q Question, before, after string, ok b
 	return q, before, after, true
 }
 
-// prefixIndex is where the UserInputMetaData prefix starts a line of text (any letter case),
-// or -1.
-func prefixIndex(text string) int {
+// prefixIndex is where the UserInputMetaData prefix starts a line of text, or -1.
+func prefixIndex(text string) int { return UserInputMetaDataIndex(text, 0) }
+
+// UserInputMetaDataIndex is where the UserInputMetaData prefix starts a line of text (any
+// letter case, after blanks) at or after from, or -1. Streaming back ends use it to hold a
+// form back while the rest of the message streams.
+func UserInputMetaDataIndex(text string, from int) int {
 	lower := strings.ToLower(text)
 	p := strings.ToLower(UserInputMetaDataPrefix)
-	for from := 0; from < len(lower); {
+	for from < len(lower) {
 		i := strings.Index(lower[from:], p)
 		if i < 0 {
 			return -1

@@ -13,21 +13,13 @@ import (
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/parley-chat/parley/agent"
 )
-
-// fault is a failed step, explained for the person reading the conversation. It names the
-// agent, since the runner shows and logs the error as it is.
-type fault struct {
-	msg string
-	err error
-}
-
-func (f *fault) Error() string { return f.msg }
-func (f *fault) Unwrap() error { return f.err }
 
 // faultf returns a fault of the agent with a formatted explanation and the underlying error.
 func (a *Agent) faultf(err error, format string, args ...any) error {
-	return &fault{msg: a.title() + ": " + fmt.Sprintf(format, args...), err: err}
+	return agent.Faultf(a.title(), err, format, args...)
 }
 
 // callError is a protocol call that failed, with what its watch saw; events says how many

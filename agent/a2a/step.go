@@ -53,9 +53,8 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	}
 	_ = s.finishPlan(agent.StepFailed)
 	_ = s.w.end()
-	var f *fault
 	var ce *callError
-	if !errors.As(err, &f) && errors.As(err, &ce) {
+	if !agent.IsFault(err) && errors.As(err, &ce) {
 		return a.callFault(ce)
 	}
 	return err

@@ -36,7 +36,7 @@ func (w *writer) text(s string) error {
 	all := w.msg.String()
 	if w.form < 0 {
 		from := strings.LastIndexByte(all[:w.released], '\n') + 1
-		if i := formStart(all, from); i >= 0 {
+		if i := agent.UserInputMetaDataIndex(all, from); i >= 0 {
 			w.form = i
 		}
 	}
@@ -136,24 +136,4 @@ func (w *writer) final(text string) error {
 func (w *writer) shown(text string) bool {
 	t := strings.TrimSpace(text)
 	return t != "" && (strings.Contains(w.current(), t) || strings.Contains(w.last, t))
-}
-
-// formStart is where the UserInputMetaData prefix starts a line of s at or after from
-// (any letter case, after blanks), or -1.
-func formStart(s string, from int) int {
-	lower := strings.ToLower(s)
-	p := strings.ToLower(agent.UserInputMetaDataPrefix)
-	for from < len(lower) {
-		i := strings.Index(lower[from:], p)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		lineStart := strings.LastIndexByte(lower[:i], '\n') + 1
-		if strings.TrimSpace(lower[lineStart:i]) == "" {
-			return i
-		}
-		from = i + len(p)
-	}
-	return -1
 }

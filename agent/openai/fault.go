@@ -3,7 +3,6 @@ package openai
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"net"
 	"net/http"
@@ -12,21 +11,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/parley-chat/parley/agent"
 )
-
-// fault is a failed step, explained for the person reading the conversation. It names the
-// agent, since the runner shows and logs the error as it is.
-type fault struct {
-	msg string
-	err error
-}
-
-func (f *fault) Error() string { return f.msg }
-func (f *fault) Unwrap() error { return f.err }
 
 // faultf returns a fault of the agent with a formatted explanation and the underlying error.
 func (a *Agent) faultf(err error, format string, args ...any) error {
-	return &fault{msg: a.info.Title + ": " + fmt.Sprintf(format, args...), err: err}
+	return agent.Faultf(a.info.Title, err, format, args...)
 }
 
 // requestFault explains why a request or its stream failed: what the watch saw first, then
