@@ -51,22 +51,22 @@ func TestAgent_Streaming(t *testing.T) {
 		completed(),
 	})
 	c := newConvo(t, r.agent())
-	rec := c.mustSend("How many nodes?")
+	rec := c.MustSend("How many nodes?")
 
-	if len(rec.deltas) < 3 {
-		t.Errorf("got %d text deltas %q, want the partial results streamed", len(rec.deltas), rec.deltas)
+	if len(rec.Deltas) < 3 {
+		t.Errorf("got %d text deltas %q, want the partial results streamed", len(rec.Deltas), rec.Deltas)
 	}
-	if got := rec.messages(); len(got) != 1 || got[0] != "The cluster has three nodes." {
+	if got := rec.Messages(); len(got) != 1 || got[0] != "The cluster has three nodes." {
 		t.Errorf("got messages %q, want the answer once", got)
 	}
-	plans := rec.plans()
+	plans := rec.Plans()
 	if len(plans) == 0 || plans[0].Steps[0].Title != "Looking up the cluster" {
 		t.Fatalf("got plans %+v, want the status as progress", plans)
 	}
 	if last := plans[len(plans)-1].Steps[0]; last.Status != agent.StepDone {
 		t.Errorf("got last step %+v, want done", last)
 	}
-	cp := rec.checkpoint()
+	cp := rec.LastCheckpoint()
 	if cp["task_id"] == "" || cp["context_id"] == "" || cp["state"] != "completed" || cp["sent"] != float64(1) {
 		t.Errorf("got checkpoint %v, want task, context, completed, sent 1", cp)
 	}
@@ -75,8 +75,8 @@ func TestAgent_Streaming(t *testing.T) {
 	r.mu.Lock()
 	r.turns = append(r.turns, turn{final(sdk.TextPart{Text: "Still three."}), completed()})
 	r.mu.Unlock()
-	rec = c.mustSend("And now?")
-	if got := rec.messages(); len(got) != 1 || got[0] != "Still three." {
+	rec = c.MustSend("And now?")
+	if got := rec.Messages(); len(got) != 1 || got[0] != "Still three." {
 		t.Errorf("got messages %q, want Still three.", got)
 	}
 	got := r.received()
@@ -92,8 +92,8 @@ func TestAgent_FinalInChunks(t *testing.T) {
 		finalChunk("all ready.", false),
 		completed(),
 	})
-	rec := newConvo(t, r.agent()).mustSend("How many nodes?")
-	if got := rec.messages(); len(got) != 1 || got[0] != "Three nodes, all ready." {
+	rec := newConvo(t, r.agent()).MustSend("How many nodes?")
+	if got := rec.Messages(); len(got) != 1 || got[0] != "Three nodes, all ready." {
 		t.Errorf("got messages %q, want the chunked result once", got)
 	}
 }
@@ -104,8 +104,8 @@ func TestAgent_StructuredFinal(t *testing.T) {
 		final(sdk.DataPart{Data: map[string]any{"is_task_complete": true, "require_user_input": false, "content": "I can help with PRs.", "metadata": nil}}),
 		completed(),
 	})
-	rec := newConvo(t, r.agent()).mustSend("how can you help?")
-	if got := rec.messages(); len(got) != 1 || got[0] != "I can help with PRs." {
+	rec := newConvo(t, r.agent()).MustSend("how can you help?")
+	if got := rec.Messages(); len(got) != 1 || got[0] != "I can help with PRs." {
 		t.Errorf("got messages %q, want the DataPart's content once", got)
 	}
 }
@@ -125,22 +125,22 @@ func TestAgent_InputRequired(t *testing.T) {
 		},
 	)
 	c := newConvo(t, r.agent())
-	rec := c.mustSend("Open a PR")
+	rec := c.MustSend("Open a PR")
 	q := onlyQuestion(t, rec)
 	if q.Message != "Which branch should the PR come from?" || len(q.Fields) != 2 || q.Fields[0].Name != "branch" || q.Fields[1].Kind != agent.KindSelect {
 		t.Fatalf("got question %+v, want the DataPart's form", q)
 	}
-	if got := rec.messages(); len(got) != 1 || got[0] != "Let me prepare the PR." {
+	if got := rec.Messages(); len(got) != 1 || got[0] != "Let me prepare the PR." {
 		t.Errorf("got messages %q, want the streamed text before the form", got)
 	}
-	cp := rec.checkpoint()
+	cp := rec.LastCheckpoint()
 	if cp["state"] != "input-required" || q.Key != cp["task_id"] || !q.AllowCancel {
 		t.Errorf("got checkpoint %v and question key %q, want input-required under the task id", cp, q.Key)
 	}
 
 	// A bad answer: the agent asks again, saying why.
-	c.answer(q, form("branch", "x", "base", "main"))
-	rec = c.mustResume()
+	c.Answer(q, form("branch", "x", "base", "main"))
+	rec = c.MustResume()
 	msgs := r.received()
 	first, answer := msgs[0], msgs[1]
 	if answer.msg.TaskID != first.taskID || answer.msg.ContextID != first.contextID || answer.newTask {
@@ -167,17 +167,17 @@ func TestAgent_InputRequired(t *testing.T) {
 	if q2.ID == q.ID || q2.Fields[0].Name != "branch" {
 		t.Errorf("got question %+v, want a new question", q2)
 	}
-	if got := rec.messages(); len(got) != 1 || got[0] != "Branch 'x' does not exist." {
+	if got := rec.Messages(); len(got) != 1 || got[0] != "Branch 'x' does not exist." {
 		t.Errorf("got messages %q, want why the agent asks again", got)
 	}
 
-	c.answer(q2, form("branch", "feature/login", "base", "main"))
-	rec = c.mustResume()
-	if got := rec.messages(); len(got) != 1 || got[0] != "Opened PR #7 from feature/login." {
+	c.Answer(q2, form("branch", "feature/login", "base", "main"))
+	rec = c.MustResume()
+	if got := rec.Messages(); len(got) != 1 || got[0] != "Opened PR #7 from feature/login." {
 		t.Errorf("got messages %q, want the result", got)
 	}
-	if len(rec.questions()) != 0 {
-		t.Errorf("got questions %+v, want none", rec.questions())
+	if len(rec.Questions()) != 0 {
+		t.Errorf("got questions %+v, want none", rec.Questions())
 	}
 	if got := r.received(); len(got) != 3 || got[2].taskID != first.taskID || got[2].newTask {
 		t.Errorf("got %d messages, the last to task %q; want 3 to task %q", len(got), got[len(got)-1].taskID, first.taskID)
@@ -197,18 +197,18 @@ func TestAgent_TextForm(t *testing.T) {
 		turn{final(sdk.TextPart{Text: "Created JIRA-1."}), completed()},
 	)
 	c := newConvo(t, r.agent())
-	rec := c.mustSend("File an issue")
+	rec := c.MustSend("File an issue")
 	q := onlyQuestion(t, rec)
 	if q.Message != "Pick a priority." || q.Fields[0].Name != "priority" {
 		t.Errorf("got question %+v, want the text form", q)
 	}
-	for _, d := range rec.deltas {
+	for _, d := range rec.Deltas {
 		if strings.Contains(d, "UserInput") || strings.Contains(d, "{") {
 			t.Errorf("the form's text was streamed: %q", d)
 		}
 	}
-	c.answer(q, form("priority", "high"))
-	if got := c.mustResume().messages(); len(got) != 1 || got[0] != "Created JIRA-1." {
+	c.Answer(q, form("priority", "high"))
+	if got := c.MustResume().Messages(); len(got) != 1 || got[0] != "Created JIRA-1." {
 		t.Errorf("got messages %q", got)
 	}
 }
@@ -219,12 +219,12 @@ func TestAgent_InputRequiredWithoutForm(t *testing.T) {
 		turn{final(sdk.TextPart{Text: "Scaled prod."}), completed()},
 	)
 	c := newConvo(t, r.agent())
-	q := onlyQuestion(t, c.mustSend("Scale it"))
+	q := onlyQuestion(t, c.MustSend("Scale it"))
 	if q.Message != "Which cluster do you mean?" || len(q.Fields) != 1 || q.Fields[0].Kind != agent.KindTextarea {
 		t.Fatalf("got question %+v, want one textarea with the status text", q)
 	}
-	c.answer(q, form("answer", "prod"))
-	c.mustResume()
+	c.Answer(q, form("answer", "prod"))
+	c.MustResume()
 	if got := r.received()[1].msg.Parts[0].(sdk.TextPart).Text; !strings.Contains(got, "answer: prod") {
 		t.Errorf("got answer text %q", got)
 	}
@@ -236,9 +236,9 @@ func TestAgent_Decline(t *testing.T) {
 		turn{final(sdk.TextPart{Text: "OK, I stopped."}), completed()},
 	)
 	c := newConvo(t, r.agent())
-	q := onlyQuestion(t, c.mustSend("Open a PR"))
-	c.resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: "not today"})
-	rec := c.mustResume()
+	q := onlyQuestion(t, c.MustSend("Open a PR"))
+	c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: "not today"})
+	rec := c.MustResume()
 	got := r.received()[1]
 	if got.taskID != r.received()[0].taskID || got.newTask || got.msg.Parts[0].(sdk.TextPart).Text != "The person declined: not today" {
 		t.Errorf("got %+v, want the decline in the same task", got)
@@ -246,7 +246,7 @@ func TestAgent_Decline(t *testing.T) {
 	if d := got.msg.Parts[1].(sdk.DataPart).Data; d["outcome"] != "declined" || d["reason"] != "not today" {
 		t.Errorf("got data %v", d)
 	}
-	if m := rec.messages(); len(m) != 1 || m[0] != "OK, I stopped." {
+	if m := rec.Messages(); len(m) != 1 || m[0] != "OK, I stopped." {
 		t.Errorf("got messages %q", m)
 	}
 }
@@ -257,9 +257,9 @@ func TestAgent_Cancel(t *testing.T) {
 	// second turn takes.
 	r := newRemote(t, turn{status(sdk.TaskStateInputRequired, branchForm("Which branch?"))}, turn{status(sdk.TaskStateCanceled)})
 	c := newConvo(t, r.agent())
-	q := onlyQuestion(t, c.mustSend("Open a PR"))
-	c.resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Cancelled})
-	rec := c.mustResume()
+	q := onlyQuestion(t, c.MustSend("Open a PR"))
+	c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Cancelled})
+	rec := c.MustResume()
 	r.mu.Lock()
 	cancels, told := r.cancels, len(r.got) > 1
 	r.mu.Unlock()
@@ -269,15 +269,15 @@ func TestAgent_Cancel(t *testing.T) {
 	if cancels != 1 {
 		t.Errorf("got %d tasks/cancel, want 1", cancels)
 	}
-	if m := rec.messages(); len(m) != 1 || m[0] != "You cancelled the task." {
+	if m := rec.Messages(); len(m) != 1 || m[0] != "You cancelled the task." {
 		t.Errorf("got messages %q", m)
 	}
-	if cp := rec.checkpoint(); cp["state"] != "canceled" || cp["delivered"] != float64(q.ID) {
+	if cp := rec.LastCheckpoint(); cp["state"] != "canceled" || cp["delivered"] != float64(q.ID) {
 		t.Errorf("got checkpoint %v", cp)
 	}
 	// A re-delivered resume does not cancel twice.
-	c.step--
-	if _, err := c.deliver(agent.TriggerResume); err == nil {
+	c.Step--
+	if _, err := c.Deliver(agent.TriggerResume); err == nil {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.cancels != 1 {
@@ -290,15 +290,15 @@ func TestAgent_AuthRequired(t *testing.T) {
 	r := newRemote(t, turn{status(sdk.TaskStateAuthRequired,
 		sdk.TextPart{Text: "I need access to your GitHub account."},
 		sdk.DataPart{Data: map[string]any{"auth_url": "https://github.example/login/oauth", "password": "field"}})})
-	rec := newConvo(t, r.agent()).mustSend("Open a PR")
-	if len(rec.questions()) != 0 {
-		t.Errorf("got questions %+v, want none: never a credentials form", rec.questions())
+	rec := newConvo(t, r.agent()).MustSend("Open a PR")
+	if len(rec.Questions()) != 0 {
+		t.Errorf("got questions %+v, want none: never a credentials form", rec.Questions())
 	}
-	m := rec.messages()
+	m := rec.Messages()
 	if len(m) != 1 || !strings.Contains(m[0], "I need access to your GitHub account.") || !strings.Contains(m[0], "[Sign in](https://github.example/login/oauth)") {
 		t.Errorf("got messages %q, want the agent's text and a link out", m)
 	}
-	if cp := rec.checkpoint(); cp["state"] != "auth-required" {
+	if cp := rec.LastCheckpoint(); cp["state"] != "auth-required" {
 		t.Errorf("got checkpoint %v", cp)
 	}
 }
@@ -315,19 +315,19 @@ func TestAgent_Resubscribe(t *testing.T) {
 	})
 	c := newConvo(t, r.agent())
 	ctx, cancel := context.WithCancel(context.Background())
-	c.ctx = ctx
-	c.onText = func(sofar string) {
+	c.Ctx = ctx
+	c.OnText = func(sofar string) {
 		if strings.Contains(sofar, "Step one") {
 			cancel() // Parley shuts down in the middle of the task.
 		}
 	}
-	if _, err := c.send("Build it"); err == nil {
+	if _, err := c.Send("Build it"); err == nil {
 		t.Fatal("got no error from a step cut off by shutdown")
 	}
 	taskID := r.received()[0].taskID
 
 	// After the restart: a new agent, the same history; the task is still working.
-	c.a, c.ctx, c.onText = r.agent(), context.Background(), nil
+	c.Agent, c.Ctx, c.OnText = r.agent(), context.Background(), nil
 	for len(r.gets) > 0 {
 		<-r.gets
 	}
@@ -339,17 +339,17 @@ func TestAgent_Resubscribe(t *testing.T) {
 			}
 		}
 	}()
-	rec, err := c.retry()
+	rec, err := c.Retry()
 	if err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if m := rec.messages(); len(m) != 1 || m[0] != "Step one done. Step two done." {
+	if m := rec.Messages(); len(m) != 1 || m[0] != "Step one done. Step two done." {
 		t.Errorf("got messages %q, want the caught-up result once", m)
 	}
 	if got := len(r.received()); got != 1 {
 		t.Errorf("the remote got %d messages, want 1: resubscribing sends nothing", got)
 	}
-	if cp := rec.checkpoint(); cp["state"] != "completed" {
+	if cp := rec.LastCheckpoint(); cp["state"] != "completed" {
 		t.Errorf("got checkpoint %v", cp)
 	}
 }
@@ -360,10 +360,10 @@ func TestAgent_ReplyToEndedTask(t *testing.T) {
 		turn{final(sdk.TextPart{Text: "Opened a PR from main."}), completed()},
 	)
 	c := newConvo(t, r.agent())
-	q := onlyQuestion(t, c.mustSend("Open a PR"))
+	q := onlyQuestion(t, c.MustSend("Open a PR"))
 	first := r.received()[0]
 	var taskID sdk.TaskID
-	for _, ev := range c.history {
+	for _, ev := range c.History {
 		if ev.Kind == agent.EventQuestionAsked {
 			taskID = sdk.TaskID(ev.Question.Key)
 		}
@@ -386,13 +386,13 @@ func TestAgent_ReplyToEndedTask(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	c.answer(q, form("branch", "main", "base", "main"))
-	rec := c.mustResume()
+	c.Answer(q, form("branch", "main", "base", "main"))
+	rec := c.MustResume()
 	got := r.received()
 	if len(got) != 2 || !got[1].newTask || got[1].contextID != first.contextID {
 		t.Fatalf("got %d messages, the answer to task %q context %q; want a new task in context %q", len(got), got[len(got)-1].taskID, got[len(got)-1].contextID, first.contextID)
 	}
-	m := rec.messages()
+	m := rec.Messages()
 	if len(m) != 2 || !strings.Contains(m[0], "had already ended (canceled)") || m[1] != "Opened a PR from main." {
 		t.Errorf("got messages %q, want a note and the result", m)
 	}
@@ -406,12 +406,12 @@ func TestAgent_FormAsDataAndTextIsAskedOnce(t *testing.T) {
 		turn{status(sdk.TaskStateInputRequired, branchForm("Which branch should the PR come from?"), sdk.TextPart{Text: form})},
 	)
 	c := newConvo(t, r.agent())
-	rec := c.mustSend("Open a PR")
+	rec := c.MustSend("Open a PR")
 	q := onlyQuestion(t, rec)
 	if q.Fields[0].Name != "branch" {
 		t.Fatalf("question = %+v", q)
 	}
-	for _, m := range rec.messages() {
+	for _, m := range rec.Messages() {
 		if strings.Contains(m, "UserInputMetaData") {
 			t.Errorf("the form text was shown: %q", m)
 		}

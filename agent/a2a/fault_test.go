@@ -29,9 +29,9 @@ func rawArtifact(name, parts string) string {
 // and saying each of want.
 func wantFault(t *testing.T, a agent.Agent, want ...string) *recorder {
 	t.Helper()
-	rec, err := newConvo(t, a).send("Do it")
+	rec, err := newConvo(t, a).Send("Do it")
 	if err == nil {
-		t.Fatalf("got no error, messages %q", rec.messages())
+		t.Fatalf("got no error, messages %q", rec.Messages())
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, a.Info().Title+": ") {
@@ -140,7 +140,7 @@ func TestAgent_Faults(t *testing.T) {
 			}
 			rec := wantFault(t, r.agent(change...), tt.want...)
 			if tt.kept != "" {
-				if m := rec.messages(); len(m) != 1 || m[0] != tt.kept {
+				if m := rec.Messages(); len(m) != 1 || m[0] != tt.kept {
 					t.Errorf("got messages %q, want the partial text %q kept", m, tt.kept)
 				}
 			}
@@ -156,18 +156,18 @@ func TestAgent_StreamCutThenRetry(t *testing.T) {
 		sse(w, result(rawTask), result(rawWorking))
 	}))
 	c := newConvo(t, r.agent())
-	if _, err := c.send("Do it"); err == nil {
+	if _, err := c.Send("Do it"); err == nil {
 		t.Fatal("got no error for a cut stream")
 	}
 	// The remote forgot task t1 (it never had it): a Retry says so instead of guessing.
 	r.setOverride(nil)
-	_, err := c.retry()
+	_, err := c.Retry()
 	if err == nil || !strings.Contains(err.Error(), "no longer knows the task") {
 		t.Fatalf("got %v, want the task reported lost", err)
 	}
 	// The next message starts a new task in the same context.
-	rec := c.mustSend("Try again")
-	if m := rec.messages(); len(m) != 1 || m[0] != "Done after all." {
+	rec := c.MustSend("Try again")
+	if m := rec.Messages(); len(m) != 1 || m[0] != "Done after all." {
 		t.Errorf("got messages %q", m)
 	}
 	if got := r.received()[0]; got.contextID != "c1" || !got.newTask || !strings.Contains(got.msg.Parts[0].(sdk.TextPart).Text, "Try again") {
@@ -182,8 +182,8 @@ func TestAgent_UnknownPartKind(t *testing.T) {
 			rawArtifactResult("final_result", `{"kind":"text","text":"Here is the chart."},{"kind":"image","url":"https://x/y.png"},{"text":"no kind"}`),
 			result(rawDone))
 	}))
-	rec := newConvo(t, r.agent()).mustSend("Chart it")
-	m := rec.messages()
+	rec := newConvo(t, r.agent()).MustSend("Chart it")
+	m := rec.Messages()
 	if len(m) != 1 || !strings.HasPrefix(m[0], "Here is the chart.") ||
 		!strings.Contains(m[0], `skipped a part of kind "image"`) || !strings.Contains(m[0], `skipped a part of kind "(none)"`) {
 		t.Errorf("got messages %q, want the text and notes for the skipped parts", m)
@@ -195,7 +195,7 @@ func TestAgent_ArtifactSize(t *testing.T) {
 		chunk := strings.Repeat("y", 600)
 		r := newRemote(t, turn{partial(chunk), partial(chunk), partial(chunk), completed()})
 		rec := wantFault(t, r.agent(func(c *a2a.Config) { c.MaxArtifactBytes = 1000 }), `artifact ("partial_result") of more than 1000 bytes`)
-		if m := rec.messages(); len(m) != 1 || m[0] != chunk {
+		if m := rec.Messages(); len(m) != 1 || m[0] != chunk {
 			t.Errorf("got %d messages, want the first chunk kept", len(m))
 		}
 	})
@@ -203,8 +203,8 @@ func TestAgent_ArtifactSize(t *testing.T) {
 		// Longer than the SDK's SSE reader takes in one line (64 KiB).
 		long := strings.Repeat("z", 200<<10)
 		r := newRemote(t, turn{final(sdk.TextPart{Text: long}), completed()})
-		rec := newConvo(t, r.agent()).mustSend("Dump it")
-		if m := rec.messages(); len(m) != 1 || m[0] != long {
+		rec := newConvo(t, r.agent()).MustSend("Dump it")
+		if m := rec.Messages(); len(m) != 1 || m[0] != long {
 			t.Errorf("got %d messages, want the long result whole", len(m))
 		}
 	})

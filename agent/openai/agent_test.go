@@ -15,12 +15,12 @@ func TestStep_StreamsText(t *testing.T) {
 	srv := newFakeServer(t, text("Hello", ", ", "world", "!"))
 	temp := 0.2
 	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.Temperature = &temp }))
-	rec := c.mustSend("Say hello")
+	rec := c.MustSend("Say hello")
 
-	if got, want := rec.deltas, []string{"Hello", ", ", "world", "!"}; !slices.Equal(got, want) {
+	if got, want := rec.Deltas, []string{"Hello", ", ", "world", "!"}; !slices.Equal(got, want) {
 		t.Errorf("deltas: got %q, want %q", got, want)
 	}
-	if got, want := rec.messages(), []string{"Hello, world!"}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"Hello, world!"}; !slices.Equal(got, want) {
 		t.Errorf("messages: got %q, want %q", got, want)
 	}
 	req := srv.last()
@@ -60,7 +60,7 @@ func TestStep_StreamsText(t *testing.T) {
 func TestStep_NoToolsWithoutQuestions(t *testing.T) {
 	srv := newFakeServer(t, text("Fine."))
 	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.AllowQuestions = false; c.SystemPrompt = "" }))
-	c.mustSend("Hi")
+	c.MustSend("Hi")
 	req := srv.last()
 	if len(req.Tools) != 0 {
 		t.Errorf("tools offered: %+v", req.Tools)
@@ -135,8 +135,8 @@ func TestStep_ToolCallAsks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, toolCalls("", askCall("call_abc", tt.args...)))
 			c := newConvo(t, newAgent(t, srv.url()))
-			rec := c.mustSend("Plan a party")
-			qs := rec.questions()
+			rec := c.MustSend("Plan a party")
+			qs := rec.Questions()
 			if len(qs) != 1 {
 				t.Fatalf("got %d questions, want 1", len(qs))
 			}
@@ -154,8 +154,8 @@ func TestStep_ToolCallAsks(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, q)
 			}
-			if len(rec.messages()) != 0 {
-				t.Errorf("messages: got %q, want none", rec.messages())
+			if len(rec.Messages()) != 0 {
+				t.Errorf("messages: got %q, want none", rec.Messages())
 			}
 		})
 	}
@@ -167,21 +167,21 @@ func TestStep_ParallelToolCalls(t *testing.T) {
 		askCall("call_2", `{"prompt":"Which`, ` day?","request_type":"selection","context":{"options":["Fri","Sat"]}}`),
 	))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Plan a party")
-	qs := rec.questions()
+	rec := c.MustSend("Plan a party")
+	qs := rec.Questions()
 	if len(qs) != 2 || qs[0].Key != "call_1" || qs[1].Key != "call_2" {
 		t.Fatalf("questions: got %+v, want call_1 and call_2", qs)
 	}
-	if got, want := rec.messages(), []string{"I need two things."}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"I need two things."}; !slices.Equal(got, want) {
 		t.Errorf("messages: got %q, want %q", got, want)
 	}
 	// Answered in the other order: the tool results still follow the calls' order.
-	c.answer(qs[1], form("choice", "Sat"))
-	c.answer(qs[0], form("answer", "Seattle"))
+	c.Answer(qs[1], form("choice", "Sat"))
+	c.Answer(qs[0], form("answer", "Seattle"))
 
 	srv.then(text("Seattle on Saturday it is."))
-	rec = c.mustResume()
-	if got, want := rec.messages(), []string{"Seattle on Saturday it is."}; !slices.Equal(got, want) {
+	rec = c.MustResume()
+	if got, want := rec.Messages(), []string{"Seattle on Saturday it is."}; !slices.Equal(got, want) {
 		t.Errorf("messages: got %q, want %q", got, want)
 	}
 	req := srv.last()
@@ -216,20 +216,20 @@ func TestStep_ParallelToolCalls(t *testing.T) {
 func TestStep_ResumeAfterRestart(t *testing.T) {
 	srv := newFakeServer(t, toolCalls("", askCall("call_r", `{"prompt":"Budget?","request_type":"clarification"}`)))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Plan a party")
-	c.answer(rec.questions()[0], form("answer", "2000 dollars"))
+	rec := c.MustSend("Plan a party")
+	c.Answer(rec.Questions()[0], form("answer", "2000 dollars"))
 
 	// The same resume step, delivered to the agent that asked and to a new one, as after a
 	// restart: both send the same request.
 	srv.then(text("Noted."), text("Noted."))
-	c.history = append(c.history, agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
-	c.step++
-	if _, err := c.deliver(agent.TriggerResume); err != nil {
+	c.History = append(c.History, agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
+	c.Step++
+	if _, err := c.Deliver(agent.TriggerResume); err != nil {
 		t.Fatal(err)
 	}
 	first := srv.last()
-	c.a = newAgent(t, srv.url())
-	if _, err := c.deliver(agent.TriggerResume); err != nil {
+	c.Agent = newAgent(t, srv.url())
+	if _, err := c.Deliver(agent.TriggerResume); err != nil {
 		t.Fatal(err)
 	}
 	after := srv.last()
@@ -247,18 +247,18 @@ func TestStep_ResumeAfterRestart(t *testing.T) {
 func TestStep_UnansweredOutcomes(t *testing.T) {
 	srv := newFakeServer(t, toolCalls("", askCall("call_d", `{"prompt":"Approve?","request_type":"approval"}`)))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Go")
-	c.resolve(agent.Resolution{QuestionID: rec.questions()[0].ID, Outcome: agent.Declined, Reason: "not now"})
+	rec := c.MustSend("Go")
+	c.Resolve(agent.Resolution{QuestionID: rec.Questions()[0].ID, Outcome: agent.Declined, Reason: "not now"})
 	srv.then(text("Understood, I will not book."))
-	c.mustResume()
+	c.MustResume()
 	if got, want := srv.last().Messages[3].Content, `{"outcome":"declined","reason":"not now"}`; got != want {
 		t.Errorf("declined: got %s, want %s", got, want)
 	}
 
 	// A question left pending is superseded by the next message.
 	srv.then(toolCalls("", askCall("call_s", `{"prompt":"Which?","request_type":"clarification"}`)), text("OK, a new plan."))
-	c.mustSend("Another thing")
-	c.mustSend("Actually, forget it")
+	c.MustSend("Another thing")
+	c.MustSend("Actually, forget it")
 	req := srv.last()
 	n := len(req.Messages)
 	if req.Messages[n-2].ToolCallID != "call_s" || !strings.HasPrefix(req.Messages[n-2].Content, `{"outcome":"superseded"`) {
@@ -272,9 +272,9 @@ func TestStep_UnansweredOutcomes(t *testing.T) {
 func TestStep_CheckpointFormat(t *testing.T) {
 	srv := newFakeServer(t, toolCalls("Hm.", askCall("call_c", `{"prompt":"Why?","request_type":"clarification"}`)))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Go")
+	rec := c.MustSend("Go")
 	var cp map[string]any
-	for _, ev := range rec.events {
+	for _, ev := range rec.Events {
 		if ev.Kind == agent.EventCheckpoint {
 			if err := json.Unmarshal(ev.Checkpoint, &cp); err != nil {
 				t.Fatal(err)
@@ -286,7 +286,7 @@ func TestStep_CheckpointFormat(t *testing.T) {
 	if !reflect.DeepEqual(cp, want) {
 		t.Errorf("checkpoint: got %v, want %v", cp, want)
 	}
-	if i, j := slices.IndexFunc(rec.events, isKind(agent.EventCheckpoint)), slices.IndexFunc(rec.events, isKind(agent.EventQuestionAsked)); i > j {
+	if i, j := slices.IndexFunc(rec.Events, isKind(agent.EventCheckpoint)), slices.IndexFunc(rec.Events, isKind(agent.EventQuestionAsked)); i > j {
 		t.Errorf("checkpoint stored after the question (%d > %d)", i, j)
 	}
 }

@@ -54,7 +54,7 @@ func TestStep_APIKey(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, text("Hi."))
 			c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.APIKey = tt.key }))
-			c.mustSend("Hello")
+			c.MustSend("Hello")
 			h := srv.headers[0]
 			if got := h.Get("Authorization"); got != tt.want {
 				t.Errorf("Authorization: got %q, want %q", got, tt.want)

@@ -41,7 +41,7 @@ func TestStep_ConnectionRefused(t *testing.T) {
 	l.Close()
 	c := newConvo(t, newAgent(t, base))
 	start := time.Now()
-	_, err = c.send("Hello?")
+	_, err = c.Send("Hello?")
 	wantFault(t, err, "cannot reach the model endpoint at "+base+": connection refused")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %s: the client retried", d)
@@ -73,7 +73,7 @@ func TestStep_HTTPErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, status(tt.code, tt.contentType, tt.body))
 			c := newConvo(t, newAgent(t, srv.url()))
-			_, err := c.send("Hello?")
+			_, err := c.Send("Hello?")
 			wantFault(t, err, tt.want...)
 			if len(srv.sent()) != 1 {
 				t.Errorf("sent %d requests, want 1 (no retries)", len(srv.sent()))
@@ -95,12 +95,12 @@ func TestStep_Stall(t *testing.T) {
 	})
 	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.IdleTimeout = 150 * time.Millisecond }))
 	start := time.Now()
-	rec, err := c.send("Think hard")
+	rec, err := c.Send("Think hard")
 	wantFault(t, err, "sent nothing for 150ms", "stalled")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the stall was noticed after %s", d)
 	}
-	if got, want := rec.messages(), []string{"Let me th"}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"Let me th"}; !slices.Equal(got, want) {
 		t.Errorf("partial text: got %q, want %q", got, want)
 	}
 }
@@ -116,8 +116,8 @@ func TestStep_SlowButSteadyStreamIsNoStall(t *testing.T) {
 		s.done()
 	})
 	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.IdleTimeout = 150 * time.Millisecond }))
-	rec := c.mustSend("Slowly")
-	if got, want := rec.messages(), []string{"abcde"}; !slices.Equal(got, want) {
+	rec := c.MustSend("Slowly")
+	if got, want := rec.Messages(), []string{"abcde"}; !slices.Equal(got, want) {
 		t.Errorf("messages: got %q, want %q", got, want)
 	}
 }
@@ -130,9 +130,9 @@ func TestStep_MalformedChunk(t *testing.T) {
 		s.done()
 	})
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec, err := c.send("Hi")
+	rec, err := c.Send("Hi")
 	wantFault(t, err, "sent a malformed chunk")
-	if got, want := rec.messages(), []string{"Par"}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"Par"}; !slices.Equal(got, want) {
 		t.Errorf("partial text: got %q, want %q", got, want)
 	}
 }
@@ -143,7 +143,7 @@ func TestStep_ErrorEventInStream(t *testing.T) {
 		s.data(`{"error":{"message":"The model is overloaded","type":"server_error"}}`)
 	})
 	c := newConvo(t, newAgent(t, srv.url()))
-	_, err := c.send("Hi")
+	_, err := c.Send("Hi")
 	wantFault(t, err, "reported an error while streaming: The model is overloaded")
 }
 
@@ -153,9 +153,9 @@ func TestStep_StreamClosedEarly(t *testing.T) {
 		s.chunk(map[string]any{"role": "assistant", "content": "Half a rep"}, "")
 	})
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec, err := c.send("Hi")
+	rec, err := c.Send("Hi")
 	wantFault(t, err, "closed the stream before the reply was complete")
-	if got, want := rec.messages(), []string{"Half a rep"}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"Half a rep"}; !slices.Equal(got, want) {
 		t.Errorf("partial text: got %q, want %q", got, want)
 	}
 }
@@ -163,33 +163,33 @@ func TestStep_StreamClosedEarly(t *testing.T) {
 func TestStep_NotAnEventStream(t *testing.T) {
 	srv := newFakeServer(t, status(200, "text/html", "<html>Welcome to nginx</html>"))
 	c := newConvo(t, newAgent(t, srv.url()))
-	_, err := c.send("Hi")
+	_, err := c.Send("Hi")
 	wantFault(t, err, `answered with "text/html" instead of an event stream`)
 }
 
 func TestStep_LengthLimitThenRetry(t *testing.T) {
 	srv := newFakeServer(t, textFinish("length", "The plan has ", "three par"))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec, err := c.send("Plan it")
+	rec, err := c.Send("Plan it")
 	wantFault(t, err, "cut off")
-	if got, want := rec.messages(), []string{"The plan has three par"}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"The plan has three par"}; !slices.Equal(got, want) {
 		t.Errorf("partial text: got %q, want %q", got, want)
 	}
 	// Retry asks afresh: the cut-off reply is not sent back as the model's own.
 	srv.then(text("The plan has three parts."))
-	rec, err = c.retry()
+	rec, err = c.Retry()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := roles(srv.last()), []string{"system", "user"}; !slices.Equal(got, want) {
 		t.Errorf("retry roles: got %v, want %v", got, want)
 	}
-	if got, want := rec.messages(), []string{"The plan has three parts."}; !slices.Equal(got, want) {
+	if got, want := rec.Messages(), []string{"The plan has three parts."}; !slices.Equal(got, want) {
 		t.Errorf("retry text: got %q, want %q", got, want)
 	}
 	// The next turn sees the finished reply only.
 	srv.then(text("You're welcome."))
-	c.mustSend("Thanks")
+	c.MustSend("Thanks")
 	if got, want := roles(srv.last()), []string{"system", "user", "assistant", "user"}; !slices.Equal(got, want) {
 		t.Errorf("roles: got %v, want %v", got, want)
 	}
@@ -204,8 +204,8 @@ func TestStep_InvalidToolArgumentsThenValid(t *testing.T) {
 		toolCalls("", askCall("call_good", `{"prompt": "Which city?", "request_type": "clarification"}`)),
 	)
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Plan a party")
-	qs := rec.questions()
+	rec := c.MustSend("Plan a party")
+	qs := rec.Questions()
 	if len(qs) != 1 || qs[0].Key != "call_good" {
 		t.Fatalf("questions: got %+v, want one for call_good", qs)
 	}
@@ -226,9 +226,9 @@ func TestStep_InvalidToolArgumentsThenValid(t *testing.T) {
 	}
 
 	// After the answer both turns are in the history, each with its results.
-	c.answer(qs[0], form("answer", "Lisbon"))
+	c.Answer(qs[0], form("answer", "Lisbon"))
 	srv.then(text("Lisbon it is."))
-	c.mustResume()
+	c.MustResume()
 	if got, want := roles(srv.last()), []string{"system", "user", "assistant", "tool", "assistant", "tool"}; !slices.Equal(got, want) {
 		t.Fatalf("roles: got %v, want %v", got, want)
 	}
@@ -241,13 +241,13 @@ func TestStep_InvalidToolArgumentsGiveUp(t *testing.T) {
 	bad := toolCalls("", askCall("", `{"prompt": 42}`), call{id: "call_x", name: "search_web", args: []string{`{}`}})
 	srv := newFakeServer(t, bad, bad, bad)
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec, err := c.send("Plan a party")
+	rec, err := c.Send("Plan a party")
 	wantFault(t, err, "could not be used after 3 tries")
 	if len(srv.sent()) != 3 {
 		t.Errorf("sent %d requests, want 3", len(srv.sent()))
 	}
-	if len(rec.questions()) != 0 {
-		t.Errorf("asked %d questions, want none", len(rec.questions()))
+	if len(rec.Questions()) != 0 {
+		t.Errorf("asked %d questions, want none", len(rec.Questions()))
 	}
 	last := srv.last()
 	// Every call of every try is answered, in order, and ids are filled in where missing.
@@ -273,14 +273,14 @@ func TestStep_Cancelled(t *testing.T) {
 		<-r.Context().Done()
 	})
 	c := newConvo(t, newAgent(t, srv.url()))
-	c.ctx, c.onText = ctx, cancel
-	rec, err := c.send("Hi")
+	c.Ctx, c.OnText = ctx, func(string) { cancel() }
+	rec, err := c.Send("Hi")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	// The open message is left to the runner, which keeps it as interrupted.
 	var got []agent.Event
-	for _, ev := range rec.events {
+	for _, ev := range rec.Events {
 		if ev.Kind == agent.EventAgentMessage {
 			got = append(got, ev)
 		}
@@ -306,7 +306,7 @@ func TestStep_SlowFirstByte(t *testing.T) {
 		c.FirstByteTimeout = 300 * time.Millisecond
 	}))
 	start := time.Now()
-	_, err := c.send("Think hard")
+	_, err := c.Send("Think hard")
 	wantFault(t, err, "sent nothing for 300ms after the request", "first_byte_timeout")
 	if d := time.Since(start); d < 250*time.Millisecond {
 		t.Errorf("gave up after %s, before the first-byte timeout", d)

@@ -23,11 +23,11 @@ func TestStep_CodeBlockStreams(t *testing.T) {
 	for _, reply := range []string{"```go\nfmt.Println(1)\n```", "```json\n[1, 2, 3]\n```", "```\nplain\n```"} {
 		srv := newFakeServer(t, text(split(reply, 7)...))
 		c := newConvo(t, newAgent(t, srv.url()))
-		rec := c.mustSend("Show me")
-		if len(rec.deltas) < 2 || strings.Join(rec.deltas, "") != reply {
-			t.Errorf("deltas for %q: got %q, want it streamed in pieces", reply, rec.deltas)
+		rec := c.MustSend("Show me")
+		if len(rec.Deltas) < 2 || strings.Join(rec.Deltas, "") != reply {
+			t.Errorf("deltas for %q: got %q, want it streamed in pieces", reply, rec.Deltas)
 		}
-		if got := rec.messages(); !slices.Equal(got, []string{reply}) {
+		if got := rec.Messages(); !slices.Equal(got, []string{reply}) {
 			t.Errorf("messages: got %q, want [%q]", got, reply)
 		}
 	}
@@ -52,12 +52,12 @@ func TestStep_StructuredResponse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, text(split(tt.reply, 7)...))
 			c := newConvo(t, newAgent(t, srv.url()))
-			rec := c.mustSend("Book it")
+			rec := c.MustSend("Book it")
 			// Held back until the end, then shown once, whole.
-			if got, want := rec.deltas, []string{tt.want}; !slices.Equal(got, want) {
+			if got, want := rec.Deltas, []string{tt.want}; !slices.Equal(got, want) {
 				t.Errorf("deltas: got %q, want %q", got, want)
 			}
-			if got, want := rec.messages(), []string{tt.want}; !slices.Equal(got, want) {
+			if got, want := rec.Messages(), []string{tt.want}; !slices.Equal(got, want) {
 				t.Errorf("messages: got %q, want %q", got, want)
 			}
 		})
@@ -71,11 +71,11 @@ func TestStep_StructuredResponseAsks(t *testing.T) {
   {"name": "base", "type": "select", "options": ["main", "develop"], "required": "yes"}]}}` + "\n```"
 	srv := newFakeServer(t, text(split(reply, 11)...))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Open a PR")
-	if len(rec.deltas) != 0 || len(rec.messages()) != 0 {
-		t.Errorf("text shown besides the form: deltas %q", rec.deltas)
+	rec := c.MustSend("Open a PR")
+	if len(rec.Deltas) != 0 || len(rec.Messages()) != 0 {
+		t.Errorf("text shown besides the form: deltas %q", rec.Deltas)
 	}
-	qs := rec.questions()
+	qs := rec.Questions()
 	if len(qs) != 1 {
 		t.Fatalf("got %d questions, want 1", len(qs))
 	}
@@ -89,9 +89,9 @@ func TestStep_StructuredResponseAsks(t *testing.T) {
 
 	// The form goes back to the model as its UserInputMetaData message, the answers as the
 	// person's message.
-	c.answer(q, form("branch_name", "fix-login", "base", "main"))
+	c.Answer(q, form("branch_name", "fix-login", "base", "main"))
 	srv.then(text("Opening the PR."))
-	c.mustResume()
+	c.MustResume()
 	req := srv.last()
 	if got, want := roles(req), []string{"system", "user", "assistant", "user"}; !slices.Equal(got, want) {
 		t.Fatalf("roles: got %v, want %v", got, want)
@@ -108,21 +108,21 @@ func TestStep_UserInputMetaDataPassesThrough(t *testing.T) {
 	reply := `UserInputMetaData: {"require_user_input": true, "content": "To create the issue I need:", "metadata": {"user_input": true, "input_fields": [{"name": "issue_title", "description": "Title", "type": "text", "required": true}, {"name": "urgent", "type": "boolean"}]}}`
 	srv := newFakeServer(t, text(split(reply, 9)...))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("File an issue")
-	if got := strings.Join(rec.deltas, ""); got != reply {
+	rec := c.MustSend("File an issue")
+	if got := strings.Join(rec.Deltas, ""); got != reply {
 		t.Errorf("text: got %q, want it unchanged: %q", got, reply)
 	}
-	if len(rec.deltas) < 2 {
-		t.Errorf("got %d deltas, want the text streamed through", len(rec.deltas))
+	if len(rec.Deltas) < 2 {
+		t.Errorf("got %d deltas, want the text streamed through", len(rec.Deltas))
 	}
-	qs := rec.questions()
+	qs := rec.Questions()
 	if len(qs) != 1 || qs[0].Message != "To create the issue I need:" || qs[0].Key != "" {
 		t.Fatalf("questions: got %+v", qs)
 	}
 
-	c.resolve(agent.Resolution{QuestionID: qs[0].ID, Outcome: agent.Declined, Reason: "later"})
+	c.Resolve(agent.Resolution{QuestionID: qs[0].ID, Outcome: agent.Declined, Reason: "later"})
 	srv.then(text("Fine, tell me when."))
-	c.mustResume()
+	c.MustResume()
 	req := srv.last()
 	if got, want := roles(req), []string{"system", "user", "assistant", "user"}; !slices.Equal(got, want) {
 		t.Fatalf("roles: got %v, want %v", got, want)
@@ -138,6 +138,6 @@ func TestStep_UserInputMetaDataPassesThrough(t *testing.T) {
 func TestStep_EmptyReply(t *testing.T) {
 	srv := newFakeServer(t, text())
 	c := newConvo(t, newAgent(t, srv.url()))
-	_, err := c.send("Hi")
+	_, err := c.Send("Hi")
 	wantFault(t, err, "empty reply")
 }

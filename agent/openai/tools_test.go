@@ -25,9 +25,9 @@ func TestStep_ToolCallsAllAtIndexZero(t *testing.T) {
 		s.done()
 	})
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Go")
+	rec := c.MustSend("Go")
 	var keys []string
-	for _, q := range rec.questions() {
+	for _, q := range rec.Questions() {
 		keys = append(keys, q.Key+" "+q.Message)
 	}
 	if want := []string{"call_a First?", "call_b Second?"}; !slices.Equal(keys, want) {
@@ -39,14 +39,14 @@ func TestStep_SecretFieldsAreNoted(t *testing.T) {
 	srv := newFakeServer(t, toolCalls("", askCall("call_s",
 		`{"prompt":"Which repo?","request_type":"clarification","fields":[{"name":"repo","kind":"text","required":true},{"name":"github_token","kind":"text"}]}`)))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Clone it")
-	qs := rec.questions()
+	rec := c.MustSend("Clone it")
+	qs := rec.Questions()
 	if len(qs) != 1 || len(qs[0].Fields) != 1 || len(qs[0].Refused) != 1 {
 		t.Fatalf("question: got %+v, want repo shown and github_token refused", qs)
 	}
-	c.answer(qs[0], form("repo", "parley"))
+	c.Answer(qs[0], form("repo", "parley"))
 	srv.then(text("Cloning."))
-	c.mustResume()
+	c.MustResume()
 	got := srv.last().Messages[3].Content
 	for _, want := range []string{`"outcome":"answered"`, `"values":{"repo":"parley"}`, `"note":"The field \"github_token\" was not shown`} {
 		if !strings.Contains(got, want) {
@@ -61,8 +61,8 @@ func TestStep_InvalidFieldsAreToldToTheModel(t *testing.T) {
 		toolCalls("", askCall("call_2", `{"prompt":"Details?","request_type":"clarification","fields":[{"name":"a","kind":"text"}]}`)),
 	)
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Go")
-	if qs := rec.questions(); len(qs) != 1 || qs[0].Key != "call_2" {
+	rec := c.MustSend("Go")
+	if qs := rec.Questions(); len(qs) != 1 || qs[0].Key != "call_2" {
 		t.Fatalf("questions: got %+v, want one for call_2", qs)
 	}
 	if got := srv.last().Messages[3].Content; !strings.Contains(got, `field name \"a\" is used twice`) {
@@ -73,10 +73,10 @@ func TestStep_InvalidFieldsAreToldToTheModel(t *testing.T) {
 func TestStep_StructuredFormWithoutContent(t *testing.T) {
 	srv := newFakeServer(t, text(`{"require_user_input": true, "metadata": {"input_fields": [{"name": "city", "type": "text", "required": true}]}}`))
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec := c.mustSend("Weather?")
-	qs := rec.questions()
-	if len(qs) != 1 || qs[0].Fields[0].Name != "city" || len(rec.messages()) != 0 {
-		t.Fatalf("questions %+v, messages %q: want the city form only", qs, rec.messages())
+	rec := c.MustSend("Weather?")
+	qs := rec.Questions()
+	if len(qs) != 1 || qs[0].Fields[0].Name != "city" || len(rec.Messages()) != 0 {
+		t.Fatalf("questions %+v, messages %q: want the city form only", qs, rec.Messages())
 	}
 	if qs[0].Type != "" && qs[0].Type != agent.RequestClarification {
 		t.Errorf("type: got %q", qs[0].Type)
@@ -89,10 +89,10 @@ func TestStep_OnlySecretsIsToldToTheModel(t *testing.T) {
 	secret := toolCalls("", askCall("", `{"prompt":"Your key?","request_type":"clarification","fields":[{"name":"api_key","kind":"text","required":true}]}`))
 	srv := newFakeServer(t, secret, secret, secret)
 	c := newConvo(t, newAgent(t, srv.url()))
-	rec, err := c.send("Deploy")
+	rec, err := c.Send("Deploy")
 	wantFault(t, err, "could not be used after 3 tries")
-	if len(rec.questions()) != 0 || len(srv.sent()) != 3 {
-		t.Fatalf("asked %d questions in %d requests, want none in 3", len(rec.questions()), len(srv.sent()))
+	if len(rec.Questions()) != 0 || len(srv.sent()) != 3 {
+		t.Fatalf("asked %d questions in %d requests, want none in 3", len(rec.Questions()), len(srv.sent()))
 	}
 	if got := srv.last().Messages[3].Content; !strings.Contains(got, "only for secrets") || !strings.Contains(got, "api_key") {
 		t.Errorf("the model was told %s", got)
@@ -107,9 +107,9 @@ func TestStep_NoQuestionsMeansNoForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := newConvo(t, a).mustSend("Open a PR")
-	if len(rec.questions()) != 0 || !slices.Equal(rec.messages(), []string{"Which branch?"}) {
-		t.Fatalf("questions %v, messages %q; want no form and the content shown", rec.questions(), rec.messages())
+	rec := newConvo(t, a).MustSend("Open a PR")
+	if len(rec.Questions()) != 0 || !slices.Equal(rec.Messages(), []string{"Which branch?"}) {
+		t.Fatalf("questions %v, messages %q; want no form and the content shown", rec.Questions(), rec.Messages())
 	}
 }
 
@@ -117,10 +117,10 @@ func TestStep_NoQuestionsMeansNoForms(t *testing.T) {
 func TestStep_UserMessagesInARowAreOneTurn(t *testing.T) {
 	srv := newFakeServer(t, status(500, "application/json", `{"error":{"message":"down"}}`), text("Fine."))
 	c := newConvo(t, newAgent(t, srv.url()))
-	if _, err := c.send("First"); err == nil {
+	if _, err := c.Send("First"); err == nil {
 		t.Fatal("want the fault")
 	}
-	c.mustSend("Second")
+	c.MustSend("Second")
 	last := srv.last()
 	if got := roles(last); !slices.Equal(got, []string{"system", "user"}) {
 		t.Fatalf("roles: got %v, want [system user]", got)

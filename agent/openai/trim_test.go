@@ -68,10 +68,10 @@ func TestStep_TrimsToContextWindow(t *testing.T) {
 				toolCalls("", askCall("call_t", `{"prompt":"How many guests?","request_type":"clarification","context":{"note":"`+strings.Repeat("n", 800)+`"}}`)),
 				text("Got it."))
 			c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.ContextWindow = 4000 }))
-			c.history = oldExchanges(30)
-			rec := c.mustSend(tt.latest)
-			c.answer(rec.questions()[0], form("answer", "40"))
-			c.mustResume()
+			c.History = oldExchanges(30)
+			rec := c.MustSend(tt.latest)
+			c.Answer(rec.Questions()[0], form("answer", "40"))
+			c.MustResume()
 
 			for i, req := range srv.sent() {
 				msgs := req.Messages
@@ -122,8 +122,8 @@ func TestStep_TrimsToContextWindow(t *testing.T) {
 func TestStep_ShortConversationIsNotTrimmed(t *testing.T) {
 	srv := newFakeServer(t, text("Sure."))
 	c := newConvo(t, newAgent(t, srv.url()))
-	c.history = oldExchanges(2)
-	c.mustSend("And now?")
+	c.History = oldExchanges(2)
+	c.MustSend("And now?")
 	req := srv.last()
 	if len(req.Messages) != 6 {
 		t.Errorf("sent %d messages, want all 6", len(req.Messages))
