@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Error codes, mapped to HTTP statuses in one place by the web layer.
@@ -67,4 +68,13 @@ func Faultf(agentTitle string, err error, format string, args ...any) error {
 func IsFault(err error) bool {
 	var f *fault
 	return errors.As(err, &f)
+}
+
+// OneLine shortens a remote's message to one readable line for an error a person reads.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		return string(r[:300]) + "…"
+	}
+	return s
 }

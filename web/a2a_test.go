@@ -260,21 +260,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	c := a2aClient(t, ts.URL, "slow")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ids := make(chan a2a.TaskID, 1)
-	go func() {
-		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Go"})}) {
-			if err != nil {
-				return
-			}
-			if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-				select {
-				case ids <- s.TaskID:
-				default:
-				}
-			}
-		}
-	}()
-	taskID := <-ids
+	taskID := startTask(ctx, c, "Go")
 	<-started
 	time.Sleep(50 * time.Millisecond)
 	srv.Shutdown(ctx)
@@ -328,21 +314,7 @@ func TestA2AServer_CancelStopsTheAgent(t *testing.T) {
 	c := a2aClient(t, ts.URL, "slow")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ids := make(chan a2a.TaskID, 1)
-	go func() {
-		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Go"})}) {
-			if err != nil {
-				return
-			}
-			if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-				select {
-				case ids <- s.TaskID:
-				default:
-				}
-			}
-		}
-	}()
-	id := <-ids
+	id := startTask(ctx, c, "Go")
 	<-started
 	task, err := c.CancelTask(ctx, &a2a.TaskIDParams{ID: id})
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
@@ -364,4 +336,24 @@ func TestA2AServer_CancelStopsTheAgent(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startTask sends a message in the background and returns its task's id once it is known;
+// the stream goes on until ctx ends.
+func startTask(ctx context.Context, c *a2aclient.Client, text string) a2a.TaskID {
+	ids := make(chan a2a.TaskID, 1)
+	go func() {
+		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: text})}) {
+			if err != nil {
+				return
+			}
+			if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+				select {
+				case ids <- s.TaskID:
+				default:
+				}
+			}
+		}
+	}()
+	return <-ids
 }

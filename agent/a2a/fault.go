@@ -104,7 +104,7 @@ func (a *Agent) cardFault(err error) error {
 
 // describe is the error as the person reads it: the agent's own message, its detail and code.
 func (e *rpcError) describe() string {
-	msg := clip(e.Message)
+	msg := agent.OneLine(e.Message)
 	if msg == "" {
 		msg = "no message"
 	}
@@ -115,7 +115,7 @@ func (e *rpcError) describe() string {
 	}
 	if json.Unmarshal(e.Data, &data) == nil {
 		for _, d := range []string{data.Error, data.Message, data.Detail} {
-			if d = clip(d); d != "" && !strings.Contains(msg, d) {
+			if d = agent.OneLine(d); d != "" && !strings.Contains(msg, d) {
 				msg += " (" + d + ")"
 				break
 			}
@@ -146,31 +146,22 @@ func bodyDetail(body []byte) string {
 	}
 	if json.Unmarshal(body, &doc) == nil {
 		if s, ok := doc.Error.(string); ok && s != "" {
-			return ": " + clip(s)
+			return ": " + agent.OneLine(s)
 		}
 		if m, ok := doc.Error.(map[string]any); ok {
 			if s, ok := m["message"].(string); ok && s != "" {
-				return ": " + clip(s)
+				return ": " + agent.OneLine(s)
 			}
 		}
 		if doc.Message != "" {
-			return ": " + clip(doc.Message)
+			return ": " + agent.OneLine(doc.Message)
 		}
 		return ""
 	}
 	if s := strings.TrimSpace(string(body)); s != "" && utf8.ValidString(s) && !strings.HasPrefix(s, "<") {
-		return ": " + clip(s)
+		return ": " + agent.OneLine(s)
 	}
 	return ""
-}
-
-// clip shortens a message to one readable line.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		return string(r[:300]) + "…"
-	}
-	return s
 }
 
 // size writes a byte count for people.

@@ -263,7 +263,7 @@ func (s *session) status(st sdk.TaskStatus) error {
 		if why == "" {
 			why = "no reason given"
 		}
-		return s.a.faultf(nil, "the agent reported the task as %s: %s", st.State, clip(why))
+		return s.a.faultf(nil, "the agent reported the task as %s: %s", st.State, agent.OneLine(why))
 	}
 	return nil
 }
@@ -460,7 +460,7 @@ func (s *session) progress(text string) error {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = text[:i]
 	}
-	text = clip(text)
+	text = agent.OneLine(text)
 	if text == "" || (len(s.plan) > 0 && s.plan[len(s.plan)-1].Title == text) {
 		return nil
 	}

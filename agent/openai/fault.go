@@ -97,28 +97,19 @@ func errorDetail(body []byte) string {
 			} else if code, ok := obj.Code.(string); ok && code != "" {
 				msg += " (" + code + ")"
 			}
-			return ": " + clip(msg)
+			return ": " + agent.OneLine(msg)
 		case json.Unmarshal(doc.Error, &s) == nil && s != "":
-			return ": " + clip(s)
+			return ": " + agent.OneLine(s)
 		}
 		for _, v := range []any{doc.Message, doc.Detail} {
 			if s, ok := v.(string); ok && s != "" {
-				return ": " + clip(s)
+				return ": " + agent.OneLine(s)
 			}
 		}
 		return ""
 	}
 	if s := strings.TrimSpace(string(body)); s != "" && utf8.ValidString(s) && !strings.HasPrefix(s, "<") {
-		return ": " + clip(s)
+		return ": " + agent.OneLine(s)
 	}
 	return ""
-}
-
-// clip shortens an endpoint's message to one readable line.
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		return string(r[:300]) + "…"
-	}
-	return s
 }
