@@ -32,7 +32,13 @@ type StepInput struct {
 	// StepID is stable across re-deliveries of the same resume: agents de-duplicate on it.
 	StepID  int64
 	Trigger Trigger
+	// History is the conversation so far. Person's messages carry their intake's intent and
+	// documents: read them with Event.Prompt.
 	History []Event
+	// Language is the language the person writes in (ISO 639-1), when intake detected one.
+	Language string
+	// Documents reads the conversation's documents (those listed on the messages).
+	Documents Documents
 }
 
 // Output is how an agent reports while it runs. Every call is stored before it returns.

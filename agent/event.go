@@ -18,6 +18,9 @@ const (
 	EventQuestionResolved EventKind = "question_resolved"
 	EventRunState         EventKind = "run_state"
 	EventCheckpoint       EventKind = "checkpoint"
+	// EventIntake records what intake made of a person's message: the cleaned intent, the
+	// language, the documents split off.
+	EventIntake EventKind = "intake"
 )
 
 // RunState is the state of a conversation's current run, shown in the list and on the page.
@@ -72,6 +75,12 @@ type Event struct {
 	State       RunState        `json:"state,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	Checkpoint  json.RawMessage `json:"checkpoint,omitempty"`
+	// Documents are attached to a person's message: the files they attached, and for
+	// agents also the user_context documents of the message's intake.
+	Documents []DocumentRef `json:"documents,omitempty"`
+	// Intent is, for agents, the cleaned prompt of a person's message (see Prompt).
+	Intent string  `json:"intent,omitempty"`
+	Intake *Intake `json:"intake,omitempty"`
 }
 
 // StepStatus is the status of one step of a plan.

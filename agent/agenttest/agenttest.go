@@ -174,6 +174,9 @@ type Convo struct {
 	// OnText and RejectFormText are handed to each step's Recorder.
 	OnText         func(string)
 	RejectFormText bool
+	// Language is handed to each step, as intake would have detected it.
+	Language string
+	docs     map[int64]agent.Document
 }
 
 // NewConvo starts an empty conversation with agent a.
@@ -193,6 +196,47 @@ func (c *Convo) Send(text string) (*Recorder, error) {
 		agent.Event{Kind: agent.EventUserMessage, Text: text, Author: "person"},
 		agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
 	return c.StepNow(agent.TriggerMessage)
+}
+
+// SendWithDocuments records the person's message as intake leaves it (its intent, and
+// documents split off or attached) and runs a step on it. Each document gets an id, which
+// the returned refs carry.
+func (c *Convo) SendWithDocuments(raw, intent string, docs ...agent.Document) (*Recorder, []agent.DocumentRef, error) {
+	c.t.Helper()
+	if c.docs == nil {
+		c.docs = map[int64]agent.Document{}
+	}
+	var refs []agent.DocumentRef
+	for _, d := range docs {
+		c.ids++
+		d.ID = c.ids
+		if d.Size == 0 {
+			d.Size = int64(len(d.Content))
+		}
+		if d.Label == "" {
+			d.Label = agent.LabelUserContext
+		}
+		c.docs[d.ID] = d
+		refs = append(refs, d.DocumentRef)
+	}
+	for _, q := range c.Pending() {
+		c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Superseded, Reason: "The person sent a new message instead of answering."})
+	}
+	c.Run++
+	c.History = append(c.History,
+		agent.Event{Kind: agent.EventUserMessage, Text: raw, Intent: intent, Documents: refs, Author: "person"},
+		agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
+	rec, err := c.StepNow(agent.TriggerMessage)
+	return rec, refs, err
+}
+
+// Document reads a document given with SendWithDocuments.
+func (c *Convo) Document(_ context.Context, id int64) (agent.Document, error) {
+	d, ok := c.docs[id]
+	if !ok {
+		return d, agent.Errorf(agent.ENOTFOUND, "No document %d in this conversation.", id)
+	}
+	return d, nil
 }
 
 // Resume runs the step that follows the answers.
@@ -239,7 +283,7 @@ func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 	c.t.Helper()
 	rec := &Recorder{t: c.t, nextID: &c.ids, author: c.Agent.Info().Title, OnText: c.OnText, RejectFormText: c.RejectFormText}
 	in := agent.StepInput{ConversationID: 1, RunID: c.Run, StepID: c.Step, Trigger: trigger,
-		History: append([]agent.Event(nil), c.History...)}
+		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
 	err := c.Agent.Step(c.Ctx, in, rec)
 	if err == nil {
 		if err := rec.EndMessage(); err != nil {
