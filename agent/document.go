@@ -63,7 +63,7 @@ func (d DocumentRef) SizeLabel() string { return ByteSize(d.Size) }
 // ByteSize formats a number of bytes as people read it: 812 B, 14.2 KB, 3.1 MB.
 func ByteSize(n int64) string {
 	switch {
-	case n < 1000:
+	case n < 10000:
 		return fmt.Sprintf("%d B", n)
 	case n < 1000*1000:
 		return fmt.Sprintf("%.1f KB", float64(n)/1000)
@@ -216,4 +216,20 @@ func ContextDocumentName(i int, title, mimeType string) string {
 		return t
 	}
 	return fmt.Sprintf("user_context_%d%s", i, Extension(mimeType))
+}
+
+// Message is what a person sends: text, and the files attached to it.
+type Message struct {
+	Text   string
+	Author string
+	// Nonce is the composer's one-time token: a re-sent message is recorded once.
+	Nonce string
+	Files []File
+}
+
+// File is an attached file, checked but not stored yet.
+type File struct {
+	Name     string
+	MimeType string
+	Content  []byte
 }

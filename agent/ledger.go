@@ -7,10 +7,12 @@ import (
 
 // Conversation is one chat between a person and an agent.
 type Conversation struct {
-	ID        int64
-	Agent     string
-	Title     string
-	State     RunState
+	ID    int64
+	Agent string
+	Title string
+	State RunState
+	// Language is the language the person writes in, as intake last detected it.
+	Language  string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -34,7 +36,12 @@ type Ledger interface {
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
 	// step. A message already recorded with the same non-empty nonce returns step 0.
-	StartRun(ctx context.Context, conversationID int64, text, author, nonce string) (stepID int64, err error)
+	StartRun(ctx context.Context, conversationID int64, m Message) (stepID int64, err error)
+	// RecordIntake stores the analysis of a person's message: its context items become
+	// user_context documents attached to the message, the language is set on the conversation.
+	RecordIntake(ctx context.Context, runID, messageEventID int64, a Analysis) (Event, error)
+	// Document returns a document of the conversation, ENOTFOUND for any other.
+	Document(ctx context.Context, conversationID, id int64) (Document, error)
 	// BeginStep marks a queued step started and returns what the agent needs to run it.
 	BeginStep(ctx context.Context, stepID int64) (Conversation, StepInput, error)
 	AppendEvent(ctx context.Context, ev Event) (Event, error)

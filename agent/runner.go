@@ -10,16 +10,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Runner drives agents: it runs queued steps, stores everything they report, and resumes them
 // when their questions are resolved. A waiting agent holds no goroutine: the ledger holds it.
 type Runner struct {
-	ledger Ledger
-	agents map[string]Agent
-	log    *slog.Logger
-	notify func(conversationID int64)
-	now    func() time.Time
+	ledger    Ledger
+	agents    map[string]Agent
+	analyzer  Analyzer
+	analyzers map[string]Analyzer
+	log       *slog.Logger
+	notify    func(conversationID int64)
+	now       func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -39,11 +42,16 @@ type RunnerOptions struct {
 	// Notify is called after every change to a conversation's log (it must not block).
 	Notify func(conversationID int64)
 	Now    func() time.Time
+	// Analyzer analyzes the first message of each round for agents without one of their own
+	// in Analyzers (by agent name). Without either, messages reach agents untouched.
+	Analyzer  Analyzer
+	Analyzers map[string]Analyzer
 }
 
 // NewRunner returns a Runner; call Start to recover and run pending work.
 func NewRunner(opts RunnerOptions) *Runner {
 	r := &Runner{ledger: opts.Ledger, agents: map[string]Agent{}, log: opts.Logger, notify: opts.Notify, now: opts.Now,
+		analyzer: opts.Analyzer, analyzers: opts.Analyzers,
 		wake: make(chan struct{}, 1), running: map[int64]context.CancelCauseFunc{}}
 	for _, a := range opts.Agents {
 		r.agents[a.Info().Name] = a
@@ -128,42 +136,49 @@ func (r *Runner) Stop(ctx context.Context) error {
 
 // NewConversation creates a conversation with the named agent and sends the first message.
 // The nonce makes a double-submitted start form create one conversation.
-func (r *Runner) NewConversation(ctx context.Context, agentName, text, author, nonce string) (Conversation, error) {
+func (r *Runner) NewConversation(ctx context.Context, agentName string, m Message) (Conversation, error) {
 	if _, ok := r.agents[agentName]; !ok {
 		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
 	}
-	text = normalizeNewlines(text)
-	if err := checkMessage(text); err != nil {
+	m.Text = normalizeNewlines(m.Text)
+	if err := checkMessage(m); err != nil {
 		return Conversation{}, err
 	}
-	c, err := r.ledger.CreateConversation(ctx, agentName, Title(text), nonce)
+	title := m.Text
+	if trimSpace(title) == "" {
+		title = m.Files[0].Name
+	}
+	c, err := r.ledger.CreateConversation(ctx, agentName, Title(title), m.Nonce)
 	if err != nil {
 		return c, err
 	}
-	return c, r.Send(ctx, c.ID, text, author, nonce)
+	return c, r.Send(ctx, c.ID, m)
 }
 
 // MaxMessageBytes bounds one message.
 const MaxMessageBytes = 1 << 20
 
-func checkMessage(text string) error {
+func checkMessage(m Message) error {
 	switch {
-	case len(text) == 0 || len(trimSpace(text)) == 0:
+	case len(trimSpace(m.Text)) == 0 && len(m.Files) == 0:
 		return Errorf(EINVALID, "Write a message first.")
-	case len(text) > MaxMessageBytes:
-		return Errorf(EINVALID, "The message is too long (at most %d KB).", MaxMessageBytes>>10)
+	case len(m.Text) > MaxMessageBytes:
+		return Errorf(EINVALID, "The message is too long (%s; at most %s): attach a large text as a file instead.",
+			ByteSize(int64(len(m.Text))), ByteSize(MaxMessageBytes))
+	case !utf8.ValidString(m.Text):
+		return Errorf(EINVALID, "The message contains bytes that are not text (invalid UTF-8). Attach binary data as a file instead.")
 	}
 	return nil
 }
 
 // Send records a person's message and runs the agent on it. Questions still pending are
 // superseded. The nonce makes a re-sent message (double Enter, a retried request) harmless.
-func (r *Runner) Send(ctx context.Context, conversationID int64, text, author, nonce string) error {
-	text = normalizeNewlines(text)
-	if err := checkMessage(text); err != nil {
+func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) error {
+	m.Text = normalizeNewlines(m.Text)
+	if err := checkMessage(m); err != nil {
 		return err
 	}
-	step, err := r.ledger.StartRun(ctx, conversationID, text, author, nonce)
+	step, err := r.ledger.StartRun(ctx, conversationID, m)
 	if err != nil || step == 0 {
 		return err
 	}
@@ -306,7 +321,10 @@ func (r *Runner) runStep(stepID int64) {
 		r.mu.Lock()
 		r.running[conv.ID] = cancel
 		r.mu.Unlock()
-		err = safeStep(stepCtx, a, in, out)
+		err = r.intake(stepCtx, conv, &in)
+		if err == nil {
+			err = safeStep(stepCtx, a, in, out)
+		}
 		r.mu.Lock()
 		delete(r.running, conv.ID)
 		r.mu.Unlock()

@@ -10,3 +10,99 @@ if (thread) {
     if (follow) scrollTo({ top: document.body.scrollHeight })
   }).observe(thread, { childList: true, subtree: true, characterData: true })
 }
+
+// Attachments: a form with a [data-attach] picker lists the chosen files as chips (each can be
+// removed), takes files dropped anywhere on the form, and refuses to send a file above the
+// limit or more files than allowed, saying which. The server checks again.
+const fileSize = (n) => n < 1000 ? `${n} B` : n < 1e6 ? `${(n / 1e3).toFixed(1)} KB` : `${(n / 1e6).toFixed(1)} MB`
+
+function attachState (form) {
+  const box = form.querySelector('[data-attach]')
+  if (!box) return null
+  return {
+    input: box.querySelector('input[type=file]'),
+    list: form.querySelector('.attach-list'),
+    maxBytes: Number(box.dataset.maxBytes),
+    maxFiles: Number(box.dataset.maxFiles)
+  }
+}
+
+function problems (st) {
+  const out = []
+  const files = [...st.input.files]
+  if (files.length > st.maxFiles) out.push(`Attach at most ${st.maxFiles} files to one message.`)
+  for (const f of files) {
+    if (f.size > st.maxBytes) out.push(`${f.name} is ${fileSize(f.size)}; a file can be at most ${fileSize(st.maxBytes)}.`)
+    if (f.size === 0) out.push(`${f.name} is empty.`)
+  }
+  return out
+}
+
+function renderAttachments (form) {
+  const st = attachState(form)
+  if (!st) return
+  st.list.replaceChildren(...[...st.input.files].map((f, i) => {
+    const li = document.createElement('li')
+    li.className = f.size > st.maxBytes || f.size === 0 ? 'bad' : ''
+    li.append(`📎 ${f.name} · ${fileSize(f.size)}`)
+    const rm = document.createElement('button')
+    rm.type = 'button'
+    rm.textContent = '×'
+    rm.setAttribute('aria-label', `Remove ${f.name}`)
+    rm.addEventListener('click', () => {
+      const dt = new DataTransfer()
+      ;[...st.input.files].forEach((g, j) => { if (j !== i) dt.items.add(g) })
+      st.input.files = dt.files
+      renderAttachments(form)
+    })
+    li.append(rm)
+    return li
+  }))
+  const err = form.querySelector('.error[role=alert]')
+  const p = problems(st)
+  if (err && (p.length || err.dataset.attachError)) {
+    err.textContent = p.join(' ')
+    err.dataset.attachError = p.length ? '1' : ''
+  }
+}
+
+function addFiles (form, files) {
+  const st = attachState(form)
+  if (!st) return
+  const dt = new DataTransfer()
+  ;[...st.input.files, ...files].forEach((f) => dt.items.add(f))
+  st.input.files = dt.files
+  renderAttachments(form)
+}
+
+document.addEventListener('change', (e) => {
+  if (e.target.matches('[data-attach] input[type=file]')) renderAttachments(e.target.form)
+})
+document.addEventListener('dragover', (e) => {
+  const form = e.target.closest && e.target.closest('form')
+  if (!form || !attachState(form) || !e.dataTransfer.types.includes('Files')) return
+  e.preventDefault()
+  form.classList.add('dragging')
+})
+document.addEventListener('dragleave', (e) => {
+  const form = e.target.closest && e.target.closest('form')
+  if (form && !form.contains(e.relatedTarget)) form.classList.remove('dragging')
+})
+document.addEventListener('drop', (e) => {
+  const form = e.target.closest && e.target.closest('form')
+  if (!form || !attachState(form) || !e.dataTransfer.files.length) return
+  e.preventDefault()
+  form.classList.remove('dragging')
+  addFiles(form, e.dataTransfer.files)
+})
+// A form with files over the limit is not sent (capture: before Datastar's own handler).
+document.addEventListener('submit', (e) => {
+  const st = attachState(e.target)
+  if (!st) return
+  const p = problems(st)
+  if (p.length) {
+    e.preventDefault()
+    e.stopImmediatePropagation()
+    renderAttachments(e.target)
+  }
+}, true)

@@ -38,12 +38,12 @@ func (db *DB) CreateConversation(ctx context.Context, agentName, title, nonce st
 	return c, err
 }
 
-const conversationColumns = `id, agent, title, state, created_at, updated_at`
+const conversationColumns = `id, agent, title, state, language, created_at, updated_at`
 
 func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, error) {
 	var c agent.Conversation
 	var state, created, updated string
-	if err := row.Scan(&c.ID, &c.Agent, &c.Title, &state, &created, &updated); err != nil {
+	if err := row.Scan(&c.ID, &c.Agent, &c.Title, &state, &c.Language, &created, &updated); err != nil {
 		return c, err
 	}
 	c.State = agent.RunState(state)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/parley-chat/parley/agent"
@@ -105,4 +106,23 @@ func (db *DB) Plans(ctx context.Context, conversationID, upTo int64) ([]agent.Pl
 		out = append(out, *ev.Plan)
 	}
 	return out, rows.Err()
+}
+
+// Event returns one event of a conversation.
+func (db *DB) Event(ctx context.Context, conversationID, id int64) (agent.Event, error) {
+	ev := agent.Event{ID: id, ConversationID: conversationID}
+	var kind, payload, at string
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce(run_id, 0), kind, payload, created_at FROM events
+		WHERE id = ? AND conversation_id = ?`, id, conversationID).Scan(&ev.RunID, &kind, &payload, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ev, agent.Errorf(agent.ENOTFOUND, "Event %d not found.", id)
+	}
+	if err != nil {
+		return ev, fmt.Errorf("event %d: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+		return ev, fmt.Errorf("event %d: %w", id, err)
+	}
+	ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)
+	return ev, nil
 }

@@ -35,7 +35,8 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger ag
 // StartRun records the person's message, supersedes questions still pending, and queues a step.
 // A message re-sent with the same nonce (a double Enter, a retried request) is recorded once:
 // the second call returns step 0 and no error.
-func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce string) (int64, error) {
+func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int64, error) {
+	nonce := m.Nonce
 	var stepID int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, convID)
@@ -54,7 +55,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce st
 		if c.State == agent.StateRunning {
 			return agent.Errorf(agent.ECONFLICT, "The agent is still working; wait for it to finish or ask.")
 		}
-		if err := db.supersede(ctx, tx, author, "The person sent a new message instead of answering.",
+		if err := db.supersede(ctx, tx, m.Author, "The person sent a new message instead of answering.",
 			`SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID); err != nil {
 			return err
 		}
@@ -64,7 +65,15 @@ func (db *DB) StartRun(ctx context.Context, convID int64, text, author, nonce st
 			return fmt.Errorf("create run: %w", err)
 		}
 		runID, _ := res.LastInsertId()
-		if _, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: text, Author: author}); err != nil {
+		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
+		if err != nil {
+			return err
+		}
+		msg, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: m.Text, Author: m.Author, Documents: docs})
+		if err != nil {
+			return err
+		}
+		if err := attachDocuments(ctx, tx, msg.ID, docs); err != nil {
 			return err
 		}
 		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerMessage); err != nil {

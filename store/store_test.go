@@ -27,7 +27,7 @@ func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conve
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := db.StartRun(ctx, c.ID, "hello", "you", "")
+	step, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestDB_ListConversations_NewestFirst(t *testing.T) {
 	db.Now = func() time.Time { now = now.Add(time.Second); return now }
 	a, _ := db.CreateConversation(ctx, "x", "a", "")
 	b, _ := db.CreateConversation(ctx, "x", "b", "")
-	if _, err := db.StartRun(ctx, a.ID, "bump", "you", ""); err != nil {
+	if _, err := db.StartRun(ctx, a.ID, agent.Message{Text: "bump", Author: "you", Nonce: ""}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := db.ListConversations(ctx, 10)
@@ -179,14 +179,14 @@ func TestDB_Resolve(t *testing.T) {
 func TestDB_StartRun_SupersedesPending(t *testing.T) {
 	db := storetest.New(t)
 	c, ids := startWaiting(t, db, textQuestion())
-	if _, err := db.StartRun(ctx, c.ID, "never mind, do this instead", "you", ""); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "never mind, do this instead", Author: "you", Nonce: ""}); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := db.Question(ctx, ids[0])
 	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
 		t.Fatalf("question = %+v, want superseded", rec.Resolution)
 	}
-	if _, err := db.StartRun(ctx, c.ID, "again", "you", ""); agent.ErrorCode(err) != agent.ECONFLICT {
+	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "again", Author: "you", Nonce: ""}); agent.ErrorCode(err) != agent.ECONFLICT {
 		t.Fatalf("StartRun while running: %v, want ECONFLICT", err)
 	}
 }
@@ -195,7 +195,7 @@ func TestDB_Recover(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, "tester", "t", "")
-	step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestDB_Recover(t *testing.T) {
 	}
 	// A second conversation has a step queued but never started.
 	c2, _ := db.CreateConversation(ctx, "tester", "t2", "")
-	queued, _ := db.StartRun(ctx, c2.ID, "hi", "you", "")
+	queued, _ := db.StartRun(ctx, c2.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	db.Close() // the crash
 
 	db = storetest.Open(t, path)
@@ -267,11 +267,11 @@ func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, "tester", "t", "")
-	first, err := db.StartRun(ctx, c.ID, "hello", "you", "n1")
+	first, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"})
 	if err != nil || first == 0 {
 		t.Fatalf("first = %d, %v", first, err)
 	}
-	again, err := db.StartRun(ctx, c.ID, "hello", "you", "n1")
+	again, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"})
 	if err != nil || again != 0 {
 		t.Fatalf("re-sent = %d, %v; want 0, nil", again, err)
 	}
@@ -290,7 +290,7 @@ func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, "tester", "t", "")
-	step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	_, in, _ := db.BeginStep(ctx, step)
 	rec, err := db.AskQuestion(ctx, in.RunID, textQuestion())
 	if err != nil {
@@ -312,7 +312,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("failure supersedes its questions", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		if _, err := db.FinishStep(ctx, step, errors.New("boom")); err != nil {
@@ -329,7 +329,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("an answer that came while the step ran resumes the run", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		// The step is still running: Resolve leaves the resume to FinishStep.
@@ -344,7 +344,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("an agent that only asks for secrets is stopped", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, "hi", "you", "")
+		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		refused := agent.Question{Message: "token?", Fields: []agent.Field{}, Refused: []agent.RefusedField{{Name: "token", Reason: "secret"}}}
 		for i := 0; step != 0; i++ {
 			_, in, err := db.BeginStep(ctx, step)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/parley-chat/parley/agent"
 )
 
@@ -23,7 +25,12 @@ const (
 // Item is one entry of the thread as the page shows it.
 type Item struct {
 	Kind ItemKind
-	// Message fields.
+	// Message fields. A person's message has its event id and conversation, its documents
+	// (attached, or split off by intake) and the intent intake gave the agent.
+	EventID        int64
+	ConversationID int64
+	Documents      []agent.DocumentRef
+	Intent         string
 	MessageID   string
 	Author      string
 	Text        string
@@ -56,12 +63,18 @@ type Thread struct {
 func BuildThread(events []agent.Event) Thread {
 	var t Thread
 	msgs := map[string]int{}
+	users := map[int64]int{}
 	questions := map[int64]int{}
 	for _, ev := range events {
 		t.LastEventID = ev.ID
 		switch ev.Kind {
 		case agent.EventUserMessage:
-			t.Items = append(t.Items, Item{Kind: ItemUser, Author: ev.Author, Text: ev.Text, At: ev.At})
+			users[ev.ID] = len(t.Items)
+			t.Items = append(t.Items, UserItem(ev))
+		case agent.EventIntake:
+			if i, ok := users[ev.Intake.MessageEventID]; ok {
+				t.Items[i] = t.Items[i].WithIntake(*ev.Intake)
+			}
 		case agent.EventTextDelta:
 			if i, ok := msgs[ev.MessageID]; ok {
 				t.Items[i].Text += ev.Text
@@ -227,3 +240,73 @@ func outcomeLabel(o agent.Outcome) string {
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func clock(t time.Time) string { return t.Local().Format("15:04") }
+
+// UserItem is a person's message as the thread shows it, before intake.
+func UserItem(ev agent.Event) Item {
+	return Item{Kind: ItemUser, EventID: ev.ID, ConversationID: ev.ConversationID, Author: ev.Author, Text: ev.Text,
+		Documents: ev.Documents, At: ev.At}
+}
+
+// WithIntake adds what intake made of the message: its documents, and the intent when the
+// agent was given something else than the message as written.
+func (it Item) WithIntake(in agent.Intake) Item {
+	it.Documents = append(it.Documents[:len(it.Documents):len(it.Documents)], in.Documents...)
+	if in.Intent != it.Text {
+		it.Intent = in.Intent
+	}
+	return it
+}
+
+// UserMessageID is the HTML id of a person's message.
+func UserMessageID(eventID int64) string { return fmt.Sprintf("u-%d", eventID) }
+
+// DocumentURL is where a document opens; download adds ?download=1.
+func DocumentURL(convID, docID int64, download bool) templ.SafeURL {
+	u := fmt.Sprintf("/c/%d/documents/%d", convID, docID)
+	if download {
+		u += "?download=1"
+	}
+	return templ.SafeURL(u)
+}
+
+// longMessage reports whether a message is long enough to show folded.
+func longMessage(text string) bool {
+	return len(text) > 3000 || strings.Count(text, "\n") > 30
+}
+
+// lineCount is the number of lines of a text, as a label.
+func lineCount(text string) string {
+	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	return fmt.Sprintf("%d lines", n)
+}
+
+// documentTitle is a chip's tooltip: what the document is and where it came from.
+func documentTitle(d agent.DocumentRef) string {
+	from := "attached by you"
+	switch d.Label {
+	case agent.LabelUserContext:
+		from = "split from your message"
+	case agent.LabelAnswer:
+		from = "uploaded as an answer"
+	}
+	t := d.Name
+	if d.Title != "" && d.Title != d.Name {
+		t = d.Title + " (" + d.Name + ")"
+	}
+	return fmt.Sprintf("%s: %s, %s, %s", t, d.MimeType, d.SizeLabel(), from)
+}
+
+// documentIcon is a chip's icon by the kind of document.
+func documentIcon(d agent.DocumentRef) string {
+	switch {
+	case strings.HasPrefix(d.MimeType, "image/"):
+		return "🖼"
+	case d.MimeType == "application/pdf":
+		return "📕"
+	case d.MimeType == "text/x-log":
+		return "📜"
+	case d.MimeType == "text/csv", d.MimeType == "text/tab-separated-values":
+		return "📊"
+	}
+	return "📄"
+}

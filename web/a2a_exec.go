@@ -43,7 +43,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
 			return err
 		}
-		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
 			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 	} else {
@@ -83,7 +83,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		return true, err
 	}
 	if len(pending) == 0 {
-		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
@@ -101,7 +101,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 	}
 	if len(values) == 0 && len(rec.Question.Fields) != 1 {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
-		if err := x.s.runner.Send(ctx, convID, text, a2aPerson, rc.Message.ID); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil

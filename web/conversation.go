@@ -27,7 +27,7 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 	if err != nil {
 		return err
 	}
-	d.Conversations, d.Agents, d.Problems = list, s.runner.Agents(), s.problems
+	d.Conversations, d.Agents, d.Problems, d.Attach = list, s.runner.Agents(), s.problems, s.attach()
 	if d.Nonce == "" {
 		d.Nonce = newNonce()
 	}
@@ -36,14 +36,18 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 
 func (s *Server) handleCreateConversation(c echo.Context) error {
 	name, text, nonce := c.FormValue("agent"), c.FormValue("text"), c.FormValue("nonce")
-	conv, err := s.runner.NewConversation(c.Request().Context(), name, text, person, nonce)
+	files, err := s.uploads.readFiles(c)
+	if err == nil {
+		var conv agent.Conversation
+		conv, err = s.runner.NewConversation(c.Request().Context(), name, agent.Message{Text: text, Author: person, Nonce: nonce, Files: files})
+		if err == nil {
+			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
+		}
+	}
 	if agent.ErrorCode(err) == agent.EINVALID {
 		return s.renderHome(c, http.StatusUnprocessableEntity, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
 	}
-	if err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
+	return err
 }
 
 func (s *Server) handleConversation(c echo.Context) error {
@@ -65,7 +69,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 		title = info.Title
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events), Nonce: newNonce()}))
+	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events), Nonce: newNonce(), Attach: s.attach()}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -78,13 +82,16 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	sse := func(comp templ.Component, opts ...datastar.PatchElementOption) error {
 		return newSSE(c).PatchElements(html(ctx, comp), opts...)
 	}
-	if _, err := c.FormParams(); err != nil {
-		return sse(views.ComposerError(tooLarge(err)))
+	files, err := s.uploads.readFiles(c)
+	if err == nil {
+		if _, ferr := c.FormParams(); ferr != nil {
+			return sse(views.ComposerError(tooLarge(ferr)))
+		}
+		err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: person, Nonce: c.FormValue("nonce"), Files: files})
 	}
-	err = s.runner.Send(ctx, id, c.FormValue("text"), person, c.FormValue("nonce"))
 	switch agent.ErrorCode(err) {
 	case "":
-		return sse(views.Composer(id, newNonce()), datastar.WithModeReplace())
+		return sse(s.composer(id, newNonce()), datastar.WithModeReplace())
 	case agent.EINVALID, agent.ECONFLICT:
 		// Only the error is patched: the message box keeps what was typed.
 		return sse(views.ComposerError(agent.ErrorMessage(err)))
@@ -96,7 +103,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 func tooLarge(err error) string {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Sprintf("The message is too long (at most %d KB).", agent.MaxMessageBytes>>10)
+		return fmt.Sprintf("The message is too long (at most %s): attach a large text as a file instead.", agent.ByteSize(agent.MaxMessageBytes))
 	}
 	return "The message could not be read; try again."
 }

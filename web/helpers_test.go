@@ -60,6 +60,12 @@ func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServe
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return newTestServerFrom(t, db, srv)
+}
+
+// newTestServerFrom serves a started server.
+func newTestServerFrom(t testing.TB, db *store.DB, srv *web.Server) *testServer {
+	t.Helper()
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -12,11 +12,19 @@ import (
 // MaxBodyBytes bounds a request body; larger posts fail to parse and get a clear message.
 const MaxBodyBytes = 4 << 20
 
+// uploadRoutes are the routes whose forms may carry files.
+var uploadRoutes = map[string]bool{"/conversations": true, "/c/:id/messages": true}
+
 // limitBody caps request bodies so a huge paste cannot exhaust memory.
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+// Routes that take attached files accept the files' limits on top.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.Request().Body != nil {
-			c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, MaxBodyBytes)
+			limit := int64(MaxBodyBytes)
+			if uploadRoutes[c.Path()] {
+				limit = s.uploads.bodyLimit()
+			}
+			c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, limit)
 		}
 		return next(c)
 	}

@@ -13,7 +13,7 @@ import (
 func (s *Server) routes() {
 	views.AssetVersion = static.Version()
 	e := s.echo
-	e.Use(s.logRequests, s.recoverPanics, limitBody)
+	e.Use(s.logRequests, s.recoverPanics, s.limitBody)
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/static/*", s.handleStatic)
 	e.GET("/", s.handleHome)
@@ -22,6 +22,7 @@ func (s *Server) routes() {
 	e.GET("/c/:id/stream", s.handleStream)
 	e.POST("/c/:id/messages", s.handleSendMessage)
 	e.POST("/c/:id/retry", s.handleRetry)
+	e.GET("/c/:id/documents/:doc", s.handleDocument)
 	e.POST("/questions/:id/answer", s.handleAnswer)
 	e.POST("/questions/:id/decline", s.handleDecline)
 	e.POST("/questions/:id/cancel", s.handleCancel)

@@ -27,6 +27,7 @@ type Server struct {
 	heartbeat time.Duration
 	problems  []string
 	a2a       *A2AOptions
+	uploads   UploadLimits
 	http      *http.Server
 	// closing ends every SSE stream when the server shuts down.
 	closing   chan struct{}
@@ -43,6 +44,12 @@ type NewServerOptions struct {
 	Problems []string
 	// A2A, when set, serves every agent over A2A JSON-RPC.
 	A2A *A2AOptions
+	// Analyzer analyzes the first message of each round (intake) for agents without an
+	// analyzer of their own in Analyzers; nil passes messages untouched.
+	Analyzer  agent.Analyzer
+	Analyzers map[string]agent.Analyzer
+	// Uploads bound attached files (zero fields take the defaults).
+	Uploads UploadLimits
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
 	Heartbeat time.Duration
 }
@@ -53,6 +60,13 @@ func NewServer(opts NewServerOptions) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.uploads = opts.Uploads
+	if s.uploads.MaxBytes <= 0 {
+		s.uploads.MaxBytes = DefaultMaxUploadBytes
+	}
+	if s.uploads.MaxFiles <= 0 {
+		s.uploads.MaxFiles = DefaultMaxFiles
+	}
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
 	}
@@ -62,6 +76,9 @@ func NewServer(opts NewServerOptions) *Server {
 		Logger: s.log,
 		Notify: s.broker.Notify,
 		Now:    opts.DB.Now,
+
+		Analyzer:  opts.Analyzer,
+		Analyzers: opts.Analyzers,
 	})
 	s.http = &http.Server{
 		Handler:           s,

@@ -126,8 +126,14 @@ func appendTo(selector string) []datastar.PatchElementOption {
 func (p *projector) patches(ctx context.Context, ev agent.Event) ([]patch, map[string]any, error) {
 	switch ev.Kind {
 	case agent.EventUserMessage:
-		it := views.Item{Kind: views.ItemUser, Author: ev.Author, Text: ev.Text, At: ev.At}
-		return []patch{{html(ctx, views.UserMessage(it)), appendTo("#thread")}}, nil, nil
+		return []patch{{html(ctx, views.UserMessage(views.UserItem(ev))), appendTo("#thread")}}, nil, nil
+	case agent.EventIntake:
+		msg, err := p.s.db.Event(ctx, p.conversationID, ev.Intake.MessageEventID)
+		if err != nil {
+			return nil, nil, err
+		}
+		it := views.UserItem(msg).WithIntake(*ev.Intake)
+		return []patch{{html(ctx, views.UserMessage(it)), []datastar.PatchElementOption{datastar.WithSelectorID(views.UserMessageID(msg.ID)), datastar.WithModeReplace()}}}, nil, nil
 	case agent.EventTextDelta:
 		if ev.Start {
 			it := views.Item{Kind: views.ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Streaming: true}

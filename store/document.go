@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// newDocument is a document about to be stored.
+type newDocument struct {
+	name, title, mimeType string
+	content               []byte
+}
+
+func uploads(files []agent.File) []newDocument {
+	out := make([]newDocument, len(files))
+	for i, f := range files {
+		out[i] = newDocument{name: f.Name, mimeType: f.MimeType, content: f.Content}
+	}
+	return out
+}
+
+// insertDocuments stores documents of a conversation, names made unique among them, and
+// returns their refs. They are attached to their message with attachDocuments.
+func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, label string, docs []newDocument) ([]agent.DocumentRef, error) {
+	var refs []agent.DocumentRef
+	used := map[string]bool{}
+	now := formatTime(db.Now())
+	for _, d := range docs {
+		sum := sha256.Sum256(d.content)
+		ref := agent.DocumentRef{Name: uniqueName(d.name, used), Title: d.title, MimeType: d.mimeType,
+			Size: int64(len(d.content)), SHA256: hex.EncodeToString(sum[:]), Label: label}
+		res, err := tx.ExecContext(ctx, `INSERT INTO documents (conversation_id, label, name, title, mime_type, size, sha256, content, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, convID, label, ref.Name, ref.Title, ref.MimeType, ref.Size, ref.SHA256, d.content, now)
+		if err != nil {
+			return nil, fmt.Errorf("insert document: %w", err)
+		}
+		ref.ID, _ = res.LastInsertId()
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+// attachDocuments attaches stored documents to the person's message (its event id).
+func attachDocuments(ctx context.Context, tx *sql.Tx, messageEventID int64, docs []agent.DocumentRef) error {
+	for _, d := range docs {
+		if _, err := tx.ExecContext(ctx, `UPDATE documents SET message_event_id = ? WHERE id = ?`, messageEventID, d.ID); err != nil {
+			return fmt.Errorf("attach document: %w", err)
+		}
+	}
+	return nil
+}
+
+// uniqueName returns name, or name with a counter before its extension when used already.
+func uniqueName(name string, used map[string]bool) string {
+	ext := path.Ext(name)
+	base := strings.TrimSuffix(name, ext)
+	n := name
+	for i := 2; used[n]; i++ {
+		n = fmt.Sprintf("%s-%d%s", base, i, ext)
+	}
+	used[n] = true
+	return n
+}
+
+// RecordIntake stores what intake made of a person's message: its context items become
+// user_context documents attached to the message, the language is set on the conversation,
+// and an intake event records the intent.
+func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a agent.Analysis) (agent.Event, error) {
+	var ev agent.Event
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var convID int64
+		var payload string
+		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, payload FROM events WHERE id = ? AND run_id = ? AND kind = 'user_message'`,
+			messageEventID, runID).Scan(&convID, &payload); err != nil {
+			return fmt.Errorf("intake of message %d: %w", messageEventID, err)
+		}
+		var msg agent.Event
+		if err := json.Unmarshal([]byte(payload), &msg); err != nil {
+			return fmt.Errorf("message %d: %w", messageEventID, err)
+		}
+		used := map[string]bool{}
+		for _, d := range msg.Documents {
+			used[d.Name] = true
+		}
+		docs := make([]newDocument, len(a.Items))
+		for i, it := range a.Items {
+			name := agent.ContextDocumentName(i+1, it.Title, it.MimeType)
+			docs[i] = newDocument{name: uniqueName(name, used), title: it.Title, mimeType: it.MimeType, content: []byte(it.Content)}
+		}
+		refs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUserContext, docs)
+		if err != nil {
+			return err
+		}
+		if err := attachDocuments(ctx, tx, messageEventID, refs); err != nil {
+			return err
+		}
+		if a.Language != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE conversations SET language = ? WHERE id = ?`, a.Language, convID); err != nil {
+				return fmt.Errorf("set language: %w", err)
+			}
+		}
+		ev, err = db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventIntake,
+			Intake: &agent.Intake{MessageEventID: messageEventID, Intent: a.Intent, Language: a.Language, Documents: refs,
+				Via: a.Via, Tokens: a.Tokens, Threshold: a.Threshold}})
+		return err
+	})
+	return ev, err
+}
+
+// Document returns a document of the conversation with its content; ENOTFOUND for a
+// document of any other conversation.
+func (db *DB) Document(ctx context.Context, conversationID, id int64) (agent.Document, error) {
+	var d agent.Document
+	err := db.read.QueryRowContext(ctx, `SELECT id, name, title, mime_type, size, sha256, label, content FROM documents
+		WHERE id = ? AND conversation_id = ?`, id, conversationID).
+		Scan(&d.ID, &d.Name, &d.Title, &d.MimeType, &d.Size, &d.SHA256, &d.Label, &d.Content)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, agent.Errorf(agent.ENOTFOUND, "Document %d not found.", id)
+	}
+	if err != nil {
+		return d, fmt.Errorf("document %d: %w", id, err)
+	}
+	return d, nil
+}

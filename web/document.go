@@ -1,0 +1,63 @@
+package web
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// handleDocument serves a document of a conversation: text as plain text (never as HTML,
+// whatever it holds), PDF and images as themselves, everything sandboxed; ?download=1 saves it.
+func (s *Server) handleDocument(c echo.Context) error {
+	convID, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	docID, err := strconv.ParseInt(c.Param("doc"), 10, 64)
+	if err != nil {
+		return agent.Errorf(agent.ENOTFOUND, "Document not found.")
+	}
+	d, err := s.db.Document(c.Request().Context(), convID, docID)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	ctype := "text/plain; charset=utf-8"
+	if !d.IsText() {
+		ctype = d.MimeType
+	}
+	disposition := "inline"
+	if c.QueryParam("download") != "" {
+		disposition = "attachment"
+	}
+	h.Set(echo.HeaderContentType, ctype)
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType(disposition, map[string]string{"filename": d.Name}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
+	h.Set(echo.HeaderCacheControl, "private, max-age=3600")
+	etag := `"` + d.SHA256 + `"`
+	h.Set("ETag", etag)
+	if strings.Contains(c.Request().Header.Get("If-None-Match"), etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	h.Set(echo.HeaderContentLength, fmt.Sprint(len(d.Content)))
+	return c.Blob(http.StatusOK, ctype, d.Content)
+}
+
+// composer is the message box with this server's attachment limits.
+func (s *Server) composer(convID int64, nonce string) templ.Component {
+	return views.Composer(convID, nonce, s.attach())
+}
+
+// attach is what the file pickers need to know.
+func (s *Server) attach() views.Attach {
+	return views.Attach{Accept: acceptAttachments, MaxBytes: s.uploads.MaxBytes, MaxFiles: s.uploads.MaxFiles}
+}

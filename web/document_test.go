@@ -1,0 +1,157 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+// file is one file of a multipart post.
+type file struct {
+	name    string
+	content []byte
+}
+
+// postFiles posts a form with files (field "files"), as the browser's composer does.
+func (ts *testServer) postFiles(t testing.TB, path string, fields map[string]string, files ...file) (int, string, http.Header) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		mw.WriteField(k, v)
+	}
+	for _, f := range files {
+		w, _ := mw.CreateFormFile("files", f.name)
+		w.Write(f.content)
+	}
+	mw.Close()
+	resp, err := noRedirect.Post(ts.URL+path, mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// readerAgent replies with the first line of each document attached to the person's last message.
+func readerAgent() *scripted {
+	return &scripted{name: "reader", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		var msg agent.Event
+		for _, ev := range in.History {
+			if ev.Kind == agent.EventUserMessage {
+				msg = ev
+			}
+		}
+		for _, ref := range msg.Documents {
+			d, err := in.Documents.Document(ctx, ref.ID)
+			if err != nil {
+				return err
+			}
+			first, _, _ := strings.Cut(string(d.Content), "\n")
+			if err := out.Text(fmt.Sprintf("%s starts with %q. ", d.Name, first)); err != nil {
+				return err
+			}
+		}
+		return out.Text("Read " + msg.Prompt())
+	}}
+}
+
+func TestAttachedFiles_AreStoredShownAndReadByTheAgent(t *testing.T) {
+	a := readerAgent()
+	ts := newTestServer(t, newDB(t), a)
+	csv := []byte("city,people\nLisbon,30\nPorto,12\n")
+	code, body, h := ts.postFiles(t, "/conversations", map[string]string{"agent": "reader", "text": "Summarise these"},
+		file{"guests.csv", csv}, file{`..\evil/"name".log`, []byte("line one\nline two\n")})
+	if code != http.StatusSeeOther {
+		t.Fatalf("POST /conversations = %d %.300s", code, body)
+	}
+	path := h.Get("Location")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateDone)
+
+	_, page := ts.get(t, path)
+	for _, want := range []string{"Summarise these", "guests.csv", "name.log", `href="/c/1/documents/1"`, `href="/c/1/documents/1?download=1"`,
+		`guests.csv starts with &#34;city,people&#34;`, "name.log starts with &#34;line one&#34;", "AVAILABLE_DOCUMENTS:", fmt.Sprintf("id 1: guests.csv (text/csv, %d B)", len(csv))} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+
+	resp, err := http.Get(ts.URL + path + "/documents/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(got, csv) || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "sandbox") ||
+		resp.Header.Get("Content-Disposition") != `inline; filename=guests.csv` {
+		t.Fatalf("document = %q %v", got, resp.Header)
+	}
+	resp, _ = http.Get(ts.URL + path + "/documents/1?download=1")
+	resp.Body.Close()
+	if resp.Header.Get("Content-Disposition") != `attachment; filename=guests.csv` {
+		t.Fatalf("download disposition = %q", resp.Header.Get("Content-Disposition"))
+	}
+
+	// Another conversation's ids find nothing.
+	other := convID(t, ts.start(t, "reader", "hello"))
+	if code, _ := ts.get(t, fmt.Sprintf("/c/%d/documents/1", other)); code != http.StatusNotFound {
+		t.Fatalf("document of another conversation = %d, want 404", code)
+	}
+	if code, _ := ts.get(t, path+"/documents/999"); code != http.StatusNotFound {
+		t.Fatalf("missing document = %d, want 404", code)
+	}
+}
+
+func TestAttachedFiles_Refused(t *testing.T) {
+	db := newDB(t)
+	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: []agent.Agent{readerAgent()}, Uploads: web.UploadLimits{MaxBytes: 1000, MaxFiles: 2}})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServerFrom(t, db, srv)
+	path := ts.start(t, "reader", "hello")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 40)...)
+	tests := []struct {
+		name  string
+		files []file
+		want  string
+	}{
+		{"binary", []file{{"core.bin", []byte("\x7fELF\x00\x01\x02")}}, "core.bin cannot be attached: it is binary data"},
+		{"invalid UTF-8", []file{{"notes.txt", []byte("caf\xe9 au lait")}}, "notes.txt cannot be attached"},
+		{"too large", []file{{"big.log", bytes.Repeat([]byte("x"), 1001)}}, "big.log is 1001 B; a file can be at most 1000 B"},
+		{"empty", []file{{"empty.txt", nil}}, "empty.txt is empty"},
+		{"too many", []file{{"a.txt", []byte("a")}, {"b.txt", []byte("b")}, {"c.txt", []byte("c")}}, "at most 2 files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, _ := ts.postFiles(t, path+"/messages", map[string]string{"text": "look at this"}, tt.files...)
+			if code != 200 || !strings.Contains(body, tt.want) || !strings.Contains(body, "composer-error") {
+				t.Fatalf("= %d %.400s, want the error %q", code, body, tt.want)
+			}
+			if strings.Contains(body, `id="message"`) {
+				t.Fatal("the message box was replaced: what was typed would be lost")
+			}
+		})
+	}
+	// An image is taken as itself.
+	if code, body, _ := ts.postFiles(t, path+"/messages", map[string]string{"text": "a picture"}, file{"shot.png", png}); code != 200 || strings.Contains(body, "cannot") {
+		t.Fatalf("png = %d %.300s", code, body)
+	}
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	d, err := db.Document(context.Background(), convID(t, path), 1)
+	if err != nil || d.MimeType != "image/png" || d.Label != agent.LabelUpload || d.Size != int64(len(png)) {
+		t.Fatalf("stored = %+v %v", d.DocumentRef, err)
+	}
+}

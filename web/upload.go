@@ -1,0 +1,164 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Upload limits, unless the operator sets others (NewServerOptions.Uploads).
+const (
+	DefaultMaxUploadBytes = 10 << 20
+	DefaultMaxFiles       = 10
+)
+
+// UploadLimits bound the files a person attaches to one message.
+type UploadLimits struct {
+	// MaxBytes is the size of one file; MaxFiles the number of files of one message.
+	MaxBytes int64
+	MaxFiles int
+}
+
+// bodyLimit is the largest request a route with uploads accepts: the files and the message.
+func (l UploadLimits) bodyLimit() int64 {
+	return int64(l.MaxFiles)*l.MaxBytes + agent.MaxMessageBytes + 1<<20
+}
+
+// textTypes are the mime types of text files, by extension; other text is text/plain.
+var textTypes = map[string]string{
+	".csv": "text/csv", ".tsv": "text/tab-separated-values", ".json": "application/json",
+	".ndjson": "application/x-ndjson", ".jsonl": "application/x-ndjson", ".yaml": "application/yaml",
+	".yml": "application/yaml", ".toml": "application/toml", ".xml": "application/xml",
+	".md": "text/markdown", ".markdown": "text/markdown", ".log": "text/x-log", ".html": "text/html",
+	".htm": "text/html", ".css": "text/css", ".js": "text/javascript", ".ts": "text/typescript",
+	".go": "text/x-go", ".py": "text/x-python", ".java": "text/x-java", ".rs": "text/x-rust",
+	".c": "text/x-c", ".h": "text/x-c", ".cpp": "text/x-c++", ".sh": "text/x-shellscript",
+	".sql": "application/sql", ".diff": "text/x-diff", ".patch": "text/x-diff",
+}
+
+// binaryTypes are the binary files people may attach, as http.DetectContentType names them.
+var binaryTypes = map[string]bool{
+	"application/pdf": true, "image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
+}
+
+// acceptAttachments is the file picker's accept list.
+const acceptAttachments = "text/*,.log,.csv,.tsv,.json,.ndjson,.jsonl,.yaml,.yml,.toml,.xml,.md,.go,.py,.java,.rs,.c,.h,.cpp,.sh,.sql,.diff,.patch,.ts,.js,application/pdf,image/png,image/jpeg,image/gif,image/webp"
+
+// readFiles reads the files attached to a form (field "files"), checking each one's size
+// and type. A file that cannot be taken gives an EINVALID error naming it.
+func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
+	form, err := c.MultipartForm()
+	if errors.Is(err, http.ErrNotMultipart) {
+		return nil, nil
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, agent.Errorf(agent.EINVALID, "The message and its files are too large: at most %d files of %s each.", l.MaxFiles, agent.ByteSize(l.MaxBytes))
+		}
+		return nil, agent.Errorf(agent.EINVALID, "The message could not be read; try again.")
+	}
+	var files []agent.File
+	headers := form.File["files"]
+	if len(headers) > l.MaxFiles {
+		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (you chose %d).", l.MaxFiles, len(headers))
+	}
+	for _, h := range headers {
+		f, err := l.readFile(h)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
+	name := cleanFileName(h.Filename)
+	if h.Size > l.MaxBytes {
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", name, agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
+	}
+	if h.Size == 0 {
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is empty.", name)
+	}
+	r, err := h.Open()
+	if err != nil {
+		return agent.File{}, fmt.Errorf("open upload: %w", err)
+	}
+	defer r.Close()
+	content, err := io.ReadAll(io.LimitReader(r, l.MaxBytes+1))
+	if err != nil {
+		return agent.File{}, fmt.Errorf("read upload: %w", err)
+	}
+	mt, err := fileType(name, content)
+	if err != nil {
+		return agent.File{}, err
+	}
+	return agent.File{Name: name, MimeType: mt, Content: content}, nil
+}
+
+// fileType names a file's type from its content, its extension choosing among text types.
+// Text must be UTF-8; binary files are accepted when they are PDF or a common image.
+func fileType(name string, content []byte) (string, error) {
+	if utf8.Valid(content) && !hasControlBytes(content) {
+		if mt, ok := textTypes[strings.ToLower(path.Ext(name))]; ok {
+			return mt, nil
+		}
+		return "text/plain", nil
+	}
+	sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(content))
+	if binaryTypes[sniffed] {
+		return sniffed, nil
+	}
+	kind := "binary data"
+	if sniffed != "application/octet-stream" && sniffed != "" {
+		kind = sniffed
+	}
+	return "", agent.Errorf(agent.EINVALID, "%s cannot be attached: it is %s. Attach text (UTF-8), PDF, or PNG, JPEG, GIF or WebP images.", name, kind)
+}
+
+// hasControlBytes reports control bytes no text file has (NUL and the like; tabs, newlines,
+// form feeds and escapes are text).
+func hasControlBytes(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1b {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanFileName keeps the base name of an uploaded file, without control characters, at
+// most 120 bytes.
+func cleanFileName(name string) string {
+	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '"' || r == '/' {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	if name == "" || name == "." || name == ".." {
+		name = "file"
+	}
+	if len(name) > 120 {
+		ext := path.Ext(name)
+		if len(ext) > 12 {
+			ext = ""
+		}
+		name = strings.ToValidUTF8(name[:120-len(ext)], "") + ext
+	}
+	return name
+}
