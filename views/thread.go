@@ -31,12 +31,12 @@ type Item struct {
 	ConversationID int64
 	Documents      []agent.DocumentRef
 	Intent         string
-	MessageID   string
-	Author      string
-	Text        string
-	Streaming   bool
-	Interrupted bool
-	At          time.Time
+	MessageID      string
+	Author         string
+	Text           string
+	Streaming      bool
+	Interrupted    bool
+	At             time.Time
 	// Question fields.
 	Question *QuestionView
 }
