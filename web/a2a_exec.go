@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,10 @@ import (
 // Execute handles one message of an A2A client.
 func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	text, values := messageContent(rc.Message)
+	files, err := x.s.uploads.messageFiles(rc.Message)
+	if err != nil {
+		return x.fail(ctx, rc, q, agent.ErrorMessage(err))
+	}
 	convID, err := x.conversation(ctx, rc)
 	if err != nil {
 		return err
@@ -31,7 +36,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 	}
 	var start int64
 	if convID == 0 {
-		if strings.TrimSpace(text) == "" {
+		if strings.TrimSpace(text) == "" && len(files) == 0 {
 			return x.fail(ctx, rc, q, "Send a message with a text part.")
 		}
 		// The task is linked before the agent starts, so that a cancel always finds it.
@@ -43,7 +48,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
 			return err
 		}
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 	} else {
@@ -53,7 +58,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
 			return err
 		}
-		if done, err := x.reply(ctx, rc, q, convID, text, values); done || err != nil {
+		if done, err := x.reply(ctx, rc, q, convID, text, values, files); done || err != nil {
 			return err
 		}
 	}
@@ -77,13 +82,13 @@ func (x *a2aExecutor) conversation(ctx context.Context, rc *a2asrv.RequestContex
 
 // reply takes a message into a running conversation: the answer to its pending question, or
 // a new message. done is true when the request ended here (an invalid answer, asked again).
-func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any) (bool, error) {
+func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any, files []agent.File) (bool, error) {
 	pending, err := x.s.db.PendingQuestions(ctx, convID)
 	if err != nil {
 		return true, err
 	}
 	if len(pending) == 0 {
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
@@ -99,9 +104,9 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 	if len(values) == 0 {
 		values = textValues(rec.Question, text)
 	}
-	if len(values) == 0 && len(rec.Question.Fields) != 1 {
+	if len(values) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
@@ -367,4 +372,50 @@ func answerForm(question agent.Question, text string, values map[string]any) url
 		}
 	}
 	return form
+}
+
+// messageFiles takes the files of an A2A message (FileParts with bytes) as attachments,
+// checked like the browser's. Files given by URI are not fetched: a client sends bytes.
+func (l UploadLimits) messageFiles(m *a2a.Message) ([]agent.File, error) {
+	if m == nil {
+		return nil, nil
+	}
+	var files []agent.File
+	for i, p := range m.Parts {
+		var fp a2a.FilePart
+		switch p := p.(type) {
+		case a2a.FilePart:
+			fp = p
+		case *a2a.FilePart:
+			fp = *p
+		default:
+			continue
+		}
+		fb, ok := fp.File.(a2a.FileBytes)
+		if !ok {
+			if pb, isPtr := fp.File.(*a2a.FileBytes); isPtr {
+				fb, ok = *pb, true
+			}
+		}
+		if !ok {
+			return nil, agent.Errorf(agent.EINVALID, "Part %d is a file by URI; send the file's bytes instead.", i+1)
+		}
+		content, err := base64.StdEncoding.DecodeString(fb.Bytes)
+		if err != nil {
+			return nil, agent.Errorf(agent.EINVALID, "Part %d: the file's bytes are not valid base64.", i+1)
+		}
+		name := fb.Name
+		if name == "" {
+			name = fmt.Sprintf("file-%d%s", i+1, agent.Extension(fb.MimeType))
+		}
+		f, err := l.check(name, content)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if len(files) > l.MaxFiles {
+		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (this one has %d).", l.MaxFiles, len(files))
+	}
+	return files, nil
 }

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -356,4 +358,31 @@ func startTask(ctx context.Context, c *a2aclient.Client, text string) a2a.TaskID
 		}
 	}()
 	return <-ids
+}
+
+func TestA2AServer_FilesBecomeDocuments(t *testing.T) {
+	ts, _ := newA2AServer(t, false, readerAgent())
+	c := a2aClient(t, ts.URL, "reader")
+	log := "10:00:01 ERROR disk full\n10:00:02 INFO retry\n"
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "What happened?"},
+		a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "node.log", MimeType: "text/plain"}, Bytes: base64.StdEncoding.EncodeToString([]byte(log))}})
+	evs := stream(t, c, msg)
+	st := lastStatus(t, evs)
+	if st.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state = %s, want completed", st.Status.State)
+	}
+	all, _ := json.Marshal(evs)
+	reply := strings.Builder{}
+	reply.Write(all)
+	if !strings.Contains(reply.String(), `node.log starts with \"10:00:01 ERROR disk full\"`) {
+		t.Fatalf("reply = %q, want the agent to have read the file", reply.String())
+	}
+
+	bad := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "And this?"},
+		a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "core"}, Bytes: base64.StdEncoding.EncodeToString([]byte("\x7fELF\x00\x00"))}})
+	st = lastStatus(t, stream(t, c, bad))
+	why, _ := json.Marshal(st.Status.Message)
+	if st.Status.State != a2a.TaskStateFailed || !strings.Contains(string(why), "core cannot be attached") {
+		t.Fatalf("binary file: state %s %v", st.Status.State, st.Status.Message)
+	}
 }

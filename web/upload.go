@@ -19,7 +19,7 @@ import (
 
 // Upload limits, unless the operator sets others (NewServerOptions.Uploads).
 const (
-	DefaultMaxUploadBytes = 10 << 20
+	DefaultMaxUploadBytes = 10_000_000
 	DefaultMaxFiles       = 10
 )
 
@@ -85,12 +85,8 @@ func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 }
 
 func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
-	name := cleanFileName(h.Filename)
 	if h.Size > l.MaxBytes {
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", name, agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
-	}
-	if h.Size == 0 {
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is empty.", name)
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", cleanFileName(h.Filename), agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
 	}
 	r, err := h.Open()
 	if err != nil {
@@ -100,6 +96,18 @@ func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
 	content, err := io.ReadAll(io.LimitReader(r, l.MaxBytes+1))
 	if err != nil {
 		return agent.File{}, fmt.Errorf("read upload: %w", err)
+	}
+	return l.check(h.Filename, content)
+}
+
+// check takes a file's content, or says why it cannot: too large, empty, not an accepted type.
+func (l UploadLimits) check(name string, content []byte) (agent.File, error) {
+	name = cleanFileName(name)
+	switch {
+	case int64(len(content)) > l.MaxBytes:
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", name, agent.ByteSize(int64(len(content))), agent.ByteSize(l.MaxBytes))
+	case len(content) == 0:
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is empty.", name)
 	}
 	mt, err := fileType(name, content)
 	if err != nil {
