@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -232,4 +235,43 @@ type File struct {
 	Name     string
 	MimeType string
 	Content  []byte
+}
+
+// AnswerDocument reads the document that answered a file field: the DocumentRef the ledger
+// put in the values (a map once read back from the log).
+func AnswerDocument(v any) (DocumentRef, bool) {
+	switch x := v.(type) {
+	case DocumentRef:
+		return x, true
+	case map[string]any:
+		b, err := jsonMarshal(x)
+		if err != nil {
+			return DocumentRef{}, false
+		}
+		var d DocumentRef
+		if json.Unmarshal(b, &d) != nil || d.ID == 0 {
+			return DocumentRef{}, false
+		}
+		return d, true
+	}
+	return DocumentRef{}, false
+}
+
+// HistoryDocuments lists the documents of a conversation's history, oldest first: those
+// attached to the person's messages (with their intake's) and those given as answers.
+func HistoryDocuments(history []Event) []DocumentRef {
+	var out []DocumentRef
+	for _, ev := range history {
+		switch {
+		case ev.Kind == EventUserMessage:
+			out = append(out, ev.Documents...)
+		case ev.Kind == EventQuestionResolved && ev.Resolution != nil:
+			for _, k := range slices.Sorted(maps.Keys(ev.Resolution.Values)) {
+				if d, ok := AnswerDocument(ev.Resolution.Values[k]); ok {
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return out
 }

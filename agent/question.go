@@ -17,12 +17,14 @@ const (
 	KindMultiselect FieldKind = "multiselect"
 	KindBoolean     FieldKind = "boolean"
 	KindDate        FieldKind = "date"
+	// KindFile asks for a file: the answer is a document (its DocumentRef in the values).
+	KindFile FieldKind = "file"
 )
 
 // Valid reports whether k is one of the known field kinds.
 func (k FieldKind) Valid() bool {
 	switch k {
-	case KindText, KindTextarea, KindNumber, KindInteger, KindSelect, KindMultiselect, KindBoolean, KindDate:
+	case KindText, KindTextarea, KindNumber, KindInteger, KindSelect, KindMultiselect, KindBoolean, KindDate, KindFile:
 		return true
 	}
 	return false
@@ -123,4 +125,7 @@ type Resolution struct {
 	Reason     string         `json:"reason,omitempty"`
 	By         string         `json:"by,omitempty"`
 	At         time.Time      `json:"at"`
+	// Files are the files given for file fields, by field name; the ledger stores them as
+	// documents and puts their DocumentRef in Values.
+	Files map[string]File `json:"-"`
 }

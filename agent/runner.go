@@ -197,7 +197,8 @@ func normalizeNewlines(s string) string {
 
 // Answer validates form against the question and stores the answer; invalid input returns
 // FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
-func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, by string) (QuestionRecord, error) {
+// Files answer the question's file fields, by field name.
+func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by string) (QuestionRecord, error) {
 	q, err := r.ledger.Question(ctx, questionID)
 	if err != nil {
 		return q, err
@@ -211,11 +212,22 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 			clean[k] = append(clean[k], normalizeNewlines(v))
 		}
 	}
+	answered := map[string]File{}
+	for _, f := range q.Fields {
+		if f.Kind != KindFile {
+			continue
+		}
+		clean[f.Name] = nil
+		if file, ok := files[f.Name]; ok {
+			clean[f.Name] = []string{file.Name}
+			answered[f.Name] = file
+		}
+	}
 	values, ferrs := Validate(q.Question, clean)
 	if len(ferrs) > 0 {
 		return q, ferrs
 	}
-	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by}
+	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by, Files: answered}
 	if len(q.Refused) > 0 {
 		// The fields Parley would not show are declined: the agent is told which, and why.
 		res.Reason = q.DeclineReason()

@@ -101,6 +101,8 @@ func validateField(f Field, raw []string) (any, string) {
 			return nil, "Must be a whole number."
 		}
 		return n, rangeMessage(f, float64(n))
+	case KindFile:
+		return s, ""
 	case KindDate:
 		if _, err := time.Parse(time.DateOnly, s); err != nil {
 			return nil, "Use the format YYYY-MM-DD."

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/parley-chat/parley/agent"
@@ -130,4 +132,25 @@ func (db *DB) Document(ctx context.Context, conversationID, id int64) (agent.Doc
 		return d, fmt.Errorf("document %d: %w", id, err)
 	}
 	return d, nil
+}
+
+// storeAnswerFiles stores the files answering a question's file fields as documents of the
+// question and returns the values with each file's DocumentRef in its field.
+func (db *DB) storeAnswerFiles(ctx context.Context, tx *sql.Tx, convID int64, r agent.Resolution) (map[string]any, error) {
+	values := maps.Clone(r.Values)
+	if values == nil {
+		values = map[string]any{}
+	}
+	for _, field := range slices.Sorted(maps.Keys(r.Files)) {
+		f := r.Files[field]
+		refs, err := db.insertDocuments(ctx, tx, convID, agent.LabelAnswer, []newDocument{{name: f.Name, mimeType: f.MimeType, content: f.Content}})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE documents SET question_id = ? WHERE id = ?`, r.QuestionID, refs[0].ID); err != nil {
+			return nil, fmt.Errorf("attach document: %w", err)
+		}
+		values[field] = refs[0]
+	}
+	return values, nil
 }

@@ -170,6 +170,12 @@ func queryIDs(ctx context.Context, q queryer, query string, args ...any) ([]int6
 
 // resolve stores the answer row (unique per question), marks the question and logs the event.
 func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r agent.Resolution) error {
+	if len(r.Files) > 0 {
+		var err error
+		if r.Values, err = db.storeAnswerFiles(ctx, tx, convID, r); err != nil {
+			return err
+		}
+	}
 	vals, err := json.Marshal(r.Values)
 	if err != nil {
 		return fmt.Errorf("resolve: %w", err)

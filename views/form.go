@@ -66,7 +66,7 @@ func limitAttrs(f agent.Field) templ.Attributes {
 		} else {
 			a["step"] = "any"
 		}
-	case agent.KindDate, agent.KindSelect, agent.KindMultiselect, agent.KindBoolean:
+	case agent.KindDate, agent.KindSelect, agent.KindMultiselect, agent.KindBoolean, agent.KindFile:
 	default:
 		if f.MinLength != nil {
 			a["minlength"] = strconv.Itoa(*f.MinLength)
@@ -76,4 +76,14 @@ func limitAttrs(f agent.Field) templ.Attributes {
 		}
 	}
 	return a
+}
+
+// hasFileField reports whether a question asks for a file: its form is then sent as multipart.
+func hasFileField(q agent.Question) bool {
+	for _, f := range q.Fields {
+		if f.Kind == agent.KindFile {
+			return true
+		}
+	}
+	return false
 }

@@ -101,10 +101,11 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		_, err := x.s.runner.Decline(ctx, rec.ID, reason, a2aPerson)
 		return false, err
 	}
-	if len(values) == 0 {
+	answerFiles := fileAnswers(rec.Question, files)
+	if len(values) == 0 && len(answerFiles) == 0 {
 		values = textValues(rec.Question, text)
 	}
-	if len(values) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
+	if len(values) == 0 && len(answerFiles) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
 		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
@@ -112,7 +113,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, a2aPerson)
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, a2aPerson)
 	var ferrs agent.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
@@ -418,4 +419,15 @@ func (l UploadLimits) messageFiles(m *a2a.Message) ([]agent.File, error) {
 		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (this one has %d).", l.MaxFiles, len(files))
 	}
 	return files, nil
+}
+
+// fileAnswers gives the files of a message to the question's file fields, in order.
+func fileAnswers(q agent.Question, files []agent.File) map[string]agent.File {
+	out := map[string]agent.File{}
+	for _, f := range q.Fields {
+		if f.Kind == agent.KindFile && len(files) > 0 {
+			out[f.Name], files = files[0], files[1:]
+		}
+	}
+	return out
 }

@@ -20,7 +20,8 @@ type file struct {
 	content []byte
 }
 
-// postFiles posts a form with files (field "files"), as the browser's composer does.
+// postFiles posts a form with files, as the browser's composer does: in the field "files",
+// or in the field a "field:" prefix of the file's name gives.
 func (ts *testServer) postFiles(t testing.TB, path string, fields map[string]string, files ...file) (int, string, http.Header) {
 	t.Helper()
 	var body bytes.Buffer
@@ -29,7 +30,11 @@ func (ts *testServer) postFiles(t testing.TB, path string, fields map[string]str
 		mw.WriteField(k, v)
 	}
 	for _, f := range files {
-		w, _ := mw.CreateFormFile("files", f.name)
+		field, name, ok := strings.Cut(f.name, ":")
+		if !ok {
+			field, name = "files", f.name
+		}
+		w, _ := mw.CreateFormFile(field, name)
 		w.Write(f.content)
 	}
 	mw.Close()
@@ -153,5 +158,56 @@ func TestAttachedFiles_Refused(t *testing.T) {
 	d, err := db.Document(context.Background(), convID(t, path), 1)
 	if err != nil || d.MimeType != "image/png" || d.Label != agent.LabelUpload || d.Size != int64(len(png)) {
 		t.Fatalf("stored = %+v %v", d.DocumentRef, err)
+	}
+}
+
+func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
+	a := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if r := lastResolution(in); r != nil {
+			d, ok := agent.AnswerDocument(r.Values["config"])
+			if !ok {
+				return out.Text(fmt.Sprintf("No document in %v.", r.Values))
+			}
+			doc, err := in.Documents.Document(ctx, d.ID)
+			if err != nil {
+				return err
+			}
+			return out.Text(fmt.Sprintf("Got %s (%s): %s", doc.Name, doc.MimeType, doc.Content))
+		}
+		_, err := out.Ask(agent.Question{Message: "Upload the config file.", Fields: []agent.Field{
+			{Name: "config", Label: "Config file", Kind: agent.KindFile, Required: true},
+			{Name: "note", Kind: agent.KindText},
+		}})
+		return err
+	}}
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "files", "deploy")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+	_, page := ts.get(t, path)
+	if !strings.Contains(page, `enctype="multipart/form-data"`) || !strings.Contains(page, `type="file"`) {
+		t.Fatal("the question's form has no file input sent as multipart")
+	}
+
+	// Without the file: the field says so, nothing is stored.
+	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "kept"})
+	if code != 200 || !strings.Contains(body, "Config file is required.") || !strings.Contains(body, `value="kept"`) {
+		t.Fatalf("missing file = %d %.500s", code, body)
+	}
+	// A binary file is refused next to its field.
+	code, body, _ = ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "kept"}, file{"config:x.bin", []byte{0, 1, 2}})
+	if code != 200 || !strings.Contains(body, "x.bin cannot be attached") {
+		t.Fatalf("binary file = %d %.500s", code, body)
+	}
+	// With the file the answer is stored as a document and the agent reads it.
+	if code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "v2"}, file{"config:app.yaml", []byte("replicas: 3\n")}); code != 200 {
+		t.Fatalf("answer = %d %.300s", code, body)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	_, page = ts.get(t, path)
+	for _, want := range []string{"Got app.yaml (application/yaml): replicas: 3", `href="/c/1/documents/1"`, "app.yaml"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }

@@ -15,7 +15,16 @@ import (
 // retried request) finds the question resolved and shows that, storing nothing twice.
 func (s *Server) handleAnswer(c echo.Context) error {
 	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
-		return s.runner.Answer(c.Request().Context(), id, form, person)
+		files, err := s.uploads.answerFiles(c)
+		if err != nil {
+			// A file that cannot be taken is reported next to its field, on the form as it stands.
+			rec, qerr := s.db.Question(c.Request().Context(), id)
+			if qerr != nil {
+				return rec, qerr
+			}
+			return rec, err
+		}
+		return s.runner.Answer(c.Request().Context(), id, form, files, person)
 	})
 }
 

@@ -170,3 +170,26 @@ func cleanFileName(name string) string {
 	}
 	return name
 }
+
+// answerFiles reads the files of a question's form, one per file field, by field name.
+func (l UploadLimits) answerFiles(c echo.Context) (map[string]agent.File, error) {
+	form, err := c.MultipartForm()
+	if errors.Is(err, http.ErrNotMultipart) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, agent.Errorf(agent.EINVALID, "The form could not be read (files can be at most %s).", agent.ByteSize(l.MaxBytes))
+	}
+	files := map[string]agent.File{}
+	for name, hs := range form.File {
+		if len(hs) == 0 || hs[0].Size == 0 && hs[0].Filename == "" {
+			continue // the browser sends an empty part for a file input left empty
+		}
+		f, err := l.readFile(hs[0])
+		if err != nil {
+			return nil, agent.FieldErrors{name: agent.ErrorMessage(err)}
+		}
+		files[name] = f
+	}
+	return files, nil
+}
