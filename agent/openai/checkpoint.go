@@ -36,8 +36,9 @@ const checkpointBackend = "openai"
 // checkpoint is stored (out.Checkpoint) whenever the model replies with tool calls, before
 // anything is asked: the assistant turn as the model wrote it, so that later steps send it
 // back verbatim, followed by one tool result per call. Results holds the results the agent
-// wrote itself, by call id (arguments it could not use); every other call was asked as the
-// question whose Key is the call id, and its result is made from that question's resolution.
+// wrote itself, by call id (read_document's results, arguments it could not use); every
+// other call was asked as the question whose Key is the call id, and its result is made
+// from that question's resolution.
 //
 //	{"backend":"openai","v":1,"content":"Let me check.","tool_calls":[{"id":"call_1",
 //	 "name":"request_user_input","arguments":"{\"prompt\":...}"}],"results":{"call_1":"..."}}

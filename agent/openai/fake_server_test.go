@@ -1,17 +1,20 @@
 package openai_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
 
 // fakeServer is an OpenAI-compatible chat-completions endpoint that answers each request
-// with the next scripted response, in the real streaming format, and records what it got.
+// with the next scripted response, in the real streaming format or, for a request that does
+// not stream, as one chat.completion object, and records what it got.
 type fakeServer struct {
 	t   *testing.T
 	srv *httptest.Server
@@ -31,7 +34,10 @@ type sentRequest struct {
 	Stream      bool          `json:"stream"`
 	Temperature *float64      `json:"temperature"`
 	Messages    []sentMessage `json:"messages"`
-	Tools       []struct {
+	// ResponseFormat is {"type": "json_object"}, say; ToolChoice "none", say.
+	ResponseFormat map[string]any `json:"response_format"`
+	ToolChoice     any            `json:"tool_choice"`
+	Tools          []struct {
 		Type     string `json:"type"`
 		Function struct {
 			Name       string         `json:"name"`
@@ -100,7 +106,26 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"no scripted response"}}`, http.StatusInternalServerError)
 		return
 	}
-	next(w, r)
+	next(w, r.WithContext(context.WithValue(r.Context(), streamKey{}, req.Stream)))
+}
+
+// streamKey marks in a request's context whether the client asked for a stream.
+type streamKey struct{}
+
+// streaming reports whether the request asked for a stream.
+func streaming(r *http.Request) bool {
+	s, _ := r.Context().Value(streamKey{}).(bool)
+	return s
+}
+
+// completion writes a whole chat.completion, for a request that does not stream.
+func completion(w http.ResponseWriter, message map[string]any, finish string) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-fake", "object": "chat.completion", "created": 1700000000, "model": "fake-model",
+		"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+	})
 }
 
 // sent returns the requests received so far.
@@ -168,6 +193,10 @@ func text(pieces ...string) respond {
 // textFinish streams pieces and ends with the given finish reason.
 func textFinish(finish string, pieces ...string) respond {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !streaming(r) {
+			completion(w, map[string]any{"role": "assistant", "content": strings.Join(pieces, "")}, finish)
+			return
+		}
 		s := startSSE(w)
 		s.chunk(map[string]any{"role": "assistant", "content": ""}, "")
 		for _, p := range pieces {
@@ -189,10 +218,24 @@ func askCall(id string, args ...string) call {
 	return call{id: id, name: "request_user_input", args: args}
 }
 
+// readCall is a read_document call.
+func readCall(id string, args ...string) call {
+	return call{id: id, name: "read_document", args: args}
+}
+
 // toolCalls streams an optional text then the calls, their pieces interleaved by index the
 // way parallel calls arrive, and finishes with tool_calls.
 func toolCalls(content string, calls ...call) respond {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if !streaming(r) {
+			var tcs []any
+			for _, c := range calls {
+				tcs = append(tcs, map[string]any{"id": c.id, "type": "function",
+					"function": map[string]any{"name": c.name, "arguments": strings.Join(c.args, "")}})
+			}
+			completion(w, map[string]any{"role": "assistant", "content": content, "tool_calls": tcs}, "tool_calls")
+			return
+		}
 		s := startSSE(w)
 		s.chunk(map[string]any{"role": "assistant", "content": nil}, "")
 		if content != "" {

@@ -10,12 +10,14 @@ import (
 // the system prompt), so that every step, after a resume or a restart alike, continues
 // exactly where the last one stopped:
 //
-//   - a person's message is a user message;
+//   - a person's message is a user message: its prompt (the intent intake made of it, and the
+//     AVAILABLE_DOCUMENTS listing of its documents; see agent.Event.Prompt);
 //   - a finished agent message is an assistant message; a partial one (cut off by a fault or
 //     a shutdown, see partial) is left out, so that a Retry asks the model afresh;
 //   - a checkpoint of this back end is the assistant's tool-call turn, followed at once by one
 //     tool message per call, in call order, made from the resolution of the question asked
-//     under the call id (or the result the agent wrote itself);
+//     under the call id, or the result the agent wrote itself (a document it read, arguments
+//     it could not use);
 //   - a question without a Key was a form written as text (UserInputMetaData or a structured
 //     response): it is the assistant message in the UserInputMetaData format, and its
 //     resolution a user message with the answers.
@@ -38,10 +40,10 @@ func rebuild(history []agent.Event) []message {
 			// Two person messages in a row (a new message after a fault) are one turn: some
 			// chat templates reject a user message after a user message.
 			if n := len(out); n > 0 && out[n-1].Role == roleUser {
-				out[n-1].Content += "\n\n" + ev.Text
+				out[n-1].Content += "\n\n" + ev.Prompt()
 				continue
 			}
-			out = append(out, message{Role: roleUser, Content: ev.Text})
+			out = append(out, message{Role: roleUser, Content: ev.Prompt()})
 		case agent.EventAgentMessage:
 			if !partial(history, i) && strings.TrimSpace(ev.Text) != "" {
 				out = append(out, message{Role: roleAssistant, Content: ev.Text})

@@ -2,6 +2,9 @@
 // endpoint (OpenAI, Ollama, vLLM, llama.cpp's server, ...). It streams the model's replies,
 // offers the model a request_user_input tool that becomes a Parley form, teaches models
 // without tool calling the UserInputMetaData format, and reads a structured final response.
+// When the person's messages list documents, the model may read them with read_document,
+// which the agent answers itself. Analyzer is intake's model-backed splitter on the same
+// kind of endpoint.
 //
 // The agent keeps nothing between steps: each step rebuilds the conversation for the model
 // from the event log (see history.go), so waiting for a person costs no goroutine and no

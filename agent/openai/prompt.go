@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"fmt"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -25,7 +26,8 @@ To ask, call the tool request_user_input:
 - context: supporting data (an object);
 - fields (optional): your own form, a list of {name, label, description, kind, required,
   options [{value, label}], default, min, max, minLength, maxLength, pattern, minItems,
-  maxItems}, kind one of text, textarea, number, integer, select, multiselect, boolean, date.
+  maxItems}, kind one of text, textarea, number, integer, select, multiselect, boolean, date,
+  file (the person uploads a file; the answer names the document, which you can then read).
 Several independent questions may be several calls in one reply. The answer comes back as
 the tool result: {"outcome":"answered","values":{...}}, or an outcome of declined,
 cancelled, expired or superseded with a reason; then do not ask the same thing again.
@@ -51,11 +53,19 @@ Parley then shows the content.`
 const structuredAskNote = ` With "require_user_input": true and "metadata": {"input_fields": [...]}
 (fields as in the UserInputMetaData format) it shows a form instead.`
 
+// documentsAppendix teaches read_document; it is there when a message lists documents.
+const documentsAppendix = `## Documents
+
+A message may end with AVAILABLE_DOCUMENTS: files the person attached and long parts of
+their message set aside. When you need what one says, call read_document with its id (and
+an offset for the next part of a long one). Read only what you need.`
+
 // trimmedNote is added when older messages did not fit the context window.
 const trimmedNote = "\n\n(Older messages of this conversation were left out to fit your context window.)"
 
-// systemPrompt is the operator's prompt followed by what Parley teaches every model.
-func (a *Agent) systemPrompt() string {
+// systemPrompt is the operator's prompt followed by what Parley teaches every model, and
+// what it teaches for this turn: reading documents, the person's language.
+func (a *Agent) systemPrompt(t turn) string {
 	var b strings.Builder
 	if p := strings.TrimSpace(a.cfg.SystemPrompt); p != "" {
 		b.WriteString(p)
@@ -70,6 +80,14 @@ func (a *Agent) systemPrompt() string {
 		b.WriteString(answerAppendix)
 		b.WriteString(" Do not ask for forms; ask in plain text when you must.")
 	}
+	if t.read {
+		b.WriteString("\n\n")
+		b.WriteString(documentsAppendix)
+	}
+	if line := languageLine(t.language); line != "" {
+		b.WriteString("\n\n")
+		b.WriteString(line)
+	}
 	return b.String()
 }
 
@@ -81,7 +99,7 @@ var fieldSchema = map[string]any{
 		"label":       map[string]any{"type": "string"},
 		"description": map[string]any{"type": "string"},
 		"kind": map[string]any{"type": "string",
-			"enum": []string{"text", "textarea", "number", "integer", "select", "multiselect", "boolean", "date"}},
+			"enum": []string{"text", "textarea", "number", "integer", "select", "multiselect", "boolean", "date", "file"}},
 		"required": map[string]any{"type": "boolean"},
 		"options": map[string]any{"type": "array", "items": map[string]any{
 			"type":       "object",
@@ -118,16 +136,57 @@ var toolParams = shared.FunctionParameters{
 const toolDescription = "Ask the person a question through a form and wait for the answer. " +
 	"Use it only when you cannot continue without the person's input."
 
-// tools returns the tools offered to the model: request_user_input, when the agent may ask.
-func (a *Agent) tools() []oai.ChatCompletionToolUnionParam {
-	if !a.cfg.AllowQuestions {
-		return nil
+// askTool is the definition of request_user_input.
+var askTool = shared.FunctionDefinitionParam{
+	Name:        toolName,
+	Description: oai.String(toolDescription),
+	Parameters:  toolParams,
+}
+
+// readTool is the definition of read_document, with the agent's limits.
+func (a *Agent) readTool() shared.FunctionDefinitionParam {
+	def, limit := a.readLimits()
+	return shared.FunctionDefinitionParam{
+		Name: readToolName,
+		Description: oai.String("Read a document listed in AVAILABLE_DOCUMENTS. A long one comes in parts: " +
+			"the result says where the next part starts."),
+		Parameters: shared.FunctionParameters{
+			"type": "object",
+			"properties": map[string]any{
+				"id":     map[string]any{"type": "integer", "description": "The document's id in AVAILABLE_DOCUMENTS."},
+				"offset": map[string]any{"type": "integer", "description": "The byte to start at; default 0."},
+				"limit": map[string]any{"type": "integer",
+					"description": fmt.Sprintf("How many bytes to read; default %d, at most %d.", def, limit)},
+				"name": map[string]any{"type": "string", "description": "The document's name, when you do not know its id."},
+			},
+			"required": []string{"id"},
+		},
 	}
-	return []oai.ChatCompletionToolUnionParam{oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-		Name:        toolName,
-		Description: oai.String(toolDescription),
-		Parameters:  toolParams,
-	})}
+}
+
+// tools returns the tools offered to the model: request_user_input, when the agent may ask,
+// and read_document, when a message lists documents.
+func (a *Agent) tools(t turn) []oai.ChatCompletionToolUnionParam {
+	var tools []oai.ChatCompletionToolUnionParam
+	if a.cfg.AllowQuestions {
+		tools = append(tools, oai.ChatCompletionFunctionTool(askTool))
+	}
+	if t.read {
+		tools = append(tools, oai.ChatCompletionFunctionTool(a.readTool()))
+	}
+	return tools
+}
+
+// toolNames lists the tools offered, for a model that called another one.
+func (a *Agent) toolNames(t turn) []string {
+	var names []string
+	if a.cfg.AllowQuestions {
+		names = append(names, toolName)
+	}
+	if t.read {
+		names = append(names, readToolName)
+	}
+	return names
 }
 
 // expectedShape is told to the model when its tool arguments cannot be used.

@@ -11,12 +11,16 @@ import (
 )
 
 // question turns one tool call into the question to ask, or says what the model must fix.
-func (a *Agent) question(c toolCall) (agent.Question, error) {
+func (a *Agent) question(c toolCall, t turn) (agent.Question, error) {
 	if c.Name != toolName || !a.cfg.AllowQuestions {
-		if a.cfg.AllowQuestions {
-			return agent.Question{}, fmt.Errorf("there is no tool %q; the only tool is %s", c.Name, toolName)
+		switch names := a.toolNames(t); len(names) {
+		case 0:
+			return agent.Question{}, fmt.Errorf("there is no tool %q; you have no tools here, answer in text", c.Name)
+		case 1:
+			return agent.Question{}, fmt.Errorf("there is no tool %q; the only tool is %s", c.Name, names[0])
+		default:
+			return agent.Question{}, fmt.Errorf("there is no tool %q; the tools are %s", c.Name, strings.Join(names, " and "))
 		}
-		return agent.Question{}, fmt.Errorf("there is no tool %q; you have no tools here, answer in text", c.Name)
 	}
 	req, err := decodeRequest(c.Arguments)
 	if err != nil {

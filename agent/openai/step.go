@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/parley-chat/parley/agent"
@@ -12,19 +13,34 @@ import (
 // not be used and asked again before the step fails.
 const maxToolRetries = 2
 
+// turn is what the requests of a step offer and tell the model besides the conversation.
+type turn struct {
+	// read offers read_document: a message of the history lists documents.
+	read bool
+	// final forbids tool calls: the model has read all it may in this step and must answer.
+	final bool
+	// language is the person's language (ISO 639-1), "" when unknown.
+	language string
+}
+
 // Step runs one model turn on the conversation rebuilt from in.History. The trigger makes
 // no difference: a new message, a resume with answers and a Retry after a fault all send the
 // history as it stands (without the partial text of a failed reply; see rebuild). When the
 // model calls request_user_input, the turn is checkpointed and each call asked; the next
-// step sends the answers back as the tool results. Each step is a fresh request, so
-// waiting for a person never runs into a model timeout.
+// step sends the answers back as the tool results. Calls of read_document are answered at
+// once, within the step, and the model called again (up to maxReadRounds times); their
+// results are checkpointed with the turn, so that later steps send the same ones. Each step
+// is a fresh request, so waiting for a person never runs into a model timeout.
 func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	msgs := rebuild(in.History)
-	for attempt := 0; ; attempt++ {
-		r, err := a.complete(ctx, a.prompt(msgs), out)
+	lib := listedDocuments(in.History, in.Documents)
+	t := turn{read: lib != nil, language: in.Language}
+	retries, reads := 0, 0
+	for round := 0; ; round++ {
+		r, err := a.complete(ctx, a.prompt(msgs, t), t, out)
 		if err != nil {
 			return err
 		}
@@ -34,13 +50,42 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 			}
 			return a.finish(r, out)
 		}
-		calls := uniqueIDs(r.calls, in.StepID, attempt)
-		qs, results, problem := a.questions(calls)
-		cp := checkpoint{Backend: checkpointBackend, Version: 1, Content: r.content, Calls: calls, Results: results}
+		calls := uniqueIDs(r.calls, in.StepID, round)
+		var asks, readCalls []toolCall
+		for _, c := range calls {
+			if c.Name == readToolName && t.read {
+				readCalls = append(readCalls, c)
+			} else {
+				asks = append(asks, c)
+			}
+		}
+		results := map[string]string{}
+		if len(readCalls) > 0 {
+			reads++
+			if reads > maxReadRounds+1 {
+				return a.faultf(nil, "the model kept reading documents after being told to answer (%d rounds)", maxReadRounds)
+			}
+			for _, c := range readCalls {
+				res := readLimitResult
+				if reads <= maxReadRounds {
+					if res, err = a.read(ctx, lib, c); err != nil {
+						return err
+					}
+				}
+				results[c.ID] = res
+			}
+			t.final = reads >= maxReadRounds
+		}
+		qs, problems, problem := a.questions(asks, t)
+		maps.Copy(results, problems)
+		cp := checkpoint{Backend: checkpointBackend, Version: 1, Content: r.content, Calls: calls}
+		if len(results) > 0 {
+			cp.Results = results
+		}
 		if err := out.Checkpoint(cp); err != nil {
 			return err
 		}
-		if problem == nil {
+		if len(asks) > 0 && problem == nil {
 			for _, q := range qs {
 				if _, err := out.Ask(q); err != nil {
 					return err
@@ -48,10 +93,13 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 			}
 			return nil
 		}
-		if attempt >= maxToolRetries {
-			return a.faultf(problem, "the model's request_user_input calls could not be used after %d tries: %v", attempt+1, problem)
+		if problem != nil {
+			if retries >= maxToolRetries {
+				return a.faultf(problem, "the model's tool calls could not be used after %d tries: %v", retries+1, problem)
+			}
+			retries++
 		}
-		// Tell the model what was wrong, as the results of its calls, and let it try again.
+		// Send the results (what was read, or what was wrong) and let the model go on.
 		msgs = append(msgs, cp.assistantTurn())
 		for _, c := range calls {
 			msgs = append(msgs, message{Role: roleTool, Content: results[c.ID], CallID: c.ID})
@@ -59,25 +107,28 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	}
 }
 
+// readLimitResult answers read_document calls past the step's limit.
+const readLimitResult = "Error: you have read documents as often as one turn allows. Answer now with what you have read; say what you could not check."
+
 // prompt puts the system prompt in front of the conversation, trimmed to the budget.
-func (a *Agent) prompt(msgs []message) []message {
-	system := message{Role: roleSystem, Content: a.systemPrompt()}
-	kept, dropped := trim(system, msgs, a.budget())
+func (a *Agent) prompt(msgs []message, t turn) []message {
+	system := message{Role: roleSystem, Content: a.systemPrompt(t)}
+	kept, dropped := trim(system, msgs, a.budget(t))
 	if dropped {
 		system.Content += trimmedNote
 	}
 	return append([]message{system}, kept...)
 }
 
-// questions turns the calls of one reply into questions. When any call cannot be used,
-// nothing is asked: problem is the first reason, and results tell the model, call by call,
-// what to fix.
-func (a *Agent) questions(calls []toolCall) ([]agent.Question, map[string]string, error) {
+// questions turns the request_user_input calls of one reply into questions. When any call
+// cannot be used, nothing is asked: problem is the first reason, and results tell the model,
+// call by call, what to fix.
+func (a *Agent) questions(calls []toolCall, t turn) ([]agent.Question, map[string]string, error) {
 	qs := make([]agent.Question, 0, len(calls))
 	problems := make([]error, len(calls))
 	var first error
 	for i, c := range calls {
-		q, err := a.question(c)
+		q, err := a.question(c, t)
 		if err != nil {
 			problems[i] = err
 			if first == nil {
@@ -102,12 +153,12 @@ func (a *Agent) questions(calls []toolCall) ([]agent.Question, map[string]string
 }
 
 // uniqueIDs gives every call an id unique in the conversation: servers that send none, or
-// the same one twice, get ids made from the step and attempt. Empty arguments become {}.
-func uniqueIDs(calls []toolCall, stepID int64, attempt int) []toolCall {
+// the same one twice, get ids made from the step and round. Empty arguments become {}.
+func uniqueIDs(calls []toolCall, stepID int64, round int) []toolCall {
 	seen := map[string]bool{}
 	for i := range calls {
 		if calls[i].ID == "" || seen[calls[i].ID] {
-			calls[i].ID = fmt.Sprintf("call_parley_%d_%d_%d", stepID, attempt, i)
+			calls[i].ID = fmt.Sprintf("call_parley_%d_%d_%d", stepID, round, i)
 		}
 		seen[calls[i].ID] = true
 		if strings.TrimSpace(calls[i].Arguments) == "" {

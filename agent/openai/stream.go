@@ -25,9 +25,9 @@ type reply struct {
 // complete sends msgs and streams the reply: text goes to out as it arrives, except a reply
 // that starts like JSON, which is held back until the end (see sink). On a fault the text
 // so far is kept (shown and its message ended) and the error explains the fault.
-func (a *Agent) complete(ctx context.Context, msgs []message, out agent.Output) (reply, error) {
+func (a *Agent) complete(ctx context.Context, msgs []message, t turn, out agent.Output) (reply, error) {
 	w := &watch{first: a.cfg.FirstByteTimeout, idle: a.cfg.IdleTimeout}
-	stream := a.chat.NewStreaming(ctx, a.params(msgs), option.WithMiddleware(w.middleware))
+	stream := a.chat.NewStreaming(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware))
 	defer stream.Close()
 	s := &sink{out: out}
 	var calls assembler
@@ -84,8 +84,8 @@ func (a *Agent) complete(ctx context.Context, msgs []message, out agent.Output) 
 	return r, nil
 }
 
-// params is the request: the model, the messages and, when the agent may ask, the tool.
-func (a *Agent) params(msgs []message) oai.ChatCompletionNewParams {
+// params is the request: the model, the messages and the tools of the turn.
+func (a *Agent) params(msgs []message, t turn) oai.ChatCompletionNewParams {
 	p := oai.ChatCompletionNewParams{Model: a.cfg.Model, Messages: make([]oai.ChatCompletionMessageParamUnion, 0, len(msgs))}
 	for _, m := range msgs {
 		p.Messages = append(p.Messages, m.param())
@@ -93,7 +93,10 @@ func (a *Agent) params(msgs []message) oai.ChatCompletionNewParams {
 	if a.cfg.Temperature != nil {
 		p.Temperature = oai.Float(*a.cfg.Temperature)
 	}
-	p.Tools = a.tools()
+	p.Tools = a.tools(t)
+	if t.final && len(p.Tools) > 0 {
+		p.ToolChoice.OfAuto = oai.String(string(oai.ChatCompletionToolChoiceOptionAutoNone))
+	}
 	return p
 }
 

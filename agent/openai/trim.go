@@ -27,19 +27,14 @@ func messageTokens(m message) int {
 
 // budget is how many tokens the prompt may take: the context window less the room kept
 // for the reply and what the offered tools take.
-func (a *Agent) budget() int {
+func (a *Agent) budget(t turn) int {
 	w := a.cfg.ContextWindow
 	b := w - w/replyShareOfWindow
-	if a.cfg.AllowQuestions {
-		b -= toolTokens
+	for _, tool := range a.tools(t) {
+		b -= estimateTokens(marshalCompact(tool))
 	}
 	return b
 }
-
-// toolTokens estimates what the definition of request_user_input takes, as sent.
-var toolTokens = estimateTokens(marshalCompact(map[string]any{"type": "function", "function": map[string]any{
-	"name": toolName, "description": toolDescription, "parameters": toolParams,
-}}))
 
 // unit is a run of messages kept or dropped together: one message, or an assistant
 // tool-call turn with all its tool results (the API rejects either without the other).
