@@ -11,6 +11,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -59,6 +60,10 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxArtifactBytes bounds one artifact; 0 means DefaultMaxArtifactBytes.
 	MaxArtifactBytes int
+	// MaxDocumentBytes bounds the documents sent with one of the person's messages, all
+	// together; 0 means DefaultMaxDocumentBytes, and a negative value sends none (they are
+	// still listed in the message's text).
+	MaxDocumentBytes int
 }
 
 // Agent is an agent.Agent backed by a remote A2A agent.
@@ -102,6 +107,12 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.MaxArtifactBytes <= 0 {
 		cfg.MaxArtifactBytes = DefaultMaxArtifactBytes
 	}
+	switch {
+	case cfg.MaxDocumentBytes == 0:
+		cfg.MaxDocumentBytes = DefaultMaxDocumentBytes
+	case cfg.MaxDocumentBytes < 0:
+		cfg.MaxDocumentBytes = 0
+	}
 	a := &Agent{cfg: cfg, endpoint: u.Redacted()}
 	a.base, a.cardPath = splitCardURL(u)
 
@@ -113,8 +124,11 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	// Events carry at most one artifact chunk plus its envelope.
-	hc.Transport = &wire{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10}
+	// Events carry at most one artifact chunk plus its envelope. A Task may also carry the
+	// message Parley sent, its documents in base64, in its history: that much more is read,
+	// and the history dropped, before the limit applies.
+	hc.Transport = &wire{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
+		echo: base64.StdEncoding.EncodedLen(cfg.MaxDocumentBytes) + 64<<10}
 	a.http = &hc
 
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)

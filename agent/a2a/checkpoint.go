@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"encoding/json"
-	"strings"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
 
@@ -50,8 +49,8 @@ const stateLost sdk.TaskState = "lost"
 // past is what a step needs from the conversation's log.
 type past struct {
 	cp checkpoint
-	// users are the person's messages, oldest first.
-	users []string
+	// users are the person's messages, oldest first, as the agent is told them.
+	users []userMessage
 	// question is the newest question asked after the person's last message, with its
 	// resolution when there is one.
 	question   *agent.Question
@@ -66,7 +65,7 @@ func readPast(history []agent.Event) past {
 	for _, ev := range history {
 		switch ev.Kind {
 		case agent.EventUserMessage:
-			p.users = append(p.users, ev.Text)
+			p.users = append(p.users, newUserMessage(ev))
 			p.question = nil
 		case agent.EventCheckpoint:
 			var cp checkpoint
@@ -89,12 +88,16 @@ func readPast(history []agent.Event) past {
 	return p
 }
 
-// unsent is the person's messages the agent has not accepted yet, as one text.
-func (p past) unsent() string {
-	if p.cp.Sent >= len(p.users) {
-		return ""
+// unsent is the person's messages the agent has not accepted yet, none when there is
+// nothing in them to send.
+func (p past) unsent() []userMessage {
+	var out []userMessage
+	for _, m := range p.users[min(p.cp.Sent, len(p.users)):] {
+		if !m.empty() {
+			out = append(out, m)
+		}
 	}
-	return strings.Join(p.users[p.cp.Sent:], "\n\n")
+	return out
 }
 
 // undelivered reports whether the newest question has a resolution the agent must hear.

@@ -15,7 +15,8 @@ import (
 // Step continues the conversation with the remote agent, deciding from the log what is due:
 //
 //   - a new message from the person goes into the task when it waits for input (or sign-in),
-//     otherwise it starts a new task in the same context;
+//     otherwise it starts a new task in the same context; the agent is told its intent, the
+//     person's language and its documents, which go along as file parts (see messageParts);
 //   - a resolved question goes back into its task: answers as a DataPart plus a short text,
 //     a decline (or expiry) as a message saying so, a cancel as tasks/cancel;
 //   - a task still working (after a fault, a restart or a re-delivered step) is caught up
@@ -62,27 +63,35 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 
 func (s *session) step(ctx context.Context, p past) error {
 	switch {
-	case s.in.Trigger == agent.TriggerMessage && p.unsent() != "":
+	case s.in.Trigger == agent.TriggerMessage && len(p.unsent()) > 0:
 		return s.sendText(ctx, p)
 	case p.undelivered():
 		return s.deliver(ctx, p.question, p.resolution)
 	case s.cp.live():
 		return s.catchUp(ctx)
-	case p.unsent() != "":
+	case len(p.unsent()) > 0:
 		return s.sendText(ctx, p)
 	case s.in.Trigger == agent.TriggerRetry && len(p.users) > 0:
 		// A Retry after the task ended (failed, say): ask again, in a new task.
-		return s.send(ctx, false, sdk.TextPart{Text: p.users[len(p.users)-1]})
+		parts, err := s.messageParts(ctx, p.users[len(p.users)-1:])
+		if err != nil {
+			return err
+		}
+		return s.send(ctx, false, parts...)
 	}
 	// Nothing is due: a re-delivered step whose work was done already.
 	return nil
 }
 
-// sendText sends the person's messages the agent has not accepted yet.
+// sendText sends the person's messages the agent has not accepted yet, with their documents.
 func (s *session) sendText(ctx context.Context, p past) error {
+	parts, err := s.messageParts(ctx, p.unsent())
+	if err != nil {
+		return err
+	}
 	n := len(p.users)
 	s.onAccept = func() { s.cp.Sent = n }
-	return s.send(ctx, s.cp.waitsForInput(), sdk.TextPart{Text: p.unsent()})
+	return s.send(ctx, s.cp.waitsForInput(), parts...)
 }
 
 // send streams a message into the checkpoint's task (into) or into its context as a new
@@ -135,6 +144,9 @@ func (s *session) streamOnce(ctx context.Context, parts []sdk.Part, into bool) e
 	if into {
 		msg.TaskID = s.cp.TaskID
 	}
+	if s.in.Language != "" {
+		msg.Metadata = map[string]any{languageKey: s.in.Language}
+	}
 	return s.run(ctx, "message/stream", func(ctx context.Context) iter.Seq2[sdk.Event, error] {
 		return s.c.client.SendStreamingMessage(ctx, &sdk.MessageSendParams{Message: msg})
 	})
@@ -160,7 +172,10 @@ func (s *session) getTask(ctx context.Context) (*sdk.Task, error) {
 	cctx, w := withWatch(ctx)
 	cctx, cancel := context.WithTimeout(cctx, callTimeout)
 	defer cancel()
-	t, err := s.c.client.GetTask(cctx, &sdk.TaskQueryParams{ID: s.cp.TaskID})
+	// Parley never reads a task's history, which holds every message sent, documents
+	// included: one message is the least servers agree on (0 means all to some).
+	one := 1
+	t, err := s.c.client.GetTask(cctx, &sdk.TaskQueryParams{ID: s.cp.TaskID, HistoryLength: &one})
 	if err != nil {
 		return nil, &callError{method: "tasks/get", w: w, err: err}
 	}

@@ -104,6 +104,9 @@ type wire struct {
 	next     http.RoundTripper
 	idle     time.Duration
 	maxEvent int
+	// echo is how much longer than maxEvent an event may arrive when it is a Task whose
+	// history (which Parley never reads) holds the documents Parley sent.
+	echo int
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -139,21 +142,18 @@ func (t *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	w.status, w.contentType = resp.StatusCode, ct
 	w.mu.Unlock()
 	if resp.StatusCode == http.StatusOK && isEventStream(ct) {
-		resp.Body = &sseFilter{src: resp.Body, r: bufio.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}), w: w, max: t.maxEvent, stop: stop}
+		resp.Body = &sseFilter{src: resp.Body, r: bufio.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}), w: w, max: t.maxEvent, echo: t.echo, stop: stop}
 		return resp, nil
 	}
 	// Anything else is read whole here (bounded), inspected, and served again.
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxEvent)+1))
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxEvent+t.echo)+1))
 	_ = resp.Body.Close()
 	stop()
 	if rerr != nil {
 		return nil, rerr
 	}
-	if len(body) > t.maxEvent {
-		w.mu.Lock()
-		w.oversized = len(body)
-		w.mu.Unlock()
-		return nil, errEventTooLarge
+	if body, rerr = fit(w, body, t.maxEvent, t.echo); rerr != nil {
+		return nil, rerr
 	}
 	if resp.StatusCode != http.StatusOK {
 		w.mu.Lock()
@@ -188,6 +188,7 @@ type sseFilter struct {
 	r    *bufio.Reader
 	w    *watch
 	max  int
+	echo int
 	stop func()
 	out  bytes.Buffer
 	err  error
@@ -216,13 +217,13 @@ func (f *sseFilter) next() ([]byte, error) {
 		line, err := f.line()
 		if err != nil {
 			if err == io.EOF && len(data) > 0 {
-				return data, nil
+				return fit(f.w, data, f.max, f.echo)
 			}
 			return nil, err
 		}
 		if len(line) == 0 {
 			if len(data) > 0 {
-				return data, nil
+				return fit(f.w, data, f.max, f.echo)
 			}
 			continue
 		}
@@ -232,7 +233,7 @@ func (f *sseFilter) next() ([]byte, error) {
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
-			if len(data) > f.max {
+			if len(data) > f.max+f.echo {
 				f.w.mu.Lock()
 				f.w.oversized = len(data)
 				f.w.mu.Unlock()
@@ -248,7 +249,7 @@ func (f *sseFilter) line() ([]byte, error) {
 	for {
 		chunk, err := f.r.ReadSlice('\n')
 		line = append(line, chunk...)
-		if len(line) > f.max+16 {
+		if len(line) > f.max+f.echo+16 {
 			f.w.mu.Lock()
 			f.w.oversized = len(line)
 			f.w.mu.Unlock()
@@ -267,6 +268,40 @@ func (f *sseFilter) line() ([]byte, error) {
 func (f *sseFilter) Close() error {
 	f.stop()
 	return f.src.Close()
+}
+
+// fit returns a response of at most limit bytes, or errEventTooLarge. One of up to limit+echo
+// bytes fits once the history of its Task is dropped.
+func fit(w *watch, data []byte, limit, echo int) ([]byte, error) {
+	if len(data) > limit && len(data) <= limit+echo {
+		data = dropHistory(data)
+	}
+	if len(data) > limit {
+		w.mu.Lock()
+		w.oversized = len(data)
+		w.mu.Unlock()
+		return nil, errEventTooLarge
+	}
+	return data, nil
+}
+
+// dropHistory removes the history from a JSON-RPC response whose result is a Task: the
+// messages of the task so far, which Parley never reads.
+func dropHistory(data []byte) []byte {
+	var resp map[string]json.RawMessage
+	if json.Unmarshal(data, &resp) != nil {
+		return data
+	}
+	var result map[string]json.RawMessage
+	if json.Unmarshal(resp["result"], &result) != nil {
+		return data
+	}
+	if _, ok := result["history"]; !ok {
+		return data
+	}
+	delete(result, "history")
+	resp["result"] = mustMarshal(result)
+	return mustMarshal(resp)
 }
 
 // filterResponse inspects one JSON-RPC response: it records an error object, rewrites parts

@@ -11,6 +11,8 @@ import (
 // PlatformEngineer is the built-in platform-engineering assistant. It asks the way many
 // agent platforms do, with a "UserInputMetaData:" message the runner turns into a form, and
 // once answered says exactly what it would do. It never calls GitHub, Jira or anything else.
+// Documents that come with a message (logs, stack traces, tables) it reads itself and
+// summarizes first (see engineer_documents.go).
 type PlatformEngineer struct {
 	pace time.Duration
 }
@@ -39,8 +41,8 @@ type engineerState struct {
 	Done   bool   `json:"done,omitempty"`
 }
 
-// Step answers a new message with a form (or with what it can do), and a resolved form
-// with what it would do.
+// Step answers a new message with a form (or with what it can do), after a triage of its
+// documents when it has some, and a resolved form with what it would do.
 func (e *PlatformEngineer) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -63,17 +65,27 @@ func (e *PlatformEngineer) Step(ctx context.Context, in agent.StepInput, out age
 			if !ok {
 				return nil
 			}
-			return e.respond(sp, st, res)
+			return e.respond(sp, st, res, in.Language)
 		}
 	}
-	msgs := userMessagesAfter(in.History, -1)
-	text := ""
-	if len(msgs) > 0 {
-		text = msgs[len(msgs)-1].Text
+	var msg agent.Event
+	if msgs := userMessagesAfter(in.History, -1); len(msgs) > 0 {
+		msg = msgs[len(msgs)-1]
+	}
+	text := messageText(msg)
+	if len(msg.Documents) > 0 {
+		// The documents first: what they say may be all the person wanted.
+		if err := sp.say("", triageReply(ctx, in, msg.Documents)); err != nil {
+			return err
+		}
 	}
 	act, ok := actionFor(text)
 	if !ok {
-		if err := sp.say("", capabilities); err != nil {
+		reply := capabilities(in.Language)
+		if len(msg.Documents) > 0 {
+			reply = phrase(in.Language, "triage.next")
+		}
+		if err := sp.say("", reply); err != nil {
 			return err
 		}
 		return out.Checkpoint(engineerState{RunID: in.RunID, Done: true})
@@ -89,14 +101,14 @@ func (e *PlatformEngineer) Step(ctx context.Context, in agent.StepInput, out age
 }
 
 // respond finishes a run once its form is resolved.
-func (e *PlatformEngineer) respond(sp speaker, st engineerState, res agent.Resolution) error {
+func (e *PlatformEngineer) respond(sp speaker, st engineerState, res agent.Resolution, lang string) error {
 	act, ok := actionNamed(st.Action)
 	if !ok || res.Outcome == agent.Superseded {
 		return nil
 	}
 	text := ""
 	if res.Outcome == agent.Answered {
-		text = act.Describe(res.Values) + "\n\n" + offlineNote
+		text = act.Describe(res.Values) + "\n\n" + phrase(lang, "engineer.offline")
 	} else {
 		text = "Okay, I won't " + act.Verb + ". Nothing was created or changed. Send a new message if you want to start again."
 	}
@@ -107,17 +119,16 @@ func (e *PlatformEngineer) respond(sp speaker, st engineerState, res agent.Resol
 	return sp.out.Checkpoint(st)
 }
 
-// offlineNote ends every "what I would do" answer.
-const offlineNote = "_I'm Parley's built-in platform engineer: I run offline and performed no external action. " +
-	"Nothing was created or changed; run the steps above yourself, or ask an agent connected to your tools._"
-
-// capabilities is the answer to anything the platform engineer cannot help with.
-var capabilities = strings.Join([]string{
-	"I'm Parley's built-in platform engineer. I can prepare three kinds of change, asking you for the details in a form:",
-	"",
-	"- **GitHub pull request**: source branch, title, description and base branch (try “Create a pull request from branch feature/login”).",
-	"- **Jira issue**: title, description, priority and assignee (try “Open a Jira issue for the login timeout, high priority”).",
-	"- **Configuration update**: key, value, and whether to apply it immediately (try “Update the config: set cache.ttl to 300”).",
-	"",
-	"I run offline and perform no external action: once you've filled in the form I tell you exactly what I would do.",
-}, "\n")
+// capabilities is the answer to anything the platform engineer cannot help with. The
+// examples stay English: they are what it understands.
+func capabilities(lang string) string {
+	return strings.Join([]string{
+		phrase(lang, "engineer.intro"),
+		"",
+		"- **GitHub pull request**: source branch, title, description and base branch (try “Create a pull request from branch feature/login”).",
+		"- **Jira issue**: title, description, priority and assignee (try “Open a Jira issue for the login timeout, high priority”).",
+		"- **Configuration update**: key, value, and whether to apply it immediately (try “Update the config: set cache.ttl to 300”).",
+		"",
+		phrase(lang, "engineer.outro"),
+	}, "\n")
+}

@@ -23,6 +23,16 @@ func userMessagesAfter(history []agent.Event, i int) []agent.Event {
 	return out
 }
 
+// messageText is a person's message as the built-in agents read it: the intent intake made
+// of it, or the text as written. They read documents themselves, so the AVAILABLE_DOCUMENTS
+// listing of Event.Prompt is left out.
+func messageText(ev agent.Event) string {
+	if ev.Intent != "" {
+		return ev.Intent
+	}
+	return ev.Text
+}
+
 // questionsAfter returns the questions asked after index i, oldest first.
 func questionsAfter(history []agent.Event, i int) []agent.Question {
 	var out []agent.Question

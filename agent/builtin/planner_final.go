@@ -12,7 +12,7 @@ func (r *run) finalPhase() (bool, error) {
 	if _, err := r.begin(); err != nil {
 		return false, err
 	}
-	if err := r.say(r.author(), finalPlan(r.st)); err != nil {
+	if err := r.say(r.author(), finalPlan(r.st, r.in.Language)); err != nil {
 		return false, err
 	}
 	if err := r.finish(); err != nil {
@@ -25,8 +25,9 @@ func (r *run) finalPhase() (bool, error) {
 // noteTopics orders the assumptions in the final plan.
 var noteTopics = []string{"where", "venue", "budget", "split", "diet", "date"}
 
-// finalPlan writes the plan: venue, budget split, menu, timeline and what was assumed.
-func finalPlan(st *plannerState) string {
+// finalPlan writes the plan: venue, budget split, menu, timeline and what was assumed,
+// signed in lang.
+func finalPlan(st *plannerState, lang string) string {
 	f := st.Facts
 	var b strings.Builder
 	kind := f.Kind
@@ -68,8 +69,7 @@ func finalPlan(st *plannerState) string {
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "\n### Assumptions\n\n%s\n", strings.Join(notes, "\n"))
 	}
-	b.WriteString("\n---\n\n_Made by Parley's built-in event planner, which is deterministic and runs offline: " +
-		"the venues are illustrative, and nothing was booked, ordered or paid for._")
+	b.WriteString("\n---\n\n" + phrase(lang, "planner.footer"))
 	return b.String()
 }
 

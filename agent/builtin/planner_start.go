@@ -19,7 +19,7 @@ func (r *run) start(found bool, prev plannerState, at int) error {
 		st.Seq, f, st.Venue, st.SplitOK, st.Split, st.Notes = prev.Seq, prev.Facts, prev.Venue, prev.SplitOK, prev.Split, prev.Notes
 	}
 	for _, m := range userMessagesAfter(r.in.History, at) {
-		f = f.merge(extractFacts(m.Text, m.At))
+		f = f.merge(extractFacts(messageText(m), m.At))
 	}
 	r.st = st
 	st.Facts = f
@@ -62,8 +62,8 @@ func (r *run) start(found bool, prev plannerState, at int) error {
 func (r *run) greet() error {
 	f := r.st.Facts
 	var b strings.Builder
-	b.WriteString("Thanks! I'll plan this with four specialists (venue, budget, catering and logistics) " +
-		"and then put everything together in one plan.\n\nHere is what I have so far:\n\n")
+	lang := r.in.Language
+	b.WriteString(phrase(lang, "planner.greeting") + "\n\n" + phrase(lang, "planner.so_far") + "\n\n")
 	missing := 0
 	for _, c := range factNames {
 		text := factText(f, c)
