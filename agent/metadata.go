@@ -25,6 +25,7 @@ var kindAliases = map[string]FieldKind{
 	"bool": KindBoolean, "checkbox": KindBoolean, "toggle": KindBoolean, "switch": KindBoolean,
 	"dropdown": KindSelect, "enum": KindSelect, "radio": KindSelect,
 	"multi_select": KindMultiselect, "multi-select": KindMultiselect, "checkboxes": KindMultiselect,
+	"upload": KindFile, "attachment": KindFile,
 	"password": kindPassword, "passwd": kindPassword, "secret": kindPassword,
 	"email": kindEmail, "e-mail": kindEmail,
 }
