@@ -334,6 +334,7 @@ func (r *Runner) runStep(stepID int64) {
 		r.running[conv.ID] = cancel
 		r.mu.Unlock()
 		err = r.intake(stepCtx, conv, &in)
+		foldIntake(in.History)
 		if err == nil {
 			err = safeStep(stepCtx, a, in, out)
 		}

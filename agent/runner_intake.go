@@ -15,11 +15,10 @@ func (r *Runner) analyzerFor(agentName string) Analyzer {
 
 // intake analyzes the person's message that opened the round, once, before the agent reads
 // it: the cleaned intent, the language and the user_context documents are stored as an
-// intake event and folded into the history the agent gets.
+// intake event (see foldIntake for how the agent gets them).
 func (r *Runner) intake(ctx context.Context, conv Conversation, in *StepInput) error {
 	in.Language = conv.Language
 	in.Documents = conversationDocuments{r.ledger, conv.ID}
-	defer foldIntake(in.History)
 	az := r.analyzerFor(conv.Agent)
 	msg := -1
 	for i, ev := range in.History {

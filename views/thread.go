@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -296,17 +297,12 @@ func documentTitle(d agent.DocumentRef) string {
 	return fmt.Sprintf("%s: %s, %s, %s", t, d.MimeType, d.SizeLabel(), from)
 }
 
-// documentIcon is a chip's icon by the kind of document.
-func documentIcon(d agent.DocumentRef) string {
-	switch {
-	case strings.HasPrefix(d.MimeType, "image/"):
-		return "🖼"
-	case d.MimeType == "application/pdf":
-		return "📕"
-	case d.MimeType == "text/x-log":
-		return "📜"
-	case d.MimeType == "text/csv", d.MimeType == "text/tab-separated-values":
-		return "📊"
+// documentKind is a chip's badge: the document's extension (LOG, CSV, PDF), which needs no
+// icon font.
+func documentKind(d agent.DocumentRef) string {
+	ext := strings.TrimPrefix(path.Ext(d.Name), ".")
+	if ext == "" || len(ext) > 5 {
+		ext = strings.TrimPrefix(agent.Extension(d.MimeType), ".")
 	}
-	return "📄"
+	return strings.ToUpper(ext)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	a2aagent "github.com/parley-chat/parley/agent/a2a"
+	"github.com/parley-chat/parley/agent/intake"
 	"github.com/parley-chat/parley/agent/openai"
 )
 
@@ -42,6 +44,18 @@ type AgentConfig struct {
 	// wait for its first byte ("5m", for a model that loads first).
 	IdleTimeout      duration `toml:"idle_timeout"`
 	FirstByteTimeout duration `toml:"first_byte_timeout"`
+	// Analyzer is how the first message of a round is split: "builtin" (the default, offline)
+	// or "model" (the agent's own endpoint, openai back end only).
+	Analyzer string `toml:"analyzer"`
+	// IntakeShare is the share of the context window above which a message is split (0.10).
+	IntakeShare float64 `toml:"intake_share"`
+}
+
+// intakeSettings is the [intake] section: how messages are analyzed for agents that say
+// nothing of their own (the built-in agents, remote A2A agents).
+type intakeSettings struct {
+	ContextWindow int     `toml:"context_window"`
+	Share         float64 `toml:"share"`
 }
 
 // bearerTransport sends the agent's API key as a bearer token to a remote A2A agent.
@@ -71,7 +85,7 @@ func (d *duration) UnmarshalText(b []byte) error {
 var agentKeys = map[string]bool{"name": true, "title": true, "description": true, "backend": true,
 	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
 	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
-	"card_url": true}
+	"card_url": true, "analyzer": true, "intake_share": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -87,6 +101,7 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 		var file struct {
 			Agents []map[string]any `toml:"agents"`
 			A2A    a2aSettings      `toml:"a2a"`
+			Intake intakeSettings   `toml:"intake"`
 		}
 		md, err := toml.Decode(string(b), &file)
 		if err != nil {
@@ -247,11 +262,75 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 	default:
 		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
 	}
-	ask := c.Ask == nil || *c.Ask
-	return openai.New(openai.Config{
+	if c.Analyzer != "" && c.Analyzer != "builtin" && c.Analyzer != "model" {
+		return nil, fmt.Errorf("analyzer: %q is not builtin or model", c.Analyzer)
+	}
+	if c.IntakeShare < 0 || c.IntakeShare > 1 {
+		return nil, fmt.Errorf("intake_share: %v is not between 0 and 1", c.IntakeShare)
+	}
+	return openai.New(openaiConfig(c, key))
+}
+
+// openaiConfig is the openai back end's configuration of an agent.
+func openaiConfig(c AgentConfig, key string) openai.Config {
+	return openai.Config{
 		Name: c.Name, Title: c.Title, Description: c.Description,
 		BaseURL: c.BaseURL, APIKey: key, Model: c.Model, SystemPrompt: c.SystemPrompt,
-		ContextWindow: c.ContextWindow, Temperature: c.Temperature, AllowQuestions: ask,
+		ContextWindow: c.ContextWindow, Temperature: c.Temperature, AllowQuestions: c.Ask == nil || *c.Ask,
 		IdleTimeout: c.IdleTimeout.Duration, FirstByteTimeout: c.FirstByteTimeout.Duration,
-	})
+	}
+}
+
+// loadIntakeSettings reads the [intake] section of the config file, if there is one.
+func loadIntakeSettings(path string) (intakeSettings, error) {
+	var file struct {
+		Intake intakeSettings `toml:"intake"`
+	}
+	if path == "" {
+		return file.Intake, nil
+	}
+	if _, err := toml.DecodeFile(path, &file); err != nil {
+		return file.Intake, fmt.Errorf("config %s: [intake]: %w", path, err)
+	}
+	if s := file.Intake.Share; s < 0 || s > 1 {
+		return file.Intake, fmt.Errorf("config %s: [intake] share: %v is not between 0 and 1", path, s)
+	}
+	return file.Intake, nil
+}
+
+// buildAnalyzers makes each configured agent's intake analyzer, and the default one for
+// every other agent: a model-backed agent splits above its own context window's share, with
+// its own endpoint when analyzer = "model".
+func buildAnalyzers(cfgs []AgentConfig, built []agent.Agent, settings intakeSettings, getenv func(string) string, log *slog.Logger) (agent.Analyzer, map[string]agent.Analyzer) {
+	def := intake.New(intake.Options{ContextWindow: settings.ContextWindow, Share: settings.Share, Logger: log})
+	ok := map[string]bool{}
+	for _, a := range built {
+		ok[a.Info().Name] = true
+	}
+	out := map[string]agent.Analyzer{}
+	for _, c := range cfgs {
+		if !ok[c.Name] || c.Backend == "a2a" {
+			continue
+		}
+		opts := intake.Options{ContextWindow: c.ContextWindow, Share: c.IntakeShare, Logger: log}
+		if opts.ContextWindow == 0 {
+			opts.ContextWindow = settings.ContextWindow
+		}
+		if opts.Share == 0 {
+			opts.Share = settings.Share
+		}
+		if c.Analyzer == "model" {
+			key := c.APIKey
+			if c.APIKeyEnv != "" {
+				key = getenv(c.APIKeyEnv)
+			}
+			if az, err := openai.NewAnalyzer(openaiConfig(c, key)); err == nil {
+				opts.Model = az
+			} else {
+				log.Error("intake analyzer not available; the built-in one serves", "agent", c.Name, "error", err)
+			}
+		}
+		out[c.Name] = intake.New(opts)
+	}
+	return def, out
 }

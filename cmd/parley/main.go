@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,8 @@ type Config struct {
 	StructuredOutput bool
 	// Pace is the delay between streamed tokens of the built-in agents.
 	Pace time.Duration
+	// Uploads bound the files attached to one message.
+	Uploads web.UploadLimits
 }
 
 // run parses args and runs the subcommand; serve is the default.
@@ -90,8 +93,26 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("PARLEY_BUILTIN_PACE: %w", err)
 	}
 	fs.DurationVar(&cfg.Pace, "builtin-pace", pace, "delay between streamed tokens of the built-in agents (PARLEY_BUILTIN_PACE)")
+	maxUpload, err := parseBytes(env("PARLEY_MAX_UPLOAD", "10MB"))
+	if err != nil {
+		return cfg, fmt.Errorf("PARLEY_MAX_UPLOAD: %w", err)
+	}
+	cfg.Uploads.MaxBytes = maxUpload
+	fs.Func("max-upload", "largest file a person can attach, e.g. 10MB or 512KB (PARLEY_MAX_UPLOAD, default 10MB)", func(s string) error {
+		n, err := parseBytes(s)
+		cfg.Uploads.MaxBytes = n
+		return err
+	})
+	maxFiles, err := strconv.Atoi(env("PARLEY_MAX_FILES", strconv.Itoa(web.DefaultMaxFiles)))
+	if err != nil || maxFiles < 1 {
+		return cfg, fmt.Errorf("PARLEY_MAX_FILES: %q is not a positive number", getenv("PARLEY_MAX_FILES"))
+	}
+	fs.IntVar(&cfg.Uploads.MaxFiles, "max-files", maxFiles, "most files attached to one message (PARLEY_MAX_FILES)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.Uploads.MaxFiles < 1 {
+		return cfg, fmt.Errorf("--max-files must be at least 1")
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -100,6 +121,26 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("--a2a needs PARLEY_A2A_TOKEN: A2A requests must carry a bearer token")
 	}
 	return cfg, nil
+}
+
+// parseBytes reads a size: 10MB, 512KB, 2GB or plain bytes (decimal units, as shown).
+func parseBytes(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<40 {
+		return 0, fmt.Errorf("%q is not a size such as 10MB or 512KB", s)
+	}
+	return int64(n * float64(mult)), nil
 }
 
 // isTrue reads a boolean environment variable: 1, true, yes or on.
@@ -159,12 +200,21 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		}
 		a2aOpts = &web.A2AOptions{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
+	settings, err := loadIntakeSettings(cfg.ConfigFile)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	analyzer, analyzers := buildAnalyzers(cfgs, configured, settings, getenv, log)
 	srv := web.NewServer(web.NewServerOptions{
-		A2A:      a2aOpts,
-		DB:       db,
-		Logger:   log,
-		Agents:   agents,
-		Problems: problems,
+		A2A:       a2aOpts,
+		DB:        db,
+		Logger:    log,
+		Agents:    agents,
+		Problems:  problems,
+		Analyzer:  analyzer,
+		Analyzers: analyzers,
+		Uploads:   cfg.Uploads,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley-chat/parley/web"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's logger and the test to share.
@@ -75,6 +77,8 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 	}
 }
 
+var defaultUploads = web.UploadLimits{MaxBytes: 10_000_000, MaxFiles: 10}
+
 func TestParseServe(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -83,16 +87,19 @@ func TestParseServe(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{"defaults", nil, nil, Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond}, ""},
-		{"env", nil, map[string]string{"PARLEY_ADDR": ":9000", "PARLEY_DB": "/tmp/x.db", "PARLEY_LOG_FORMAT": "json", "PARLEY_BUILTIN_PACE": "0s"},
-			Config{Addr: ":9000", DB: "/tmp/x.db", LogLevel: "info", LogFormat: "json"}, ""},
-		{"flag beats env", []string{"--addr", "127.0.0.1:0", "--log-level", "debug"}, map[string]string{"PARLEY_ADDR": ":9000"},
-			Config{Addr: "127.0.0.1:0", DB: "./parley.db", LogLevel: "debug", LogFormat: "text", Pace: 25 * time.Millisecond}, ""},
+		{"defaults", nil, nil, Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads}, ""},
+		{"env", nil, map[string]string{"PARLEY_ADDR": ":9000", "PARLEY_DB": "/tmp/x.db", "PARLEY_LOG_FORMAT": "json", "PARLEY_BUILTIN_PACE": "0s", "PARLEY_MAX_UPLOAD": "512KB", "PARLEY_MAX_FILES": "3"},
+			Config{Addr: ":9000", DB: "/tmp/x.db", LogLevel: "info", LogFormat: "json", Uploads: web.UploadLimits{MaxBytes: 512_000, MaxFiles: 3}}, ""},
+		{"flag beats env", []string{"--addr", "127.0.0.1:0", "--log-level", "debug", "--max-upload", "2.5MB"}, map[string]string{"PARLEY_ADDR": ":9000", "PARLEY_MAX_UPLOAD": "1MB"},
+			Config{Addr: "127.0.0.1:0", DB: "./parley.db", LogLevel: "debug", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: web.UploadLimits{MaxBytes: 2_500_000, MaxFiles: 10}}, ""},
+		{"bad upload size", []string{"--max-upload", "lots"}, nil, Config{}, `"lots" is not a size`},
+		{"bad upload size in env", nil, map[string]string{"PARLEY_MAX_UPLOAD": "-1MB"}, Config{}, "PARLEY_MAX_UPLOAD"},
+		{"no files", []string{"--max-files", "0"}, nil, Config{}, "--max-files must be at least 1"},
 		{"bad pace", nil, map[string]string{"PARLEY_BUILTIN_PACE": "fast"}, Config{}, "PARLEY_BUILTIN_PACE"},
 		{"stray argument", []string{"extra"}, nil, Config{}, "unexpected argument"},
 		{"a2a without a token", []string{"--a2a"}, nil, Config{}, "PARLEY_A2A_TOKEN"},
 		{"a2a from env", nil, map[string]string{"PARLEY_A2A": "1", "PARLEY_A2A_TOKEN": "t", "ENABLE_STRUCTURED_OUTPUT": "true"},
-			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true}, ""},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true, Uploads: defaultUploads}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
