@@ -13,7 +13,8 @@ if (thread) {
 
 // Attachments: a form with a [data-attach] picker lists the chosen files as chips (each can be
 // removed), takes files dropped anywhere on the form, and refuses to send a file above the
-// limit or more files than allowed, saying which. The server checks again.
+// limit, more files than allowed or a message above its limit, saying which, with nothing
+// typed lost. The server checks again.
 const fileSize = (n) => n < 1000 ? `${n} B` : n < 1e6 ? `${(n / 1e3).toFixed(1)} KB` : `${(n / 1e6).toFixed(1)} MB`
 
 function attachState (form) {
@@ -22,13 +23,17 @@ function attachState (form) {
   return {
     input: box.querySelector('input[type=file]'),
     list: form.querySelector('.attach-list'),
+    text: form.querySelector('textarea[name=text]'),
     maxBytes: Number(box.dataset.maxBytes),
-    maxFiles: Number(box.dataset.maxFiles)
+    maxFiles: Number(box.dataset.maxFiles),
+    maxText: Number(box.dataset.maxText)
   }
 }
 
 function problems (st) {
   const out = []
+  const size = st.text ? new Blob([st.text.value]).size : 0
+  if (size > st.maxText) out.push(`The message is too long (${fileSize(size)}; at most ${fileSize(st.maxText)}): attach a large text as a file instead.`)
   const files = [...st.input.files]
   if (files.length > st.maxFiles) out.push(`Attach at most ${st.maxFiles} files to one message.`)
   for (const f of files) {

@@ -120,6 +120,14 @@ test('files attached with the picker or dropped on the message box become docume
     await page.locator('#composer-error', { hasText: 'huge.txt is 12.0 MB; a file can be at most 10.0 MB' }).waitFor()
     assert.equal(await page.getByLabel('Message').inputValue(), 'Here are my notes', 'the text stays')
     await page.getByRole('button', { name: 'Remove huge.txt' }).click()
+
+    // A 20 MB paste is refused in the browser, kept in the box, with a hint.
+    const paste = 'y'.repeat(20 * 1000 * 1000)
+    await page.getByLabel('Message').fill(paste)
+    await page.getByRole('button', { name: 'Send' }).click()
+    await page.locator('#composer-error', { hasText: 'The message is too long (20.0 MB; at most 1.0 MB): attach a large text as a file instead.' }).waitFor()
+    assert.equal((await page.getByLabel('Message').inputValue()).length, paste.length)
+    await page.getByLabel('Message').fill('Here are my notes')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('.msg.user').nth(1).locator('.doc-chip', { hasText: 'notes.txt' }).waitFor()
     assert.equal(await page.locator('#composer .attach-list li').count(), 0, 'the composer is emptied once sent')
