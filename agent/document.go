@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The labels of documents, by how they came to be.
@@ -52,12 +54,41 @@ func (d DocumentRef) IsText() bool {
 	switch {
 	case strings.HasPrefix(mt, "text/"):
 		return true
-	case mt == "application/json", mt == "application/yaml", mt == "application/x-yaml",
-		mt == "application/xml", mt == "application/toml", mt == "application/x-ndjson",
-		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+	case textApplicationTypes[mt], strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
 		return true
 	}
 	return false
+}
+
+// textApplicationTypes are the application/ types that hold text: data formats, and the
+// source code types that intake, uploads and models give code blocks and files.
+var textApplicationTypes = map[string]bool{
+	"application/json": true, "application/yaml": true, "application/x-yaml": true,
+	"application/xml": true, "application/toml": true, "application/x-ndjson": true,
+	"application/sql": true, "application/javascript": true, "application/ecmascript": true,
+	"application/typescript": true, "application/x-sh": true, "application/x-shellscript": true,
+	"application/x-python": true, "application/x-ruby": true, "application/x-perl": true,
+	"application/x-httpd-php": true, "application/graphql": true, "application/csv": true,
+	"application/x-diff": true, "application/x-patch": true, "application/x-tex": true,
+	"application/ld+json": true, "application/x-www-form-urlencoded": true,
+}
+
+// Readable reports whether the document can be read as text: its type says text, or its
+// content is UTF-8 without NUL bytes (a code block or file whose type names no text, such
+// as application/x-unknown-script). A rune cut at the end of the sampled head of a long
+// document is allowed.
+func (d Document) Readable() bool {
+	if d.IsText() {
+		return true
+	}
+	head := d.Content[:min(len(d.Content), 8<<10)]
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	for i := 0; i < utf8.UTFMax && len(head) < len(d.Content) && !utf8.Valid(head) && len(head) > 0; i++ {
+		head = head[:len(head)-1]
+	}
+	return utf8.Valid(head)
 }
 
 // SizeLabel is the document's size as people read it.

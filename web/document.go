@@ -14,8 +14,9 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// handleDocument serves a document of a conversation: text as plain text (never as HTML,
-// whatever it holds), PDF and images as themselves, everything sandboxed; ?download=1 saves it.
+// handleDocument serves a document of a conversation: PDF and images as themselves, text as
+// plain text (never as HTML, whatever it holds), anything else as a download, everything
+// sandboxed; ?download=1 saves it.
 func (s *Server) handleDocument(c echo.Context) error {
 	convID, err := paramID(c)
 	if err != nil {
@@ -30,11 +31,13 @@ func (s *Server) handleDocument(c echo.Context) error {
 		return err
 	}
 	h := c.Response().Header()
-	ctype := "text/plain; charset=utf-8"
-	if !d.IsText() {
+	ctype, disposition := "text/plain; charset=utf-8", "inline"
+	switch {
+	case binaryTypes[d.MimeType]:
 		ctype = d.MimeType
+	case !d.Readable():
+		ctype, disposition = "application/octet-stream", "attachment"
 	}
-	disposition := "inline"
 	if c.QueryParam("download") != "" {
 		disposition = "attachment"
 	}

@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -77,7 +76,7 @@ func analyzeDocument(ref agent.DocumentRef, content []byte) triage {
 	if ref.Size == 0 {
 		t.Ref.Size = int64(len(content))
 	}
-	if !ref.IsText() && !looksText(content) {
+	if !(agent.Document{DocumentRef: ref, Content: content}).Readable() {
 		t.Kind = kindBinary
 		return t
 	}
@@ -107,19 +106,6 @@ func analyzeDocument(ref agent.DocumentRef, content []byte) triage {
 		t.Kind, t.Trace = kindTrace, tr
 	}
 	return t
-}
-
-// looksText reports whether content reads as UTF-8 text: no NUL byte and valid UTF-8 at its
-// start (a rune cut at the end of the sample aside).
-func looksText(content []byte) bool {
-	head := content[:min(len(content), 8<<10)]
-	if bytes.IndexByte(head, 0) >= 0 {
-		return false
-	}
-	for i := 0; i < utf8.UTFMax && !utf8.Valid(head) && len(head) > 0; i++ {
-		head = head[:len(head)-1]
-	}
-	return utf8.Valid(head)
 }
 
 // textLines splits text into lines without their line endings; a final line ending does

@@ -115,7 +115,7 @@ func (a *Agent) read(ctx context.Context, lib *library, c toolCall) (string, err
 	}
 	size := int64(len(doc.Content))
 	head := fmt.Sprintf("document %d %s, %s, %s", doc.ID, doc.Name, doc.MimeType, agent.ByteSize(size))
-	if !doc.IsText() {
+	if !doc.Readable() {
 		return head + ": binary content, which cannot be shown as text.", nil
 	}
 	def, limit := a.readLimits()

@@ -378,3 +378,24 @@ func TestStep_ReadLimitsFollowTheWindow(t *testing.T) {
 		t.Errorf("tool result: %.200q", got)
 	}
 }
+
+// Code blocks and files of types outside text/ are read as text all the same.
+func TestStep_ReadCodeDocuments(t *testing.T) {
+	srv := newFakeServer(t,
+		toolCalls("", readCall("call_sql", `{"id":1}`), readCall("call_sh", `{"id":2}`)),
+		text("Read both."),
+	)
+	c := newConvo(t, newAgent(t, srv.url(), bigWindow))
+	if _, _, err := c.SendWithDocuments("see", "Check these.",
+		textDoc("user_context_1.sql", "application/sql", "SELECT 1;\n"),
+		textDoc("deploy", "application/x-unknown-script", "echo hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	req := srv.last()
+	if got, want := toolMessage(t, req, "call_sql"), "document 1 user_context_1.sql, application/sql, 10 B, bytes 0–10 of 10 (all of it)\n\nSELECT 1;\n"; got != want {
+		t.Errorf("sql:\ngot  %q\nwant %q", got, want)
+	}
+	if got := toolMessage(t, req, "call_sh"); !strings.HasSuffix(got, "\n\necho hi\n") {
+		t.Errorf("script: got %q, want its text", got)
+	}
+}
