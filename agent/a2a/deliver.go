@@ -18,25 +18,31 @@ func (s *session) deliver(ctx context.Context, q *agent.Question, res *agent.Res
 	case agent.Cancelled:
 		return s.cancel(ctx, q)
 	case agent.Answered:
-		return s.send(ctx, s.cp.live(), answerParts(*q, res)...)
+		parts, err := s.answerParts(ctx, *q, res)
+		if err != nil {
+			return err
+		}
+		return s.send(ctx, s.cp.live(), parts...)
 	}
 	return s.send(ctx, s.cp.live(), declineParts(res)...)
 }
 
 // answerParts is an answer as the agent gets it: a short text for agents that read only
-// text, and a DataPart with the typed values (plus the outcome) for those that read data.
-func answerParts(q agent.Question, res *agent.Resolution) []sdk.Part {
+// text, a DataPart with the typed values (plus the outcome) for those that read data, and a
+// FilePart with the bytes of each file given as an answer.
+func (s *session) answerParts(ctx context.Context, q agent.Question, res *agent.Resolution) ([]sdk.Part, error) {
 	values := res.Values
 	if values == nil {
 		values = map[string]any{}
 	}
 	var b strings.Builder
 	b.WriteString("Here are my answers:")
+	var names []string
 	seen := map[string]bool{}
 	for _, f := range q.Fields {
-		if v, ok := values[f.Name]; ok {
+		if _, ok := values[f.Name]; ok {
 			seen[f.Name] = true
-			b.WriteString("\n- " + f.Name + ": " + valueText(v))
+			names = append(names, f.Name)
 		}
 	}
 	var rest []string
@@ -46,15 +52,33 @@ func answerParts(q agent.Question, res *agent.Resolution) []sdk.Part {
 		}
 	}
 	sort.Strings(rest)
-	for _, k := range rest {
-		b.WriteString("\n- " + k + ": " + valueText(values[k]))
+	var files []sdk.Part
+	budget := s.a.cfg.MaxDocumentBytes
+	for _, k := range append(names, rest...) {
+		ref, isDoc := agent.AnswerDocument(values[k])
+		if !isDoc {
+			b.WriteString("\n- " + k + ": " + valueText(values[k]))
+			continue
+		}
+		b.WriteString(fmt.Sprintf("\n- %s: the file %s (%s, %s)", k, ref.Name, ref.MimeType, agent.ByteSize(ref.Size)))
+		part, n, why, err := s.filePart(ctx, ref, budget)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			b.WriteString(" [not attached: " + why + "]")
+			continue
+		}
+		b.WriteString(", attached as a file part")
+		budget -= n
+		files = append(files, part)
 	}
 	data := map[string]any{"outcome": string(agent.Answered), "values": values}
 	if note := q.DeclineReason(); note != "" {
 		b.WriteString("\n\n" + note)
 		data["note"] = note
 	}
-	return []sdk.Part{sdk.TextPart{Text: b.String()}, sdk.DataPart{Data: data}}
+	return append([]sdk.Part{sdk.TextPart{Text: b.String()}, sdk.DataPart{Data: data}}, files...), nil
 }
 
 // valueText writes one typed value for the text rendering of an answer.

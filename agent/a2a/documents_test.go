@@ -185,3 +185,52 @@ func TestAgent_Documents(t *testing.T) {
 		}
 	})
 }
+
+func TestAgent_FileAnswerIsSentAsAFilePart(t *testing.T) {
+	ask := sdk.DataPart{Data: map[string]any{
+		"require_user_input": true,
+		"content":            "Upload the failing config.",
+		"metadata": map[string]any{"input_fields": []any{
+			map[string]any{"name": "config", "type": "file", "required": true},
+			map[string]any{"name": "note", "type": "text"},
+		}},
+	}}
+	r := newRemote(t,
+		turn{status(sdk.TaskStateInputRequired, ask)},
+		turn{final(sdk.TextPart{Text: "replicas is 0."}), completed()},
+	)
+	c := newConvo(t, r.agent())
+	q := onlyQuestion(t, c.MustSend("Why is nothing running?"))
+	if q.Fields[0].Kind != agent.KindFile {
+		t.Fatalf("got field %+v, want a file field", q.Fields[0])
+	}
+	cfg := agent.Document{DocumentRef: agent.DocumentRef{Name: "app.yaml", MimeType: "application/yaml", Label: agent.LabelAnswer},
+		Content: []byte("replicas: 0\n")}
+	ref := c.AddDocument(cfg)
+	c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Answered, Values: map[string]any{"config": ref, "note": "prod"}, By: "person"})
+	c.MustResume()
+
+	answer := r.received()[1].msg
+	text, files := textAndFiles(t, withoutData(answer))
+	for _, want := range []string{"- config: the file app.yaml (application/yaml, 12 B), attached as a file part", "- note: prod"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("answer text %q lacks %q", text, want)
+		}
+	}
+	if len(files) != 1 {
+		t.Fatalf("got %d file parts, want the answer's file", len(files))
+	}
+	wantFile(t, files[0], cfg)
+}
+
+// withoutData is a message without its DataParts.
+func withoutData(m *sdk.Message) *sdk.Message {
+	out := *m
+	out.Parts = nil
+	for _, p := range m.Parts {
+		if _, ok := p.(sdk.DataPart); !ok {
+			out.Parts = append(out.Parts, p)
+		}
+	}
+	return &out
+}

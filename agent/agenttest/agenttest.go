@@ -203,21 +203,12 @@ func (c *Convo) Send(text string) (*Recorder, error) {
 // the returned refs carry.
 func (c *Convo) SendWithDocuments(raw, intent string, docs ...agent.Document) (*Recorder, []agent.DocumentRef, error) {
 	c.t.Helper()
-	if c.docs == nil {
-		c.docs = map[int64]agent.Document{}
-	}
 	var refs []agent.DocumentRef
 	for _, d := range docs {
-		c.ids++
-		d.ID = c.ids
-		if d.Size == 0 {
-			d.Size = int64(len(d.Content))
-		}
 		if d.Label == "" {
 			d.Label = agent.LabelUserContext
 		}
-		c.docs[d.ID] = d
-		refs = append(refs, d.DocumentRef)
+		refs = append(refs, c.AddDocument(d))
 	}
 	for _, q := range c.Pending() {
 		c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Superseded, Reason: "The person sent a new message instead of answering."})
@@ -230,7 +221,22 @@ func (c *Convo) SendWithDocuments(raw, intent string, docs ...agent.Document) (*
 	return rec, refs, err
 }
 
-// Document reads a document given with SendWithDocuments.
+// AddDocument stores a document of the conversation (a file given as an answer, say) under
+// a new id, and returns its ref.
+func (c *Convo) AddDocument(d agent.Document) agent.DocumentRef {
+	if c.docs == nil {
+		c.docs = map[int64]agent.Document{}
+	}
+	c.ids++
+	d.ID = c.ids
+	if d.Size == 0 {
+		d.Size = int64(len(d.Content))
+	}
+	c.docs[d.ID] = d
+	return d.DocumentRef
+}
+
+// Document reads a document given with SendWithDocuments or AddDocument.
 func (c *Convo) Document(_ context.Context, id int64) (agent.Document, error) {
 	d, ok := c.docs[id]
 	if !ok {
