@@ -55,7 +55,13 @@ func (s *Server) resolveQuestion(c echo.Context, resolve func(int64, map[string]
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return agent.Errorf(agent.EINVALID, "The form could not be read.")
+		// Too large to read at all: the question says so, as it stands.
+		rec, qerr := s.db.Question(ctx, id)
+		if qerr != nil {
+			return qerr
+		}
+		return newSSE(c).PatchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)})),
+			datastar.WithSelectorID(views.QuestionID(id)))
 	}
 	rec, err := resolve(id, form)
 	view := views.QuestionView{Record: rec}

@@ -35,6 +35,15 @@ func (l UploadLimits) bodyLimit() int64 {
 	return int64(l.MaxFiles)*l.MaxBytes + agent.MaxMessageBytes + 1<<20
 }
 
+// unreadable says why a form with files could not be read.
+func (l UploadLimits) unreadable(err error) string {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Sprintf("The form and its files are too large: at most %d files of %s each.", l.MaxFiles, agent.ByteSize(l.MaxBytes))
+	}
+	return "The form could not be read; try again."
+}
+
 // textTypes are the mime types of text files, by extension; other text is text/plain.
 var textTypes = map[string]string{
 	".csv": "text/csv", ".tsv": "text/tab-separated-values", ".json": "application/json",
@@ -63,11 +72,7 @@ func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 		return nil, nil
 	}
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, agent.Errorf(agent.EINVALID, "The message and its files are too large: at most %d files of %s each.", l.MaxFiles, agent.ByteSize(l.MaxBytes))
-		}
-		return nil, agent.Errorf(agent.EINVALID, "The message could not be read; try again.")
+		return nil, agent.Errorf(agent.EINVALID, "%s", l.unreadable(err))
 	}
 	var files []agent.File
 	headers := form.File["files"]
@@ -130,17 +135,20 @@ func fileType(name string, content []byte) (string, error) {
 		return sniffed, nil
 	}
 	kind := "binary data"
-	if sniffed != "application/octet-stream" && sniffed != "" {
+	switch {
+	case strings.HasPrefix(sniffed, "text/"):
+		kind = "text in an encoding other than UTF-8; save it as UTF-8"
+	case sniffed != "application/octet-stream" && sniffed != "":
 		kind = sniffed
 	}
 	return "", agent.Errorf(agent.EINVALID, "%s cannot be attached: it is %s. Attach text (UTF-8), PDF, or PNG, JPEG, GIF or WebP images.", name, kind)
 }
 
 // hasControlBytes reports control bytes no text file has (NUL and the like; tabs, newlines,
-// form feeds and escapes are text).
+// form feeds, and the bells, backspaces and escapes of terminal captures are text).
 func hasControlBytes(b []byte) bool {
 	for _, c := range b {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != '\a' && c != '\b' && c != 0x1b {
 			return true
 		}
 	}
