@@ -90,6 +90,13 @@ test('files attached with the picker or dropped on the message box become docume
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
+    // A first message over the limit is refused on the home page too, and kept.
+    const tooLong = 'z'.repeat(2 * 1000 * 1000)
+    await page.getByLabel('Message').fill(tooLong)
+    await page.getByRole('button', { name: 'Send' }).click()
+    await page.getByRole('alert').filter({ hasText: 'The message is too long (2.0 MB; at most 1.0 MB)' }).waitFor()
+    assert.equal((await page.getByLabel('Message').inputValue()).length, tooLong.length)
+    assert.equal(new URL(page.url()).pathname, '/', 'nothing was sent')
     await page.getByLabel('Message').fill('What went wrong in this run?')
     await page.locator('#first-files').setInputFiles({
       name: 'build.log', mimeType: 'text/plain',
