@@ -211,3 +211,56 @@ func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
 		}
 	}
 }
+
+func TestDocument_ServedAsTextNeverAsMarkup(t *testing.T) {
+	ts := newTestServer(t, newDB(t), readerAgent())
+	code, body, h := ts.postFiles(t, "/conversations", map[string]string{"agent": "reader", "text": "Look"},
+		file{"page.html", []byte("<script>alert(1)</script>\n")},
+		file{"pic.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"></svg>`)},
+		file{"query.sql", []byte("SELECT 1;\n")})
+	if code != http.StatusSeeOther {
+		t.Fatalf("POST /conversations = %d %.300s", code, body)
+	}
+	path := h.Get("Location")
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	for i, name := range []string{"page.html", "pic.svg", "query.sql"} {
+		resp, err := http.Get(fmt.Sprintf("%s%s/documents/%d", ts.URL, path, i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Content-Type"); got != "text/plain; charset=utf-8" {
+			t.Errorf("%s served as %q, want plain text", name, got)
+		}
+		if got := resp.Header.Get("Content-Disposition"); got != "inline; filename="+name {
+			t.Errorf("%s disposition %q, want inline", name, got)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("%s headers %v, want nosniff and a sandbox", name, resp.Header)
+		}
+	}
+}
+
+func TestFileField_AnswerAboveTheFormLimit(t *testing.T) {
+	a := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if r := lastResolution(in); r != nil {
+			d, _ := agent.AnswerDocument(r.Values["dump"])
+			return out.Text(fmt.Sprintf("Got %s of %d bytes.", d.Name, d.Size))
+		}
+		_, err := out.Ask(agent.Question{Message: "Upload the dump.", Fields: []agent.Field{{Name: "dump", Kind: agent.KindFile, Required: true}}})
+		return err
+	}}
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "files", "debug")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+	// Larger than a plain form may be, within the upload limit.
+	big := bytes.Repeat([]byte("2025-03-01 INFO tick\n"), (web.MaxBodyBytes/21)+1000)
+	if code, body, _ := ts.postFiles(t, "/questions/1/answer", nil, file{"dump:big.log", big}); code != 200 || strings.Contains(body, "could not be read") {
+		t.Fatalf("answer = %d %.300s", code, body)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	if _, page := ts.get(t, path); !strings.Contains(page, fmt.Sprintf("Got big.log of %d bytes.", len(big))) {
+		t.Error("the agent did not get the file")
+	}
+}
