@@ -44,15 +44,20 @@ type Options struct {
 // analyzer is the agent.Analyzer New returns.
 type analyzer struct {
 	threshold int
-	model     Splitter
-	log       *slog.Logger
+	// modelMax is the largest message the model is asked about, in tokens: half its window,
+	// since its answer repeats the message's blocks. Larger ones go to Split.
+	modelMax int
+	model    Splitter
+	log      *slog.Logger
 }
 
 // New returns the analyzer the runner calls on the first message of each round. A message
 // of at most ContextWindow*Share tokens comes back whole (Via "whole"): its intent is the
 // text byte for byte, with no items. A longer one goes to the Model (Via "model") and, when
 // the model fails or answers something Validate rejects, comes back whole all the same (Via
-// "fallback", the reason logged); without a Model it goes to Split (Via "builtin"). The
+// "fallback", the reason logged). Without a Model, or when the message is over half the
+// model's window (its answer, which repeats the blocks, could not fit), it goes to Split (Via
+// "builtin"). The
 // analysis always carries the message's Tokens and the Threshold, and the language of its
 // prose when one is detected.
 func New(opts Options) agent.Analyzer {
@@ -68,6 +73,7 @@ func New(opts Options) agent.Analyzer {
 	return &analyzer{
 		// The epsilon keeps 0.29*100 at 29 rather than 28.999999999999996.
 		threshold: int(float64(opts.ContextWindow)*opts.Share + 1e-9),
+		modelMax:  opts.ContextWindow / 2,
 		model:     opts.Model,
 		log:       opts.Logger,
 	}
@@ -83,7 +89,7 @@ func (az *analyzer) Analyze(ctx context.Context, text string) (agent.Analysis, e
 	switch {
 	case tokens <= az.threshold:
 		a = whole(text, "whole")
-	case az.model != nil:
+	case az.model != nil && tokens <= az.modelMax:
 		var err error
 		a, err = az.model.Split(ctx, text)
 		if err == nil {

@@ -160,7 +160,7 @@ func TestAnalyzer_Model(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			model := &scriptedModel{answer: tt.answer}
-			az, logs := newTestAnalyzer(t, Options{ContextWindow: 1000, Model: model})
+			az, logs := newTestAnalyzer(t, Options{ContextWindow: 10000, Share: 0.01, Model: model})
 			a, err := az.Analyze(context.Background(), text)
 			if err != nil {
 				t.Fatal(err)
@@ -196,7 +196,7 @@ func TestAnalyzer_ModelCanceled(t *testing.T) {
 		cancel()
 		return agent.Analysis{}, context.Canceled
 	}}
-	az, _ := newTestAnalyzer(t, Options{ContextWindow: 100, Model: model})
+	az, _ := newTestAnalyzer(t, Options{ContextWindow: 10000, Share: 0.001, Model: model})
 	_, err := az.Analyze(ctx, appLog(50))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -228,6 +228,38 @@ func TestAnalyzer_Huge(t *testing.T) {
 		}
 		if a.Intent != "Why?" || len(a.Items) != 1 || len(a.Items[0].Content) < 20<<20-len(log) {
 			t.Errorf("via %s: got intent %q, %d items", a.Via, a.Intent, len(a.Items))
+		}
+		// Far over the model's window: its answer could never repeat the log.
+		if a.Via != "builtin" || model.calls != 0 {
+			t.Errorf("got via %q after %d model calls, want the built-in splitter alone", a.Via, model.calls)
+		}
+	}
+}
+
+// A message over half the model's window goes to the built-in splitter: the model's answer
+// repeats the blocks, so it could not hold them; at half the window the model is asked.
+func TestAnalyzer_ModelWindow(t *testing.T) {
+	text := "Why do the requests fail?\n\n" + appLog(80)
+	tokens := CountTokens(text)
+	for _, tt := range []struct {
+		window    int
+		wantCalls int
+		wantVia   string
+	}{
+		{tokens * 2, 1, "model"},
+		{tokens*2 - 2, 0, "builtin"},
+	} {
+		model := &scriptedModel{answer: func(text string) (agent.Analysis, error) {
+			_, log, _ := strings.Cut(text, "\n\n")
+			return agent.Analysis{Intent: "Why do the requests fail?", Items: []agent.ContextItem{{Content: log}}}, nil
+		}}
+		az, _ := newTestAnalyzer(t, Options{ContextWindow: tt.window, Share: 0.01, Model: model})
+		a, err := az.Analyze(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if model.calls != tt.wantCalls || a.Via != tt.wantVia || a.Intent != "Why do the requests fail?" || len(a.Items) != 1 {
+			t.Errorf("window %d: %d calls, via %q, intent %q, %d items; want %d calls via %q", tt.window, model.calls, a.Via, a.Intent, len(a.Items), tt.wantCalls, tt.wantVia)
 		}
 	}
 }

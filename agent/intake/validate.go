@@ -21,10 +21,14 @@ const (
 	uncoveredSlackBytes = 4096
 	uncoveredPerIntent  = 8
 	maxTitleRunes       = 100
+	// maxModelIntentBytes bounds the intent: about a thousand tokens is no longer a concise
+	// request, and a long one could stand in for text the agent would never see.
+	maxModelIntentBytes = 4096
 )
 
 // Validate checks and cleans an analysis a model made of text, so that a model can neither
-// invent nor lose content. It rejects an empty intent or one longer than the text, an item
+// invent nor lose content. It rejects an empty intent, one longer than the text or than
+// 4 KB, an item
 // without content, an item whose content is not in the text (compared with runs of
 // whitespace collapsed: a model may reflow, not rewrite or truncate), and items that leave
 // too much of the text out (more than 4 KB plus eight times the intent's size, which a
@@ -43,6 +47,8 @@ func Validate(text string, a agent.Analysis) (agent.Analysis, error) {
 		return agent.Analysis{}, errors.New("intake: the intent is empty")
 	case len(intent) > len(text):
 		return agent.Analysis{}, fmt.Errorf("intake: the intent (%d bytes) is longer than the message (%d bytes)", len(intent), len(text))
+	case len(intent) > maxModelIntentBytes:
+		return agent.Analysis{}, fmt.Errorf("intake: the intent (%d bytes) is not concise: at most %d bytes", len(intent), maxModelIntentBytes)
 	}
 	norm, offsets := normalize(text)
 	spans := make([]span, 0, len(a.Items))

@@ -133,3 +133,17 @@ func TestCleanLanguage(t *testing.T) {
 		}
 	}
 }
+
+func TestValidate_IntentNotConcise(t *testing.T) {
+	log := appLog(2000)
+	prose := strings.Repeat("The person rambles on about the weather. ", 110)
+	text := "Why do the requests fail? " + prose + "\n\n" + log
+	// An invented intent of 4.5 KB stands in for the prose (and would pass the coverage rule).
+	_, err := Validate(text, agent.Analysis{Intent: "Why? " + prose, Items: []agent.ContextItem{{Content: log}}})
+	if err == nil || !strings.Contains(err.Error(), "not concise") {
+		t.Fatalf("got %v, want the intent refused as not concise", err)
+	}
+	if _, err := Validate(text, agent.Analysis{Intent: "Why do the requests fail?", Items: []agent.ContextItem{{Content: prose}, {Content: log}}}); err != nil {
+		t.Fatalf("a concise intent: %v", err)
+	}
+}

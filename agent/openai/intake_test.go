@@ -31,7 +31,7 @@ func TestIntakeWithTheModel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newFakeServer(t, tt.reply)
-			az := intake.New(intake.Options{ContextWindow: 2000, Model: newAnalyzer(t, srv.url())})
+			az := intake.New(intake.Options{ContextWindow: 8000, Share: 0.025, Model: newAnalyzer(t, srv.url())})
 			got, err := az.Analyze(context.Background(), raw)
 			if err != nil {
 				t.Fatal(err)
@@ -50,7 +50,7 @@ func TestIntakeWithTheModel(t *testing.T) {
 
 	// A message under the threshold never reaches the model.
 	srv := newFakeServer(t)
-	got, err := intake.New(intake.Options{ContextWindow: 2000, Model: newAnalyzer(t, srv.url())}).Analyze(context.Background(), "Why does the checkout of our shop fail since this morning?")
+	got, err := intake.New(intake.Options{ContextWindow: 8000, Share: 0.025, Model: newAnalyzer(t, srv.url())}).Analyze(context.Background(), "Why does the checkout of our shop fail since this morning?")
 	if err != nil || got.Via != "whole" || len(srv.sent()) != 0 {
 		t.Fatalf("short message: via %q, %d requests, %v", got.Via, len(srv.sent()), err)
 	}
