@@ -247,9 +247,18 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 			return nil, fmt.Errorf("api_key_env: the environment variable %s is empty or not set", c.APIKeyEnv)
 		}
 	}
+	if c.Analyzer != "" && c.Analyzer != "builtin" && c.Analyzer != "model" {
+		return nil, fmt.Errorf("analyzer: %q is not builtin or model", c.Analyzer)
+	}
+	if c.IntakeShare < 0 || c.IntakeShare > 1 {
+		return nil, fmt.Errorf("intake_share: %v is not between 0 and 1", c.IntakeShare)
+	}
 	switch c.Backend {
 	case "openai", "":
 	case "a2a":
+		if c.Analyzer == "model" {
+			return nil, errors.New(`analyzer: "model" needs a model endpoint; an a2a agent has the built-in analyzer`)
+		}
 		if c.CardURL == "" {
 			return nil, errors.New("card_url is required for an a2a agent")
 		}
@@ -261,12 +270,6 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration})
 	default:
 		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
-	}
-	if c.Analyzer != "" && c.Analyzer != "builtin" && c.Analyzer != "model" {
-		return nil, fmt.Errorf("analyzer: %q is not builtin or model", c.Analyzer)
-	}
-	if c.IntakeShare < 0 || c.IntakeShare > 1 {
-		return nil, fmt.Errorf("intake_share: %v is not between 0 and 1", c.IntakeShare)
 	}
 	return openai.New(openaiConfig(c, key))
 }
@@ -299,17 +302,14 @@ func loadIntakeSettings(path string) (intakeSettings, error) {
 }
 
 // buildAnalyzers makes each configured agent's intake analyzer, and the default one for
-// every other agent: a model-backed agent splits above its own context window's share, with
-// its own endpoint when analyzer = "model".
-func buildAnalyzers(cfgs []AgentConfig, built []agent.Agent, settings intakeSettings, getenv func(string) string, log *slog.Logger) (agent.Analyzer, map[string]agent.Analyzer) {
+// every other agent: a configured agent (model-backed or A2A) splits above its own context
+// window's share, the [intake] section filling in what it leaves out, with its own endpoint
+// when analyzer = "model". built names the agents that could be built.
+func buildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings intakeSettings, getenv func(string) string, log *slog.Logger) (agent.Analyzer, map[string]agent.Analyzer) {
 	def := intake.New(intake.Options{ContextWindow: settings.ContextWindow, Share: settings.Share, Logger: log})
-	ok := map[string]bool{}
-	for _, a := range built {
-		ok[a.Info().Name] = true
-	}
 	out := map[string]agent.Analyzer{}
 	for _, c := range cfgs {
-		if !ok[c.Name] || c.Backend == "a2a" {
+		if !built[c.Name] {
 			continue
 		}
 		opts := intake.Options{ContextWindow: c.ContextWindow, Share: c.IntakeShare, Logger: log}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -175,5 +179,65 @@ func TestLoadA2ASettings(t *testing.T) {
 	}
 	if _, problems, err := loadConfig(path, env(nil)); err != nil || len(problems) != 0 {
 		t.Fatalf("the [a2a] section is reported: %v %v", problems, err)
+	}
+}
+
+func TestBuildAnalyzers(t *testing.T) {
+	path := writeConfig(t, `
+[intake]
+context_window = 20000
+share = 0.05
+
+[[agents]]
+name = "qwen"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5"
+context_window = 32768
+intake_share = 0.2
+
+[[agents]]
+name = "ops"
+backend = "a2a"
+card_url = "http://10.0.0.5:8000"
+intake_share = 0.01
+
+[[agents]]
+name = "broken"
+backend = "a2a"
+card_url = "http://10.0.0.6:8000"
+analyzer = "model"
+`)
+	cfgs, _, err := loadConfig(path, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := loadIntakeSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, per := buildAnalyzers(cfgs, map[string]bool{"qwen": true, "ops": true}, settings, env(nil), slog.New(slog.DiscardHandler))
+	threshold := func(az agent.Analyzer) int {
+		t.Helper()
+		a, err := az.Analyze(context.Background(), "hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Threshold
+	}
+	if got := threshold(def); got != 1000 {
+		t.Errorf("default threshold %d, want 20000 × 0.05", got)
+	}
+	if got := threshold(per["qwen"]); got != 6553 {
+		t.Errorf("qwen threshold %d, want 32768 × 0.2", got)
+	}
+	if got := threshold(per["ops"]); got != 200 {
+		t.Errorf("a2a agent threshold %d, want the [intake] window × its own share 0.01", got)
+	}
+	if _, ok := per["broken"]; ok {
+		t.Error("an agent that was not built has an analyzer")
+	}
+	_, err = buildAgent(cfgs[2], env(nil))
+	if err == nil || !strings.Contains(err.Error(), `analyzer: "model" needs a model endpoint`) {
+		t.Errorf("a2a agent with analyzer = model: %v", err)
 	}
 }

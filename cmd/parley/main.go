@@ -205,7 +205,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		db.Close()
 		return err
 	}
-	analyzer, analyzers := buildAnalyzers(cfgs, configured, settings, getenv, log)
+	built := map[string]bool{}
+	for _, a := range configured {
+		built[a.Info().Name] = true
+	}
+	analyzer, analyzers := buildAnalyzers(cfgs, built, settings, getenv, log)
 	srv := web.NewServer(web.NewServerOptions{
 		A2A:       a2aOpts,
 		DB:        db,
