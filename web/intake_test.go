@@ -3,8 +3,10 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +35,9 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 		}
 		return out.Text("ok")
 	}}
+	var logs logBuffer
 	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
 		Analyzer: intake.New(intake.Options{ContextWindow: 8192})})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -69,6 +73,18 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 		t.Fatalf("conversation language = %q", conv.Language)
 	}
 
+	// The analysis is logged with its sizes and time, never its content.
+	line := logs.line(t, "msg=intake ")
+	for _, want := range []string{fmt.Sprintf("input_bytes=%d", len(raw)), fmt.Sprintf("intent_bytes=%d", len(question)),
+		"documents=1", "via=builtin", "language=en", "took="} {
+		if !strings.Contains(line, want) {
+			t.Errorf("intake log %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(logs.String(), "connections") || strings.Contains(logs.String(), "HikariPool") {
+		t.Errorf("the log holds the message's content:\n%s", logs.String())
+	}
+
 	_, page := ts.get(t, path)
 	for _, want := range []string{"Why does the order service", "Show all (404 lines)", msg.Documents[0].Name, "What the agent was given"} {
 		if !strings.Contains(page, want) {
@@ -100,6 +116,36 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	if short.Prompt() != "Thanks, that helps." || len(short.Documents) != 0 {
 		t.Fatalf("short message reached the agent as %q with %d documents", short.Prompt(), len(short.Documents))
 	}
+}
+
+// logBuffer collects a server's log, safe for its goroutines and the test to share.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// line returns the first logged line holding s.
+func (b *logBuffer) line(t *testing.T, s string) string {
+	t.Helper()
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	t.Fatalf("no log line holds %q:\n%s", s, b.String())
+	return ""
 }
 
 func (a *scripted) inputs() []agent.StepInput {
