@@ -256,6 +256,8 @@ func ContextDocumentName(i int, title, mimeType string) string {
 type Message struct {
 	Text   string
 	Author string
+	// UserID is the account that writes; a new conversation belongs to it.
+	UserID int64
 	// Nonce is the composer's one-time token: a re-sent message is recorded once.
 	Nonce string
 	Files []File

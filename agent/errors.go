@@ -12,6 +12,11 @@ const (
 	EINVALID  = "invalid"
 	ECONFLICT = "conflict"
 	EINTERNAL = "internal"
+	// EUNAUTHORIZED is a request from nobody signed in; EFORBIDDEN one from somebody who may
+	// not do what they asked; ETOOMANY one over a rate or a cap.
+	EUNAUTHORIZED = "unauthorized"
+	EFORBIDDEN    = "forbidden"
+	ETOOMANY      = "too_many"
 )
 
 // Error is a domain error with a code and a message safe to show a person.

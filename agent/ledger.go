@@ -12,7 +12,11 @@ type Conversation struct {
 	Title string
 	State RunState
 	// Language is the language the person writes in, as intake last detected it.
-	Language  string
+	Language string
+	// UserID is the account the conversation belongs to (0 for one from before accounts),
+	// Owner its name when read for a list or a page.
+	UserID    int64
+	Owner     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -31,8 +35,9 @@ func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 
 // Ledger is the durable store the Runner works from. Every method is one transaction.
 type Ledger interface {
-	// CreateConversation starts a conversation; a used non-empty nonce returns its conversation.
-	CreateConversation(ctx context.Context, agentName, title, nonce string) (Conversation, error)
+	// CreateConversation starts a conversation of the user's; a used non-empty nonce returns
+	// its conversation.
+	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
 	// step. A message already recorded with the same non-empty nonce returns step 0.
@@ -66,4 +71,16 @@ type Ledger interface {
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
 	// NextDeadline returns the earliest deadline of a pending question, zero when none.
 	NextDeadline(ctx context.Context) (time.Time, error)
+}
+
+// ConversationFilter selects conversations for a list: a person's own, or (staff) anyone's
+// by state, agent, owner and the time of their last activity.
+type ConversationFilter struct {
+	// UserID keeps one account's conversations; 0 keeps everyone's.
+	UserID int64
+	State  RunState
+	Agent  string
+	// From and To bound the last activity: From <= updated < To (zero: unbounded).
+	From, To      time.Time
+	Limit, Offset int
 }

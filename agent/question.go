@@ -124,8 +124,17 @@ type Resolution struct {
 	Values     map[string]any `json:"values,omitempty"`
 	Reason     string         `json:"reason,omitempty"`
 	By         string         `json:"by,omitempty"`
-	At         time.Time      `json:"at"`
+	// OnBehalfOf names the person a staff member answered for (an audited action).
+	OnBehalfOf string    `json:"on_behalf_of,omitempty"`
+	At         time.Time `json:"at"`
 	// Files are the files given for file fields, by field name; the ledger stores them as
 	// documents and puts their DocumentRef in Values.
 	Files map[string]File `json:"-"`
+}
+
+// Actor is who resolves a question: its person, or a staff member on the person's behalf
+// (OnBehalfOf names the person; the ledger audits it).
+type Actor struct {
+	Name       string
+	OnBehalfOf string
 }

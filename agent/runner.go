@@ -134,8 +134,9 @@ func (r *Runner) Stop(ctx context.Context) error {
 	}
 }
 
-// NewConversation creates a conversation with the named agent and sends the first message.
-// The nonce makes a double-submitted start form create one conversation.
+// NewConversation creates a conversation of the message's user with the named agent and
+// sends the first message. The nonce makes a double-submitted start form create one
+// conversation.
 func (r *Runner) NewConversation(ctx context.Context, agentName string, m Message) (Conversation, error) {
 	if _, ok := r.agents[agentName]; !ok {
 		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
@@ -148,7 +149,7 @@ func (r *Runner) NewConversation(ctx context.Context, agentName string, m Messag
 	if trimSpace(title) == "" {
 		title = m.Files[0].Name
 	}
-	c, err := r.ledger.CreateConversation(ctx, agentName, Title(title), m.Nonce)
+	c, err := r.ledger.CreateConversation(ctx, m.UserID, agentName, Title(title), m.Nonce)
 	if err != nil {
 		return c, err
 	}
@@ -198,7 +199,7 @@ func normalizeNewlines(s string) string {
 // Answer validates form against the question and stores the answer; invalid input returns
 // FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
 // Files answer the question's file fields, by field name.
-func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by string) (QuestionRecord, error) {
+func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by Actor) (QuestionRecord, error) {
 	q, err := r.ledger.Question(ctx, questionID)
 	if err != nil {
 		return q, err
@@ -227,7 +228,7 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	if len(ferrs) > 0 {
 		return q, ferrs
 	}
-	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by, Files: answered}
+	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by.Name, OnBehalfOf: by.OnBehalfOf, Files: answered}
 	if len(q.Refused) > 0 {
 		// The fields Parley would not show are declined: the agent is told which, and why.
 		res.Reason = q.DeclineReason()
@@ -236,12 +237,12 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 }
 
 // Decline resolves a question as declined, with the person's optional reason.
-func (r *Runner) Decline(ctx context.Context, questionID int64, reason, by string) (QuestionRecord, error) {
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Declined, Reason: trimSpace(reason), By: by})
+func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
+	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Declined, Reason: trimSpace(reason), By: by.Name, OnBehalfOf: by.OnBehalfOf})
 }
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
-func (r *Runner) Cancel(ctx context.Context, questionID int64, by string) (QuestionRecord, error) {
+func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
 	q, err := r.ledger.Question(ctx, questionID)
 	if err != nil {
 		return q, err
@@ -249,7 +250,7 @@ func (r *Runner) Cancel(ctx context.Context, questionID int64, by string) (Quest
 	if !q.AllowCancel {
 		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
 	}
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by})
+	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
 }
 
 func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {

@@ -111,3 +111,38 @@ document.addEventListener('submit', (e) => {
     renderAttachments(e.target)
   }
 }, true)
+
+// Refusals of Datastar's requests are said, not swallowed, and what was typed stays:
+// 401 (the session ended), 403 (not allowed here), 429 (too fast, or too many pages open).
+// A refused stream stops retrying: its element goes, and the page says why.
+function notice (text) {
+  let box = document.querySelector('.app-notice')
+  if (!box) {
+    box = document.createElement('div')
+    box.className = 'app-notice'
+    box.setAttribute('role', 'alert')
+    document.body.append(box)
+  }
+  box.textContent = text
+}
+
+document.addEventListener('datastar-fetch', (e) => {
+  const { type, el, argsRaw } = e.detail || {}
+  if (type !== 'error' || !argsRaw) return
+  const status = Number(argsRaw.status)
+  const stream = el && el.id === 'stream'
+  if (status === 401 && stream) {
+    location.href = '/login?next=' + encodeURIComponent(location.pathname)
+    return
+  }
+  let text
+  if (status === 401) text = 'Your session has ended: sign in again (in another tab), then send again. What you typed is kept.'
+  else if (status === 403) text = 'Refused: you may not do that here.'
+  else if (status === 429 && stream) text = 'Too many Parley pages are open: close some, then reload this one.'
+  else if (status === 429) text = 'You are sending too fast: wait a few seconds, then send again. What you typed is kept.'
+  else return
+  if (stream) el.remove()
+  const own = el && el.closest && el.closest('#composer') && document.getElementById('composer-error')
+  if (own) own.textContent = text
+  else notice(text)
+})

@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/parley-chat/parley/agent"
 )
 
 // CreateConversation starts an empty conversation with the named agent. With a non-empty
 // nonce already used, it returns that conversation instead (a double-clicked start form).
-func (db *DB) CreateConversation(ctx context.Context, agentName, title, nonce string) (agent.Conversation, error) {
+func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (agent.Conversation, error) {
 	var c agent.Conversation
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		if nonce != "" {
@@ -26,24 +27,31 @@ func (db *DB) CreateConversation(ctx context.Context, agentName, title, nonce st
 			}
 		}
 		now := db.Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (agent, title, state, nonce, created_at, updated_at)
-			VALUES (?, ?, '', ?, ?, ?)`, agentName, title, nonce, formatTime(now), formatTime(now))
+		var owner any
+		if userID != 0 {
+			owner = userID
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (agent, title, state, nonce, user_id, created_at, updated_at)
+			VALUES (?, ?, '', ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}
 		id, _ := res.LastInsertId()
-		c = agent.Conversation{ID: id, Agent: agentName, Title: title, CreatedAt: now, UpdatedAt: now}
+		c = agent.Conversation{ID: id, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
 		return nil
 	})
 	return c, err
 }
 
-const conversationColumns = `id, agent, title, state, language, created_at, updated_at`
+const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at`
+
+// conversationsFrom is the FROM clause conversationColumns read.
+const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
 
 func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, error) {
 	var c agent.Conversation
 	var state, created, updated string
-	if err := row.Scan(&c.ID, &c.Agent, &c.Title, &state, &c.Language, &created, &updated); err != nil {
+	if err := row.Scan(&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
 		return c, err
 	}
 	c.State = agent.RunState(state)
@@ -62,7 +70,7 @@ type queryer interface {
 }
 
 func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation, error) {
-	c, err := scanConversation(q.QueryRowContext(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE id = ?`, id))
+	c, err := scanConversation(q.QueryRowContext(ctx, `SELECT `+conversationColumns+conversationsFrom+` WHERE c.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", id)
 	}
@@ -72,21 +80,51 @@ func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation,
 	return c, nil
 }
 
-// ListConversations returns conversations, most recently active first.
-func (db *DB) ListConversations(ctx context.Context, limit int) ([]agent.Conversation, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM conversations
-		ORDER BY updated_at DESC, id DESC LIMIT ?`, limit)
+// ListConversations returns the conversations the filter selects, most recently active
+// first, and whether there are more after them.
+func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter) ([]agent.Conversation, bool, error) {
+	var where []string
+	var args []any
+	if f.UserID != 0 {
+		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
+	}
+	if f.State != "" {
+		where, args = append(where, `c.state = ?`), append(args, f.State)
+	}
+	if f.Agent != "" {
+		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, `c.updated_at < ?`), append(args, formatTime(f.To))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	query := `SELECT ` + conversationColumns + conversationsFrom
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	query += ` ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?`
+	rows, err := db.read.QueryContext(ctx, query, append(args, limit+1, max(f.Offset, 0))...)
 	if err != nil {
-		return nil, fmt.Errorf("list conversations: %w", err)
+		return nil, false, fmt.Errorf("list conversations: %w", err)
 	}
 	defer rows.Close()
 	var out []agent.Conversation
 	for rows.Next() {
 		c, err := scanConversation(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list conversations: %w", err)
+			return nil, false, fmt.Errorf("list conversations: %w", err)
 		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, rows.Err()
 }

@@ -23,7 +23,7 @@ func textQuestion() agent.Question {
 // startWaiting makes a conversation whose first step asked q and finished, leaving it waiting.
 func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conversation, []int64) {
 	t.Helper()
-	c, err := db.CreateConversation(ctx, "tester", "t", "")
+	c, err := db.CreateConversation(ctx, 0, "tester", "t", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestDB_Migrate(t *testing.T) {
 	db.Close()
 	// Reopening applies nothing twice.
 	db2 := storetest.Open(t, path)
-	if _, err := db2.CreateConversation(ctx, "a", "b", ""); err != nil {
+	if _, err := db2.CreateConversation(ctx, 0, "a", "b", ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,7 +63,7 @@ func TestDB_Migrate(t *testing.T) {
 func TestDB_Conversation(t *testing.T) {
 	db := storetest.New(t)
 	t.Run("OK", func(t *testing.T) {
-		c, err := db.CreateConversation(ctx, "event-planner", "Party", "")
+		c, err := db.CreateConversation(ctx, 0, "event-planner", "Party", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,12 +84,12 @@ func TestDB_ListConversations_NewestFirst(t *testing.T) {
 	db := storetest.New(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { now = now.Add(time.Second); return now }
-	a, _ := db.CreateConversation(ctx, "x", "a", "")
-	b, _ := db.CreateConversation(ctx, "x", "b", "")
+	a, _ := db.CreateConversation(ctx, 0, "x", "a", "")
+	b, _ := db.CreateConversation(ctx, 0, "x", "b", "")
 	if _, err := db.StartRun(ctx, a.ID, agent.Message{Text: "bump", Author: "you", Nonce: ""}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := db.ListConversations(ctx, 10)
+	list, _, err := db.ListConversations(ctx, agent.ConversationFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestDB_StartRun_SupersedesPending(t *testing.T) {
 func TestDB_Recover(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	db := storetest.Open(t, path)
-	c, _ := db.CreateConversation(ctx, "tester", "t", "")
+	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestDB_Recover(t *testing.T) {
 		}
 	}
 	// A second conversation has a step queued but never started.
-	c2, _ := db.CreateConversation(ctx, "tester", "t2", "")
+	c2, _ := db.CreateConversation(ctx, 0, "tester", "t2", "")
 	queued, _ := db.StartRun(ctx, c2.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	db.Close() // the crash
 
@@ -266,7 +266,7 @@ func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 
 func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 	db := storetest.New(t)
-	c, _ := db.CreateConversation(ctx, "tester", "t", "")
+	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	first, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"})
 	if err != nil || first == 0 {
 		t.Fatalf("first = %d, %v", first, err)
@@ -289,7 +289,7 @@ func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 
 func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	db := storetest.New(t)
-	c, _ := db.CreateConversation(ctx, "tester", "t", "")
+	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 	_, in, _ := db.BeginStep(ctx, step)
 	rec, err := db.AskQuestion(ctx, in.RunID, textQuestion())
@@ -311,7 +311,7 @@ func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 func TestDB_FinishStep(t *testing.T) {
 	t.Run("failure supersedes its questions", func(t *testing.T) {
 		db := storetest.New(t)
-		c, _ := db.CreateConversation(ctx, "tester", "t", "")
+		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
@@ -328,7 +328,7 @@ func TestDB_FinishStep(t *testing.T) {
 	})
 	t.Run("an answer that came while the step ran resumes the run", func(t *testing.T) {
 		db := storetest.New(t)
-		c, _ := db.CreateConversation(ctx, "tester", "t", "")
+		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
@@ -343,7 +343,7 @@ func TestDB_FinishStep(t *testing.T) {
 	})
 	t.Run("an agent that only asks for secrets is stopped", func(t *testing.T) {
 		db := storetest.New(t)
-		c, _ := db.CreateConversation(ctx, "tester", "t", "")
+		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		refused := agent.Question{Message: "token?", Fields: []agent.Field{}, Refused: []agent.RefusedField{{Name: "token", Reason: "secret"}}}
 		for i := 0; step != 0; i++ {
@@ -371,7 +371,7 @@ func TestOpen_PathWithURLCharacters(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "odd #1?x=%41.db")
 	db := storetest.Open(t, path)
-	if _, err := db.CreateConversation(ctx, "a", "b", ""); err != nil {
+	if _, err := db.CreateConversation(ctx, 0, "a", "b", ""); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

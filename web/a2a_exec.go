@@ -40,7 +40,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 			return x.fail(ctx, rc, q, "Send a message with a text part.")
 		}
 		// The task is linked before the agent starts, so that a cancel always finds it.
-		conv, err := x.s.db.CreateConversation(ctx, x.agent, agent.Title(text), rc.Message.ID)
+		conv, err := x.s.db.CreateConversation(ctx, x.s.a2aUser.ID, x.agent, agent.Title(text), rc.Message.ID)
 		if err != nil {
 			return err
 		}
@@ -98,7 +98,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		return true, err
 	}
 	if declined, reason := declineOf(values); declined {
-		_, err := x.s.runner.Decline(ctx, rec.ID, reason, a2aPerson)
+		_, err := x.s.runner.Decline(ctx, rec.ID, reason, agent.Actor{Name: a2aPerson})
 		return false, err
 	}
 	answerFiles := fileAnswers(rec.Question, files)
@@ -113,7 +113,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, a2aPerson)
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, agent.Actor{Name: a2aPerson})
 	var ferrs agent.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
@@ -257,7 +257,7 @@ func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q e
 		x.s.runner.StopRun(convID, errors.New("the A2A client cancelled the task"))
 		pending, _ := x.s.db.PendingQuestions(ctx, convID)
 		for _, id := range pending {
-			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", a2aPerson)
+			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", agent.Actor{Name: a2aPerson})
 		}
 	}
 	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -15,15 +16,12 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// person is who answers and writes until accounts exist.
-const person = "you"
-
 func (s *Server) handleHome(c echo.Context) error {
 	return s.renderHome(c, http.StatusOK, views.HomeData{})
 }
 
 func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {
-	list, err := s.db.ListConversations(c.Request().Context(), 200)
+	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -36,18 +34,35 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 
 func (s *Server) handleCreateConversation(c echo.Context) error {
 	name, text, nonce := c.FormValue("agent"), c.FormValue("text"), c.FormValue("nonce")
+	u := currentUser(c)
 	files, err := s.uploads.readFiles(c)
 	if err == nil {
+		err = s.allowMessage(u)
+	}
+	if err == nil {
 		var conv agent.Conversation
-		conv, err = s.runner.NewConversation(c.Request().Context(), name, agent.Message{Text: text, Author: person, Nonce: nonce, Files: files})
+		conv, err = s.runner.NewConversation(c.Request().Context(), name, agent.Message{Text: text, Author: u.Name, UserID: u.ID, Nonce: nonce, Files: files})
 		if err == nil {
 			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
 		}
 	}
-	if agent.ErrorCode(err) == agent.EINVALID {
-		return s.renderHome(c, http.StatusUnprocessableEntity, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
+	switch code := agent.ErrorCode(err); code {
+	case agent.EINVALID, agent.ETOOMANY:
+		status := http.StatusUnprocessableEntity
+		if code == agent.ETOOMANY {
+			status = http.StatusTooManyRequests
+		}
+		return s.renderHome(c, status, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
 	}
 	return err
+}
+
+// allowMessage spends one of the person's messages of the minute, or says when to try again.
+func (s *Server) allowMessage(u agent.User) error {
+	if ok, wait := s.messages.take(fmt.Sprint(u.ID)); !ok {
+		return tooMany(fmt.Sprintf("You are sending messages too fast (at most %d a minute).", s.limits.MessagesPerMinute), wait)
+	}
+	return nil
 }
 
 func (s *Server) handleConversation(c echo.Context) error {
@@ -55,11 +70,11 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	conv, err := s.db.Conversation(ctx, id)
+	conv, err := s.readableConversation(c, id)
 	if err != nil {
 		return err
 	}
+	ctx := s.withMode(c, conv)
 	events, err := s.db.Events(ctx, id, 0)
 	if err != nil {
 		return err
@@ -69,6 +84,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 		title = info.Title
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	c.SetRequest(c.Request().WithContext(ctx))
 	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events), Nonce: newNonce(), Attach: s.attach()}))
 }
 
@@ -79,6 +95,13 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	if _, err := s.writableConversation(c, id); err != nil {
+		return err
+	}
+	u := currentUser(c)
+	if err := s.allowMessage(u); err != nil {
+		return err
+	}
 	sse := func(comp templ.Component, opts ...datastar.PatchElementOption) error {
 		return newSSE(c).PatchElements(html(ctx, comp), opts...)
 	}
@@ -87,7 +110,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 		if _, ferr := c.FormParams(); ferr != nil {
 			return sse(views.ComposerError(tooLarge(ferr)))
 		}
-		err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: person, Nonce: c.FormValue("nonce"), Files: files})
+		err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce"), Files: files})
 	}
 	switch agent.ErrorCode(err) {
 	case "":
@@ -120,9 +143,25 @@ func (s *Server) handleRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.writableConversation(c, id); err != nil {
+		return err
+	}
 	err = s.runner.Retry(c.Request().Context(), id)
 	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// withMode is the request's context with how the conversation renders for its viewer.
+func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Context {
+	m := views.Mode{Owner: ownerName(conv)}
+	u := currentUser(c)
+	if !u.CanWrite(conv) {
+		m.ReadOnly = true
+		if s.auth.StaffAnswer && u.IsStaff() {
+			m.OnBehalfOf = m.Owner
+		}
+	}
+	return views.WithMode(c.Request().Context(), m)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store/storetest"
+	"github.com/parley-chat/parley/web"
 )
 
 func lastResolution(in agent.StepInput) *agent.Resolution {
@@ -100,7 +101,7 @@ func TestQuestionFlow(t *testing.T) {
 			t.Fatalf("agent steps = %v, want [message resume]: one resume for two submits", got)
 		}
 		rec, _ := ts.db.Question(context.Background(), 1)
-		if rec.Resolution.Values["count"] != float64(7) || rec.Resolution.By != "you" {
+		if rec.Resolution.Values["count"] != float64(7) || rec.Resolution.By != web.NoneUser {
 			t.Fatalf("stored resolution = %+v", rec.Resolution)
 		}
 	})
@@ -425,7 +426,7 @@ func TestCreateConversation_DoubleSubmitMakesOne(t *testing.T) {
 	}
 	id := convID(t, h1.Get("Location"))
 	ts.waitState(t, id, agent.StateDone)
-	list, _ := ts.db.ListConversations(context.Background(), 10)
+	list, _, _ := ts.db.ListConversations(context.Background(), agent.ConversationFilter{Limit: 10})
 	evs, _ := ts.db.Events(context.Background(), id, 0)
 	users := 0
 	for _, ev := range evs {

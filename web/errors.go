@@ -23,6 +23,12 @@ func statusOf(err error) int {
 		return http.StatusUnprocessableEntity
 	case agent.ECONFLICT:
 		return http.StatusConflict
+	case agent.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case agent.EFORBIDDEN:
+		return http.StatusForbidden
+	case agent.ETOOMANY:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -40,6 +46,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+	}
+	var ra *retryAfter
+	if errors.As(err, &ra) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
 	}
 	_ = c.String(status, msg+"\n")
 }

@@ -13,11 +13,11 @@ import (
 
 func TestStream_Heartbeat(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: nil, Heartbeat: 30 * time.Millisecond})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: nil, Heartbeat: 30 * time.Millisecond})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())
-	_, err := db.CreateConversation(context.Background(), "none", "quiet", "")
+	_, err := db.CreateConversation(context.Background(), 0, "none", "quiet", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ type testServer struct {
 
 func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServer {
 	t.Helper()
-	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: agents, Heartbeat: time.Hour})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -185,3 +185,7 @@ func containing(s string) func([]sseEvent) bool {
 }
 
 func newDB(t testing.TB) *store.DB { return storetest.New(t) }
+
+// singlePerson is the sign-in of tests about something else: one person, no sign-in
+// (AuthNone), who owns every conversation and is staff.
+var singlePerson = web.AuthOptions{Mode: web.AuthNone}

@@ -36,7 +36,7 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 		return out.Text("ok")
 	}}
 	var logs logBuffer
-	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
 		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
 		Analyzer: intake.New(intake.Options{ContextWindow: 8192})})
 	if err := srv.Start(context.Background()); err != nil {

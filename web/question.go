@@ -10,11 +10,14 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
+// resolver resolves question id with what the form holds, as by.
+type resolver func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error)
+
 // handleAnswer validates and stores an answer. Invalid input comes back as the same form with
 // per-field errors and the typed values; a repeated post (double click, a second tab, a
 // retried request) finds the question resolved and shows that, storing nothing twice.
 func (s *Server) handleAnswer(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
+	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
 		files, err := s.uploads.answerFiles(c)
 		if err != nil {
 			// A file that cannot be taken is reported next to its field, on the form as it stands.
@@ -24,19 +27,19 @@ func (s *Server) handleAnswer(c echo.Context) error {
 			}
 			return rec, err
 		}
-		return s.runner.Answer(c.Request().Context(), id, form, files, person)
+		return s.runner.Answer(c.Request().Context(), id, form, files, by)
 	})
 }
 
 func (s *Server) handleDecline(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
-		return s.runner.Decline(c.Request().Context(), id, first(form["_reason"]), person)
+	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+		return s.runner.Decline(c.Request().Context(), id, first(form["_reason"]), by)
 	})
 }
 
 func (s *Server) handleCancel(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string) (agent.QuestionRecord, error) {
-		return s.runner.Cancel(c.Request().Context(), id, person)
+	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+		return s.runner.Cancel(c.Request().Context(), id, by)
 	})
 }
 
@@ -47,23 +50,29 @@ func first(v []string) string {
 	return v[0]
 }
 
-func (s *Server) resolveQuestion(c echo.Context, resolve func(int64, map[string][]string) (agent.QuestionRecord, error)) error {
+// resolveQuestion checks that the signed-in person may resolve the question (its owner, or
+// staff on the owner's behalf where allowed), resolves it, and patches its card.
+func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	id, err := paramID(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	rec, onBehalfOf, err := s.answerable(c, id)
+	if err != nil {
+		return err
+	}
+	conv, err := s.db.Conversation(c.Request().Context(), rec.ConversationID)
+	if err != nil {
+		return err
+	}
+	ctx := s.withMode(c, conv)
 	form, err := c.FormParams()
 	if err != nil {
 		// Too large to read at all: the question says so, as it stands.
-		rec, qerr := s.db.Question(ctx, id)
-		if qerr != nil {
-			return qerr
-		}
 		return newSSE(c).PatchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)})),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
-	rec, err := resolve(id, form)
+	rec, err = resolve(id, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: onBehalfOf})
 	view := views.QuestionView{Record: rec}
 	var ferrs agent.FieldErrors
 	switch {

@@ -9,23 +9,39 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// routes is the one flat route table.
+// routes is the one flat route table. Everything but health, static files, signing in and
+// A2A (which has its own bearer token) needs a signed-in person; the review desk needs staff.
 func (s *Server) routes() {
 	views.AssetVersion = static.Version()
 	e := s.echo
-	e.Use(s.logRequests, s.recoverPanics, s.limitBody)
+	e.Use(s.logRequests, s.recoverPanics, secureHeaders, s.limitBody)
 	e.GET("/healthz", s.handleHealth)
 	e.GET("/static/*", s.handleStatic)
-	e.GET("/", s.handleHome)
-	e.POST("/conversations", s.handleCreateConversation)
-	e.GET("/c/:id", s.handleConversation)
-	e.GET("/c/:id/stream", s.handleStream)
-	e.POST("/c/:id/messages", s.handleSendMessage)
-	e.POST("/c/:id/retry", s.handleRetry)
-	e.GET("/c/:id/documents/:doc", s.handleDocument)
-	e.POST("/questions/:id/answer", s.handleAnswer)
-	e.POST("/questions/:id/decline", s.handleDecline)
-	e.POST("/questions/:id/cancel", s.handleCancel)
+	e.GET("/login", s.handleLoginPage)
+	e.POST("/login", s.handleLogin)
+	e.POST("/logout", s.handleLogout)
+	e.GET("/signup", s.handleSignupPage)
+	e.POST("/signup", s.handleSignup)
+
+	u := e.Group("", s.requireUser)
+	u.GET("/", s.handleHome)
+	u.POST("/conversations", s.handleCreateConversation)
+	u.GET("/c/:id", s.handleConversation)
+	u.GET("/c/:id/stream", s.handleStream)
+	u.POST("/c/:id/messages", s.handleSendMessage)
+	u.POST("/c/:id/retry", s.handleRetry)
+	u.GET("/c/:id/documents/:doc", s.handleDocument)
+	u.GET("/c/:id/timeline", s.handleTimeline)
+	u.GET("/c/:id/export.md", s.handleExportMarkdown)
+	u.GET("/c/:id/export.json", s.handleExportJSON)
+	u.POST("/questions/:id/answer", s.handleAnswer)
+	u.POST("/questions/:id/decline", s.handleDecline)
+	u.POST("/questions/:id/cancel", s.handleCancel)
+	u.GET("/inbox", s.handleInbox)
+
+	staff := u.Group("", requireStaff)
+	staff.GET("/review", s.handleReview)
+	staff.GET("/review/figures", s.handleFigures)
 	if s.a2a != nil {
 		s.a2aRoutes()
 	}
@@ -41,4 +57,16 @@ func (s *Server) handleHealth(c echo.Context) error {
 func (s *Server) handleStatic(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	return echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(static.FS)))(c)
+}
+
+// Routes lists the routes as "METHOD path", so that a test can hold every one of them to
+// its access rules.
+func (s *Server) Routes() []string {
+	var out []string
+	for _, r := range s.echo.Routes() {
+		if r.Method == http.MethodGet || r.Method == http.MethodPost {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
 }

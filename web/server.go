@@ -28,7 +28,15 @@ type Server struct {
 	problems  []string
 	a2a       *A2AOptions
 	uploads   UploadLimits
-	http      *http.Server
+	auth      AuthOptions
+	limits    Limits
+	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
+	logins, signups, messages *bucket
+	streams                   streamCounter
+	// a2aUser owns the conversations started over A2A.
+	a2aUser agent.User
+	http    *http.Server
+	handler http.Handler
 	// closing ends every SSE stream when the server shuts down.
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -52,6 +60,10 @@ type NewServerOptions struct {
 	Uploads UploadLimits
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
 	Heartbeat time.Duration
+	// Auth is how people sign in (local accounts by default).
+	Auth AuthOptions
+	// Limits cap each person's streams, messages and sign-in attempts.
+	Limits Limits
 }
 
 // NewServer wires the runner to the store and the broker and builds the route table.
@@ -70,6 +82,10 @@ func NewServer(opts NewServerOptions) *Server {
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
 	}
+	s.auth, s.limits = opts.Auth.withDefaults(), opts.Limits.withDefaults()
+	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, opts.DB.Now)
+	s.signups = newBucket(5, time.Hour, opts.DB.Now)
+	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
 	s.runner = agent.NewRunner(agent.RunnerOptions{
 		Ledger: opts.DB,
 		Agents: opts.Agents,
@@ -90,14 +106,22 @@ func NewServer(opts NewServerOptions) *Server {
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
 	s.routes()
+	s.handler = crossOriginProtection(s.echo)
 	return s
 }
 
 // ServeHTTP makes the server usable with httptest.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Start recovers the ledger and starts the agents' pending work.
-func (s *Server) Start(ctx context.Context) error { return s.runner.Start(ctx) }
+// Start makes Parley's own accounts, recovers the ledger and starts the agents' pending work.
+func (s *Server) Start(ctx context.Context) error {
+	var err error
+	if s.a2aUser, err = s.db.EnsureUser(ctx, A2AUser, agent.RoleService); err != nil {
+		return fmt.Errorf("a2a account: %w", err)
+	}
+	s.log.Info("sign-in", "auth", s.auth.authDescription())
+	return s.runner.Start(ctx)
+}
 
 // Serve accepts connections on l until Shutdown.
 func (s *Server) Serve(l net.Listener) error {

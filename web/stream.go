@@ -17,15 +17,23 @@ import (
 // handleStream is the conversation's one SSE stream. It sends every event after the client's
 // last one (Last-Event-ID on reconnect, ?after= on first connect), then follows the log live.
 // Each SSE event carries the id of the log event it completes, so a reconnect resumes exactly.
+// One account may hold Limits.Streams streams at once; past that it gets 429.
 func (s *Server) handleStream(c echo.Context) error {
 	id, err := paramID(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if _, err := s.db.Conversation(ctx, id); err != nil {
+	conv, err := s.readableConversation(c, id)
+	if err != nil {
 		return err
 	}
+	// Patches render as the page did: the owner's, or staff's read-only view.
+	ctx := s.withMode(c, conv)
+	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
+	if !ok {
+		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
+	}
+	defer release()
 	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
 		if n, err := strconv.ParseInt(last, 10, 64); err == nil {

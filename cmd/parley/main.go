@@ -24,7 +24,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "parley:", err)
 		}
@@ -48,26 +48,47 @@ type Config struct {
 	Pace time.Duration
 	// Uploads bound the files attached to one message.
 	Uploads web.UploadLimits
+	// Auth is how people sign in; Limits cap each person's streams and messages.
+	Auth   web.AuthOptions
+	Limits web.Limits
 }
 
 // run parses args and runs the subcommand; serve is the default.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdio stdio) error {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := parseServe(args, getenv, stderr)
+		cfg, err := parseServe(args, getenv, stdio.err)
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, getenv, stderr)
+		return serve(ctx, cfg, getenv, stdio.err)
+	case "user":
+		return runUser(ctx, args, getenv, stdio)
 	case "help":
-		fmt.Fprintln(stderr, "usage: parley [serve] [flags]   (parley serve -h for flags)")
+		fmt.Fprintln(stdio.err, usage)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (try: parley serve -h)", cmd)
+	return fmt.Errorf("unknown command %q (try: parley help)", cmd)
+}
+
+const usage = `usage:
+  parley [serve] [flags]                         serve Parley (parley serve -h for flags)
+  parley user add NAME [--role staff|user] [--password-stdin]
+  parley user set-role NAME staff|user
+  parley user reset-password NAME [--password-stdin]
+  parley user list
+The user commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
+up and printed once.`
+
+// stdio is where a command reads and writes: a password on in, results on out, logs and
+// errors on err.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
@@ -108,7 +129,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("PARLEY_MAX_FILES: %q is not a positive number", getenv("PARLEY_MAX_FILES"))
 	}
 	fs.IntVar(&cfg.Uploads.MaxFiles, "max-files", maxFiles, "most files attached to one message (PARLEY_MAX_FILES)")
+	if err := authFlags(fs, &cfg, getenv); err != nil {
+		return cfg, err
+	}
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := checkAuth(cfg); err != nil {
 		return cfg, err
 	}
 	if cfg.Uploads.MaxFiles < 1 {
@@ -219,6 +246,8 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
 		Uploads:   cfg.Uploads,
+		Auth:      cfg.Auth,
+		Limits:    cfg.Limits,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

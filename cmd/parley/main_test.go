@@ -5,13 +5,16 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -42,7 +45,7 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	db := filepath.Join(t.TempDir(), "p.db")
 	go func() {
-		done <- run(ctx, nil, env(map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_DB": db}), &logs)
+		done <- run(ctx, nil, env(map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_DB": db}), stdio{out: io.Discard, err: &logs})
 	}()
 	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 	var base string
@@ -77,7 +80,11 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 	}
 }
 
-var defaultUploads = web.UploadLimits{MaxBytes: 10_000_000, MaxFiles: 10}
+var (
+	defaultUploads = web.UploadLimits{MaxBytes: 10_000_000, MaxFiles: 10}
+	defaultAuth    = web.AuthOptions{Mode: web.AuthLocal, Signup: true, Session: store.SessionLimits{Idle: 30 * time.Minute, Max: 12 * time.Hour}}
+	defaultLimits  = web.Limits{Streams: 12, MessagesPerMinute: 20}
+)
 
 func TestParseServe(t *testing.T) {
 	tests := []struct {
@@ -98,6 +105,21 @@ func TestParseServe(t *testing.T) {
 		{"bad pace", nil, map[string]string{"PARLEY_BUILTIN_PACE": "fast"}, Config{}, "PARLEY_BUILTIN_PACE"},
 		{"stray argument", []string{"extra"}, nil, Config{}, "unexpected argument"},
 		{"a2a without a token", []string{"--a2a"}, nil, Config{}, "PARLEY_A2A_TOKEN"},
+		{"proxy", []string{"--auth", "proxy", "--trusted-proxies", "10.0.0.0/8, 127.0.0.1", "--proxy-header", "X-Auth-User"}, nil,
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads,
+				Auth: web.AuthOptions{Mode: web.AuthProxy, Signup: true, Session: defaultAuth.Session, ProxyHeaders: []string{"X-Auth-User"},
+					TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32")}}, Limits: defaultLimits}, ""},
+		{"accounts from env", nil, map[string]string{"PARLEY_SIGNUP": "false", "PARLEY_STAFF_ANSWER": "1", "PARLEY_SESSION_IDLE": "10m", "PARLEY_SESSION_MAX": "1h", "PARLEY_MAX_STREAMS": "3", "PARLEY_MESSAGE_RATE": "5"},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads,
+				Auth: web.AuthOptions{Mode: web.AuthLocal, StaffAnswer: true, Session: store.SessionLimits{Idle: 10 * time.Minute, Max: time.Hour}}, Limits: web.Limits{Streams: 3, MessagesPerMinute: 5}}, ""},
+		{"proxy without proxies", []string{"--auth", "proxy"}, nil, Config{}, "needs --trusted-proxies"},
+		{"no sign-in on a public address", []string{"--auth", "none", "--addr", "0.0.0.0:8080"}, nil, Config{}, "loopback address"},
+		{"no sign-in on localhost", []string{"--auth", "none", "--addr", "localhost:0"}, nil,
+			Config{Addr: "localhost:0", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads,
+				Auth: web.AuthOptions{Mode: web.AuthNone, Signup: true, Session: defaultAuth.Session}, Limits: defaultLimits}, ""},
+		{"unknown auth", []string{"--auth", "ldap"}, nil, Config{}, `--auth "ldap"`},
+		{"bad proxy address", nil, map[string]string{"PARLEY_TRUSTED_PROXIES": "10.0.0.300"}, Config{}, "not an IP address"},
+		{"bad session", nil, map[string]string{"PARLEY_SESSION_IDLE": "soon"}, Config{}, "PARLEY_SESSION_IDLE"},
 		{"a2a from env", nil, map[string]string{"PARLEY_A2A": "1", "PARLEY_A2A_TOKEN": "t", "ENABLE_STRUCTURED_OUTPUT": "true"},
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true, Uploads: defaultUploads}, ""},
 	}
@@ -110,7 +132,10 @@ func TestParseServe(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if tt.want.Auth.Mode == "" {
+				tt.want.Auth, tt.want.Limits = defaultAuth, defaultLimits
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("parseServe = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
@@ -131,7 +156,7 @@ func TestRun_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := run(context.Background(), tt.args, env(tt.env), io.Discard)
+			err := run(context.Background(), tt.args, env(tt.env), stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("run(%v) = %v, want an error containing %q", tt.args, err, tt.want)
 			}

@@ -13,9 +13,10 @@ export function tempDB () {
   return join(mkdtempSync(join(tmpdir(), 'parley-e2e-')), 'parley.db')
 }
 
-// startParley runs ./parley and resolves once it logs its address.
-export function startParley ({ db, addr = '127.0.0.1:0', env = {} }) {
-  const proc = spawn(join(root, 'parley'), ['serve', '--addr', addr, '--db', db], {
+// startParley runs ./parley and resolves once it logs its address. Tests about something
+// else than accounts run it for one person without sign-in (auth 'none').
+export function startParley ({ db, addr = '127.0.0.1:0', env = {}, auth = 'none' }) {
+  const proc = spawn(join(root, 'parley'), ['serve', '--addr', addr, '--db', db, '--auth', auth], {
     env: { ...process.env, PARLEY_BUILTIN_PACE: '2ms', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })

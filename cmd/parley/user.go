@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// runUser is `parley user ...`: accounts managed by the operator, on the database file.
+func runUser(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	if len(args) == 0 {
+		return errors.New("parley user: add, set-role, reset-password or list (try: parley help)")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("user "+sub, flag.ContinueOnError)
+	fs.SetOutput(std.err)
+	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	role := fs.String("role", "", "user or staff (add: the first account is staff, later ones users)")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input instead of making one up")
+	// The name comes first (parley user add ann --role staff) or after the flags.
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	if sub == "set-role" && *role == "" && len(rest) > 0 {
+		*role, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("parley user %s: unexpected argument %q", sub, rest[0])
+	}
+	if name == "" && sub != "list" {
+		return fmt.Errorf("parley user %s: name the account (parley user %s NAME)", sub, sub)
+	}
+	db, err := store.Open(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	const actor = "parley user (command line)"
+	switch sub {
+	case "add":
+		var r agent.Role
+		if *role != "" {
+			if r, err = agent.ParseRole(*role); err != nil {
+				return errors.New(agent.ErrorMessage(err))
+			}
+		}
+		pw, made, err := password(std.in, *fromStdin)
+		if err != nil {
+			return err
+		}
+		hash, err := agent.HashPassword(pw)
+		if err != nil {
+			return err
+		}
+		u, err := db.CreateUser(ctx, name, hash, r)
+		if err != nil {
+			return errors.New(agent.ErrorMessage(err))
+		}
+		fmt.Fprintf(std.out, "made %s, a %s account\n", u.Name, u.Role)
+		if made {
+			fmt.Fprintf(std.out, "password: %s\n", pw)
+		}
+		return nil
+	case "set-role":
+		r, err := agent.ParseRole(*role)
+		if err != nil {
+			return errors.New(agent.ErrorMessage(err))
+		}
+		u, err := db.SetRole(ctx, name, r, actor)
+		if err != nil {
+			return fmt.Errorf("%s: %s", name, agent.ErrorMessage(err))
+		}
+		fmt.Fprintf(std.out, "%s is now %s\n", u.Name, u.Role)
+		return nil
+	case "reset-password":
+		pw, made, err := password(std.in, *fromStdin)
+		if err != nil {
+			return err
+		}
+		hash, err := agent.HashPassword(pw)
+		if err != nil {
+			return err
+		}
+		u, err := db.SetPassword(ctx, name, hash, actor)
+		if err != nil {
+			return fmt.Errorf("%s: %s", name, agent.ErrorMessage(err))
+		}
+		fmt.Fprintf(std.out, "new password set for %s; their sessions have ended\n", u.Name)
+		if made {
+			fmt.Fprintf(std.out, "password: %s\n", pw)
+		}
+		return nil
+	case "list":
+		users, err := db.Users(ctx)
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			fmt.Fprintf(std.out, "%s\t%s\t%s\n", u.Name, u.Role, u.CreatedAt.Format("2006-01-02"))
+		}
+		return nil
+	}
+	return fmt.Errorf("parley user: unknown command %q (add, set-role, reset-password, list)", sub)
+}
+
+// password is the first line of in when fromStdin, checked; otherwise a new random one
+// (made reports that, so that it is printed once).
+func password(in io.Reader, fromStdin bool) (pw string, made bool, err error) {
+	if !fromStdin {
+		pw, err = randomPassword()
+		return pw, true, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", false, fmt.Errorf("read the password: %w", err)
+	}
+	pw = strings.TrimRight(line, "\r\n")
+	if err := agent.CheckPassword(pw); err != nil {
+		return "", false, errors.New(agent.ErrorMessage(err))
+	}
+	return pw, false, nil
+}
+
+// randomPassword makes a password of 20 characters from an alphabet without look-alikes
+// (about 115 bits).
+func randomPassword() (string, error) {
+	const alphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	b := make([]byte, 20)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", err
+		}
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b), nil
+}
+
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// audit records an action in the audit log, in the caller's transaction.
+func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convID int64, detail string) error {
+	var conv any
+	if convID != 0 {
+		conv = convID
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, conversation_id, detail) VALUES (?, ?, ?, ?, ?)`,
+		formatTime(db.Now()), actor, action, conv, detail); err != nil {
+		return fmt.Errorf("audit %s: %w", action, err)
+	}
+	return nil
+}
+
+// AuditLog returns the audit entries of a conversation, oldest first; with conversation 0,
+// the newest entries of all (limit of them).
+func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.AuditEntry, error) {
+	query := `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log WHERE conversation_id = ? ORDER BY id LIMIT ?`
+	args := []any{convID, limit}
+	if convID == 0 {
+		query = `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log ORDER BY id DESC LIMIT ?`
+		args = []any{limit}
+	}
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.AuditEntry
+	for rows.Next() {
+		var e agent.AuditEntry
+		var at string
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.ConversationID, &e.Detail); err != nil {
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
+		e.At = parseTime(at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

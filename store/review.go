@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Inbox returns the questions still waiting, oldest first: one account's (userID), or
+// everyone's (userID 0).
+func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.InboxItem, error) {
+	query := `SELECT q.id, q.run_id, q.spec, q.created_at, ` + conversationColumns + `
+		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN users u ON u.id = c.user_id
+		WHERE q.state = 'pending'`
+	args := []any{}
+	if userID != 0 {
+		query += ` AND c.user_id = ?`
+		args = append(args, userID)
+	}
+	rows, err := db.read.QueryContext(ctx, query+` ORDER BY q.created_at, q.id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("inbox: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.InboxItem
+	for rows.Next() {
+		var it agent.InboxItem
+		var spec, asked, state, created, updated string
+		c := &it.Conversation
+		if err := rows.Scan(&it.Question.ID, &it.Question.RunID, &spec, &asked,
+			&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
+			return nil, fmt.Errorf("inbox: %w", err)
+		}
+		id := it.Question.ID
+		if err := json.Unmarshal([]byte(spec), &it.Question.Question); err != nil {
+			return nil, fmt.Errorf("inbox: question %d: %w", id, err)
+		}
+		it.Question.ID = id
+		c.State, c.CreatedAt, c.UpdatedAt = agent.RunState(state), parseTime(created), parseTime(updated)
+		it.Question.ConversationID, it.Question.AskedAt = c.ID, parseTime(asked)
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// Search limits. A term matching more than rankLimit texts is common: ranking would score
+// every match, so the newest matches are shown instead, which FTS5 reads in rowid order
+// and stops early. At most hitLimit texts are read either way.
+const (
+	rankLimit = 1000
+	hitLimit  = 300
+	maxTerms  = 12
+)
+
+// SearchQuery turns what a person typed into an FTS5 query: each word quoted (so that
+// FTS5's own syntax is never interpreted) and all of them required. It returns "" when
+// nothing searchable was typed.
+func SearchQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) > maxTerms {
+		words = words[:maxTerms]
+	}
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// Search finds the conversations the filter selects whose messages, questions, answers or
+// text documents hold every word of text. Each conversation comes once, with its best
+// match: by relevance when the words are rare enough to rank, otherwise by recency. It
+// also reports whether the recency fallback was taken.
+func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilter) ([]agent.SearchHit, bool, error) {
+	q := SearchQuery(text)
+	if q == "" {
+		return nil, false, nil
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE search MATCH ? LIMIT ?)`, q, rankLimit+1).Scan(&n); err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	common := n > rankLimit
+	where, args := []string{`search MATCH ?`}, []any{q}
+	if f.UserID != 0 {
+		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
+	}
+	if f.State != "" {
+		where, args = append(where, `c.state = ?`), append(args, f.State)
+	}
+	if f.Agent != "" {
+		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, `c.updated_at < ?`), append(args, formatTime(f.To))
+	}
+	order := ` ORDER BY search.rank`
+	if common {
+		order = ` ORDER BY search.rowid DESC`
+	}
+	// CROSS JOIN keeps the index the outer loop: it reads matches in the order asked for
+	// and the LIMIT stops it.
+	query := `SELECT search.kind, snippet(search, 0, char(2), char(3), '…', 16), ` + conversationColumns + `
+		FROM search CROSS JOIN conversations c ON c.id = search.conversation_id LEFT JOIN users u ON u.id = c.user_id
+		WHERE ` + strings.Join(where, ` AND `) + order + ` LIMIT ?`
+	rows, err := db.read.QueryContext(ctx, query, append(args, hitLimit)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	var out []agent.SearchHit
+	seen := map[int64]int{}
+	for rows.Next() {
+		var h agent.SearchHit
+		var state, created, updated string
+		c := &h.Conversation
+		if err := rows.Scan(&h.Kind, &h.Snippet, &c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
+			return nil, false, fmt.Errorf("search: %w", err)
+		}
+		if i, ok := seen[c.ID]; ok {
+			out[i].Matches++
+			continue
+		}
+		if len(out) == limit {
+			continue
+		}
+		c.State, c.CreatedAt, c.UpdatedAt = agent.RunState(state), parseTime(created), parseTime(updated)
+		h.Matches = 1
+		seen[c.ID] = len(out)
+		out = append(out, h)
+	}
+	return out, common, rows.Err()
+}
+
+// QuestionFacts returns the questions asked in [from, to), with their agent and outcome,
+// for the figures.
+func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.QuestionFact, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, q.created_at, coalesce(a.outcome, ''), coalesce(a.created_at, '')
+		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN answers a ON a.question_id = q.id
+		WHERE q.created_at >= ? AND q.created_at < ? ORDER BY q.created_at`, formatTime(from), formatTime(to))
+	if err != nil {
+		return nil, fmt.Errorf("question facts: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.QuestionFact
+	for rows.Next() {
+		var f agent.QuestionFact
+		var asked, outcome, resolved string
+		if err := rows.Scan(&f.Agent, &asked, &outcome, &resolved); err != nil {
+			return nil, fmt.Errorf("question facts: %w", err)
+		}
+		f.AskedAt, f.Outcome = parseTime(asked), agent.Outcome(outcome)
+		if resolved != "" {
+			f.ResolvedAt = parseTime(resolved)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// CountWaiting counts the questions still waiting: one account's (userID), or everyone's.
+func (db *DB) CountWaiting(ctx context.Context, userID int64) (int, error) {
+	query, args := `SELECT count(*) FROM questions WHERE state = 'pending'`, []any{}
+	if userID != 0 {
+		query += ` AND conversation_id IN (SELECT id FROM conversations WHERE user_id = ?)`
+		args = append(args, userID)
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count waiting: %w", err)
+	}
+	return n, nil
+}

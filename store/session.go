@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// SessionLimits bound a session: it ends after Idle without a request, and after Max
+// whatever happens.
+type SessionLimits struct {
+	Idle, Max time.Duration
+}
+
+// touchEvery is how stale a session's last-seen time may be before a request writes it:
+// far below any idle limit, and no write per request.
+const touchEvery = time.Minute
+
+// hashToken is how a session id is stored: only the cookie holds the id itself, so a copy
+// of the database lets nobody in.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateSession starts a session for the user and returns its id, for the cookie. Expired
+// sessions are swept on the way.
+func (db *DB) CreateSession(ctx context.Context, userID int64, lim SessionLimits) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("create session: %w", err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(b)
+	now := db.Now()
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?`,
+			formatTime(now.Add(-lim.Idle)), formatTime(now.Add(-lim.Max))); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)`,
+			hashToken(token), userID, formatTime(now), formatTime(now))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("create session: %w", err)
+	}
+	return token, nil
+}
+
+// Session returns the user of a live session. A session idle for longer than lim.Idle or
+// older than lim.Max is ended; it, and an unknown id, give an EUNAUTHORIZED error.
+func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (agent.User, error) {
+	if token == "" {
+		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+	}
+	id := hashToken(token)
+	var userID int64
+	var created, seen string
+	err := db.read.QueryRowContext(ctx, `SELECT user_id, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, id).Scan(&userID, &created, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+	}
+	if err != nil {
+		return agent.User{}, fmt.Errorf("session: %w", err)
+	}
+	now := db.Now()
+	lastSeen := parseTime(seen)
+	if now.Sub(lastSeen) > lim.Idle || now.Sub(parseTime(created)) > lim.Max {
+		if err := db.DeleteSession(ctx, token); err != nil {
+			return agent.User{}, err
+		}
+		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
+	}
+	if now.Sub(lastSeen) >= touchEvery {
+		if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id); err != nil {
+			return agent.User{}, fmt.Errorf("session: %w", err)
+		}
+	}
+	u, err := db.User(ctx, userID)
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return u, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+	}
+	return u, err
+}
+
+// DeleteSession ends a session (logout); an unknown one is no error.
+func (db *DB) DeleteSession(ctx context.Context, token string) error {
+	if _, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashToken(token)); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}

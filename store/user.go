@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// CreateUser makes an account. With role "" the first person's account (service accounts
+// aside) becomes staff and every later one a user. The first person's account also adopts
+// the conversations from before accounts existed. A name already taken, in any letter
+// case, gives an ECONFLICT error.
+func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role agent.Role) (agent.User, error) {
+	var u agent.User
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		u, err = db.createUser(ctx, tx, name, passwordHash, role)
+		return err
+	})
+	return u, err
+}
+
+func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash string, role agent.Role) (agent.User, error) {
+	if err := agent.CheckUserName(name); err != nil {
+		return agent.User{}, err
+	}
+	var people int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role <> 'service'`).Scan(&people); err != nil {
+		return agent.User{}, fmt.Errorf("create user: %w", err)
+	}
+	if role == "" {
+		role = agent.RoleUser
+		if people == 0 {
+			role = agent.RoleStaff
+		}
+	}
+	now := db.Now()
+	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, password, role, created_at) VALUES (?, ?, ?, ?)`,
+		name, passwordHash, role, formatTime(now))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q is taken.", name)
+		}
+		return agent.User{}, fmt.Errorf("create user: %w", err)
+	}
+	id, _ := res.LastInsertId()
+	if people == 0 && role != agent.RoleService {
+		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET user_id = ? WHERE user_id IS NULL`, id); err != nil {
+			return agent.User{}, fmt.Errorf("create user: adopt conversations: %w", err)
+		}
+	}
+	return agent.User{ID: id, Name: name, Role: role, CreatedAt: now}, nil
+}
+
+// EnsureUser returns the account of that name, making it (without a password) when there
+// is none: the accounts of people a proxy vouches for, the single person of --auth none,
+// and Parley's own service accounts. role "" follows CreateUser's first-account rule.
+func (db *DB) EnsureUser(ctx context.Context, name string, role agent.Role) (agent.User, error) {
+	var u agent.User
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		u, _, err = userBy(ctx, tx, `name = ?`, name)
+		if agent.ErrorCode(err) == agent.ENOTFOUND {
+			u, err = db.createUser(ctx, tx, name, "", role)
+		}
+		return err
+	})
+	return u, err
+}
+
+const userColumns = `id, name, role, created_at, password`
+
+func userBy(ctx context.Context, q queryer, where string, args ...any) (agent.User, string, error) {
+	var u agent.User
+	var created, hash string
+	err := q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...).Scan(&u.ID, &u.Name, &u.Role, &created, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, "", agent.Errorf(agent.ENOTFOUND, "No such user.")
+	}
+	if err != nil {
+		return u, "", fmt.Errorf("user: %w", err)
+	}
+	u.CreatedAt = parseTime(created)
+	return u, hash, nil
+}
+
+// User returns an account by id, or an ENOTFOUND error.
+func (db *DB) User(ctx context.Context, id int64) (agent.User, error) {
+	u, _, err := userBy(ctx, db.read, `id = ?`, id)
+	return u, err
+}
+
+// UserByName returns an account by name (any letter case) with its password hash, or an
+// ENOTFOUND error.
+func (db *DB) UserByName(ctx context.Context, name string) (agent.User, string, error) {
+	return userBy(ctx, db.read, `name = ?`, name)
+}
+
+// Users lists the accounts of people (service accounts aside), by name.
+func (db *DB) Users(ctx context.Context) ([]agent.User, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE role <> 'service' ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.User
+	for rows.Next() {
+		var u agent.User
+		var created, hash string
+		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &created, &hash); err != nil {
+			return nil, fmt.Errorf("users: %w", err)
+		}
+		u.CreatedAt = parseTime(created)
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// HasPeople reports whether any person has an account yet (service accounts aside).
+func (db *DB) HasPeople(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role <> 'service'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("has people: %w", err)
+	}
+	return n > 0, nil
+}
+
+// SetRole changes the role of a person's account, and records who did it.
+func (db *DB) SetRole(ctx context.Context, name string, role agent.Role, actor string) (agent.User, error) {
+	var u agent.User
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, role, u.ID); err != nil {
+			return fmt.Errorf("set role: %w", err)
+		}
+		u.Role = role
+		return db.audit(ctx, tx, actor, "set-role", 0, fmt.Sprintf("%s is now %s", u.Name, role))
+	})
+	return u, err
+}
+
+// SetPassword stores a new password hash for a person's account and ends all its sessions.
+func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string) (agent.User, error) {
+	var u agent.User
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password = ? WHERE id = ?`, passwordHash, u.ID); err != nil {
+			return fmt.Errorf("set password: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, u.ID); err != nil {
+			return fmt.Errorf("set password: %w", err)
+		}
+		return db.audit(ctx, tx, actor, "reset-password", 0, u.Name)
+	})
+	return u, err
+}

@@ -1,0 +1,59 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TimelineMarkdown writes a conversation's timeline as a Markdown document: a heading with
+// who, which agent and when, then each entry in order with its time and author. Message
+// texts are kept as written, quoted so that their own Markdown cannot break the document's.
+func TimelineMarkdown(d TimelineData) string {
+	var b strings.Builder
+	c := d.Conversation
+	fmt.Fprintf(&b, "# %s\n\n", oneLine(c.Title))
+	fmt.Fprintf(&b, "- Person: %s\n- Agent: %s\n- State: %s\n- Started: %s\n", c.Owner, d.AgentTitle, c.State.Label(), c.CreatedAt.UTC().Format("2006-01-02 15:04:05 MST"))
+	if c.Language != "" {
+		fmt.Fprintf(&b, "- Language: %s\n", c.Language)
+	}
+	b.WriteString("\n## Timeline\n")
+	for _, e := range d.Entries {
+		fmt.Fprintf(&b, "\n### %s · %s %s\n", e.At.UTC().Format("2006-01-02 15:04:05"), oneLine(e.Who), oneLine(e.Summary))
+		if e.Text != "" {
+			b.WriteString("\n" + quote(e.Text) + "\n")
+		}
+		if e.Question != nil {
+			b.WriteString("\nFields:\n")
+			for _, f := range e.Question.Fields {
+				fmt.Fprintf(&b, "- %s (%s)\n", oneLine(f.Title()), oneLine(FieldKindLabel(f)))
+			}
+		}
+		if len(e.Answers) > 0 {
+			b.WriteString("\nAnswers:\n")
+			for _, a := range e.Answers {
+				fmt.Fprintf(&b, "- %s: %s\n", oneLine(a.Field), oneLine(a.Value))
+			}
+		}
+		if len(e.Documents) > 0 {
+			b.WriteString("\nDocuments:\n")
+			for _, doc := range e.Documents {
+				fmt.Fprintf(&b, "- %s (%s, %s, sha256 %s)\n", oneLine(doc.Name), doc.MimeType, doc.SizeLabel(), doc.SHA256)
+			}
+		}
+	}
+	return b.String()
+}
+
+// quote writes text as a Markdown block quote, line by line.
+func quote(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("> "+l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// oneLine keeps a text on one line of a list or heading.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

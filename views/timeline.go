@@ -1,0 +1,252 @@
+package views
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// EntryKind is the kind of an entry in a conversation's timeline.
+type EntryKind string
+
+// The kinds of timeline entries.
+const (
+	EntryMessage  EntryKind = "message"  // the person wrote
+	EntryIntake   EntryKind = "intake"   // what intake made of it
+	EntryReply    EntryKind = "reply"    // an agent wrote
+	EntryPlan     EntryKind = "plan"     // the plan changed
+	EntryQuestion EntryKind = "question" // an agent asked
+	EntryResolved EntryKind = "resolved" // a question was answered, declined, ...
+	EntryState    EntryKind = "state"    // the run moved
+	EntryAudit    EntryKind = "audit"    // staff acted on someone's behalf
+)
+
+// Entry is one thing that happened in a conversation, as support staff read it: when, who,
+// what, and for questions their fields, their resolution and how long they waited.
+type Entry struct {
+	Kind EntryKind
+	At   time.Time
+	// Who did it: the person, the agent or specialist, a staff member.
+	Who string
+	// Summary is one line saying what happened; Text the message, in full.
+	Summary string
+	Text    string
+	// Markdown says Text is an agent's Markdown (rendered sanitized), not plain text.
+	Markdown  bool
+	Documents []agent.DocumentRef
+	Question  *agent.Question
+	// For a resolution: the question it resolved, the answers as people read them (field
+	// title and value, in the question's order), and how long the question waited.
+	Resolution *agent.Resolution
+	Answers    []Answer
+	Waited     time.Duration
+}
+
+// Answer is one answered field of a resolution.
+type Answer struct {
+	Field    string
+	Value    string
+	Document *agent.DocumentRef
+}
+
+// BuildTimeline folds a conversation's events (and its audit entries) into its timeline,
+// oldest first. Streamed pieces of text and checkpoints are left out: each message appears
+// once, whole.
+func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
+	var out []Entry
+	asked := map[int64]agent.Event{}
+	for _, ev := range events {
+		e := Entry{At: ev.At}
+		switch ev.Kind {
+		case agent.EventUserMessage:
+			e.Kind, e.Who, e.Text, e.Documents = EntryMessage, ev.Author, ev.Text, ev.Documents
+			e.Summary = "wrote"
+		case agent.EventIntake:
+			in := ev.Intake
+			e.Kind, e.Who, e.Documents = EntryIntake, "Parley", in.Documents
+			e.Summary = intakeSummary(*in)
+			if len(in.Documents) > 0 {
+				e.Text = in.Intent
+			}
+		case agent.EventAgentMessage:
+			e.Kind, e.Who, e.Text, e.Markdown = EntryReply, ev.Author, ev.Text, true
+			e.Summary = "replied"
+			if ev.Interrupted {
+				e.Summary = "replied, and was cut off"
+			}
+		case agent.EventPlan:
+			e.Kind, e.Who, e.Summary = EntryPlan, ev.Author, "updated the plan"
+			e.Text = planText(*ev.Plan)
+		case agent.EventQuestionAsked:
+			asked[ev.Question.ID] = ev
+			q := *ev.Question
+			e.Kind, e.Who, e.Question, e.Text, e.Markdown = EntryQuestion, q.Asker, &q, q.Message, true
+			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, fieldCount(len(q.Fields)))
+		case agent.EventQuestionResolved:
+			r := *ev.Resolution
+			e.Kind, e.Who, e.Resolution = EntryResolved, r.By, &r
+			e.Text = r.Reason
+			if q, ok := asked[r.QuestionID]; ok {
+				e.Waited = ev.At.Sub(q.At)
+				e.Answers = answers(*q.Question, r)
+			}
+			e.Summary = resolutionSummary(r, e.Waited)
+		case agent.EventRunState:
+			e.Kind, e.Who, e.Summary, e.Text = EntryState, "Parley", "the run is "+ev.State.Label(), ev.Error
+		default:
+			continue
+		}
+		out = append(out, e)
+	}
+	for _, a := range audit {
+		out = append(out, Entry{Kind: EntryAudit, At: a.At, Who: a.Actor, Summary: "audit: " + a.Action, Text: a.Detail})
+	}
+	slices.SortStableFunc(out, func(a, b Entry) int { return a.At.Compare(b.At) })
+	return out
+}
+
+func intakeSummary(in agent.Intake) string {
+	if len(in.Documents) == 0 {
+		return "passed the message to the agent whole"
+	}
+	return fmt.Sprintf("split the message (%d tokens, threshold %d) into an intent and %s", in.Tokens, in.Threshold, documentCount(len(in.Documents)))
+}
+
+func documentCount(n int) string {
+	if n == 1 {
+		return "1 document"
+	}
+	return fmt.Sprintf("%d documents", n)
+}
+
+func fieldCount(n int) string {
+	if n == 1 {
+		return "1 field"
+	}
+	return fmt.Sprintf("%d fields", n)
+}
+
+// resolutionSummary says how a question was resolved, by whom, after how long.
+func resolutionSummary(r agent.Resolution, waited time.Duration) string {
+	s := fmt.Sprintf("%s question %d", strings.ToLower(outcomeLabel(r.Outcome)), r.QuestionID)
+	if r.OnBehalfOf != "" {
+		s += " on behalf of " + r.OnBehalfOf
+	}
+	if waited > 0 {
+		s += ", after " + Waited(waited)
+	}
+	return s
+}
+
+// answers lists a resolution's values by the question's fields, in order, then any other.
+func answers(q agent.Question, r agent.Resolution) []Answer {
+	var out []Answer
+	seen := map[string]bool{}
+	add := func(f agent.Field, v any) {
+		if d, ok := agent.AnswerDocument(v); ok && f.Kind == agent.KindFile {
+			out = append(out, Answer{Field: f.Title(), Value: d.Name, Document: &d})
+			return
+		}
+		out = append(out, Answer{Field: f.Title(), Value: AnswerText(f, v)})
+	}
+	for _, f := range q.Fields {
+		if v, ok := r.Values[f.Name]; ok {
+			seen[f.Name] = true
+			add(f, v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Values)) {
+		if !seen[k] {
+			add(agent.Field{Name: k}, r.Values[k])
+		}
+	}
+	return out
+}
+
+// planText is a plan as lines of text: each step with its status.
+func planText(p agent.Plan) string {
+	var b strings.Builder
+	if p.Title != "" {
+		b.WriteString(p.Title + "\n")
+	}
+	for _, st := range p.Steps {
+		fmt.Fprintf(&b, "- [%s] %s\n", st.Status, st.Title)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// FieldKindLabel names a field's kind for the timeline: "select: a, b, c", "number 1–10".
+func FieldKindLabel(f agent.Field) string {
+	s := string(f.Kind)
+	if len(f.Options) > 0 {
+		var opts []string
+		for _, o := range f.Options {
+			opts = append(opts, o.Text())
+		}
+		s += ": " + strings.Join(opts, ", ")
+	}
+	if f.Required {
+		s += " (required)"
+	}
+	return s
+}
+
+// snippetPart is a piece of a search snippet: matched words (Mark) or the text around them.
+type snippetPart struct {
+	Text string
+	Mark bool
+}
+
+// snippetParts splits a snippet whose matches sit between \x02 and \x03 (store.Search) into
+// parts the page escapes and marks: the snippet is text, never markup.
+func snippetParts(s string) []snippetPart {
+	var out []snippetPart
+	for s != "" {
+		start := strings.IndexByte(s, '\x02')
+		if start < 0 {
+			out = append(out, snippetPart{Text: s})
+			break
+		}
+		if start > 0 {
+			out = append(out, snippetPart{Text: s[:start]})
+		}
+		s = s[start+1:]
+		end := strings.IndexByte(s, '\x03')
+		if end < 0 {
+			end = len(s)
+		}
+		out = append(out, snippetPart{Text: s[:end], Mark: true})
+		s = s[min(end+1, len(s)):]
+	}
+	return out
+}
+
+// hitKind says where a search matched.
+func hitKind(kind string) string {
+	switch kind {
+	case "user_message":
+		return "in a message"
+	case "agent_message":
+		return "in an agent's reply"
+	case "question_asked":
+		return "in a question"
+	case "answer":
+		return "in an answer"
+	case "document":
+		return "in a document"
+	}
+	return kind
+}
+
+// firstLine is the first line of a text, for a list.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(line) > 140 {
+		line = strings.ToValidUTF8(line[:140], "") + "…"
+	}
+	return line
+}

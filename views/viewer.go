@@ -1,0 +1,56 @@
+package views
+
+import "context"
+
+// Viewer is the signed-in person as the page layout shows them: name, the staff desk's
+// links, the count of questions waiting in their inbox.
+type Viewer struct {
+	Name       string
+	Staff      bool
+	Waiting    int
+	CanSignOut bool
+}
+
+type viewerKey struct{}
+
+// WithViewer puts the signed-in person in ctx, for the layout of every page rendered with it.
+func WithViewer(ctx context.Context, v Viewer) context.Context {
+	return context.WithValue(ctx, viewerKey{}, v)
+}
+
+// viewerOf is the signed-in person of ctx; the zero Viewer (nobody) when there is none.
+func viewerOf(ctx context.Context) Viewer {
+	v, _ := ctx.Value(viewerKey{}).(Viewer)
+	return v
+}
+
+// Mode is how a conversation renders for the person looking at it: its owner writes in it;
+// staff read it (ReadOnly), and answer its questions on the owner's behalf when OnBehalfOf
+// is set (an action the audit log records).
+type Mode struct {
+	ReadOnly   bool
+	Owner      string
+	OnBehalfOf string
+}
+
+type modeKey struct{}
+
+// WithMode puts the conversation's Mode in ctx, for every part of it rendered with ctx
+// (the page, the stream's patches, a question's form).
+func WithMode(ctx context.Context, m Mode) context.Context {
+	return context.WithValue(ctx, modeKey{}, m)
+}
+
+func modeOf(ctx context.Context) Mode {
+	m, _ := ctx.Value(modeKey{}).(Mode)
+	return m
+}
+
+// authorLabel is how a person's message is signed: "You" to its writer, the writer's name
+// to staff reading it.
+func authorLabel(ctx context.Context, author string) string {
+	if m := modeOf(ctx); m.ReadOnly && author != "" {
+		return author
+	}
+	return "You"
+}

@@ -1,0 +1,221 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/views"
+)
+
+// The ways people are told apart (AuthOptions.Mode).
+const (
+	// AuthLocal: accounts with passwords, server-side sessions, sign-up (the default).
+	AuthLocal = "local"
+	// AuthProxy: a trusted reverse proxy (oauth2-proxy, Authelia) names the person in a header.
+	AuthProxy = "proxy"
+	// AuthNone: one person, no sign-in; only for a server on a loopback address.
+	AuthNone = "none"
+)
+
+// NoneUser is the account of the single person of AuthNone.
+const NoneUser = "local"
+
+// AuthOptions configures how people sign in and what staff may do.
+type AuthOptions struct {
+	// Mode is AuthLocal (when empty), AuthProxy or AuthNone.
+	Mode string
+	// Signup lets people make their own accounts (AuthLocal). The first account can always
+	// be made, and becomes staff.
+	Signup bool
+	// Session bounds a session: 30 min idle and 12 h in all by default.
+	Session store.SessionLimits
+	// TrustedProxies are the addresses AuthProxy accepts requests from; ProxyHeaders the
+	// headers naming the person, first found wins (Remote-User, X-Forwarded-User).
+	TrustedProxies []netip.Prefix
+	ProxyHeaders   []string
+	// StaffAnswer lets staff answer, decline or cancel a question on its person's behalf,
+	// an action recorded in the audit log. Off by default: staff read.
+	StaffAnswer bool
+}
+
+func (o AuthOptions) withDefaults() AuthOptions {
+	if o.Mode == "" {
+		o.Mode = AuthLocal
+	}
+	if o.Session.Idle <= 0 {
+		o.Session.Idle = 30 * time.Minute
+	}
+	if o.Session.Max <= 0 {
+		o.Session.Max = 12 * time.Hour
+	}
+	if len(o.ProxyHeaders) == 0 {
+		o.ProxyHeaders = []string{"Remote-User", "X-Forwarded-User"}
+	}
+	return o
+}
+
+// The session cookie: with the __Host- prefix over HTTPS (so no subdomain or plain-HTTP
+// page can set it), a plain name on http://localhost, where browsers refuse Secure cookies.
+const (
+	cookieSecure = "__Host-parley_session"
+	cookiePlain  = "parley_session"
+)
+
+// isHTTPS reports whether the browser reached Parley over HTTPS, directly or through a
+// proxy that terminates TLS.
+func isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// sessionToken reads the session cookie.
+func sessionToken(r *http.Request) string {
+	for _, name := range []string{cookieSecure, cookiePlain} {
+		if ck, err := r.Cookie(name); err == nil && ck.Value != "" {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// setSessionCookie hands the browser its session id; an empty token clears the cookie.
+func (s *Server) setSessionCookie(c echo.Context, token string) {
+	name, secure := cookiePlain, false
+	if isHTTPS(c.Request()) {
+		name, secure = cookieSecure, true
+	}
+	ck := &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
+		MaxAge: int(s.auth.Session.Max / time.Second)}
+	if token == "" {
+		ck.MaxAge = -1
+	}
+	c.SetCookie(ck)
+}
+
+// userKey is where the signed-in user is kept on the echo context.
+const userKey = "parley.user"
+
+// currentUser is the signed-in user of a request that passed requireUser.
+func currentUser(c echo.Context) agent.User {
+	u, _ := c.Get(userKey).(agent.User)
+	return u
+}
+
+// identify finds who sent the request, by the configured mode. It returns EUNAUTHORIZED
+// when nobody is signed in and EFORBIDDEN for a request that must not come in at all (a
+// proxy header from an untrusted address).
+func (s *Server) identify(c echo.Context) (agent.User, error) {
+	ctx := c.Request().Context()
+	switch s.auth.Mode {
+	case AuthNone:
+		return s.db.EnsureUser(ctx, NoneUser, agent.RoleStaff)
+	case AuthProxy:
+		if !s.fromTrustedProxy(c.Request()) {
+			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
+		}
+		for _, h := range s.auth.ProxyHeaders {
+			if name := strings.TrimSpace(c.Request().Header.Get(h)); name != "" {
+				u, err := s.db.EnsureUser(ctx, name, "")
+				if err == nil && u.Role == agent.RoleService {
+					return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
+				}
+				return u, err
+			}
+		}
+		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
+	}
+	return s.db.Session(ctx, sessionToken(c.Request()), s.auth.Session)
+}
+
+// fromTrustedProxy reports whether the request's peer is one of the trusted proxies.
+func (s *Server) fromTrustedProxy(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap()
+	for _, p := range s.auth.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// requireUser lets signed-in people through, with the user on the context and, for the
+// page layout, in the request's context. Others are sent to sign in: pages by redirect,
+// everything else with 401.
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u, err := s.identify(c)
+		if err != nil {
+			if agent.ErrorCode(err) != agent.EUNAUTHORIZED || s.auth.Mode != AuthLocal {
+				return err
+			}
+			r := c.Request()
+			if r.Method == http.MethodGet && r.Header.Get("Datastar-Request") == "" {
+				return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
+			}
+			return err
+		}
+		c.Set(userKey, u)
+		ctx := views.WithViewer(c.Request().Context(), s.viewer(c.Request().Context(), u))
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
+// viewer is what the page layout shows of the signed-in person.
+func (s *Server) viewer(ctx context.Context, u agent.User) views.Viewer {
+	v := views.Viewer{Name: u.Name, Staff: u.IsStaff(), CanSignOut: s.auth.Mode == AuthLocal}
+	owner := u.ID
+	if u.IsStaff() {
+		owner = 0
+	}
+	if n, err := s.db.CountWaiting(ctx, owner); err == nil {
+		v.Waiting = n
+	}
+	return v
+}
+
+// requireStaff lets staff through; anyone else gets 404, as for a page that is not there.
+func requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !currentUser(c).IsStaff() {
+			return agent.Errorf(agent.ENOTFOUND, "Not found.")
+		}
+		return next(c)
+	}
+}
+
+// safeNext is where to go after signing in: a path on this site, "/" otherwise.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// authDescription says how people sign in, for the start-up log.
+func (o AuthOptions) authDescription() string {
+	switch o.Mode {
+	case AuthProxy:
+		return fmt.Sprintf("proxy (%s from %d trusted address ranges)", strings.Join(o.ProxyHeaders, ", "), len(o.TrustedProxies))
+	case AuthNone:
+		return "none (one person, no sign-in)"
+	}
+	return fmt.Sprintf("local (sign-up %v, sessions %s idle, %s at most)", o.Signup, o.Session.Idle, o.Session.Max)
+}

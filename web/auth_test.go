@@ -1,0 +1,551 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/cookiejar"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+// accountsServer is a Parley with local accounts: ann and bob are people, carol is staff.
+type accountsServer struct {
+	*testServer
+	clock *testClock
+}
+
+// testClock is a clock the test moves and the server reads.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+const testPassword = "correct horse battery staple"
+
+func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
+	t.Helper()
+	db := newDB(t)
+	clock := &testClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	db.Now = clock.Now
+	hash, err := agent.HashPassword(testPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct {
+		name string
+		role agent.Role
+	}{{"carol", agent.RoleStaff}, {"ann", agent.RoleUser}, {"bob", agent.RoleUser}} {
+		if _, err := db.CreateUser(context.Background(), u.name, hash, u.role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	auth.Signup = true
+	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour, Auth: auth, Limits: limits})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &accountsServer{testServer: newTestServerFrom(t, db, srv), clock: clock}
+}
+
+// person is a browser signed in as one account: a cookie jar, no redirects followed.
+type person struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+}
+
+func (as *accountsServer) browser(t *testing.T) *person {
+	jar, _ := cookiejar.New(nil)
+	return &person{t: t, base: as.URL, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (as *accountsServer) signIn(t *testing.T, name string) *person {
+	t.Helper()
+	p := as.browser(t)
+	code, body, h := p.do(http.MethodPost, "/login", url.Values{"name": {name}, "password": {testPassword}}, nil)
+	if code != http.StatusSeeOther || h.Get("Location") != "/" {
+		t.Fatalf("sign in as %s = %d %s %v", name, code, body, h)
+	}
+	return p
+}
+
+// do sends a request; form values go as a form post, headers are added.
+func (p *person) do(method, path string, form url.Values, headers map[string]string) (int, string, http.Header) {
+	p.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, p.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && strings.HasSuffix(path, "/stream") {
+		return resp.StatusCode, "", resp.Header // a stream never ends by itself
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func (p *person) get(path string) (int, string) {
+	p.t.Helper()
+	code, body, _ := p.do(http.MethodGet, path, nil, nil)
+	return code, body
+}
+
+// askerAndReader asks one question on the first message, then says what it got.
+func askerAndReader() *scripted {
+	return &scripted{name: "asker", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if r := lastResolution(in); r != nil {
+			return out.Text(fmt.Sprintf("Noted: %v (%s).", r.Values["venue"], r.Outcome))
+		}
+		if in.Trigger == agent.TriggerMessage && len(in.History) < 4 {
+			_, err := out.Ask(agent.Question{Message: "Which venue?", AllowCancel: true, Fields: []agent.Field{{Name: "venue", Kind: agent.KindText, Required: true}}})
+			return err
+		}
+		return out.Text("ok")
+	}}
+}
+
+func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann, bob, carol := as.signIn(t, "ann"), as.signIn(t, "bob"), as.signIn(t, "carol")
+	// Ann starts a conversation with a file attached.
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	mw.WriteField("agent", "asker")
+	mw.WriteField("text", "Plan the offsite")
+	fw, _ := mw.CreateFormFile("files", "guests.csv")
+	fw.Write([]byte("name\nAnn\n"))
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, as.URL+"/conversations", &mp)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := ann.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("start = %d", resp.StatusCode)
+	}
+	conv := resp.Header.Get("Location")
+	id := convID(t, conv)
+	as.waitState(t, id, agent.StateWaiting)
+	routes := []struct {
+		method, path string
+		form         url.Values
+		// the status each person gets: the owner, another person, staff
+		ann, bob, carol int
+	}{
+		{"GET", "/", nil, 200, 200, 200},
+		{"POST", "/conversations", url.Values{"agent": {"asker"}, "text": {"My own"}}, 303, 303, 303},
+		{"GET", "/inbox", nil, 200, 200, 200},
+		{"GET", conv, nil, 200, 404, 200},
+		{"GET", conv + "/stream", nil, 200, 404, 200},
+		{"GET", conv + "/timeline", nil, 200, 404, 200},
+		{"GET", conv + "/export.md", nil, 200, 404, 200},
+		{"GET", conv + "/export.json", nil, 200, 404, 200},
+		{"GET", conv + "/documents/1", nil, 200, 404, 200},
+		{"GET", conv + "/documents/2", nil, 404, 404, 404},
+		{"GET", "/review", nil, 404, 404, 200},
+		{"GET", "/review/figures", nil, 404, 404, 200},
+		{"POST", "/questions/1/decline", url.Values{"_reason": {"no"}}, 0, 404, 403},
+		{"POST", "/questions/1/cancel", url.Values{}, 0, 404, 403},
+		{"POST", "/questions/1/answer", url.Values{"venue": {"Lisbon"}}, 200, 404, 403},
+		{"POST", conv + "/messages", url.Values{"text": {"and lunch"}}, 200, 404, 403},
+		{"POST", conv + "/retry", url.Values{}, 204, 404, 403},
+		{"GET", "/c/999", nil, 404, 404, 404},
+		{"GET", "/c/abc", nil, 404, 404, 404},
+	}
+	// The table holds every route that needs a signed-in person.
+	public := map[string]bool{"GET /healthz": true, "GET /static/*": true, "GET /login": true, "POST /login": true,
+		"POST /logout": true, "GET /signup": true, "POST /signup": true}
+	covered := map[string]bool{}
+	pattern := regexp.MustCompile(`^/(c|questions)/\d+`)
+	for _, r := range routes {
+		p := pattern.ReplaceAllString(r.path, "/$1/:id")
+		p = regexp.MustCompile(`/documents/\d+$`).ReplaceAllString(p, "/documents/:doc")
+		covered[r.method+" "+p] = true
+	}
+	for _, r := range as.srv.Routes() {
+		if !public[r] && !covered[r] && !strings.Contains(r, "/c/999") {
+			t.Errorf("route %s is not in the table", r)
+		}
+	}
+	// Strangers and staff first, so that nothing they do could change what the owner sees.
+	for _, who := range []struct {
+		name string
+		p    *person
+		want func(int, int, int) int
+	}{
+		{"bob", bob, func(_, b, _ int) int { return b }},
+		{"carol", carol, func(_, _, c int) int { return c }},
+		{"ann", ann, func(a, _, _ int) int { return a }},
+	} {
+		for _, r := range routes {
+			want := who.want(r.ann, r.bob, r.carol)
+			if want == 0 {
+				continue // the owner's decline and cancel would end the question the answer needs
+			}
+			code, body, _ := who.p.do(r.method, r.path, r.form, nil)
+			if code != want {
+				t.Errorf("%s %s %s = %d, want %d (%.120s)", who.name, r.method, r.path, code, want, body)
+			}
+			if want == 404 && strings.Contains(body, "Plan the offsite") {
+				t.Errorf("%s %s %s leaks the conversation: %.200s", who.name, r.method, r.path, body)
+			}
+		}
+	}
+	// Bob's own list and inbox hold nothing of ann's; staff's inbox holds her question.
+	if _, page := bob.get("/"); strings.Contains(page, "Plan the offsite") {
+		t.Error("bob's home lists ann's conversation")
+	}
+	as.waitState(t, id, agent.StateDone)
+	if _, page := carol.get(conv); !strings.Contains(page, "reading ann’s conversation as staff") || strings.Contains(page, `id="composer"`) {
+		t.Error("staff's view of ann's conversation is not read-only")
+	}
+	rec, _ := as.db.Question(context.Background(), 1)
+	if rec.Resolution == nil || rec.Resolution.By != "ann" || rec.Resolution.Values["venue"] != "Lisbon" {
+		t.Errorf("resolution = %+v, want ann's answer alone", rec.Resolution)
+	}
+}
+
+func TestStaffAnswerOnBehalf(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{StaffAnswer: true}, web.Limits{}, askerAndReader())
+	ann, carol := as.signIn(t, "ann"), as.signIn(t, "carol")
+	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
+	conv := h.Get("Location")
+	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	if _, page := carol.get(conv); !strings.Contains(page, "You answer for ann") {
+		t.Fatal("staff's form does not say it answers on ann's behalf")
+	}
+	if code, body, _ := carol.do(http.MethodPost, conv+"/messages", url.Values{"text": {"hi"}}, nil); code != 403 {
+		t.Fatalf("staff message = %d %s: answering is allowed, writing is not", code, body)
+	}
+	if code, body, _ := carol.do(http.MethodPost, "/questions/1/answer", url.Values{"venue": {"Porto"}}, nil); code != 200 {
+		t.Fatalf("answer = %d %s", code, body)
+	}
+	as.waitState(t, convID(t, conv), agent.StateDone)
+	rec, _ := as.db.Question(context.Background(), 1)
+	if rec.Resolution.By != "carol" || rec.Resolution.OnBehalfOf != "ann" {
+		t.Fatalf("resolution = %+v", rec.Resolution)
+	}
+	_, page := carol.get(conv + "/timeline")
+	for _, want := range []string{"answered question 1 on behalf of ann", "audit: answer-on-behalf", "Porto"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("timeline lacks %q", want)
+		}
+	}
+}
+
+func TestCrossSitePostsAreRefused(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.signIn(t, "ann")
+	form := url.Values{"agent": {"asker"}, "text": {"Plan"}}
+	code, body, _ := ann.do(http.MethodPost, "/conversations", form, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"})
+	if code != http.StatusForbidden || !strings.Contains(body, "came from another site") {
+		t.Fatalf("cross-site POST = %d %s, want 403", code, body)
+	}
+	code, _, _ = ann.do(http.MethodPost, "/conversations", form, map[string]string{"Origin": "https://evil.example"})
+	if code != http.StatusForbidden {
+		t.Fatalf("POST with a foreign Origin = %d, want 403", code)
+	}
+	if list, _, _ := as.db.ListConversations(context.Background(), agent.ConversationFilter{}); len(list) != 0 {
+		t.Fatalf("a refused POST made %d conversations", len(list))
+	}
+	code, _, _ = ann.do(http.MethodPost, "/conversations", form, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": as.URL})
+	if code != http.StatusSeeOther {
+		t.Fatalf("same-origin POST = %d, want 303", code)
+	}
+	// Datastar's own requests are checked the same way.
+	code, _, _ = ann.do(http.MethodPost, "/c/1/retry", url.Values{}, map[string]string{"Sec-Fetch-Site": "cross-site", "Datastar-Request": "true"})
+	if code != http.StatusForbidden {
+		t.Fatalf("cross-site Datastar POST = %d, want 403", code)
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{})
+	resp, err := http.Get(as.URL + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'self'", "frame-ancestors 'none'", "script-src 'self' 'unsafe-eval'", "object-src 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Referrer-Policy") == "" || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("headers = %v", resp.Header)
+	}
+}
+
+func TestSignIn(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{LoginAttempts: 3})
+	t.Run("PagesNeedASession", func(t *testing.T) {
+		p := as.browser(t)
+		code, _, h := p.do(http.MethodGet, "/c/1?x=1", nil, nil)
+		if code != http.StatusSeeOther || h.Get("Location") != "/login?next=%2Fc%2F1%3Fx%3D1" {
+			t.Fatalf("GET without a session = %d %v", code, h.Get("Location"))
+		}
+		if code, _, _ := p.do(http.MethodPost, "/conversations", url.Values{"text": {"x"}}, nil); code != http.StatusUnauthorized {
+			t.Fatalf("POST without a session = %d, want 401", code)
+		}
+	})
+	t.Run("RotationAtLogin", func(t *testing.T) {
+		p := as.signIn(t, "ann")
+		u, _ := url.Parse(as.URL)
+		before := p.client.Jar.Cookies(u)
+		if len(before) != 1 || before[0].Name != "parley_session" {
+			t.Fatalf("cookies = %v, want the plain-named session cookie on http://", before)
+		}
+		// Signing in again, with the old cookie: a new id, and the old one no longer works.
+		code, _, h := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}, "next": {"/inbox"}}, nil)
+		after := p.client.Jar.Cookies(u)
+		if code != http.StatusSeeOther || h.Get("Location") != "/inbox" || len(after) != 1 || after[0].Value == before[0].Value {
+			t.Fatalf("second sign-in = %d %v, cookies %v", code, h, after)
+		}
+		old := as.browser(t)
+		old.client.Jar.SetCookies(u, before)
+		if code, _ := old.get("/inbox"); code != http.StatusSeeOther {
+			t.Fatalf("the session from before sign-in still works: %d", code)
+		}
+		setCookie := h.Get("Set-Cookie")
+		for _, want := range []string{"HttpOnly", "SameSite=Lax", "Path=/"} {
+			if !strings.Contains(setCookie, want) {
+				t.Errorf("Set-Cookie %q lacks %s", setCookie, want)
+			}
+		}
+	})
+	t.Run("SecureCookieOverHTTPS", func(t *testing.T) {
+		p := as.browser(t)
+		_, _, h := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}}, map[string]string{"X-Forwarded-Proto": "https"})
+		if sc := h.Get("Set-Cookie"); !strings.HasPrefix(sc, "__Host-parley_session=") || !strings.Contains(sc, "Secure") {
+			t.Fatalf("Set-Cookie over HTTPS = %q", sc)
+		}
+	})
+	t.Run("IdleAndAbsoluteExpiry", func(t *testing.T) {
+		p := as.signIn(t, "bob")
+		as.clock.Add(29 * time.Minute)
+		if code, _ := p.get("/inbox"); code != 200 {
+			t.Fatalf("after 29 min = %d", code)
+		}
+		as.clock.Add(31 * time.Minute)
+		if code, _ := p.get("/inbox"); code != http.StatusSeeOther {
+			t.Fatalf("after 31 min idle = %d, want a redirect to sign in", code)
+		}
+		p = as.signIn(t, "bob")
+		for range 25 {
+			as.clock.Add(29 * time.Minute)
+			p.get("/inbox")
+		}
+		if code, _ := p.get("/inbox"); code != http.StatusSeeOther {
+			t.Fatalf("after 12 h of activity = %d, want a redirect to sign in", code)
+		}
+	})
+	t.Run("Logout", func(t *testing.T) {
+		p := as.signIn(t, "ann")
+		if code, _, _ := p.do(http.MethodPost, "/logout", url.Values{}, nil); code != http.StatusSeeOther {
+			t.Fatalf("logout = %d", code)
+		}
+		if code, _ := p.get("/"); code != http.StatusSeeOther {
+			t.Fatalf("after logout = %d", code)
+		}
+	})
+	t.Run("WrongPasswordsAreLimited", func(t *testing.T) {
+		p := as.browser(t)
+		for i := range 3 {
+			code, body, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {"wrong password " + fmt.Sprint(i)}}, nil)
+			if code != http.StatusUnauthorized || !strings.Contains(body, "do not match an account") || !strings.Contains(body, `value="carol"`) {
+				t.Fatalf("wrong password %d = %d %.200s", i, code, body)
+			}
+		}
+		code, body, h := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {testPassword}}, nil)
+		if code != http.StatusTooManyRequests || !strings.Contains(body, "Too many failed sign-ins") || h.Get("Retry-After") == "" {
+			t.Fatalf("after 3 failures = %d %q %v, want 429", code, body, h)
+		}
+		as.clock.Add(15 * time.Minute)
+		as.signIn(t, "carol")
+	})
+	t.Run("UnknownNameLooksLikeAWrongPassword", func(t *testing.T) {
+		code, body, _ := as.browser(t).do(http.MethodPost, "/login", url.Values{"name": {"nobody"}, "password": {testPassword}}, nil)
+		if code != http.StatusUnauthorized || !strings.Contains(body, "do not match an account") {
+			t.Fatalf("unknown name = %d %.200s", code, body)
+		}
+	})
+}
+
+func TestSignup(t *testing.T) {
+	db := newDB(t)
+	srv := web.NewServer(web.NewServerOptions{DB: db, Heartbeat: time.Hour, Auth: web.AuthOptions{Signup: false}})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	as := &accountsServer{testServer: newTestServerFrom(t, db, srv)}
+	p := as.browser(t)
+	// Nobody yet: sign-in sends to the first account, which can be made though sign-up is off.
+	if code, _, h := p.do(http.MethodGet, "/login", nil, nil); code != http.StatusSeeOther || h.Get("Location") != "/signup" {
+		t.Fatalf("login before any account = %d %v", code, h.Get("Location"))
+	}
+	if _, page := p.get("/signup"); !strings.Contains(page, "will be <strong>staff</strong>") {
+		t.Fatal("the first sign-up does not say it makes staff")
+	}
+	code, body, _ := p.do(http.MethodPost, "/signup", url.Values{"name": {"dana"}, "password": {"short"}, "confirm": {"short"}}, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "at least 10 characters") || !strings.Contains(body, `value="dana"`) || strings.Contains(body, "short") {
+		t.Fatalf("short password = %d %.300s", code, body)
+	}
+	code, body, _ = p.do(http.MethodPost, "/signup", url.Values{"name": {"dana"}, "password": {testPassword}, "confirm": {testPassword + "!"}}, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "The two passwords differ.") {
+		t.Fatalf("mismatch = %d %.300s", code, body)
+	}
+	long := strings.Repeat("a long passphrase ", 8) // 144 characters
+	if code, _, _ = p.do(http.MethodPost, "/signup", url.Values{"name": {"dana"}, "password": {long}, "confirm": {long}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("sign-up = %d", code)
+	}
+	if code, page := p.get("/review"); code != 200 || !strings.Contains(page, "Review") {
+		t.Fatalf("the first account is not staff: /review = %d", code)
+	}
+	// Later, with sign-up off, nobody else can make an account.
+	if code, body, _ := as.browser(t).do(http.MethodPost, "/signup", url.Values{"name": {"eve"}, "password": {testPassword}, "confirm": {testPassword}}, nil); code != http.StatusForbidden || !strings.Contains(body, "Sign-up is off") {
+		t.Fatalf("second sign-up with sign-up off = %d %.200s", code, body)
+	}
+	if _, _, err := db.UserByName(context.Background(), "eve"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		t.Fatal("eve's account was made")
+	}
+}
+
+func TestProxyAuth(t *testing.T) {
+	trust := func(prefix string) web.AuthOptions {
+		return web.AuthOptions{Mode: web.AuthProxy, TrustedProxies: []netip.Prefix{netip.MustParsePrefix(prefix)}}
+	}
+	t.Run("SpoofedHeaderFromAnUntrustedAddress", func(t *testing.T) {
+		as := newAccountsServer(t, trust("10.0.0.0/8"), web.Limits{})
+		code, body, _ := as.browser(t).do(http.MethodGet, "/review", nil, map[string]string{"Remote-User": "carol"})
+		if code != http.StatusForbidden || strings.Contains(body, "Review") {
+			t.Fatalf("Remote-User from 127.0.0.1, trusting 10/8 = %d %.200s", code, body)
+		}
+	})
+	t.Run("TrustedProxy", func(t *testing.T) {
+		as := newAccountsServer(t, trust("127.0.0.1/32"), web.Limits{})
+		p := as.browser(t)
+		if code, page, _ := p.do(http.MethodGet, "/review", nil, map[string]string{"X-Forwarded-User": "carol"}); code != 200 || !strings.Contains(page, "carol") {
+			t.Fatalf("staff through the proxy = %d", code)
+		}
+		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": "frank"}); code != 200 {
+			t.Fatalf("a new person through the proxy = %d", code)
+		}
+		if u, _, err := as.db.UserByName(context.Background(), "frank"); err != nil || u.Role != agent.RoleUser {
+			t.Fatalf("frank = %+v, %v", u, err)
+		}
+		if code, _, _ := p.do(http.MethodGet, "/", nil, nil); code != http.StatusUnauthorized {
+			t.Fatalf("no user header = %d, want 401", code)
+		}
+		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": web.A2AUser}); code != http.StatusForbidden {
+			t.Fatalf("the A2A service account through the proxy = %d, want 403", code)
+		}
+		if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {testPassword}}, nil); code != 404 {
+			t.Fatalf("password sign-in in proxy mode = %d, want 404", code)
+		}
+	})
+}
+
+func TestLimits(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{MessagesPerMinute: 3, Streams: 2}, askerAndReader())
+	ann := as.signIn(t, "ann")
+	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"one"}}, nil)
+	conv := h.Get("Location")
+	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	t.Run("Messages", func(t *testing.T) {
+		for i := range 2 {
+			if code, body, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {fmt.Sprint("more ", i)}}, nil); code != 200 {
+				t.Fatalf("message %d = %d %s", i, code, body)
+			}
+		}
+		code, body, h := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"too many"}}, nil)
+		if code != http.StatusTooManyRequests || !strings.Contains(body, "You are sending messages too fast (at most 3 a minute)") || h.Get("Retry-After") != "20" {
+			t.Fatalf("4th message in a minute = %d %q Retry-After %q", code, body, h.Get("Retry-After"))
+		}
+		// Others are not held back by ann.
+		bob := as.signIn(t, "bob")
+		if code, _, _ := bob.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"mine"}}, nil); code != http.StatusSeeOther {
+			t.Fatalf("bob's message = %d", code)
+		}
+		as.clock.Add(20 * time.Second)
+		if code, _, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"later"}}, nil); code != 200 {
+			t.Fatalf("after 20 s = %d", code)
+		}
+	})
+	t.Run("Streams", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		open := func() *http.Response {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.URL+conv+"/stream", nil)
+			resp, err := ann.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		a, b := open(), open()
+		if a.StatusCode != 200 || b.StatusCode != 200 {
+			t.Fatalf("two streams = %d, %d", a.StatusCode, b.StatusCode)
+		}
+		c := open()
+		body, _ := io.ReadAll(c.Body)
+		if c.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "You have 2 Parley pages open") {
+			t.Fatalf("third stream = %d %s", c.StatusCode, body)
+		}
+		a.Body.Close()
+		// The server notices the closed stream and lets another one in.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			d := open()
+			if d.StatusCode == 200 {
+				d.Body.Close()
+				break
+			}
+			d.Body.Close()
+			if time.Now().After(deadline) {
+				t.Fatal("a closed stream still counts")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.Body.Close()
+	})
+}

@@ -1,0 +1,94 @@
+// Accounts end to end: the first account is staff; a person answers a question; staff find
+// the conversation by a word of the answer and read its timeline; another person cannot
+// open it; the figures page draws its charts.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { startParley, launch, tempDB, results } from './harness.mjs'
+
+let browser
+before(async () => { browser = await launch() })
+after(async () => { await browser?.close() })
+
+const password = 'a long and quite memorable passphrase'
+
+async function signUp (browser, url, name) {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } })
+  const page = await context.newPage()
+  await page.goto(url + '/')
+  await page.waitForURL(/\/(login|signup)/)
+  if (page.url().includes('/login')) await page.getByRole('link', { name: 'Make one' }).click()
+  await page.getByLabel('User name').fill(name)
+  await page.getByLabel('Password', { exact: true }).fill(password)
+  await page.getByLabel('Password, again').fill(password)
+  await page.getByRole('button', { name: 'Make the account' }).click()
+  await page.waitForURL(url + '/')
+  return page
+}
+
+test('staff find a conversation by a word of an answer; another person cannot open it', async () => {
+  const parley = await startParley({ db: tempDB(), auth: 'local' })
+  const errors = []
+  try {
+    // The first account is staff.
+    const carol = await signUp(browser, parley.url, 'carol')
+    carol.on('pageerror', (e) => errors.push(e.message))
+    assert.ok(await carol.getByRole('link', { name: 'Review' }).isVisible(), 'the first account has the review desk')
+
+    // Ann answers the planner's first question with a word nobody else uses.
+    const ann = await signUp(browser, parley.url, 'ann')
+    ann.on('pageerror', (e) => errors.push(e.message))
+    assert.equal(await ann.getByRole('link', { name: 'Review' }).count(), 0, 'a later account is not staff')
+    await ann.getByRole('radio', { name: /Event planner/ }).check()
+    await ann.getByLabel('Message').fill('Plan a party for 30 people')
+    await ann.getByRole('button', { name: 'Send' }).click()
+    await ann.waitForURL(/\/c\/\d+$/)
+    const conversation = ann.url()
+    await ann.getByLabel('City or area').fill('Kirkwood Gardens')
+    await ann.locator('.question.pending').getByRole('button', { name: 'Submit' }).click()
+    await ann.getByLabel('Your choice').waitFor()
+
+    // Staff search for the word, open the timeline, and read who answered what and when.
+    await carol.goto(parley.url + '/review')
+    await carol.getByLabel('Search messages, answers and documents').fill('kirkwood')
+    await carol.getByRole('button', { name: 'Show' }).click()
+    const hit = carol.locator('.hit').first()
+    await hit.waitFor()
+    assert.match(await hit.innerText(), /Plan a party for 30 people[\s\S]*ann[\s\S]*in an answer/)
+    assert.equal(await hit.locator('mark').first().innerText(), 'Kirkwood')
+    await hit.getByRole('link', { name: 'Plan a party for 30 people' }).click()
+    await carol.waitForURL(/\/timeline$/)
+    const answered = carol.locator('.entry-resolved').first()
+    assert.match(await answered.innerText(), /ann\s+answered question \d+, after/)
+    assert.match(await answered.locator('.answers').innerText(), /City or area\s+Kirkwood Gardens/)
+    assert.match(await carol.locator('.entry-question').first().innerText(), /City or area\s+text \(required\)/)
+    await carol.screenshot({ path: join(results, 'staff-timeline.png'), fullPage: false })
+
+    // Staff read the conversation itself, without a message box or a form to answer.
+    await carol.goto(conversation)
+    await carol.getByText('You are reading ann’s conversation as staff.').waitFor()
+    assert.equal(await carol.locator('#composer').count(), 0)
+    assert.equal(await carol.locator('.question.pending form').count(), 0)
+    await carol.locator('.question .waiting-for', { hasText: 'Waiting for ann’s answer.' }).waitFor()
+
+    // Bob, another person, finds nothing of it.
+    const bob = await signUp(browser, parley.url, 'bob')
+    bob.on('pageerror', (e) => errors.push(e.message))
+    const resp = await bob.goto(conversation)
+    assert.equal(resp.status(), 404)
+    assert.doesNotMatch(await bob.locator('body').innerText(), /Kirkwood|Plan a party/)
+    await bob.goto(parley.url + '/inbox')
+    await bob.getByText('Nothing is waiting.').waitFor()
+    assert.equal((await bob.goto(parley.url + '/review')).status(), 404)
+
+    // The figures page draws today's question as a chart.
+    await carol.goto(parley.url + '/review/figures?days=7')
+    const chart = carol.getByRole('img', { name: /Questions per day/ })
+    await chart.waitFor()
+    assert.match(await chart.getAttribute('aria-label'), /2 questions asked, 1 answered/)
+    await carol.screenshot({ path: join(results, 'staff-figures.png'), fullPage: true })
+    assert.deepEqual(errors, [])
+  } finally {
+    await parley.stop()
+  }
+})

@@ -1,0 +1,123 @@
+package web
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// handleExportMarkdown downloads a conversation's timeline as Markdown.
+func (s *Server) handleExportMarkdown(c echo.Context) error {
+	d, err := s.timeline(c)
+	if err != nil {
+		return err
+	}
+	setDownload(c, exportName(d.Conversation, "md"))
+	return c.Blob(http.StatusOK, "text/markdown; charset=utf-8", []byte(views.TimelineMarkdown(d)))
+}
+
+// exportedConversation is a conversation as its JSON export holds it.
+type exportedConversation struct {
+	ID         int64     `json:"id"`
+	Title      string    `json:"title"`
+	Agent      string    `json:"agent"`
+	AgentTitle string    `json:"agent_title"`
+	Owner      string    `json:"owner"`
+	State      string    `json:"state"`
+	Language   string    `json:"language,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// exportedEvent is one event of the log: its header and its payload as stored.
+type exportedEvent struct {
+	ID    int64           `json:"id"`
+	RunID int64           `json:"run_id,omitempty"`
+	Kind  agent.EventKind `json:"kind"`
+	At    time.Time       `json:"at"`
+	Data  agent.Event     `json:"data"`
+}
+
+// exportedQuestion is a question with how it was resolved and how long it waited.
+type exportedQuestion struct {
+	agent.Question
+	AskedAt       time.Time         `json:"asked_at"`
+	Resolution    *agent.Resolution `json:"resolution,omitempty"`
+	WaitedSeconds float64           `json:"waited_seconds,omitempty"`
+}
+
+// conversationExport is the JSON export: the conversation, its questions and answers, its
+// whole event log (streamed pieces of text aside: each message is there whole) and audit.
+type conversationExport struct {
+	Conversation exportedConversation `json:"conversation"`
+	Questions    []exportedQuestion   `json:"questions"`
+	Events       []exportedEvent      `json:"events"`
+	Audit        []agent.AuditEntry   `json:"audit"`
+	ExportedAt   time.Time            `json:"exported_at"`
+}
+
+// handleExportJSON downloads a conversation as JSON.
+func (s *Server) handleExportJSON(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	conv, err := s.readableConversation(c, id)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	events, err := s.db.Events(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	audit, err := s.db.AuditLog(ctx, id, 1000)
+	if err != nil {
+		return err
+	}
+	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.db.Now()}
+	if out.Audit == nil {
+		out.Audit = []agent.AuditEntry{}
+	}
+	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: conv.Agent, Owner: conv.Owner,
+		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt}
+	if info, ok := s.runner.Agent(conv.Agent); ok {
+		out.Conversation.AgentTitle = info.Title
+	}
+	asked := map[int64]int{}
+	for _, ev := range events {
+		switch ev.Kind {
+		case agent.EventTextDelta, agent.EventCheckpoint:
+			continue
+		case agent.EventQuestionAsked:
+			asked[ev.Question.ID] = len(out.Questions)
+			out.Questions = append(out.Questions, exportedQuestion{Question: *ev.Question, AskedAt: ev.At})
+		case agent.EventQuestionResolved:
+			if i, ok := asked[ev.Resolution.QuestionID]; ok {
+				r := *ev.Resolution
+				out.Questions[i].Resolution = &r
+				out.Questions[i].WaitedSeconds = ev.At.Sub(out.Questions[i].AskedAt).Seconds()
+			}
+		}
+		out.Events = append(out.Events, exportedEvent{ID: ev.ID, RunID: ev.RunID, Kind: ev.Kind, At: ev.At, Data: ev})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	setDownload(c, exportName(conv, "json"))
+	return c.Blob(http.StatusOK, "application/json; charset=utf-8", append(b, '\n'))
+}
+
+// setDownload makes the response a download named name, never cached by others.
+func setDownload(c echo.Context, name string) {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	h.Set(echo.HeaderCacheControl, "private, no-store")
+}

@@ -1,0 +1,165 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Limits are the per-person caps that keep one person (or one script) from crowding out
+// the rest: open streams, messages, sign-in attempts.
+type Limits struct {
+	// Streams is how many conversation streams (pages) one account may have open at once.
+	Streams int
+	// MessagesPerMinute is how many messages one account may send in a minute (a burst of
+	// that many, refilled evenly).
+	MessagesPerMinute int
+	// LoginAttempts is how many failed sign-ins are allowed per name and per address in
+	// LoginWindow.
+	LoginAttempts int
+	LoginWindow   time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Streams <= 0 {
+		l.Streams = 12
+	}
+	if l.MessagesPerMinute <= 0 {
+		l.MessagesPerMinute = 20
+	}
+	if l.LoginAttempts <= 0 {
+		l.LoginAttempts = 10
+	}
+	if l.LoginWindow <= 0 {
+		l.LoginWindow = 15 * time.Minute
+	}
+	return l
+}
+
+// bucket is a token bucket per key: capacity tokens, refilled at rate tokens a second.
+type bucket struct {
+	mu       sync.Mutex
+	capacity float64
+	rate     float64
+	now      func() time.Time
+	keys     map[string]*tokens
+}
+
+type tokens struct {
+	n    float64
+	last time.Time
+}
+
+func newBucket(capacity int, per time.Duration, now func() time.Time) *bucket {
+	return &bucket{capacity: float64(capacity), rate: float64(capacity) / per.Seconds(), now: now, keys: map[string]*tokens{}}
+}
+
+// refill brings key's tokens up to now; callers hold mu.
+func (b *bucket) refill(key string) *tokens {
+	now := b.now()
+	t := b.keys[key]
+	if t == nil {
+		t = &tokens{n: b.capacity, last: now}
+		b.keys[key] = t
+	}
+	t.n = math.Min(b.capacity, t.n+now.Sub(t.last).Seconds()*b.rate)
+	t.last = now
+	if len(b.keys) > 10000 {
+		b.sweep(now)
+	}
+	return t
+}
+
+// sweep forgets full buckets, so that the map stays small; callers hold mu.
+func (b *bucket) sweep(now time.Time) {
+	for k, t := range b.keys {
+		if t.n+now.Sub(t.last).Seconds()*b.rate >= b.capacity {
+			delete(b.keys, k)
+		}
+	}
+}
+
+// take spends one of key's tokens. When there is none left it returns how long until
+// there is.
+func (b *bucket) take(key string) (ok bool, wait time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.refill(key)
+	if t.n >= 1 {
+		t.n--
+		return true, 0
+	}
+	return false, time.Duration((1 - t.n) / b.rate * float64(time.Second))
+}
+
+// wait says how long until key has a token, without spending one (0 when it has).
+func (b *bucket) wait(key string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.refill(key)
+	if t.n >= 1 {
+		return 0
+	}
+	return time.Duration((1 - t.n) / b.rate * float64(time.Second))
+}
+
+// reset fills key's bucket again (a successful sign-in clears its failures).
+func (b *bucket) reset(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.keys, key)
+}
+
+// tooMany is the 429 error of a limit, saying when to try again.
+func tooMany(what string, wait time.Duration) error {
+	secs := int(math.Ceil(wait.Seconds()))
+	when := fmt.Sprintf("%d seconds", secs)
+	switch {
+	case secs <= 1:
+		when = "a second"
+	case secs >= 90:
+		when = fmt.Sprintf("%d minutes", (secs+59)/60)
+	}
+	return &retryAfter{wait: time.Duration(secs) * time.Second, err: agent.Errorf(agent.ETOOMANY, "%s Try again in %s.", what, when)}
+}
+
+// retryAfter is a 429 error with the time a client should wait (the Retry-After header).
+type retryAfter struct {
+	wait time.Duration
+	err  *agent.Error
+}
+
+func (r *retryAfter) Error() string { return r.err.Error() }
+func (r *retryAfter) Unwrap() error { return r.err }
+
+// streamCounter counts each account's open streams.
+type streamCounter struct {
+	mu   sync.Mutex
+	open map[int64]int
+}
+
+// acquire opens one of the user's streams, unless max are open already; release closes it.
+func (sc *streamCounter) acquire(userID int64, max int) (release func(), ok bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.open == nil {
+		sc.open = map[int64]int{}
+	}
+	if sc.open[userID] >= max {
+		return nil, false
+	}
+	sc.open[userID]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sc.mu.Lock()
+			defer sc.mu.Unlock()
+			if sc.open[userID]--; sc.open[userID] <= 0 {
+				delete(sc.open, userID)
+			}
+		})
+	}, true
+}

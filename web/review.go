@@ -1,0 +1,157 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// inboxLimit bounds the inbox page.
+const inboxLimit = 200
+
+// reviewPage is how many conversations the desk lists at once.
+const reviewPage = 50
+
+// handleInbox lists the questions waiting: the person's own, or everyone's for staff.
+func (s *Server) handleInbox(c echo.Context) error {
+	u := currentUser(c)
+	owner := u.ID
+	if u.IsStaff() {
+		owner = 0
+	}
+	items, err := s.db.Inbox(c.Request().Context(), owner, inboxLimit)
+	if err != nil {
+		return err
+	}
+	return page(c, http.StatusOK, views.InboxPage(views.InboxData{Items: items, Now: s.db.Now(), Agents: s.runner.Agents(), Everyone: u.IsStaff()}))
+}
+
+// handleReview is the staff desk: every conversation by state, agent, person and date, or
+// those a full-text search finds.
+func (s *Server) handleReview(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := c.QueryParams()
+	d := views.ReviewData{Query: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Agent: q.Get("agent"), User: q.Get("user"),
+		From: q.Get("from"), To: q.Get("to"), Agents: s.runner.Agents()}
+	users, err := s.db.Users(ctx)
+	if err != nil {
+		return err
+	}
+	d.Users = users
+	f, err := s.reviewFilter(c, q)
+	if err != nil {
+		d.Error = agent.ErrorMessage(err)
+		return page(c, http.StatusUnprocessableEntity, views.ReviewPage(d))
+	}
+	if d.Query != "" {
+		d.Searched = true
+		d.Hits, d.Common, err = s.db.Search(ctx, d.Query, f)
+	} else {
+		d.List, d.More, err = s.db.ListConversations(ctx, f)
+		if d.More {
+			next := url.Values{}
+			for k, v := range q {
+				next[k] = v
+			}
+			next.Set("page", strconv.Itoa(f.Offset/reviewPage+2))
+			d.NextPage = "/review?" + next.Encode()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return page(c, http.StatusOK, views.ReviewPage(d))
+}
+
+// reviewFilter reads the desk's filters; a filter that makes no sense is an EINVALID error.
+func (s *Server) reviewFilter(c echo.Context, q url.Values) (agent.ConversationFilter, error) {
+	f := agent.ConversationFilter{Limit: reviewPage, Agent: q.Get("agent")}
+	if st := q.Get("state"); st != "" {
+		switch agent.RunState(st) {
+		case agent.StateWaiting, agent.StateRunning, agent.StateDone, agent.StateFailed, agent.StateInterrupted:
+			f.State = agent.RunState(st)
+		default:
+			return f, agent.Errorf(agent.EINVALID, "%q is not a state.", st)
+		}
+	}
+	if name := q.Get("user"); name != "" {
+		u, _, err := s.db.UserByName(c.Request().Context(), name)
+		if err != nil {
+			return f, agent.Errorf(agent.EINVALID, "Nobody is called %q.", name)
+		}
+		f.UserID = u.ID
+	}
+	day := func(key string) (time.Time, error) {
+		v := q.Get(key)
+		if v == "" {
+			return time.Time{}, nil
+		}
+		t, err := time.ParseInLocation(time.DateOnly, v, time.Local)
+		if err != nil {
+			return t, agent.Errorf(agent.EINVALID, "%q is not a date (YYYY-MM-DD).", v)
+		}
+		return t, nil
+	}
+	var err error
+	if f.From, err = day("from"); err != nil {
+		return f, err
+	}
+	if f.To, err = day("to"); err != nil {
+		return f, err
+	}
+	if !f.To.IsZero() {
+		f.To = f.To.AddDate(0, 0, 1) // the whole of the last day
+	}
+	if p, _ := strconv.Atoi(q.Get("page")); p > 1 {
+		f.Offset = (p - 1) * reviewPage
+	}
+	return f, nil
+}
+
+// handleTimeline shows a conversation's every event, for its owner and for staff.
+func (s *Server) handleTimeline(c echo.Context) error {
+	d, err := s.timeline(c)
+	if err != nil {
+		return err
+	}
+	return page(c, http.StatusOK, views.TimelinePage(d))
+}
+
+// timeline reads a conversation the person may read, as its timeline.
+func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
+	id, err := paramID(c)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
+	conv, err := s.readableConversation(c, id)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
+	ctx := c.Request().Context()
+	events, err := s.db.Events(ctx, id, 0)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
+	audit, err := s.db.AuditLog(ctx, id, 1000)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
+	title := conv.Agent
+	if info, ok := s.runner.Agent(conv.Agent); ok {
+		title = info.Title
+	}
+	return views.TimelineData{Conversation: conv, AgentTitle: title, Entries: views.BuildTimeline(events, audit)}, nil
+}
+
+// exportName is the file name of a conversation's export.
+func exportName(conv agent.Conversation, ext string) string {
+	return fmt.Sprintf("parley-conversation-%d.%s", conv.ID, ext)
+}
