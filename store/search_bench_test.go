@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/store/storetest"
+)
+
+// searchCorpus fills a database with conversations of realistic messages: common English
+// words in every one, a rare word in a few.
+func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
+	b.Helper()
+	db := storetest.New(b)
+	ann, _ := db.CreateUser(ctx, "ann", "h", "")
+	words := strings.Fields("the a to of and in is it you that for on with as was the the budget venue party team order log error server plan guests date time")
+	r := rand.New(rand.NewSource(1))
+	for c := range conversations {
+		conv, _ := db.CreateConversation(ctx, ann.ID, "x", fmt.Sprint("conversation ", c), "")
+		step, err := db.StartRun(ctx, conv.ID, agent.Message{Text: "the first message of the conversation"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, in, _ := db.BeginStep(ctx, step)
+		for i := range perConversation {
+			var sb strings.Builder
+			for range 40 {
+				sb.WriteString(words[r.Intn(len(words))] + " ")
+			}
+			if r.Intn(500) == 0 {
+				sb.WriteString("kirkwood")
+			}
+			if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: conv.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", step, i), Text: sb.String()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		db.FinishStep(ctx, step, nil)
+	}
+	return db
+}
+
+// BenchmarkSearch measures a search over 50,000 texts: a word in nearly all of them ("the",
+// which falls back to newest-first), a rare one (ranked), and both with a person's filter.
+func BenchmarkSearch(b *testing.B) {
+	db := searchCorpus(b, 2000, 25)
+	for _, bc := range []struct {
+		name, q string
+		f       agent.ConversationFilter
+	}{
+		{"CommonWord", "the", agent.ConversationFilter{}},
+		{"TwoCommonWords", "the budget", agent.ConversationFilter{}},
+		{"RareWord", "kirkwood", agent.ConversationFilter{}},
+		{"CommonWordOnePerson", "the", agent.ConversationFilter{UserID: 1, State: agent.StateDone}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				hits, _, err := db.Search(ctx, bc.q, bc.f)
+				if err != nil || len(hits) == 0 {
+					b.Fatalf("%d hits, %v", len(hits), err)
+				}
+			}
+		})
+	}
+}
