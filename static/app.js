@@ -141,7 +141,8 @@ document.addEventListener('datastar-fetch', (e) => {
   else if (status === 429 && stream) text = 'Too many Parley pages are open: close some, then reload this one.'
   else if (status === 429) text = 'You are sending too fast: wait a few seconds, then send again. What you typed is kept.'
   else return
-  if (stream) el.remove()
+  // After Datastar has scheduled its retry: the removal's cleanup then cancels it.
+  if (stream) setTimeout(() => el.remove())
   const own = el && el.closest && el.closest('#composer') && document.getElementById('composer-error')
   if (own) own.textContent = text
   else notice(text)

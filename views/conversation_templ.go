@@ -33,7 +33,7 @@ type Attach struct {
 
 // streamAction opens the page's one SSE stream; the client resends Last-Event-ID on reconnect.
 func streamAction(id, after int64) string {
-	return fmt.Sprintf("@get('/c/%d/stream?after=%d', {retry: 'always', retryInterval: 500, retryScaler: 2, retryMaxWait: 4000, retryMaxCount: 100000})", id, after)
+	return fmt.Sprintf("@get('/c/%d/stream?after=%d', {retry: 'always', retryInterval: 500, retryScaler: 2, retryMaxWait: 4000, retryMaxCount: 100000, requestCancellation: 'cleanup'})", id, after)
 }
 
 // reconnectWatch flips the "reconnecting" banner from the stream's own fetch events.

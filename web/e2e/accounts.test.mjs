@@ -92,3 +92,40 @@ test('staff find a conversation by a word of an answer; another person cannot op
     await parley.stop()
   }
 })
+
+test('past the limits the page says why and keeps what was typed', async () => {
+  const parley = await startParley({ db: tempDB(), env: { PARLEY_MAX_STREAMS: '1', PARLEY_MESSAGE_RATE: '2' } })
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } })
+  try {
+    const first = await context.newPage()
+    await first.goto(parley.url + '/')
+    await first.getByRole('radio', { name: /Platform engineer/ }).check()
+    await first.getByLabel('Message').fill('hello')
+    await first.getByRole('button', { name: 'Send' }).click()
+    await first.waitForURL(/\/c\/\d+$/)
+    await first.locator('#state .state-done').waitFor()
+
+    // A second page of the same person, over the stream cap: told, and no retry storm.
+    const second = await context.newPage()
+    let streams = 0
+    second.on('request', (r) => { if (r.url().includes('/stream')) streams++ })
+    await second.goto(first.url())
+    await second.getByRole('alert').filter({ hasText: 'Too many Parley pages are open' }).waitFor()
+    await second.waitForTimeout(1500)
+    assert.equal(streams, 1, 'the refused stream is not retried')
+    await second.close()
+
+    // The second message in a minute is the last one allowed; the third is refused, kept.
+    await first.getByLabel('Message').fill('and one more')
+    await first.getByRole('button', { name: 'Send' }).click()
+    await first.locator('.msg.user').nth(1).waitFor()
+    await first.locator('#state .state-done').waitFor()
+    await first.getByLabel('Message').fill('too fast')
+    await first.getByRole('button', { name: 'Send' }).click()
+    await first.locator('#composer-error', { hasText: 'You are sending too fast' }).waitFor()
+    assert.equal(await first.getByLabel('Message').inputValue(), 'too fast')
+  } finally {
+    await context.close()
+    await parley.stop()
+  }
+})
