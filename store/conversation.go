@@ -50,13 +50,44 @@ const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.u
 
 func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, error) {
 	var c agent.Conversation
-	var state, created, updated string
-	if err := row.Scan(&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
+	dest, done := conversationDest(&c)
+	if err := row.Scan(dest...); err != nil {
 		return c, err
 	}
-	c.State = agent.RunState(state)
-	c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	done()
 	return c, nil
+}
+
+// conversationDest is where a row's conversationColumns go, for a query that reads more
+// columns before them; done fills in what needs converting once the row is scanned.
+func conversationDest(c *agent.Conversation) (dest []any, done func()) {
+	var state, created, updated string
+	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated}, func() {
+		c.State = agent.RunState(state)
+		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+	}
+}
+
+// filterWhere is the WHERE conditions (on conversations c) and arguments of a filter.
+func filterWhere(f agent.ConversationFilter) ([]string, []any) {
+	var where []string
+	var args []any
+	if f.UserID != 0 {
+		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
+	}
+	if f.State != "" {
+		where, args = append(where, `c.state = ?`), append(args, f.State)
+	}
+	if f.Agent != "" {
+		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, `c.updated_at < ?`), append(args, formatTime(f.To))
+	}
+	return where, args
 }
 
 // Conversation returns one conversation, or an ENOTFOUND error.
@@ -83,23 +114,7 @@ func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation,
 // ListConversations returns the conversations the filter selects, most recently active
 // first, and whether there are more after them.
 func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter) ([]agent.Conversation, bool, error) {
-	var where []string
-	var args []any
-	if f.UserID != 0 {
-		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
-	}
-	if f.State != "" {
-		where, args = append(where, `c.state = ?`), append(args, f.State)
-	}
-	if f.Agent != "" {
-		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, `c.updated_at < ?`), append(args, formatTime(f.To))
-	}
+	where, args := filterWhere(f)
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 50

@@ -30,18 +30,18 @@ func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.Inbox
 	var out []agent.InboxItem
 	for rows.Next() {
 		var it agent.InboxItem
-		var spec, asked, state, created, updated string
+		var spec, asked string
 		c := &it.Conversation
-		if err := rows.Scan(&it.Question.ID, &it.Question.RunID, &spec, &asked,
-			&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
+		dest, done := conversationDest(c)
+		if err := rows.Scan(append([]any{&it.Question.ID, &it.Question.RunID, &spec, &asked}, dest...)...); err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
+		done()
 		id := it.Question.ID
 		if err := json.Unmarshal([]byte(spec), &it.Question.Question); err != nil {
 			return nil, fmt.Errorf("inbox: question %d: %w", id, err)
 		}
 		it.Question.ID = id
-		c.State, c.CreatedAt, c.UpdatedAt = agent.RunState(state), parseTime(created), parseTime(updated)
 		it.Question.ConversationID, it.Question.AskedAt = c.ID, parseTime(asked)
 		out = append(out, it)
 	}
@@ -85,22 +85,8 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
 	common := n > rankLimit
-	where, args := []string{`search MATCH ?`}, []any{q}
-	if f.UserID != 0 {
-		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
-	}
-	if f.State != "" {
-		where, args = append(where, `c.state = ?`), append(args, f.State)
-	}
-	if f.Agent != "" {
-		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
-	}
-	if !f.From.IsZero() {
-		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))
-	}
-	if !f.To.IsZero() {
-		where, args = append(where, `c.updated_at < ?`), append(args, formatTime(f.To))
-	}
+	where, args := filterWhere(f)
+	where, args = append([]string{`search MATCH ?`}, where...), append([]any{q}, args...)
 	order := ` ORDER BY search.rank`
 	if common {
 		order = ` ORDER BY search.rowid DESC`
@@ -123,9 +109,9 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	seen := map[int64]int{}
 	for rows.Next() {
 		var h agent.SearchHit
-		var state, created, updated string
 		c := &h.Conversation
-		if err := rows.Scan(&h.Kind, &h.Snippet, &c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated); err != nil {
+		dest, done := conversationDest(c)
+		if err := rows.Scan(append([]any{&h.Kind, &h.Snippet}, dest...)...); err != nil {
 			return nil, false, fmt.Errorf("search: %w", err)
 		}
 		if i, ok := seen[c.ID]; ok {
@@ -135,7 +121,7 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 		if len(out) == limit {
 			continue
 		}
-		c.State, c.CreatedAt, c.UpdatedAt = agent.RunState(state), parseTime(created), parseTime(updated)
+		done()
 		h.Matches = 1
 		seen[c.ID] = len(out)
 		out = append(out, h)

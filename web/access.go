@@ -10,9 +10,18 @@ import (
 // for one that does not exist, so that ids tell nothing.
 func notFound(id int64) error { return agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", id) }
 
-// readableConversation returns the conversation when the signed-in person may read it
-// (theirs, or any for staff), ENOTFOUND otherwise.
-func (s *Server) readableConversation(c echo.Context, id int64) (agent.Conversation, error) {
+// readableConversation returns the conversation of the :id parameter when the signed-in
+// person may read it (theirs, or any for staff), ENOTFOUND otherwise.
+func (s *Server) readableConversation(c echo.Context) (agent.Conversation, error) {
+	id, err := paramID(c)
+	if err != nil {
+		return agent.Conversation{}, err
+	}
+	return s.readable(c, id)
+}
+
+// readable returns conversation id when the signed-in person may read it, ENOTFOUND otherwise.
+func (s *Server) readable(c echo.Context, id int64) (agent.Conversation, error) {
 	conv, err := s.db.Conversation(c.Request().Context(), id)
 	if err != nil {
 		return conv, err
@@ -23,10 +32,11 @@ func (s *Server) readableConversation(c echo.Context, id int64) (agent.Conversat
 	return conv, nil
 }
 
-// writableConversation returns the conversation when the signed-in person may write in it
-// (theirs). Staff reading someone else's get EFORBIDDEN; anyone else ENOTFOUND.
-func (s *Server) writableConversation(c echo.Context, id int64) (agent.Conversation, error) {
-	conv, err := s.readableConversation(c, id)
+// writableConversation returns the conversation of the :id parameter when the signed-in
+// person may write in it (theirs). Staff reading someone else's get EFORBIDDEN; anyone
+// else ENOTFOUND.
+func (s *Server) writableConversation(c echo.Context) (agent.Conversation, error) {
+	conv, err := s.readableConversation(c)
 	if err != nil {
 		return conv, err
 	}
@@ -44,7 +54,7 @@ func (s *Server) answerable(c echo.Context, id int64) (rec agent.QuestionRecord,
 	if err != nil {
 		return rec, "", err
 	}
-	conv, err := s.readableConversation(c, rec.ConversationID)
+	conv, err := s.readable(c, rec.ConversationID)
 	if err != nil {
 		return agent.QuestionRecord{}, "", agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
 	}

@@ -66,16 +66,12 @@ func (s *Server) allowMessage(u agent.User) error {
 }
 
 func (s *Server) handleConversation(c echo.Context) error {
-	id, err := paramID(c)
-	if err != nil {
-		return err
-	}
-	conv, err := s.readableConversation(c, id)
+	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
 	ctx := s.withMode(c, conv)
-	events, err := s.db.Events(ctx, id, 0)
+	events, err := s.db.Events(ctx, conv.ID, 0)
 	if err != nil {
 		return err
 	}
@@ -90,14 +86,11 @@ func (s *Server) handleConversation(c echo.Context) error {
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
 func (s *Server) handleSendMessage(c echo.Context) error {
-	id, err := paramID(c)
+	conv, err := s.writableConversation(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if _, err := s.writableConversation(c, id); err != nil {
-		return err
-	}
+	id, ctx := conv.ID, c.Request().Context()
 	u := currentUser(c)
 	if err := s.allowMessage(u); err != nil {
 		return err
@@ -139,14 +132,11 @@ func newNonce() string {
 }
 
 func (s *Server) handleRetry(c echo.Context) error {
-	id, err := paramID(c)
+	conv, err := s.writableConversation(c)
 	if err != nil {
 		return err
 	}
-	if _, err := s.writableConversation(c, id); err != nil {
-		return err
-	}
-	err = s.runner.Retry(c.Request().Context(), id)
+	err = s.runner.Retry(c.Request().Context(), conv.ID)
 	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) handleDocument(c echo.Context) error {
 	if err != nil {
 		return agent.Errorf(agent.ENOTFOUND, "Document not found.")
 	}
-	if _, err := s.readableConversation(c, convID); err != nil {
+	if _, err := s.readable(c, convID); err != nil {
 		return err
 	}
 	d, err := s.db.Document(c.Request().Context(), convID, docID)

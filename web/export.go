@@ -64,20 +64,16 @@ type conversationExport struct {
 
 // handleExportJSON downloads a conversation as JSON.
 func (s *Server) handleExportJSON(c echo.Context) error {
-	id, err := paramID(c)
-	if err != nil {
-		return err
-	}
-	conv, err := s.readableConversation(c, id)
+	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	events, err := s.db.Events(ctx, id, 0)
+	events, err := s.db.Events(ctx, conv.ID, 0)
 	if err != nil {
 		return err
 	}
-	audit, err := s.db.AuditLog(ctx, id, 1000)
+	audit, err := s.db.AuditLog(ctx, conv.ID, 1000)
 	if err != nil {
 		return err
 	}

@@ -127,20 +127,16 @@ func (s *Server) handleTimeline(c echo.Context) error {
 
 // timeline reads a conversation the person may read, as its timeline.
 func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
-	id, err := paramID(c)
-	if err != nil {
-		return views.TimelineData{}, err
-	}
-	conv, err := s.readableConversation(c, id)
+	conv, err := s.readableConversation(c)
 	if err != nil {
 		return views.TimelineData{}, err
 	}
 	ctx := c.Request().Context()
-	events, err := s.db.Events(ctx, id, 0)
+	events, err := s.db.Events(ctx, conv.ID, 0)
 	if err != nil {
 		return views.TimelineData{}, err
 	}
-	audit, err := s.db.AuditLog(ctx, id, 1000)
+	audit, err := s.db.AuditLog(ctx, conv.ID, 1000)
 	if err != nil {
 		return views.TimelineData{}, err
 	}

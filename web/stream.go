@@ -19,14 +19,11 @@ import (
 // Each SSE event carries the id of the log event it completes, so a reconnect resumes exactly.
 // One account may hold Limits.Streams streams at once; past that it gets 429.
 func (s *Server) handleStream(c echo.Context) error {
-	id, err := paramID(c)
+	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
-	conv, err := s.readableConversation(c, id)
-	if err != nil {
-		return err
-	}
+	id := conv.ID
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ctx := s.withMode(c, conv)
 	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)

@@ -61,11 +61,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 				return errors.New(agent.ErrorMessage(err))
 			}
 		}
-		pw, made, err := password(std.in, *fromStdin)
-		if err != nil {
-			return err
-		}
-		hash, err := agent.HashPassword(pw)
+		pw, hash, made, err := password(std.in, *fromStdin)
 		if err != nil {
 			return err
 		}
@@ -90,11 +86,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(std.out, "%s is now %s\n", u.Name, u.Role)
 		return nil
 	case "reset-password":
-		pw, made, err := password(std.in, *fromStdin)
-		if err != nil {
-			return err
-		}
-		hash, err := agent.HashPassword(pw)
+		pw, hash, made, err := password(std.in, *fromStdin)
 		if err != nil {
 			return err
 		}
@@ -121,21 +113,22 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // password is the first line of in when fromStdin, checked; otherwise a new random one
-// (made reports that, so that it is printed once).
-func password(in io.Reader, fromStdin bool) (pw string, made bool, err error) {
-	if !fromStdin {
-		pw, err = randomPassword()
-		return pw, true, err
+// (made reports that, so that it is printed once). hash is its argon2id hash.
+func password(in io.Reader, fromStdin bool) (pw, hash string, made bool, err error) {
+	if fromStdin {
+		line, err := bufio.NewReader(in).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", "", false, fmt.Errorf("read the password: %w", err)
+		}
+		pw = strings.TrimRight(line, "\r\n")
+		if err := agent.CheckPassword(pw); err != nil {
+			return "", "", false, errors.New(agent.ErrorMessage(err))
+		}
+	} else if pw, err = randomPassword(); err != nil {
+		return "", "", false, err
 	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", false, fmt.Errorf("read the password: %w", err)
-	}
-	pw = strings.TrimRight(line, "\r\n")
-	if err := agent.CheckPassword(pw); err != nil {
-		return "", false, errors.New(agent.ErrorMessage(err))
-	}
-	return pw, false, nil
+	hash, err = agent.HashPassword(pw)
+	return pw, hash, !fromStdin, err
 }
 
 // randomPassword makes a password of 20 characters from an alphabet without look-alikes
