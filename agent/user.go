@@ -52,6 +52,10 @@ func (u User) CanWrite(c Conversation) bool { return u.ID != 0 && c.UserID == u.
 // Account name limits.
 const maxNameRunes = 64
 
+// A2AAccount is the service account that owns the conversations started over A2A; no
+// person may take its name.
+const A2AAccount = "a2a"
+
 // CheckUserName says what is wrong with an account name, if anything: 1 to 64 characters,
 // letters, digits and . _ - @ only (what proxies send as a user: a login or an e-mail).
 func CheckUserName(name string) error {

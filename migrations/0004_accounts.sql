@@ -25,6 +25,10 @@ CREATE INDEX sessions_user ON sessions (user_id);
 -- account made adopts them.
 ALTER TABLE conversations ADD COLUMN user_id INTEGER REFERENCES users (id);
 CREATE INDEX conversations_user ON conversations (user_id, updated_at DESC, id DESC);
+-- A start form's nonce (an A2A client's message id) finds a conversation of the same owner
+-- only: nobody can reach into another's conversation by naming its nonce.
+DROP INDEX conversations_nonce;
+CREATE UNIQUE INDEX conversations_nonce ON conversations (coalesce(user_id, 0), nonce) WHERE nonce <> '';
 
 -- on_behalf_of names the person a staff member answered for; empty when people answer
 -- their own questions.
@@ -57,9 +61,10 @@ WHEN NEW.kind IN ('user_message', 'agent_message', 'question_asked')
 BEGIN
 	INSERT INTO search (body, kind, conversation_id, ref_id)
 	SELECT body, NEW.kind, NEW.conversation_id, NEW.id FROM (
-		SELECT CASE NEW.kind
-			WHEN 'question_asked' THEN coalesce(json_extract(NEW.payload, '$.question.message'), '')
-			ELSE coalesce(json_extract(NEW.payload, '$.text'), '')
+		SELECT CASE
+			WHEN NOT json_valid(CAST(NEW.payload AS TEXT)) THEN ''
+			WHEN NEW.kind = 'question_asked' THEN coalesce(json_extract(CAST(NEW.payload AS TEXT), '$.question.message'), '')
+			ELSE coalesce(json_extract(CAST(NEW.payload AS TEXT), '$.text'), '')
 		END AS body
 	) WHERE body <> '';
 END;
@@ -68,7 +73,8 @@ CREATE TRIGGER search_answers AFTER INSERT ON answers
 BEGIN
 	INSERT INTO search (body, kind, conversation_id, ref_id)
 	SELECT trim(coalesce((SELECT group_concat(CASE WHEN type = 'object' THEN json_extract(value, '$.name') ELSE value END, ' ')
-	                      FROM json_each(NEW.vals)), '') || ' ' || NEW.reason),
+	                      FROM json_each(CASE WHEN json_valid(CAST(NEW.vals AS TEXT)) THEN CAST(NEW.vals AS TEXT) ELSE '{}' END)), '')
+	            || ' ' || coalesce(NEW.reason, '')),
 		'answer', q.conversation_id, NEW.question_id
 	FROM questions q WHERE q.id = NEW.question_id;
 END;
@@ -82,18 +88,21 @@ BEGIN
 	VALUES (NEW.name || char(10) || CAST(substr(NEW.content, 1, 1048576) AS TEXT), 'document', NEW.conversation_id, NEW.id);
 END;
 
--- What was stored before the index existed.
+-- What was stored before the index existed (payloads were stored as BLOBs then: read as
+-- text; a malformed one is skipped, never a failed start).
 INSERT INTO search (body, kind, conversation_id, ref_id)
 SELECT body, kind, conversation_id, id FROM (
-	SELECT id, kind, conversation_id, CASE kind
-		WHEN 'question_asked' THEN coalesce(json_extract(payload, '$.question.message'), '')
-		ELSE coalesce(json_extract(payload, '$.text'), '')
+	SELECT id, kind, conversation_id, CASE
+		WHEN NOT json_valid(CAST(payload AS TEXT)) THEN ''
+		WHEN kind = 'question_asked' THEN coalesce(json_extract(CAST(payload AS TEXT), '$.question.message'), '')
+		ELSE coalesce(json_extract(CAST(payload AS TEXT), '$.text'), '')
 	END AS body
 	FROM events WHERE kind IN ('user_message', 'agent_message', 'question_asked')
 ) WHERE body <> '' ORDER BY id;
 INSERT INTO search (body, kind, conversation_id, ref_id)
 SELECT trim(coalesce((SELECT group_concat(CASE WHEN type = 'object' THEN json_extract(value, '$.name') ELSE value END, ' ')
-                      FROM json_each(a.vals)), '') || ' ' || a.reason),
+                      FROM json_each(CASE WHEN json_valid(CAST(a.vals AS TEXT)) THEN CAST(a.vals AS TEXT) ELSE '{}' END)), '')
+            || ' ' || coalesce(a.reason, '')),
 	'answer', q.conversation_id, a.question_id
 FROM answers a JOIN questions q ON q.id = a.question_id ORDER BY a.id;
 INSERT INTO search (body, kind, conversation_id, ref_id)

@@ -10,14 +10,15 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// CreateConversation starts an empty conversation with the named agent. With a non-empty
-// nonce already used, it returns that conversation instead (a double-clicked start form).
+// CreateConversation starts an empty conversation of the user's with the named agent. With a
+// non-empty nonce the user has used already, it returns that conversation instead (a
+// double-clicked start form); another person's nonce finds nothing of theirs.
 func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (agent.Conversation, error) {
 	var c agent.Conversation
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		if nonce != "" {
 			var id int64
-			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE nonce = ?`, nonce).Scan(&id)
+			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE coalesce(user_id, 0) = ? AND nonce = ?`, userID, nonce).Scan(&id)
 			if err == nil {
 				c, err = conversation(ctx, tx, id)
 				return err

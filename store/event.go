@@ -22,7 +22,7 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agen
 		runID = ev.RunID
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at)
-		VALUES (?, ?, ?, ?, ?)`, ev.ConversationID, runID, ev.Kind, payload, formatTime(ev.At))
+		VALUES (?, ?, ?, ?, ?)`, ev.ConversationID, runID, ev.Kind, string(payload), formatTime(ev.At))
 	if err != nil {
 		return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
 	}

@@ -192,7 +192,7 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 		return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.QuestionID, r.Outcome, vals, r.Reason, r.By, r.OnBehalfOf, now); err != nil {
+		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, now); err != nil {
 		return fmt.Errorf("resolve: %w", err)
 	}
 	if r.OnBehalfOf != "" {

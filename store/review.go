@@ -55,6 +55,9 @@ const (
 	rankLimit = 1000
 	hitLimit  = 300
 	maxTerms  = 12
+	// scanLimit bounds a common search with filters: only the newest scanLimit matches are
+	// looked at, however few of them the filters keep.
+	scanLimit = 5000
 )
 
 // SearchQuery turns what a person typed into an FTS5 query: each word quoted (so that
@@ -90,6 +93,9 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	order := ` ORDER BY search.rank`
 	if common {
 		order = ` ORDER BY search.rowid DESC`
+		// A rowid bound FTS5 applies as it reads: the scan stops past the newest matches.
+		where = append(where, `search.rowid >= coalesce((SELECT min(rowid) FROM (SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?)), 0)`)
+		args = append(args, q, scanLimit)
 	}
 	// CROSS JOIN keeps the index the outer loop: it reads matches in the order asked for
 	// and the LIMIT stops it.

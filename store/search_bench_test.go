@@ -17,6 +17,12 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 	b.Helper()
 	db := storetest.New(b)
 	ann, _ := db.CreateUser(ctx, "ann", "h", "")
+	// Bob has one conversation, among the oldest: a filter on him keeps few matches.
+	bob, _ := db.CreateUser(ctx, "bob", "h", "")
+	bc, _ := db.CreateConversation(ctx, bob.ID, "x", "bob's", "")
+	if _, err := db.StartRun(ctx, bc.ID, agent.Message{Text: "the budget of the team"}); err != nil {
+		b.Fatal(err)
+	}
 	words := strings.Fields("the a to of and in is it you that for on with as was the the budget venue party team order log error server plan guests date time")
 	r := rand.New(rand.NewSource(1))
 	for c := range conversations {
@@ -55,11 +61,12 @@ func BenchmarkSearch(b *testing.B) {
 		{"TwoCommonWords", "the budget", agent.ConversationFilter{}},
 		{"RareWord", "kirkwood", agent.ConversationFilter{}},
 		{"CommonWordOnePerson", "the", agent.ConversationFilter{UserID: 1, State: agent.StateDone}},
+		{"CommonWordFewMatchesOfAPerson", "the", agent.ConversationFilter{UserID: 2}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				hits, _, err := db.Search(ctx, bc.q, bc.f)
-				if err != nil || len(hits) == 0 {
+				if err != nil || (len(hits) == 0) != (bc.f.UserID == 2) {
 					b.Fatalf("%d hits, %v", len(hits), err)
 				}
 			}

@@ -28,6 +28,9 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 	if err := agent.CheckUserName(name); err != nil {
 		return agent.User{}, err
 	}
+	if role != agent.RoleService && strings.EqualFold(name, agent.A2AAccount) {
+		return agent.User{}, agent.Errorf(agent.EINVALID, "The name %q is Parley's own; choose another.", name)
+	}
 	var people int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role <> 'service'`).Scan(&people); err != nil {
 		return agent.User{}, fmt.Errorf("create user: %w", err)
@@ -60,8 +63,12 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 // is none: the accounts of people a proxy vouches for, the single person of --auth none,
 // and Parley's own service accounts. role "" follows CreateUser's first-account rule.
 func (db *DB) EnsureUser(ctx context.Context, name string, role agent.Role) (agent.User, error) {
-	var u agent.User
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	// Nearly always the account is there: a read, without the writer's lock.
+	u, _, err := userBy(ctx, db.read, `name = ?`, name)
+	if agent.ErrorCode(err) != agent.ENOTFOUND {
+		return u, err
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		u, _, err = userBy(ctx, tx, `name = ?`, name)
 		if agent.ErrorCode(err) == agent.ENOTFOUND {

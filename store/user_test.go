@@ -121,3 +121,18 @@ func TestDB_Session(t *testing.T) {
 		}
 	})
 }
+
+func TestDB_CreateConversation_NonceIsPerPerson(t *testing.T) {
+	db := storetest.New(t)
+	ann, _ := db.CreateUser(ctx, "ann", "h", "")
+	bob, _ := db.CreateUser(ctx, "bob", "h", "")
+	a, _ := db.CreateConversation(ctx, ann.ID, "x", "ann's", "n-1")
+	again, _ := db.CreateConversation(ctx, ann.ID, "x", "ann's again", "n-1")
+	if again.ID != a.ID {
+		t.Fatalf("ann's double submit made conversation %d, want %d", again.ID, a.ID)
+	}
+	b, err := db.CreateConversation(ctx, bob.ID, "x", "bob's", "n-1")
+	if err != nil || b.ID == a.ID || b.UserID != bob.ID {
+		t.Fatalf("bob naming ann's nonce got %+v, %v; want a conversation of his own", b, err)
+	}
+}

@@ -495,7 +495,7 @@ func ReviewPage(d ReviewData) templ.Component {
 			}
 			if d.Searched {
 				if d.Common {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<p class=\"muted\">Many texts hold these words: the newest matches are shown first.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<p class=\"muted\">Many texts hold these words: the newest 5,000 matches were looked at, newest first. Add a word, or a filter, to narrow the search.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

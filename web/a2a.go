@@ -31,7 +31,7 @@ const a2aPerson = "a2a client"
 
 // A2AUser is the service account that owns the conversations started over A2A; staff
 // review them like any other.
-const A2AUser = "a2a"
+const A2AUser = agent.A2AAccount
 
 // a2aRoutes mounts the agent cards and one JSON-RPC endpoint per agent.
 func (s *Server) a2aRoutes() {

@@ -39,8 +39,11 @@ type AuthOptions struct {
 	Signup bool
 	// Session bounds a session: 30 min idle and 12 h in all by default.
 	Session store.SessionLimits
-	// TrustedProxies are the addresses AuthProxy accepts requests from; ProxyHeaders the
-	// headers naming the person, first found wins (Remote-User, X-Forwarded-User).
+	// TrustedProxies are the addresses AuthProxy accepts requests from, and whose
+	// X-Forwarded-Proto and X-Forwarded-For are believed in any mode. ProxyHeaders are the
+	// headers naming the person (Remote-User by default; X-Forwarded-User for
+	// oauth2-proxy): when several are named, all those present must agree, so that a header
+	// a client sent and the proxy passed on cannot stand in for the one the proxy set.
 	TrustedProxies []netip.Prefix
 	ProxyHeaders   []string
 	// StaffAnswer lets staff answer, decline or cancel a question on its person's behalf,
@@ -59,7 +62,7 @@ func (o AuthOptions) withDefaults() AuthOptions {
 		o.Session.Max = 12 * time.Hour
 	}
 	if len(o.ProxyHeaders) == 0 {
-		o.ProxyHeaders = []string{"Remote-User", "X-Forwarded-User"}
+		o.ProxyHeaders = []string{"Remote-User"}
 	}
 	return o
 }
@@ -72,33 +75,38 @@ const (
 )
 
 // isHTTPS reports whether the browser reached Parley over HTTPS, directly or through a
-// proxy that terminates TLS.
-func isHTTPS(r *http.Request) bool {
-	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+// trusted proxy that terminates TLS.
+func (s *Server) isHTTPS(r *http.Request) bool {
+	return r.TLS != nil || (s.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"))
 }
 
-// sessionToken reads the session cookie.
-func sessionToken(r *http.Request) string {
-	for _, name := range []string{cookieSecure, cookiePlain} {
-		if ck, err := r.Cookie(name); err == nil && ck.Value != "" {
-			return ck.Value
-		}
+// sessionToken reads the session cookie: over HTTPS only the __Host- one, which no other
+// site or plain-HTTP page can have set.
+func (s *Server) sessionToken(r *http.Request) string {
+	name := cookiePlain
+	if s.isHTTPS(r) {
+		name = cookieSecure
+	}
+	if ck, err := r.Cookie(name); err == nil {
+		return ck.Value
 	}
 	return ""
 }
 
-// setSessionCookie hands the browser its session id; an empty token clears the cookie.
+// setSessionCookie hands the browser its session id; an empty token clears both cookies.
 func (s *Server) setSessionCookie(c echo.Context, token string) {
+	if token == "" {
+		for _, name := range []string{cookieSecure, cookiePlain} {
+			c.SetCookie(&http.Cookie{Name: name, Path: "/", HttpOnly: true, Secure: name == cookieSecure, SameSite: http.SameSiteLaxMode, MaxAge: -1})
+		}
+		return
+	}
 	name, secure := cookiePlain, false
-	if isHTTPS(c.Request()) {
+	if s.isHTTPS(c.Request()) {
 		name, secure = cookieSecure, true
 	}
-	ck := &http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
-		MaxAge: int(s.auth.Session.Max / time.Second)}
-	if token == "" {
-		ck.MaxAge = -1
-	}
-	c.SetCookie(ck)
+	c.SetCookie(&http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
+		MaxAge: int(s.auth.Session.Max / time.Second)})
 }
 
 // userKey is where the signed-in user is kept on the echo context.
@@ -117,23 +125,51 @@ func (s *Server) identify(c echo.Context) (agent.User, error) {
 	ctx := c.Request().Context()
 	switch s.auth.Mode {
 	case AuthNone:
+		// Loopback alone does not keep other sites out: a page whose name was made to point
+		// at 127.0.0.1 (DNS rebinding) sends its own name as the Host.
+		if !loopbackHost(c.Request().Host) {
+			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
+		}
 		return s.db.EnsureUser(ctx, NoneUser, agent.RoleStaff)
 	case AuthProxy:
 		if !s.fromTrustedProxy(c.Request()) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
 		}
+		name := ""
 		for _, h := range s.auth.ProxyHeaders {
-			if name := strings.TrimSpace(c.Request().Header.Get(h)); name != "" {
-				u, err := s.db.EnsureUser(ctx, name, "")
-				if err == nil && u.Role == agent.RoleService {
-					return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
-				}
-				return u, err
+			v := strings.TrimSpace(c.Request().Header.Get(h))
+			if v == "" {
+				continue
 			}
+			if name != "" && v != name {
+				return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "The sign-in headers name different people.")
+			}
+			name = v
 		}
-		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
+		if name == "" {
+			return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
+		}
+		u, err := s.db.EnsureUser(ctx, name, "")
+		if err == nil && u.Role == agent.RoleService {
+			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
+		}
+		return u, err
 	}
-	return s.db.Session(ctx, sessionToken(c.Request()), s.auth.Session)
+	return s.db.Session(ctx, s.sessionToken(c.Request()), s.auth.Session)
+}
+
+// loopbackHost reports whether a request's Host names this machine: localhost or a
+// loopback address, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // fromTrustedProxy reports whether the request's peer is one of the trusted proxies.
@@ -201,9 +237,12 @@ func requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// safeNext is where to go after signing in: a path on this site, "/" otherwise.
+// safeNext is where to go after signing in: a path on this site, "/" otherwise. Browsers
+// drop tabs and newlines and read \\ as /, so a next holding any of them is refused.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
 		return "/"
 	}
 	return next
@@ -213,7 +252,7 @@ func safeNext(next string) string {
 func (o AuthOptions) authDescription() string {
 	switch o.Mode {
 	case AuthProxy:
-		return fmt.Sprintf("proxy (%s from %d trusted address ranges)", strings.Join(o.ProxyHeaders, ", "), len(o.TrustedProxies))
+		return fmt.Sprintf("proxy (%s from %d trusted address ranges)", strings.Join(o.ProxyHeaders, " = "), len(o.TrustedProxies))
 	case AuthNone:
 		return "none (one person, no sign-in)"
 	}

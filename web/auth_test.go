@@ -48,6 +48,12 @@ const testPassword = "correct horse battery staple"
 
 func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
 	t.Helper()
+	return newAccountsServerBeating(t, time.Hour, auth, limits, agents...)
+}
+
+// newAccountsServerBeating is newAccountsServer with streams' heartbeat every beat.
+func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
+	t.Helper()
 	db := newDB(t)
 	clock := &testClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	db.Now = clock.Now
@@ -64,7 +70,7 @@ func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, ag
 		}
 	}
 	auth.Signup = true
-	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: time.Hour, Auth: auth, Limits: limits})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: beat, Auth: auth, Limits: limits})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -353,11 +359,10 @@ func TestSignIn(t *testing.T) {
 			}
 		}
 	})
-	t.Run("SecureCookieOverHTTPS", func(t *testing.T) {
-		p := as.browser(t)
-		_, _, h := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}}, map[string]string{"X-Forwarded-Proto": "https"})
-		if sc := h.Get("Set-Cookie"); !strings.HasPrefix(sc, "__Host-parley_session=") || !strings.Contains(sc, "Secure") {
-			t.Fatalf("Set-Cookie over HTTPS = %q", sc)
+	t.Run("HTTPSOnlyFromATrustedProxy", func(t *testing.T) {
+		_, _, h := as.browser(t).do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}}, map[string]string{"X-Forwarded-Proto": "https"})
+		if sc := h.Get("Set-Cookie"); !strings.HasPrefix(sc, "parley_session=") {
+			t.Fatalf("Set-Cookie with X-Forwarded-Proto from an untrusted peer = %q, want the plain cookie", sc)
 		}
 	})
 	t.Run("IdleAndAbsoluteExpiry", func(t *testing.T) {
@@ -409,6 +414,63 @@ func TestSignIn(t *testing.T) {
 			t.Fatalf("unknown name = %d %.200s", code, body)
 		}
 	})
+}
+
+// Behind a trusted proxy that terminates TLS the cookie is __Host- and Secure, and only that
+// cookie is read: a plain one planted by another page does not sign anyone in.
+func TestSecureCookieBehindATLSProxy(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, web.Limits{})
+	https := map[string]string{"X-Forwarded-Proto": "https"}
+	p := as.browser(t)
+	_, _, h := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}}, https)
+	sc := h.Get("Set-Cookie")
+	if !strings.HasPrefix(sc, "__Host-parley_session=") || !strings.Contains(sc, "Secure") || !strings.Contains(sc, "Path=/") || strings.Contains(sc, "Domain") {
+		t.Fatalf("Set-Cookie over HTTPS = %q", sc)
+	}
+	token := strings.TrimPrefix(strings.SplitN(sc, ";", 2)[0], "__Host-parley_session=")
+	if code, _, _ := p.do(http.MethodGet, "/inbox", nil, map[string]string{"X-Forwarded-Proto": "https", "Cookie": "__Host-parley_session=" + token}); code != 200 {
+		t.Fatalf("with the __Host- cookie = %d", code)
+	}
+	if code, _, _ := as.browser(t).do(http.MethodGet, "/inbox", nil, map[string]string{"X-Forwarded-Proto": "https", "Cookie": "parley_session=" + token}); code != http.StatusSeeOther {
+		t.Fatalf("with a plain cookie over HTTPS = %d, want a redirect to sign in", code)
+	}
+	_, _, h = p.do(http.MethodPost, "/logout", url.Values{}, https)
+	if cookies := h.Values("Set-Cookie"); len(cookies) != 2 {
+		t.Fatalf("logout cleared %q, want both cookie names", cookies)
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{})
+	for next, want := range map[string]string{
+		"/c/3?x=1":             "/c/3?x=1",
+		"//evil.example":       "/",
+		"/\\evil.example":      "/",
+		"/\t/evil.example":     "/",
+		"https://evil.example": "/",
+		"c/3":                  "/",
+	} {
+		_, _, h := as.browser(t).do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {testPassword}, "next": {next}}, nil)
+		if got := h.Get("Location"); got != want {
+			t.Errorf("next %q: redirected to %q, want %q", next, got, want)
+		}
+	}
+}
+
+func TestNoSignInAnswersOnlyToLocalhost(t *testing.T) {
+	ts := newTestServer(t, newDB(t))
+	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "evil.example": 403, "evil.example:8080": 403} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/inbox", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s = %d, want %d (DNS rebinding)", host, resp.StatusCode, want)
+		}
+	}
 }
 
 func TestSignup(t *testing.T) {
@@ -464,7 +526,7 @@ func TestProxyAuth(t *testing.T) {
 	t.Run("TrustedProxy", func(t *testing.T) {
 		as := newAccountsServer(t, trust("127.0.0.1/32"), web.Limits{})
 		p := as.browser(t)
-		if code, page, _ := p.do(http.MethodGet, "/review", nil, map[string]string{"X-Forwarded-User": "carol"}); code != 200 || !strings.Contains(page, "carol") {
+		if code, page, _ := p.do(http.MethodGet, "/review", nil, map[string]string{"Remote-User": "carol"}); code != 200 || !strings.Contains(page, "carol") {
 			t.Fatalf("staff through the proxy = %d", code)
 		}
 		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": "frank"}); code != 200 {
@@ -481,6 +543,19 @@ func TestProxyAuth(t *testing.T) {
 		}
 		if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {testPassword}}, nil); code != 404 {
 			t.Fatalf("password sign-in in proxy mode = %d, want 404", code)
+		}
+	})
+	t.Run("HeadersMustAgree", func(t *testing.T) {
+		opts := trust("127.0.0.1/32")
+		opts.ProxyHeaders = []string{"X-Forwarded-User", "Remote-User"}
+		as := newAccountsServer(t, opts, web.Limits{})
+		p := as.browser(t)
+		// The proxy set X-Forwarded-User; the client's own Remote-User came along.
+		if code, _, _ := p.do(http.MethodGet, "/review", nil, map[string]string{"X-Forwarded-User": "ann", "Remote-User": "carol"}); code != http.StatusForbidden {
+			t.Fatalf("two headers naming two people = %d, want 403", code)
+		}
+		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"X-Forwarded-User": "ann"}); code != 200 {
+			t.Fatalf("one header = %d", code)
 		}
 	})
 }
@@ -548,4 +623,45 @@ func TestLimits(t *testing.T) {
 		}
 		b.Body.Close()
 	})
+}
+
+// Many wrong passwords at once are counted before any is checked: no more than the limit
+// are tried.
+func TestSignIn_ABurstIsCounted(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{LoginAttempts: 3})
+	codes := make(chan int, 10)
+	for i := range 10 {
+		go func() {
+			code, _, _ := as.browser(t).do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {fmt.Sprint("guess number ", i)}}, nil)
+			codes <- code
+		}()
+	}
+	counts := map[int]int{}
+	for range 10 {
+		counts[<-codes]++
+	}
+	if counts[http.StatusUnauthorized] != 3 || counts[http.StatusTooManyRequests] != 7 {
+		t.Fatalf("statuses = %v, want 3 checked (401) and 7 refused (429)", counts)
+	}
+}
+
+// A stream open when its session ends is closed at the next heartbeat.
+func TestStreamEndsWithTheSession(t *testing.T) {
+	as := newAccountsServerBeating(t, 30*time.Millisecond, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.signIn(t, "ann")
+	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
+	conv := h.Get("Location")
+	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.URL+conv+"/stream", nil)
+	resp, err := ann.client.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stream = %v, %v", resp, err)
+	}
+	defer resp.Body.Close()
+	ann.do(http.MethodPost, "/logout", url.Values{}, nil)
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("the stream did not end with the session: %v", err)
+	}
 }

@@ -46,6 +46,7 @@ type bucket struct {
 	rate     float64
 	now      func() time.Time
 	keys     map[string]*tokens
+	calls    int
 }
 
 type tokens struct {
@@ -65,9 +66,12 @@ func (b *bucket) refill(key string) *tokens {
 		t = &tokens{n: b.capacity, last: now}
 		b.keys[key] = t
 	}
-	t.n = math.Min(b.capacity, t.n+now.Sub(t.last).Seconds()*b.rate)
-	t.last = now
-	if len(b.keys) > 10000 {
+	// A clock set back refills nothing (and takes nothing back).
+	if elapsed := now.Sub(t.last); elapsed > 0 {
+		t.n = math.Min(b.capacity, t.n+elapsed.Seconds()*b.rate)
+		t.last = now
+	}
+	if b.calls++; len(b.keys) > 10000 && b.calls%1000 == 0 {
 		b.sweep(now)
 	}
 	return t
@@ -95,15 +99,13 @@ func (b *bucket) take(key string) (ok bool, wait time.Duration) {
 	return false, time.Duration((1 - t.n) / b.rate * float64(time.Second))
 }
 
-// wait says how long until key has a token, without spending one (0 when it has).
-func (b *bucket) wait(key string) time.Duration {
+// refund gives key back the token its last take spent (an attempt that turned out fine).
+func (b *bucket) refund(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t := b.refill(key)
-	if t.n >= 1 {
-		return 0
+	if t, ok := b.keys[key]; ok {
+		t.n = math.Min(b.capacity, t.n+1)
 	}
-	return time.Duration((1 - t.n) / b.rate * float64(time.Second))
 }
 
 // reset fills key's bucket again (a successful sign-in clears its failures).

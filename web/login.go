@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -35,28 +37,35 @@ func (s *Server) handleLogin(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	name, pw, next := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), safeNext(c.FormValue("next"))
-	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+s.clientIP(c.Request())
-	if wait := max(s.logins.wait(nameKey), s.logins.wait(ipKey)); wait > 0 {
-		return tooMany("Too many failed sign-ins.", wait)
+	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+addressKey(s.clientIP(c.Request()))
+	// An attempt is paid for before the password is checked, so that many at once cannot
+	// all pass; a success gives the name's back.
+	okName, waitName := s.logins.take(nameKey)
+	okIP, waitIP := s.logins.take(ipKey)
+	if !okName || !okIP {
+		return tooMany("Too many failed sign-ins.", max(waitName, waitIP))
 	}
 	u, hash, err := s.db.UserByName(ctx, name)
-	ok := false
-	switch {
-	case agent.ErrorCode(err) == agent.ENOTFOUND:
-		agent.PasswordMatchesNoAccount(pw)
-	case err != nil:
+	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
 		return err
-	default:
-		ok = u.Role != agent.RoleService && agent.PasswordMatches(hash, pw)
+	}
+	ok := false
+	if err := s.hashing(ctx, func() {
+		if err != nil || u.Role == agent.RoleService || hash == "" {
+			agent.PasswordMatchesNoAccount(pw) // the same time as a wrong password
+			return
+		}
+		ok = agent.PasswordMatches(hash, pw)
+	}); err != nil {
+		return err
 	}
 	if !ok {
-		s.logins.take(nameKey)
-		s.logins.take(ipKey)
 		s.log.Info("sign-in failed", "name", name, "ip", s.clientIP(c.Request()))
 		return page(c, http.StatusUnauthorized, views.LoginPage(views.LoginData{Name: name, Next: next, Signup: s.auth.Signup,
 			Error: "That name and password do not match an account."}))
 	}
 	s.logins.reset(nameKey)
+	s.logins.refund(ipKey)
 	if err := s.startSession(c, u); err != nil {
 		return err
 	}
@@ -66,7 +75,7 @@ func (s *Server) handleLogin(c echo.Context) error {
 // startSession ends the session the request came with, if any, and starts a new one.
 func (s *Server) startSession(c echo.Context, u agent.User) error {
 	ctx := c.Request().Context()
-	if old := sessionToken(c.Request()); old != "" {
+	if old := s.sessionToken(c.Request()); old != "" {
 		if err := s.db.DeleteSession(ctx, old); err != nil {
 			return err
 		}
@@ -82,7 +91,7 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 
 // handleLogout ends the session.
 func (s *Server) handleLogout(c echo.Context) error {
-	if token := sessionToken(c.Request()); token != "" {
+	if token := s.sessionToken(c.Request()); token != "" {
 		if err := s.db.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
@@ -91,14 +100,16 @@ func (s *Server) handleLogout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// signupOpen reports whether an account can be made here now: sign-up is on, or nobody
-// has an account yet (the first becomes staff).
+// signupOpen reports whether an account can be made here now: sign-up is on, or (with
+// sign-up off) nobody has an account yet and the request comes from this machine. The first
+// account becomes staff.
 func (s *Server) signupOpen(c echo.Context) (open, first bool, err error) {
 	people, err := s.db.HasPeople(c.Request().Context())
 	if err != nil {
 		return false, false, err
 	}
-	return s.auth.Mode == AuthLocal && (s.auth.Signup || !people), !people, nil
+	local := loopbackHost(s.clientIP(c.Request()))
+	return s.auth.Mode == AuthLocal && (s.auth.Signup || (!people && local)), !people, nil
 }
 
 func (s *Server) handleSignupPage(c echo.Context) error {
@@ -142,12 +153,15 @@ func (s *Server) handleSignup(c echo.Context) error {
 	if ok, wait := s.signups.take("ip:" + s.clientIP(c.Request())); !ok {
 		return tooMany("Too many new accounts from your address.", wait)
 	}
-	hash, err := agent.HashPassword(pw)
+	var hash string
+	if err := s.hashing(c.Request().Context(), func() { hash, err = agent.HashPassword(pw) }); err != nil {
+		return err
+	}
 	if err != nil {
 		return err
 	}
 	u, err := s.db.CreateUser(c.Request().Context(), name, hash, "")
-	if agent.ErrorCode(err) == agent.ECONFLICT {
+	if code := agent.ErrorCode(err); code == agent.ECONFLICT || code == agent.EINVALID {
 		d.Errors["name"] = agent.ErrorMessage(err)
 		return page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
 	}
@@ -177,4 +191,28 @@ func (s *Server) clientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// addressKey is what sign-in attempts are counted by: an IPv4 address, or an IPv6 /64 (one
+// machine commonly holds a whole /64).
+func addressKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || addr.Unmap().Is4() {
+		return ip
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
+}
+
+// hashing runs fn, an argon2id computation (64 MiB each), when one of a few slots is free,
+// so that a burst of sign-ins cannot take all the memory; it gives up when ctx ends.
+func (s *Server) hashing(ctx context.Context, fn func()) error {
+	select {
+	case s.hashSlots <- struct{}{}:
+		defer func() { <-s.hashSlots }()
+		fn()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

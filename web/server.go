@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -33,6 +34,8 @@ type Server struct {
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
 	logins, signups, messages *bucket
 	streams                   streamCounter
+	// hashSlots bounds the password hashes computed at once.
+	hashSlots chan struct{}
 	// a2aUser owns the conversations started over A2A.
 	a2aUser agent.User
 	http    *http.Server
@@ -86,6 +89,7 @@ func NewServer(opts NewServerOptions) *Server {
 	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, opts.DB.Now)
 	s.signups = newBucket(5, time.Hour, opts.DB.Now)
 	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
+	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 	s.runner = agent.NewRunner(agent.RunnerOptions{
 		Ledger: opts.DB,
 		Agents: opts.Agents,
@@ -118,6 +122,9 @@ func (s *Server) Start(ctx context.Context) error {
 	var err error
 	if s.a2aUser, err = s.db.EnsureUser(ctx, A2AUser, agent.RoleService); err != nil {
 		return fmt.Errorf("a2a account: %w", err)
+	}
+	if s.a2aUser.Role != agent.RoleService {
+		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", A2AUser)
 	}
 	s.log.Info("sign-in", "auth", s.auth.authDescription())
 	return s.runner.Start(ctx)

@@ -70,6 +70,11 @@ func (s *Server) handleStream(c echo.Context) error {
 			return nil
 		case <-wake:
 		case <-heartbeat.C:
+			// The session may have ended, or staff stopped being staff: the stream ends too,
+			// and the page's reconnect is asked to sign in.
+			if u, err := s.identify(c); err != nil || !u.CanRead(conv) {
+				return nil
+			}
 			if _, err := c.Response().Write([]byte(": heartbeat\n\n")); err != nil {
 				return nil
 			}

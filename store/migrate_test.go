@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/migrations"
+	"github.com/parley-chat/parley/store/storetest"
+)
+
+// A database from before accounts (payloads stored as BLOBs, one of them malformed) opens:
+// its messages and answers are found by search, and its conversations belong to the first
+// account made.
+func TestDB_MigrateAccounts_OldData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`)
+	for _, name := range []string{"0001_init.sql", "0002_a2a_tasks.sql", "0003_documents.sql"} {
+		body, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(body))
+		exec(`INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')`, name)
+	}
+	now := "2026-11-01T09:00:00.000000000Z"
+	exec(`INSERT INTO conversations (id, agent, title, created_at, updated_at) VALUES (1, 'x', 'old one', ?, ?)`, now, now)
+	exec(`INSERT INTO runs (id, conversation_id, state, created_at, updated_at) VALUES (1, 1, 'done', ?, ?)`, now, now)
+	exec(`INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (1, 1, 'user_message', ?, ?)`, []byte(`{"text":"the quarterly offsite in Zürich"}`), now)
+	exec(`INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (1, 1, 'agent_message', ?, ?)`, []byte(`{"text":`), now)
+	exec(`INSERT INTO questions (id, conversation_id, run_id, asker, spec, state, created_at) VALUES (1, 1, 1, 'a', '{}', 'answered', ?)`, now)
+	exec(`INSERT INTO answers (question_id, outcome, vals, created_at) VALUES (1, 'answered', ?, ?)`, []byte(`{"venue":"Glasshouse","n":3}`), now)
+	raw.Close()
+
+	db := storetest.Open(t, path)
+	for _, q := range []string{"zurich", "glasshouse"} {
+		if hits, _, err := db.Search(ctx, q, agent.ConversationFilter{}); err != nil || len(hits) != 1 {
+			t.Errorf("search %q after the migration = %+v, %v", q, hits, err)
+		}
+	}
+	ann, err := db.CreateUser(ctx, "ann", "h", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := db.Conversation(ctx, 1); c.UserID != ann.ID {
+		t.Errorf("the old conversation belongs to %d, want the first account", c.UserID)
+	}
+}
