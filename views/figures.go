@@ -1,7 +1,10 @@
 package views
 
 import (
+	"net/url"
+
 	"fmt"
+	"github.com/a-h/templ"
 	"math"
 	"strconv"
 	"strings"
@@ -17,6 +20,19 @@ type FiguresData struct {
 	Days    int
 	Spans   []int
 	Titles  map[string]string
+	// Agent is the one agent the figures are of ("" for all); Agents are those with
+	// questions in the span, to choose from.
+	Agent  string
+	Agents []string
+}
+
+// figuresURL is the figures page for a span and an agent ("" for all).
+func figuresURL(days int, agentName string) templ.SafeURL {
+	u := fmt.Sprintf("/review/figures?days=%d", days)
+	if agentName != "" {
+		u += "&agent=" + url.QueryEscape(agentName)
+	}
+	return templ.SafeURL(u)
 }
 
 // title is an agent's display title; the name itself for an agent no longer configured.

@@ -19,7 +19,7 @@ var figureSpans = []int{7, 30, 90}
 const defaultFigureDays = 30
 
 // handleFigures shows staff the question figures of the last 7, 30 or 90 days (?days=,
-// 30 by default): whole UTC days, today's included.
+// 30 by default): whole UTC days, today's included; of all agents, or one (?agent=).
 func (s *Server) handleFigures(c echo.Context) error {
 	days, err := strconv.Atoi(c.QueryParam("days"))
 	if err != nil || !slices.Contains(figureSpans, days) {
@@ -32,12 +32,18 @@ func (s *Server) handleFigures(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	figs := agent.FigureQuestions(facts, from, to)
-	titles := map[string]string{}
-	for _, a := range figs.Agents {
+	// The agents to choose from are those of the span; the figures, of the one chosen.
+	d := views.FiguresData{Days: days, Spans: figureSpans, Titles: map[string]string{}, Agent: c.QueryParam("agent")}
+	for _, a := range agent.FigureQuestions(facts, from, to).Agents {
+		d.Agents = append(d.Agents, a.Agent)
 		if info, ok := s.runner.Agent(a.Agent); ok {
-			titles[a.Agent] = info.Title
+			d.Titles[a.Agent] = info.Title
 		}
 	}
-	return page(c, http.StatusOK, views.Figures(views.FiguresData{Figures: figs, Days: days, Spans: figureSpans, Titles: titles}))
+	slices.Sort(d.Agents)
+	if d.Agent != "" {
+		facts = slices.DeleteFunc(facts, func(f agent.QuestionFact) bool { return f.Agent != d.Agent })
+	}
+	d.Figures = agent.FigureQuestions(facts, from, to)
+	return page(c, http.StatusOK, views.Figures(d))
 }

@@ -154,5 +154,10 @@ func TestReviewDesk(t *testing.T) {
 		if !strings.Contains(page, "2 questions asked, 1 answered") {
 			t.Errorf("today's bar does not say 2 asked, 1 answered:\n%.3000s", page)
 		}
+		// One agent's figures: another agent has asked nothing.
+		_, page = carol.get("/review/figures?days=7&agent=someone-else")
+		if !strings.Contains(page, "No questions were asked in these 7 days.") || !strings.Contains(page, `href="/review/figures?days=7&amp;agent=asker"`) {
+			t.Errorf("figures of another agent:\n%.3000s", page)
+		}
 	})
 }
