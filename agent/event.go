@@ -41,7 +41,7 @@ func (s RunState) Label() string {
 	case StateRunning:
 		return "running"
 	case StateWaiting:
-		return "waiting for you"
+		return "waiting for an answer"
 	case StateDone:
 		return "done"
 	case StateFailed:

@@ -54,6 +54,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
+		if strings.Contains(err.Error(), "no such module: fts5") {
+			return nil, fmt.Errorf("%w: this binary's SQLite has no full-text search; build it with -tags sqlite_fts5", err)
+		}
 		return nil, err
 	}
 	r, err := sql.Open("sqlite3", dsn("ro"))
