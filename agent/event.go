@@ -35,6 +35,9 @@ const (
 	StateInterrupted RunState = "interrupted"
 )
 
+// RunStates are the states a conversation can be found in, as the review desk offers them.
+var RunStates = []RunState{StateWaiting, StateRunning, StateDone, StateFailed, StateInterrupted}
+
 // Label is the state as the person reads it.
 func (s RunState) Label() string {
 	switch s {

@@ -84,3 +84,11 @@ type ConversationFilter struct {
 	From, To      time.Time
 	Limit, Offset int
 }
+
+// PageSize is how many conversations the filter asks for: Limit, 50 when it is not set.
+func (f ConversationFilter) PageSize() int {
+	if f.Limit <= 0 {
+		return 50
+	}
+	return f.Limit
+}

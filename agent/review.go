@@ -42,18 +42,45 @@ type QuestionFigures struct {
 	Total    AgentFigures
 }
 
+// Counts are questions asked, by how they ended (Other: cancelled or superseded).
+type Counts struct {
+	Asked, Answered, Declined, Expired, Other, Pending int
+}
+
+// add counts one question that ended with outcome ("" while it is pending).
+func (c *Counts) add(outcome Outcome) {
+	c.Asked++
+	switch outcome {
+	case Answered:
+		c.Answered++
+	case Declined:
+		c.Declined++
+	case Expired:
+		c.Expired++
+	case "":
+		c.Pending++
+	default:
+		c.Other++
+	}
+}
+
+// plus is c and d together.
+func (c Counts) plus(d Counts) Counts {
+	return Counts{c.Asked + d.Asked, c.Answered + d.Answered, c.Declined + d.Declined, c.Expired + d.Expired, c.Other + d.Other, c.Pending + d.Pending}
+}
+
 // DayFigures counts the questions asked on one day (UTC), by how they ended.
 type DayFigures struct {
-	Day                                                time.Time
-	Asked, Answered, Declined, Expired, Other, Pending int
+	Day time.Time
+	Counts
 }
 
 // AgentFigures counts one agent's questions, and the median and 90th percentile of the time
 // people took to answer them (answered questions only).
 type AgentFigures struct {
-	Agent                                              string
-	Asked, Answered, Declined, Expired, Other, Pending int
-	Median, P90                                        time.Duration
+	Agent string
+	Counts
+	Median, P90 time.Duration
 }
 
 // FigureQuestions computes the figures of the questions asked in [from, to), by day from
@@ -77,39 +104,18 @@ func FigureQuestions(facts []QuestionFact, from, to time.Time) QuestionFigures {
 			a = &AgentFigures{Agent: q.Agent}
 			agents[q.Agent] = a
 		}
-		day := &f.Days[index[q.AskedAt.UTC().Format(time.DateOnly)]]
-		day.Asked++
-		a.Asked++
-		switch q.Outcome {
-		case Answered:
-			day.Answered++
-			a.Answered++
+		f.Days[index[q.AskedAt.UTC().Format(time.DateOnly)]].add(q.Outcome)
+		a.add(q.Outcome)
+		if q.Outcome == Answered {
 			w := q.ResolvedAt.Sub(q.AskedAt)
 			waits[q.Agent] = append(waits[q.Agent], w)
 			waits[""] = append(waits[""], w)
-		case Declined:
-			day.Declined++
-			a.Declined++
-		case Expired:
-			day.Expired++
-			a.Expired++
-		case "":
-			day.Pending++
-			a.Pending++
-		default:
-			day.Other++
-			a.Other++
 		}
 	}
 	for _, a := range agents {
 		a.Median, a.P90 = Percentile(waits[a.Agent], 50), Percentile(waits[a.Agent], 90)
 		f.Agents = append(f.Agents, *a)
-		f.Total.Asked += a.Asked
-		f.Total.Answered += a.Answered
-		f.Total.Declined += a.Declined
-		f.Total.Expired += a.Expired
-		f.Total.Other += a.Other
-		f.Total.Pending += a.Pending
+		f.Total.Counts = f.Total.plus(a.Counts)
 	}
 	f.Total.Median, f.Total.P90 = Percentile(waits[""], 50), Percentile(waits[""], 90)
 	slices.SortFunc(f.Agents, func(a, b AgentFigures) int {

@@ -54,9 +54,9 @@ func TestFigureQuestions(t *testing.T) {
 		t.Fatalf("days: %+v", f.Days)
 	}
 	want := []agent.DayFigures{
-		{Day: at(0, 0), Asked: 3, Answered: 2, Declined: 1},
+		{Day: at(0, 0), Counts: agent.Counts{Asked: 3, Answered: 2, Declined: 1}},
 		{Day: at(1, 0)},
-		{Day: at(2, 0), Asked: 4, Answered: 1, Expired: 1, Pending: 1, Other: 1},
+		{Day: at(2, 0), Counts: agent.Counts{Asked: 4, Answered: 1, Expired: 1, Pending: 1, Other: 1}},
 	}
 	for i, d := range f.Days {
 		if d != want[i] {

@@ -24,11 +24,10 @@ func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convI
 // AuditLog returns the audit entries of a conversation, oldest first; with conversation 0,
 // the newest entries of all (limit of them).
 func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.AuditEntry, error) {
-	query := `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log WHERE conversation_id = ? ORDER BY id LIMIT ?`
-	args := []any{convID, limit}
+	const columns = `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log`
+	query, args := columns+` WHERE conversation_id = ? ORDER BY id LIMIT ?`, []any{convID, limit}
 	if convID == 0 {
-		query = `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log ORDER BY id DESC LIMIT ?`
-		args = []any{limit}
+		query, args = columns+` ORDER BY id DESC LIMIT ?`, []any{limit}
 	}
 	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -116,10 +116,7 @@ func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation,
 // first, and whether there are more after them.
 func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter) ([]agent.Conversation, bool, error) {
 	where, args := filterWhere(f)
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
+	limit := f.PageSize()
 	query := `SELECT ` + conversationColumns + conversationsFrom
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, ` AND `)

@@ -107,10 +107,7 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
+	limit := f.PageSize()
 	var out []agent.SearchHit
 	seen := map[int64]int{}
 	for rows.Next() {

@@ -237,6 +237,7 @@ func dayChartText(f agent.QuestionFigures) (label, desc string) {
 	return label, desc
 }
 
+// plural counts n of a word: "1 question", "3 questions".
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word

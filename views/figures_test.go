@@ -72,8 +72,8 @@ func sampleFigures() agent.QuestionFigures {
 func TestDayChart(t *testing.T) {
 	f := agent.QuestionFigures{From: figuresFrom, Days: []agent.DayFigures{
 		{Day: figuresFrom},
-		{Day: figuresFrom.AddDate(0, 0, 1), Asked: 10, Answered: 4, Declined: 2, Expired: 1, Other: 1, Pending: 2},
-		{Day: figuresFrom.AddDate(0, 0, 2), Asked: 5, Answered: 5},
+		{Day: figuresFrom.AddDate(0, 0, 1), Counts: agent.Counts{Asked: 10, Answered: 4, Declined: 2, Expired: 1, Other: 1, Pending: 2}},
+		{Day: figuresFrom.AddDate(0, 0, 2), Counts: agent.Counts{Asked: 5, Answered: 5}},
 	}}
 	c := DayChart(f)
 	plot := c.PlotBottom - c.PlotTop
@@ -119,7 +119,7 @@ func TestDayChart(t *testing.T) {
 func TestDayChart_labelsThinned(t *testing.T) {
 	f := agent.QuestionFigures{}
 	for i := range 90 {
-		f.Days = append(f.Days, agent.DayFigures{Day: figuresFrom.AddDate(0, 0, i), Asked: 1, Answered: 1})
+		f.Days = append(f.Days, agent.DayFigures{Day: figuresFrom.AddDate(0, 0, i), Counts: agent.Counts{Asked: 1, Answered: 1}})
 	}
 	c := DayChart(f)
 	var labels []string

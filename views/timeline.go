@@ -85,7 +85,7 @@ func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 			asked[ev.Question.ID] = ev
 			q := *ev.Question
 			e.Kind, e.Who, e.Question, e.Text, e.Markdown = EntryQuestion, q.Asker, &q, q.Message, true
-			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, fieldCount(len(q.Fields)))
+			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, plural(len(q.Fields), "field"))
 		case agent.EventQuestionResolved:
 			r := *ev.Resolution
 			e.Kind, e.Who, e.Resolution = EntryResolved, r.By, &r
@@ -113,21 +113,7 @@ func intakeSummary(in agent.Intake) string {
 	if len(in.Documents) == 0 {
 		return "passed the message to the agent whole"
 	}
-	return fmt.Sprintf("split the message (%d tokens, threshold %d) into an intent and %s", in.Tokens, in.Threshold, documentCount(len(in.Documents)))
-}
-
-func documentCount(n int) string {
-	if n == 1 {
-		return "1 document"
-	}
-	return fmt.Sprintf("%d documents", n)
-}
-
-func fieldCount(n int) string {
-	if n == 1 {
-		return "1 field"
-	}
-	return fmt.Sprintf("%d fields", n)
+	return fmt.Sprintf("split the message (%d tokens, threshold %d) into an intent and %s", in.Tokens, in.Threshold, plural(len(in.Documents), "document"))
 }
 
 // resolutionSummary says how a question was resolved, by whom, after how long.

@@ -29,10 +29,6 @@ type A2AOptions struct {
 // a2aPerson is who answers and writes in conversations started over A2A.
 const a2aPerson = "a2a client"
 
-// A2AUser is the service account that owns the conversations started over A2A; staff
-// review them like any other.
-const A2AUser = agent.A2AAccount
-
 // a2aRoutes mounts the agent cards and one JSON-RPC endpoint per agent.
 func (s *Server) a2aRoutes() {
 	handlers := map[string]http.Handler{}

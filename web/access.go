@@ -1,9 +1,12 @@
 package web
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
 )
 
 // notFound is what anyone gets for a conversation that is not theirs to read: the same as
@@ -46,30 +49,41 @@ func (s *Server) writableConversation(c echo.Context) (agent.Conversation, error
 	return conv, nil
 }
 
-// answerable checks that the signed-in person may resolve question id: its conversation's
-// owner, or staff when staff may answer on someone's behalf (onBehalfOf then names the
-// owner). Staff otherwise get EFORBIDDEN, anyone else ENOTFOUND.
-func (s *Server) answerable(c echo.Context, id int64) (rec agent.QuestionRecord, onBehalfOf string, err error) {
-	rec, err = s.db.Question(c.Request().Context(), id)
+// modeFor is how conv renders for u, which is also what u may do in it: its owner writes;
+// staff read, and with StaffAnswer resolve its questions on the owner's behalf.
+func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
+	m := views.Mode{Owner: ownerName(conv)}
+	if !u.CanWrite(conv) {
+		m.ReadOnly = true
+		if s.auth.StaffAnswer && u.IsStaff() {
+			m.OnBehalfOf = m.Owner
+		}
+	}
+	return m
+}
+
+// withMode is the request's context with how the conversation renders for its viewer.
+func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Context {
+	return views.WithMode(c.Request().Context(), s.modeFor(currentUser(c), conv))
+}
+
+// answerable checks that the signed-in person may resolve question id (see modeFor), and
+// returns it with how its conversation renders for them. Staff who may not answer get
+// EFORBIDDEN, anyone else ENOTFOUND.
+func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, views.Mode, error) {
+	rec, err := s.db.Question(c.Request().Context(), id)
 	if err != nil {
-		return rec, "", err
+		return rec, views.Mode{}, err
 	}
 	conv, err := s.readable(c, rec.ConversationID)
 	if err != nil {
-		return agent.QuestionRecord{}, "", agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
 	}
-	u := currentUser(c)
-	switch {
-	case u.CanWrite(conv):
-		return rec, "", nil
-	case s.auth.StaffAnswer && u.IsStaff():
-		owner := conv.Owner
-		if owner == "" {
-			owner = "nobody"
-		}
-		return rec, owner, nil
+	m := s.modeFor(currentUser(c), conv)
+	if m.ReadOnly && m.OnBehalfOf == "" {
+		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
 	}
-	return agent.QuestionRecord{}, "", agent.Errorf(agent.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
+	return rec, m, nil
 }
 
 // ownerName is the conversation's owner as pages name them.

@@ -127,7 +127,7 @@ func (s *Server) identify(c echo.Context) (agent.User, error) {
 	case AuthNone:
 		// Loopback alone does not keep other sites out: a page whose name was made to point
 		// at 127.0.0.1 (DNS rebinding) sends its own name as the Host.
-		if !loopbackHost(c.Request().Host) {
+		if !LoopbackHost(c.Request().Host) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
 		}
 		return s.db.EnsureUser(ctx, NoneUser, agent.RoleStaff)
@@ -158,9 +158,9 @@ func (s *Server) identify(c echo.Context) (agent.User, error) {
 	return s.db.Session(ctx, s.sessionToken(c.Request()), s.auth.Session)
 }
 
-// loopbackHost reports whether a request's Host names this machine: localhost or a
-// loopback address, with or without a port.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether a host (a request's Host, a listen address, a peer) names
+// this machine: localhost or a loopback address, with or without a port.
+func LoopbackHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
@@ -172,13 +172,17 @@ func loopbackHost(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
+// peerHost is the address of the request's peer, without its port.
+func peerHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
 // fromTrustedProxy reports whether the request's peer is one of the trusted proxies.
 func (s *Server) fromTrustedProxy(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
+	addr, err := netip.ParseAddr(peerHost(r))
 	if err != nil {
 		return false
 	}
@@ -191,9 +195,8 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 	return false
 }
 
-// requireUser lets signed-in people through, with the user on the context and, for the
-// page layout, in the request's context. Others are sent to sign in: pages by redirect,
-// everything else with 401.
+// requireUser lets signed-in people through, with the user on the context. Others are sent
+// to sign in: pages by redirect, everything else with 401.
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u, err := s.identify(c)
@@ -208,8 +211,6 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(userKey, u)
-		ctx := views.WithViewer(c.Request().Context(), s.viewer(c.Request().Context(), u))
-		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
 }

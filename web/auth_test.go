@@ -538,7 +538,7 @@ func TestProxyAuth(t *testing.T) {
 		if code, _, _ := p.do(http.MethodGet, "/", nil, nil); code != http.StatusUnauthorized {
 			t.Fatalf("no user header = %d, want 401", code)
 		}
-		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": web.A2AUser}); code != http.StatusForbidden {
+		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": agent.A2AAccount}); code != http.StatusForbidden {
 			t.Fatalf("the A2A service account through the proxy = %d, want 403", code)
 		}
 		if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {testPassword}}, nil); code != 404 {

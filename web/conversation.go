@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -29,7 +28,7 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 	if d.Nonce == "" {
 		d.Nonce = newNonce()
 	}
-	return page(c, status, views.Home(d))
+	return s.page(c, status, views.Home(d))
 }
 
 func (s *Server) handleCreateConversation(c echo.Context) error {
@@ -46,13 +45,9 @@ func (s *Server) handleCreateConversation(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
 		}
 	}
-	switch code := agent.ErrorCode(err); code {
+	switch agent.ErrorCode(err) {
 	case agent.EINVALID, agent.ETOOMANY:
-		status := http.StatusUnprocessableEntity
-		if code == agent.ETOOMANY {
-			status = http.StatusTooManyRequests
-		}
-		return s.renderHome(c, status, views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
+		return s.renderHome(c, statusOf(err), views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
 	}
 	return err
 }
@@ -75,13 +70,9 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	title := conv.Agent
-	if info, ok := s.runner.Agent(conv.Agent); ok {
-		title = info.Title
-	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(ctx))
-	return page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: title, Thread: views.BuildThread(events), Nonce: newNonce(), Attach: s.attach()}))
+	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: views.BuildThread(events), Nonce: newNonce(), Attach: s.attach()}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -143,15 +134,10 @@ func (s *Server) handleRetry(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// withMode is the request's context with how the conversation renders for its viewer.
-func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Context {
-	m := views.Mode{Owner: ownerName(conv)}
-	u := currentUser(c)
-	if !u.CanWrite(conv) {
-		m.ReadOnly = true
-		if s.auth.StaffAnswer && u.IsStaff() {
-			m.OnBehalfOf = m.Owner
-		}
+// agentTitle is an agent's title as pages show it; its name for an agent no longer served.
+func (s *Server) agentTitle(name string) string {
+	if info, ok := s.runner.Agent(name); ok {
+		return info.Title
 	}
-	return views.WithMode(c.Request().Context(), m)
+	return name
 }

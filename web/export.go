@@ -64,16 +64,7 @@ type conversationExport struct {
 
 // handleExportJSON downloads a conversation as JSON.
 func (s *Server) handleExportJSON(c echo.Context) error {
-	conv, err := s.readableConversation(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	events, err := s.db.Events(ctx, conv.ID, 0)
-	if err != nil {
-		return err
-	}
-	audit, err := s.db.AuditLog(ctx, conv.ID, 1000)
+	conv, events, audit, err := s.conversationRecord(c)
 	if err != nil {
 		return err
 	}
@@ -81,11 +72,8 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	if out.Audit == nil {
 		out.Audit = []agent.AuditEntry{}
 	}
-	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: conv.Agent, Owner: conv.Owner,
+	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt}
-	if info, ok := s.runner.Agent(conv.Agent); ok {
-		out.Conversation.AgentTitle = info.Title
-	}
 	asked := map[int64]int{}
 	for _, ev := range events {
 		switch ev.Kind {

@@ -34,10 +34,10 @@ func (s *Server) handleFigures(c echo.Context) error {
 	}
 	// The agents to choose from are those of the span; the figures, of the one chosen.
 	d := views.FiguresData{Days: days, Spans: figureSpans, Titles: map[string]string{}, Agent: c.QueryParam("agent")}
-	for _, a := range agent.FigureQuestions(facts, from, to).Agents {
-		d.Agents = append(d.Agents, a.Agent)
-		if info, ok := s.runner.Agent(a.Agent); ok {
-			d.Titles[a.Agent] = info.Title
+	for _, f := range facts {
+		if _, ok := d.Titles[f.Agent]; !ok {
+			d.Titles[f.Agent] = s.agentTitle(f.Agent)
+			d.Agents = append(d.Agents, f.Agent)
 		}
 	}
 	slices.Sort(d.Agents)
@@ -45,5 +45,5 @@ func (s *Server) handleFigures(c echo.Context) error {
 		facts = slices.DeleteFunc(facts, func(f agent.QuestionFact) bool { return f.Agent != d.Agent })
 	}
 	d.Figures = agent.FigureQuestions(facts, from, to)
-	return page(c, http.StatusOK, views.Figures(d))
+	return s.page(c, http.StatusOK, views.Figures(d))
 }

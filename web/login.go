@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -26,7 +25,7 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 	if !people {
 		return c.Redirect(http.StatusSeeOther, "/signup")
 	}
-	return page(c, http.StatusOK, views.LoginPage(views.LoginData{Next: safeNext(c.QueryParam("next")), Signup: s.auth.Signup}))
+	return s.page(c, http.StatusOK, views.LoginPage(views.LoginData{Next: safeNext(c.QueryParam("next")), Signup: s.auth.Signup}))
 }
 
 // handleLogin checks a name and password. Failures are limited per name and per address;
@@ -61,7 +60,7 @@ func (s *Server) handleLogin(c echo.Context) error {
 	}
 	if !ok {
 		s.log.Info("sign-in failed", "name", name, "ip", s.clientIP(c.Request()))
-		return page(c, http.StatusUnauthorized, views.LoginPage(views.LoginData{Name: name, Next: next, Signup: s.auth.Signup,
+		return s.page(c, http.StatusUnauthorized, views.LoginPage(views.LoginData{Name: name, Next: next, Signup: s.auth.Signup,
 			Error: "That name and password do not match an account."}))
 	}
 	s.logins.reset(nameKey)
@@ -108,7 +107,7 @@ func (s *Server) signupOpen(c echo.Context) (open, first bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	local := loopbackHost(s.clientIP(c.Request()))
+	local := LoopbackHost(s.clientIP(c.Request()))
 	return s.auth.Mode == AuthLocal && (s.auth.Signup || (!people && local)), !people, nil
 }
 
@@ -124,7 +123,7 @@ func (s *Server) handleSignupPage(c echo.Context) error {
 	if !open {
 		status = http.StatusForbidden
 	}
-	return page(c, status, views.SignupPage(views.SignupData{First: first, Closed: !open}))
+	return s.page(c, status, views.SignupPage(views.SignupData{First: first, Closed: !open}))
 }
 
 // handleSignup makes an account and signs it in. Mistakes come back per field, the name
@@ -135,7 +134,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 		return err
 	}
 	if !open {
-		return page(c, http.StatusForbidden, views.SignupPage(views.SignupData{Closed: true}))
+		return s.page(c, http.StatusForbidden, views.SignupPage(views.SignupData{Closed: true}))
 	}
 	name, pw, confirm := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), c.FormValue("confirm")
 	d := views.SignupData{Name: name, First: first, Errors: map[string]string{}}
@@ -148,7 +147,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 		d.Errors["confirm"] = "The two passwords differ."
 	}
 	if len(d.Errors) > 0 {
-		return page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
+		return s.page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
 	}
 	if ok, wait := s.signups.take("ip:" + s.clientIP(c.Request())); !ok {
 		return tooMany("Too many new accounts from your address.", wait)
@@ -163,7 +162,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 	u, err := s.db.CreateUser(c.Request().Context(), name, hash, "")
 	if code := agent.ErrorCode(err); code == agent.ECONFLICT || code == agent.EINVALID {
 		d.Errors["name"] = agent.ErrorMessage(err)
-		return page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
+		return s.page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
 	}
 	if err != nil {
 		return err
@@ -186,11 +185,7 @@ func (s *Server) clientIP(r *http.Request) string {
 			}
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+	return peerHost(r)
 }
 
 // addressKey is what sign-in attempts are counted by: an IPv4 address, or an IPv6 /64 (one

@@ -57,22 +57,18 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	if err != nil {
 		return err
 	}
-	rec, onBehalfOf, err := s.answerable(c, id)
+	rec, mode, err := s.answerable(c, id)
 	if err != nil {
 		return err
 	}
-	conv, err := s.db.Conversation(c.Request().Context(), rec.ConversationID)
-	if err != nil {
-		return err
-	}
-	ctx := s.withMode(c, conv)
+	ctx := views.WithMode(c.Request().Context(), mode)
 	form, err := c.FormParams()
 	if err != nil {
 		// Too large to read at all: the question says so, as it stands.
 		return newSSE(c).PatchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)})),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
-	rec, err = resolve(id, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: onBehalfOf})
+	rec, err = resolve(id, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf})
 	view := views.QuestionView{Record: rec}
 	var ferrs agent.FieldErrors
 	switch {

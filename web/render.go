@@ -10,13 +10,21 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
+
+	"github.com/parley-chat/parley/views"
 )
 
-// page renders a full HTML page.
-func page(c echo.Context, status int, comp templ.Component) error {
+// page renders a full HTML page, with the signed-in person (if any) in its top bar: only a
+// whole page needs them, so their count of waiting questions is read here, not for every
+// request.
+func (s *Server) page(c echo.Context, status int, comp templ.Component) error {
+	ctx := c.Request().Context()
+	if u := currentUser(c); u.ID != 0 {
+		ctx = views.WithViewer(ctx, s.viewer(ctx, u))
+	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
+	return comp.Render(ctx, c.Response())
 }
 
 // html renders a component to a string for an SSE patch. templ escapes markup but not a bare

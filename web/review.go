@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func (s *Server) handleInbox(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return page(c, http.StatusOK, views.InboxPage(views.InboxData{Items: items, Now: s.db.Now(), Agents: s.runner.Agents(), Everyone: u.IsStaff()}))
+	return s.page(c, http.StatusOK, views.InboxPage(views.InboxData{Items: items, Now: s.db.Now(), Agents: s.runner.Agents(), Everyone: u.IsStaff()}))
 }
 
 // handleReview is the staff desk: every conversation by state, agent, person and date, or
@@ -49,7 +50,7 @@ func (s *Server) handleReview(c echo.Context) error {
 	f, err := s.reviewFilter(c, q)
 	if err != nil {
 		d.Error = agent.ErrorMessage(err)
-		return page(c, http.StatusUnprocessableEntity, views.ReviewPage(d))
+		return s.page(c, http.StatusUnprocessableEntity, views.ReviewPage(d))
 	}
 	if d.Query != "" {
 		d.Searched = true
@@ -68,19 +69,17 @@ func (s *Server) handleReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return page(c, http.StatusOK, views.ReviewPage(d))
+	return s.page(c, http.StatusOK, views.ReviewPage(d))
 }
 
 // reviewFilter reads the desk's filters; a filter that makes no sense is an EINVALID error.
 func (s *Server) reviewFilter(c echo.Context, q url.Values) (agent.ConversationFilter, error) {
 	f := agent.ConversationFilter{Limit: reviewPage, Agent: q.Get("agent")}
-	if st := q.Get("state"); st != "" {
-		switch agent.RunState(st) {
-		case agent.StateWaiting, agent.StateRunning, agent.StateDone, agent.StateFailed, agent.StateInterrupted:
-			f.State = agent.RunState(st)
-		default:
+	if st := agent.RunState(q.Get("state")); st != "" {
+		if !slices.Contains(agent.RunStates, st) {
 			return f, agent.Errorf(agent.EINVALID, "%q is not a state.", st)
 		}
+		f.State = st
 	}
 	if name := q.Get("user"); name != "" {
 		u, _, err := s.db.UserByName(c.Request().Context(), name)
@@ -122,29 +121,32 @@ func (s *Server) handleTimeline(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return page(c, http.StatusOK, views.TimelinePage(d))
+	return s.page(c, http.StatusOK, views.TimelinePage(d))
 }
 
 // timeline reads a conversation the person may read, as its timeline.
 func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
-	conv, err := s.readableConversation(c)
+	conv, events, audit, err := s.conversationRecord(c)
 	if err != nil {
 		return views.TimelineData{}, err
+	}
+	return views.TimelineData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Entries: views.BuildTimeline(events, audit)}, nil
+}
+
+// conversationRecord is a conversation the person may read with its whole event log and
+// audit entries: what its timeline and exports are made of.
+func (s *Server) conversationRecord(c echo.Context) (agent.Conversation, []agent.Event, []agent.AuditEntry, error) {
+	conv, err := s.readableConversation(c)
+	if err != nil {
+		return conv, nil, nil, err
 	}
 	ctx := c.Request().Context()
 	events, err := s.db.Events(ctx, conv.ID, 0)
 	if err != nil {
-		return views.TimelineData{}, err
+		return conv, nil, nil, err
 	}
 	audit, err := s.db.AuditLog(ctx, conv.ID, 1000)
-	if err != nil {
-		return views.TimelineData{}, err
-	}
-	title := conv.Agent
-	if info, ok := s.runner.Agent(conv.Agent); ok {
-		title = info.Title
-	}
-	return views.TimelineData{Conversation: conv, AgentTitle: title, Entries: views.BuildTimeline(events, audit)}, nil
+	return conv, events, audit, err
 }
 
 // exportName is the file name of a conversation's export.

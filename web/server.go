@@ -120,11 +120,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Start makes Parley's own accounts, recovers the ledger and starts the agents' pending work.
 func (s *Server) Start(ctx context.Context) error {
 	var err error
-	if s.a2aUser, err = s.db.EnsureUser(ctx, A2AUser, agent.RoleService); err != nil {
+	if s.a2aUser, err = s.db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService); err != nil {
 		return fmt.Errorf("a2a account: %w", err)
 	}
 	if s.a2aUser.Role != agent.RoleService {
-		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", A2AUser)
+		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
 	}
 	s.log.Info("sign-in", "auth", s.auth.authDescription())
 	return s.runner.Start(ctx)

@@ -61,17 +61,14 @@ func (s *session) answerParts(ctx context.Context, q agent.Question, res *agent.
 			continue
 		}
 		b.WriteString(fmt.Sprintf("\n- %s: the file %s (%s, %s)", k, ref.Name, ref.MimeType, agent.ByteSize(ref.Size)))
-		part, n, why, err := s.filePart(ctx, ref, budget)
+		note, err := s.attach(ctx, ref, &budget, &files)
 		if err != nil {
 			return nil, err
 		}
-		if why != "" {
-			b.WriteString(" [not attached: " + why + "]")
-			continue
+		if note == "" {
+			note = ", attached as a file part"
 		}
-		b.WriteString(", attached as a file part")
-		budget -= n
-		files = append(files, part)
+		b.WriteString(note)
 	}
 	data := map[string]any{"outcome": string(agent.Answered), "values": values}
 	if note := q.DeclineReason(); note != "" {

@@ -69,22 +69,30 @@ func (s *session) messageParts(ctx context.Context, msgs []userMessage) ([]sdk.P
 	budget := s.a.cfg.MaxDocumentBytes
 	for _, ref := range refs {
 		listing.WriteString("\n" + strings.TrimPrefix(agent.AvailableDocuments([]agent.DocumentRef{ref}), "AVAILABLE_DOCUMENTS:\n"))
-		part, n, why, err := s.filePart(ctx, ref, budget)
+		note, err := s.attach(ctx, ref, &budget, &files)
 		if err != nil {
 			return nil, err
 		}
-		if why != "" {
-			listing.WriteString(" [not attached: " + why + "]")
-			continue
-		}
-		budget -= n
-		files = append(files, part)
+		listing.WriteString(note)
 	}
 	if len(files) > 0 {
 		listing.WriteString("\nThe documents not marked [not attached] come with this message as file parts, in this order.")
 	}
 	texts = append(texts, listing.String())
 	return append([]sdk.Part{sdk.TextPart{Text: strings.Join(texts, "\n\n")}}, files...), nil
+}
+
+// attach adds the document to files as a FilePart when it fits in what is left of budget,
+// spending it, and returns what the text says of it: "" when attached, " [not attached:
+// why]" otherwise.
+func (s *session) attach(ctx context.Context, ref agent.DocumentRef, budget *int, files *[]sdk.Part) (string, error) {
+	part, n, why, err := s.filePart(ctx, ref, *budget)
+	if err != nil || why != "" {
+		return " [not attached: " + why + "]", err
+	}
+	*budget -= n
+	*files = append(*files, part)
+	return "", nil
 }
 
 // filePart reads a document into a FilePart when it fits in budget bytes, and says how many

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -16,12 +15,7 @@ import (
 // authFlags declares the flags of signing in and of the per-person limits, each with its
 // environment twin as the default.
 func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
+	env := func(name, def string) string { return envOr(getenv, name, def) }
 	fs.StringVar(&cfg.Auth.Mode, "auth", env("PARLEY_AUTH", web.AuthLocal), "how people sign in: local, proxy or none (PARLEY_AUTH)")
 	signup := env("PARLEY_SIGNUP", "true")
 	cfg.Auth.Signup = isTrue(signup)
@@ -51,7 +45,7 @@ func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error 
 		return err
 	})
 	cfg.Auth.ProxyHeaders = splitList(getenv("PARLEY_PROXY_HEADER"))
-	fs.Func("proxy-header", "with --auth proxy, the headers naming the person, first found wins (default Remote-User,X-Forwarded-User; PARLEY_PROXY_HEADER)", func(s string) error {
+	fs.Func("proxy-header", "with --auth proxy, the header naming the person (default Remote-User; X-Forwarded-User for oauth2-proxy); several, comma-separated, must agree (PARLEY_PROXY_HEADER)", func(s string) error {
 		cfg.Auth.ProxyHeaders = splitList(s)
 		return nil
 	})
@@ -83,7 +77,7 @@ func checkAuth(cfg Config) error {
 			return errors.New("--auth proxy needs --trusted-proxies (PARLEY_TRUSTED_PROXIES): the addresses of the proxy, whose user header is believed")
 		}
 	case web.AuthNone:
-		if !loopback(cfg.Addr) {
+		if !web.LoopbackHost(cfg.Addr) {
 			return fmt.Errorf("--auth none is for one person on this machine: listen on a loopback address such as 127.0.0.1:8080, not %q", cfg.Addr)
 		}
 	default:
@@ -93,19 +87,6 @@ func checkAuth(cfg Config) error {
 		return errors.New("--max-streams and --message-rate must be at least 1")
 	}
 	return nil
-}
-
-// loopback reports whether a listen address is on this machine only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // parsePrefixes reads comma-separated IPs and CIDR ranges.

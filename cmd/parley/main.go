@@ -92,12 +92,7 @@ type stdio struct {
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
+	env := func(name, def string) string { return envOr(getenv, name, def) }
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
@@ -168,6 +163,14 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size such as 10MB or 512KB", s)
 	}
 	return int64(n * float64(mult)), nil
+}
+
+// envOr is the environment variable name, or def when it is empty or not set.
+func envOr(getenv func(string) string, name, def string) string {
+	if v := getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // isTrue reads a boolean environment variable: 1, true, yes or on.
@@ -259,7 +262,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		db.Close()
 		return err
 	}
-	if cfg.Auth.Mode == web.AuthLocal && !loopback(cfg.Addr) && len(cfg.Auth.TrustedProxies) == 0 {
+	if cfg.Auth.Mode == web.AuthLocal && !web.LoopbackHost(cfg.Addr) && len(cfg.Auth.TrustedProxies) == 0 {
 		log.Warn("signing in over plain HTTP on an address others can reach: put Parley behind a proxy that terminates TLS, " +
 			"and name it with --trusted-proxies, so that passwords and session cookies do not travel in clear")
 	}

@@ -145,10 +145,3 @@ func randomPassword() (string, error) {
 	}
 	return string(b), nil
 }
-
-func envOr(getenv func(string) string, name, def string) string {
-	if v := getenv(name); v != "" {
-		return v
-	}
-	return def
-}
