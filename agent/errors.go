@@ -83,3 +83,10 @@ func OneLine(s string) string {
 	}
 	return s
 }
+
+// ErrStopped is why a step stops when the person stops it: its run ends stopped, with the
+// text written so far, and Retry continues it.
+var ErrStopped = errors.New("stopped by the person")
+
+// ErrRunning is why a message is refused while the agent still works on the last one.
+var ErrRunning = Errorf(ECONFLICT, "The agent is still working; stop it, or wait for it to finish or ask.")

@@ -10,8 +10,9 @@ type EventKind string
 
 // The kinds of event in a conversation's log.
 const (
-	EventUserMessage      EventKind = "user_message"
-	EventTextDelta        EventKind = "text_delta"
+	EventUserMessage EventKind = "user_message"
+	// EventAgentMessage is a finished agent message. Its text streamed live first, through
+	// the Hub; the log holds it whole, once.
 	EventAgentMessage     EventKind = "agent_message"
 	EventPlan             EventKind = "plan"
 	EventQuestionAsked    EventKind = "question_asked"
@@ -33,10 +34,12 @@ const (
 	StateDone        RunState = "done"
 	StateFailed      RunState = "failed"
 	StateInterrupted RunState = "interrupted"
+	// StateStopped is a run the person stopped; Retry continues it.
+	StateStopped RunState = "stopped"
 )
 
 // RunStates are the states a conversation can be found in, as the review desk offers them.
-var RunStates = []RunState{StateWaiting, StateRunning, StateDone, StateFailed, StateInterrupted}
+var RunStates = []RunState{StateWaiting, StateRunning, StateDone, StateFailed, StateInterrupted, StateStopped}
 
 // Label is the state as the person reads it.
 func (s RunState) Label() string {
@@ -51,6 +54,8 @@ func (s RunState) Label() string {
 		return "failed"
 	case StateInterrupted:
 		return "interrupted"
+	case StateStopped:
+		return "stopped"
 	}
 	return "new"
 }
@@ -64,14 +69,14 @@ type Event struct {
 	Kind           EventKind `json:"-"`
 	At             time.Time `json:"-"`
 
-	// MessageID groups the text deltas of one agent message and its final form.
+	// MessageID names an agent message: the live text of the Hub carries it too.
 	MessageID string `json:"message_id,omitempty"`
-	// Start marks the first delta of a message.
-	Start bool   `json:"start,omitempty"`
-	Text  string `json:"text,omitempty"`
+	Text      string `json:"text,omitempty"`
 	// Author is who wrote a message: the person, or the agent (or specialist) speaking.
-	Author      string          `json:"author,omitempty"`
+	Author string `json:"author,omitempty"`
+	// Interrupted marks a message cut off before it ended; Stopped one the person stopped.
 	Interrupted bool            `json:"interrupted,omitempty"`
+	Stopped     bool            `json:"stopped,omitempty"`
 	Plan        *Plan           `json:"plan,omitempty"`
 	Question    *Question       `json:"question,omitempty"`
 	Resolution  *Resolution     `json:"resolution,omitempty"`

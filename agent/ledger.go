@@ -33,14 +33,19 @@ type QuestionRecord struct {
 // Pending reports whether the question still waits for the person.
 func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 
-// Ledger is the durable store the Runner works from. Every method is one transaction.
+// Ledger is the durable store the Runner works from. Every method is one transaction, and
+// every event a transaction commits is handed to the function given to Observe, in commit
+// order, before the method returns.
 type Ledger interface {
+	// Observe sets the function that receives each transaction's events once committed.
+	Observe(fn func([]Event))
 	// CreateConversation starts a conversation of the user's; a used non-empty nonce returns
 	// its conversation.
 	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
-	// step. A message already recorded with the same non-empty nonce returns step 0.
+	// step. A message already recorded with the same non-empty nonce returns step 0. While a
+	// run is running it gives ErrRunning.
 	StartRun(ctx context.Context, conversationID int64, m Message) (stepID int64, err error)
 	// RecordIntake stores the analysis of a person's message: its context items become
 	// user_context documents attached to the message, the language is set on the conversation.
@@ -49,28 +54,40 @@ type Ledger interface {
 	Document(ctx context.Context, conversationID, id int64) (Document, error)
 	// BeginStep marks a queued step started and returns what the agent needs to run it.
 	BeginStep(ctx context.Context, stepID int64) (Conversation, StepInput, error)
+	// AppendEvent appends an event to a conversation's log. A finished agent message replaces
+	// the drafts of its conversation.
 	AppendEvent(ctx context.Context, ev Event) (Event, error)
+	// SaveDrafts stores the text of messages still being written, all in one transaction.
+	SaveDrafts(ctx context.Context, drafts []Draft) error
 	// AskQuestion stores a pending question together with its question_asked event.
 	AskQuestion(ctx context.Context, runID int64, q Question) (QuestionRecord, error)
-	// FinishStep ends a step and moves the run to waiting, done or failed. If the step asked
-	// questions that are all resolved already, it queues the resume and returns its id.
-	FinishStep(ctx context.Context, stepID int64, stepErr error) (resumeStepID int64, err error)
+	// FinishStep ends a step and moves the run to waiting, done, failed, or stopped (stepErr
+	// ErrStopped). partial, when given, is the message the step was cut off in: it replaces
+	// the step's drafts. If the step asked questions that are all resolved already, it
+	// queues the resume and returns its id.
+	FinishStep(ctx context.Context, stepID int64, partial *Event, stepErr error) (resumeStepID int64, err error)
 	// InterruptStep ends a started step cut off by shutdown: its partial message is kept.
-	InterruptStep(ctx context.Context, stepID int64) error
+	InterruptStep(ctx context.Context, stepID int64, partial *Event) error
 	Question(ctx context.Context, id int64) (QuestionRecord, error)
 	// Resolve stores a resolution; when it is the run's last pending question it queues the resume.
 	// A question already resolved gives an ECONFLICT error.
 	Resolve(ctx context.Context, res Resolution) (resumeStepID int64, err error)
-	// RetryRun queues a new step for a failed or interrupted run.
+	// RetryRun queues a new step for a failed, interrupted or stopped run.
 	RetryRun(ctx context.Context, conversationID int64) (stepID int64, err error)
-	// Recover runs at start: it interrupts steps cut off by a crash and returns the queued ones.
-	Recover(ctx context.Context) (queued []int64, err error)
+	// Recover runs at start: it interrupts steps cut off by a crash (their drafts become
+	// their partial messages) and returns the queued ones.
+	Recover(ctx context.Context) (queued []QueuedStep, err error)
 	// InterruptedConversations lists the agent's conversations whose run was cut off.
 	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
 	// DueQuestions returns pending questions whose deadline has passed.
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
 	// NextDeadline returns the earliest deadline of a pending question, zero when none.
 	NextDeadline(ctx context.Context) (time.Time, error)
+}
+
+// QueuedStep is a step waiting to run, with its conversation.
+type QueuedStep struct {
+	ID, ConversationID int64
 }
 
 // ConversationFilter selects conversations for a list: a person's own, or (staff) anyone's

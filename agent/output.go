@@ -1,79 +1,105 @@
 package agent
 
 import (
-	"context"
 	"fmt"
 	"strings"
+	"sync"
 )
 
-// stepOutput stores what an agent reports during one step, notifying after each write.
-type stepOutput struct {
-	r      *Runner
-	ctx    context.Context
-	in     StepInput
-	author string
+// Sink is where a step's output goes: the runner's stores events in the ledger and shows
+// text live through the hub; agenttest's keeps them in memory. Both run behind the same
+// StepOutput, so tests see exactly what the runner does with what an agent reports.
+type Sink interface {
+	// Live shows a piece of the message being written the moment it is written; the runner
+	// stores it later, in a batch, and whole when the message ends.
+	Live(msgID, author, delta string)
+	// Store commits an event of the step: a finished message, a plan, a checkpoint.
+	Store(ev Event) error
+	// Ask stores a question, checked already, and returns its id.
+	Ask(q Question) (int64, error)
+}
 
+// StepOutput is the Output of one step. It holds the message being written: a message that
+// opens with a UserInputMetaData form is held back (not shown) until it ends, when the form
+// becomes a question and the text around it stays. Text only ever reaches the sink's Live;
+// a finished message is stored whole.
+type StepOutput struct {
+	sink   Sink
+	stepID int64
+	runID  int64
+
+	// mu guards the message: the runner's flusher reads it while the agent writes.
+	mu      sync.Mutex
+	author  string
 	seq     int
 	msgID   string
-	text    strings.Builder
-	holding bool // the message may be a UserInputMetaData form: hold it back until it ends
+	text    []byte
+	holding bool
+	saved   int // how much of text the flusher has taken
 }
 
-func newStepOutput(r *Runner, ctx context.Context, in StepInput, author string) *stepOutput {
-	return &stepOutput{r: r, ctx: ctx, in: in, author: author}
+// NewStepOutput returns the output of step in, speaking as author until As says otherwise.
+func NewStepOutput(in StepInput, author string, sink Sink) *StepOutput {
+	return &StepOutput{sink: sink, stepID: in.StepID, runID: in.RunID, author: author}
 }
 
-func (o *stepOutput) append(ev Event) error {
-	ev.ConversationID, ev.RunID = o.in.ConversationID, o.in.RunID
-	if _, err := o.r.ledger.AppendEvent(o.ctx, ev); err != nil {
-		return err
-	}
-	o.r.notify(o.in.ConversationID)
-	return nil
-}
-
-// Text appends to the current message, starting one if needed.
-func (o *stepOutput) Text(delta string) error {
+// Text appends to the current message, starting one if needed. Carriage returns become
+// line feeds: a message's text has one kind of line end.
+func (o *StepOutput) Text(delta string) error {
 	if delta == "" {
 		return nil
 	}
-	start := o.msgID == ""
-	if start {
+	if strings.IndexByte(delta, '\r') >= 0 {
+		delta = normalizeNewlines(delta)
+	}
+	o.mu.Lock()
+	if o.msgID == "" {
 		o.seq++
-		o.msgID = fmt.Sprintf("%d-%d", o.in.StepID, o.seq)
+		o.msgID = fmt.Sprintf("%d-%d", o.stepID, o.seq)
 		o.holding = true
 	}
-	o.text.WriteString(delta)
+	o.text = append(o.text, delta...)
 	if o.holding {
-		if StartsWithUserInputMetaData(o.text.String()) {
+		if StartsWithUserInputMetaData(string(o.text)) {
+			o.mu.Unlock()
 			return nil
 		}
-		// Not a form after all: release what was held as the message's first delta.
+		// Not a form after all: what was held goes out as the message's first piece.
 		o.holding = false
-		return o.append(Event{Kind: EventTextDelta, MessageID: o.msgID, Start: true, Text: o.text.String(), Author: o.author})
+		delta = string(o.text)
 	}
-	return o.append(Event{Kind: EventTextDelta, MessageID: o.msgID, Text: delta, Author: o.author})
+	id, author := o.msgID, o.author
+	o.mu.Unlock()
+	o.sink.Live(id, author, delta)
+	return nil
+}
+
+// take ends the current message for the caller: its id, text and whether it was held back.
+func (o *StepOutput) take() (id, text string, held bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	id, text, held = o.msgID, string(o.text), o.holding
+	o.msgID, o.holding, o.text, o.saved = "", false, nil, 0
+	return id, text, held
 }
 
 // EndMessage finishes the current message. A UserInputMetaData form in it (held back while
 // streaming when it opens the message) becomes a question; the text around the form stays.
-func (o *stepOutput) EndMessage() error {
-	if o.msgID == "" {
+func (o *StepOutput) EndMessage() error {
+	id, text, held := o.take()
+	if id == "" {
 		return nil
 	}
-	id, text, held := o.msgID, o.text.String(), o.holding
-	o.msgID, o.holding = "", false
-	o.text.Reset()
 	q, before, after, ok := SplitUserInputMetaData(text)
 	if !ok {
-		if held && strings.TrimSpace(text) == "" {
+		if held && trimSpace(text) == "" {
 			return nil
 		}
-		return o.append(Event{Kind: EventAgentMessage, MessageID: id, Start: held, Text: text, Author: o.author})
+		return o.sink.Store(Event{Kind: EventAgentMessage, MessageID: id, Text: text, Author: o.author})
 	}
 	if before != "" || !held {
 		// What streamed before the form stays; the form's JSON does not.
-		if err := o.append(Event{Kind: EventAgentMessage, MessageID: id, Start: held, Text: before, Author: o.author}); err != nil {
+		if err := o.sink.Store(Event{Kind: EventAgentMessage, MessageID: id, Text: before, Author: o.author}); err != nil {
 			return err
 		}
 	}
@@ -87,33 +113,55 @@ func (o *stepOutput) EndMessage() error {
 		return nil
 	}
 	o.seq++
-	return o.append(Event{Kind: EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", o.in.StepID, o.seq), Start: true, Text: after, Author: o.author})
+	return o.sink.Store(Event{Kind: EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", o.stepID, o.seq), Text: after, Author: o.author})
 }
 
-// interrupt keeps text held back for a possible form when the step is cut off, so that the
-// partial message survives like any other.
-func (o *stepOutput) interrupt() {
-	if o.msgID != "" && o.holding && strings.TrimSpace(o.text.String()) != "" {
-		o.holding = false
-		_ = o.append(Event{Kind: EventTextDelta, MessageID: o.msgID, Start: true, Text: o.text.String(), Author: o.author})
+// Partial ends a message cut off mid-way (a fault, a stop, a shutdown) and returns it as the
+// runner stores it: marked interrupted, with all its text, held text included. ok is false
+// when no message was being written.
+func (o *StepOutput) Partial() (ev Event, ok bool) {
+	id, text, _ := o.take()
+	if id == "" || trimSpace(text) == "" {
+		return Event{}, false
 	}
+	return Event{Kind: EventAgentMessage, MessageID: id, Text: text, Author: o.author, Interrupted: true}, true
 }
 
-// As sets who speaks in the messages that follow.
-func (o *stepOutput) As(author string) {
-	if author != o.author {
-		_ = o.EndMessage()
-		o.author = author
+// Draft returns the text written since the last Draft, for the runner to store in its next
+// batch; ok is false when there is none (or the message is held back).
+func (o *StepOutput) Draft() (d Draft, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.msgID == "" || o.holding || len(o.text) == o.saved {
+		return Draft{}, false
 	}
+	d = Draft{MessageID: o.msgID, Author: o.author, Text: string(o.text[o.saved:])}
+	o.saved = len(o.text)
+	return d, true
+}
+
+// As sets who speaks in the messages that follow; a message by someone else ends first.
+func (o *StepOutput) As(author string) {
+	o.mu.Lock()
+	same := author == o.author
+	o.mu.Unlock()
+	if same {
+		return
+	}
+	_ = o.EndMessage()
+	o.mu.Lock()
+	o.author = author
+	o.mu.Unlock()
 }
 
 // Plan publishes the agent's current execution plan.
-func (o *stepOutput) Plan(p Plan) error {
-	return o.append(Event{Kind: EventPlan, Plan: &p, Author: o.author})
+func (o *StepOutput) Plan(p Plan) error {
+	return o.sink.Store(Event{Kind: EventPlan, Plan: &p, Author: o.author})
 }
 
-// Ask stores a pending question. Fields that would collect secrets are refused first.
-func (o *stepOutput) Ask(q Question) (int64, error) {
+// Ask stores a pending question, ending the current message first. Fields that would
+// collect secrets are refused first.
+func (o *StepOutput) Ask(q Question) (int64, error) {
 	if err := o.EndMessage(); err != nil {
 		return 0, err
 	}
@@ -124,22 +172,24 @@ func (o *stepOutput) Ask(q Question) (int64, error) {
 	if err := q.Check(); err != nil {
 		return 0, fmt.Errorf("the agent asked an invalid question: %w", err)
 	}
-	rec, err := o.r.ledger.AskQuestion(o.ctx, o.in.RunID, q)
-	if err != nil {
-		return 0, err
-	}
-	o.r.notify(o.in.ConversationID)
-	if !q.Deadline.IsZero() {
-		o.r.wakeDeadlines()
-	}
-	return rec.ID, nil
+	return o.sink.Ask(q)
 }
 
 // Checkpoint stores the agent's own state for its next step.
-func (o *stepOutput) Checkpoint(state any) error {
+func (o *StepOutput) Checkpoint(state any) error {
 	b, err := jsonMarshal(state)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return o.append(Event{Kind: EventCheckpoint, Checkpoint: b})
+	return o.sink.Store(Event{Kind: EventCheckpoint, Checkpoint: b})
+}
+
+// Draft is text of a message still being written, stored in a batch so that a crash loses
+// at most the newest part of it.
+type Draft struct {
+	ConversationID int64
+	RunID          int64
+	MessageID      string
+	Author         string
+	Text           string
 }

@@ -9,29 +9,48 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
 
 // Runner drives agents: it runs queued steps, stores everything they report, and resumes them
 // when their questions are resolved. A waiting agent holds no goroutine: the ledger holds it.
+//
+// What a step writes shows at once through the Hub; the ledger gets it in batches (every
+// FlushEvery, sooner past FlushBytes), and whole when the message ends. Everything a person
+// or an agent decides (messages, questions, answers, run states) is committed before the
+// call that made it returns.
 type Runner struct {
 	ledger    Ledger
+	hub       *Hub
 	agents    map[string]Agent
 	analyzer  Analyzer
 	analyzers map[string]Analyzer
 	log       *slog.Logger
-	notify    func(conversationID int64)
 	now       func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wake   chan struct{}
 
-	mu      sync.Mutex // guards stopped, wg.Add and running
+	mu      sync.Mutex // guards stopped, wg.Add, running and outputs
 	stopped bool
 	wg      sync.WaitGroup
-	running map[int64]context.CancelCauseFunc // by conversation
+	running map[int64]*activeStep // by conversation
+	outputs map[*StepOutput]int64 // the outputs of running steps, with their conversation
+
+	flushEvery time.Duration
+	flushBytes int64
+	unflushed  atomic.Int64 // bytes written live since the last flush
+	flushNow   chan struct{}
+}
+
+// activeStep is a step dispatched and not yet finished: cancel stops it, done closes when
+// its bookkeeping is over.
+type activeStep struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 // RunnerOptions configures NewRunner.
@@ -39,35 +58,46 @@ type RunnerOptions struct {
 	Ledger Ledger
 	Agents []Agent
 	Logger *slog.Logger
-	// Notify is called after every change to a conversation's log (it must not block).
-	Notify func(conversationID int64)
 	Now    func() time.Time
 	// Analyzer analyzes the first message of each round for agents without one of their own
 	// in Analyzers (by agent name). Without either, messages reach agents untouched.
 	Analyzer  Analyzer
 	Analyzers map[string]Analyzer
+	// FlushEvery is how often text being written is stored (default 100 ms); FlushBytes
+	// stores it sooner once that much is waiting (default 256 KiB).
+	FlushEvery time.Duration
+	FlushBytes int64
 }
 
-// NewRunner returns a Runner; call Start to recover and run pending work.
+// NewRunner returns a Runner; call Start to recover and run pending work. It observes the
+// ledger's commits to feed its Hub.
 func NewRunner(opts RunnerOptions) *Runner {
-	r := &Runner{ledger: opts.Ledger, agents: map[string]Agent{}, log: opts.Logger, notify: opts.Notify, now: opts.Now,
+	r := &Runner{ledger: opts.Ledger, hub: NewHub(), agents: map[string]Agent{}, log: opts.Logger, now: opts.Now,
 		analyzer: opts.Analyzer, analyzers: opts.Analyzers,
-		wake: make(chan struct{}, 1), running: map[int64]context.CancelCauseFunc{}}
+		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, outputs: map[*StepOutput]int64{},
+		flushEvery: opts.FlushEvery, flushBytes: opts.FlushBytes, flushNow: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
 		r.agents[a.Info().Name] = a
 	}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	if r.notify == nil {
-		r.notify = func(int64) {}
-	}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if r.flushEvery <= 0 {
+		r.flushEvery = 100 * time.Millisecond
+	}
+	if r.flushBytes <= 0 {
+		r.flushBytes = 256 << 10
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.ledger.Observe(r.hub.Publish)
 	return r
 }
+
+// Hub is where the conversations' events and live text can be followed.
+func (r *Runner) Hub() *Hub { return r.hub }
 
 // Agents lists the agents people can talk to, by title.
 func (r *Runner) Agents() []Info {
@@ -88,14 +118,15 @@ func (r *Runner) Agent(name string) (Info, bool) {
 	return a.Info(), true
 }
 
-// Start interrupts steps a crash cut off, runs the queued ones and starts the deadline timer.
+// Start interrupts steps a crash cut off, runs the queued ones and starts the deadline timer
+// and the flusher of text being written.
 func (r *Runner) Start(ctx context.Context) error {
 	queued, err := r.ledger.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	for _, id := range queued {
-		r.dispatch(id)
+	for _, q := range queued {
+		r.dispatch(q.ConversationID, q.ID)
 	}
 	for name, a := range r.agents {
 		if ra, ok := a.(Reattacher); !ok || !ra.Reattaches() {
@@ -112,9 +143,10 @@ func (r *Runner) Start(ctx context.Context) error {
 		}
 	}
 	r.mu.Lock()
-	r.wg.Add(1)
+	r.wg.Add(2)
 	r.mu.Unlock()
 	go r.deadlines()
+	go r.flusher()
 	return nil
 }
 
@@ -173,18 +205,22 @@ func checkMessage(m Message) error {
 }
 
 // Send records a person's message and runs the agent on it. Questions still pending are
-// superseded. The nonce makes a re-sent message (double Enter, a retried request) harmless.
+// superseded; a reply being written is stopped first (its text so far is kept), so that the
+// agent turns to the new message at once. The nonce makes a re-sent message (double Enter, a
+// retried request) harmless.
 func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) error {
 	m.Text = normalizeNewlines(m.Text)
 	if err := checkMessage(m); err != nil {
 		return err
 	}
 	step, err := r.ledger.StartRun(ctx, conversationID, m)
+	if errors.Is(err, ErrRunning) && r.StopReply(ctx, conversationID) {
+		step, err = r.ledger.StartRun(ctx, conversationID, m)
+	}
 	if err != nil || step == 0 {
 		return err
 	}
-	r.notify(conversationID)
-	r.dispatch(step)
+	r.dispatch(conversationID, step)
 	return nil
 }
 
@@ -269,9 +305,8 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 	if err != nil {
 		return err
 	}
-	r.notify(q.ConversationID)
 	if step != 0 {
-		r.dispatch(step)
+		r.dispatch(q.ConversationID, step)
 	}
 	return nil
 }
@@ -280,98 +315,130 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 // conversation shows. It reports whether a step was running.
 func (r *Runner) StopRun(conversationID int64, why error) bool {
 	r.mu.Lock()
-	cancel, ok := r.running[conversationID]
+	a, ok := r.running[conversationID]
 	r.mu.Unlock()
 	if ok {
-		cancel(why)
+		a.cancel(why)
 	}
 	return ok
 }
 
-// Retry runs a failed or interrupted conversation's agent again.
+// StopReply stops the reply the agent is writing in the conversation, as the person asked:
+// the model's request is cancelled, a remote task is cancelled, the text so far is kept and
+// the run ends stopped. It waits until the run has ended and reports whether one was running.
+func (r *Runner) StopReply(ctx context.Context, conversationID int64) bool {
+	r.mu.Lock()
+	a, ok := r.running[conversationID]
+	r.mu.Unlock()
+	if !ok {
+		return false
+	}
+	a.cancel(ErrStopped)
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// Retry runs a failed, interrupted or stopped conversation's agent again.
 func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
 	step, err := r.ledger.RetryRun(ctx, conversationID)
 	if err != nil {
 		return err
 	}
-	r.notify(conversationID)
-	r.dispatch(step)
+	r.dispatch(conversationID, step)
 	return nil
 }
 
-// dispatch runs a queued step in its own goroutine. Once Stop has begun, the step stays
-// queued in the ledger and runs after the next start.
-func (r *Runner) dispatch(stepID int64) {
+// dispatch runs a queued step of the conversation in its own goroutine. Once Stop has begun,
+// the step stays queued in the ledger and runs after the next start. The step is registered
+// at once, so that a stop right after a send finds it.
+func (r *Runner) dispatch(conversationID, stepID int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {
 		return
 	}
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	a := &activeStep{cancel: cancel, done: make(chan struct{})}
+	r.running[conversationID] = a
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.runStep(stepID)
+		resume := r.runStep(ctx, stepID)
+		r.mu.Lock()
+		if r.running[conversationID] == a {
+			delete(r.running, conversationID)
+		}
+		r.mu.Unlock()
+		cancel(nil)
+		close(a.done)
+		if resume != 0 {
+			r.dispatch(conversationID, resume)
+		}
 	}()
 }
 
-func (r *Runner) runStep(stepID int64) {
-	// Bookkeeping must finish even while shutting down.
-	bg := context.WithoutCancel(r.ctx)
+// runStep runs one step and ends it in the ledger; it returns the resume the ledger queued.
+func (r *Runner) runStep(ctx context.Context, stepID int64) (resume int64) {
+	// Bookkeeping must finish even while shutting down or stopping.
+	bg := context.WithoutCancel(ctx)
 	conv, in, err := r.ledger.BeginStep(bg, stepID)
 	if err != nil {
 		r.log.Error("begin step", "step", stepID, "error", err)
-		return
+		return 0
 	}
-	r.notify(conv.ID)
 	log := r.log.With("conversation", conv.ID, "step", stepID, "agent", conv.Agent)
 	a, ok := r.agents[conv.Agent]
-	var out *stepOutput
+	var out *StepOutput
 	if !ok {
 		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
 	} else {
-		out = newStepOutput(r, bg, in, a.Info().Title)
-		stepCtx, cancel := context.WithCancelCause(r.ctx)
-		r.mu.Lock()
-		r.running[conv.ID] = cancel
-		r.mu.Unlock()
-		err = r.intake(stepCtx, conv, &in)
+		sink := &stepSink{r: r, ctx: bg, in: in}
+		out = NewStepOutput(in, a.Info().Title, sink)
+		sink.out = out
+		r.track(out, conv.ID)
+		defer r.untrack(out)
+		err = r.intake(ctx, conv, &in)
 		foldIntake(in.History)
 		if err == nil {
-			err = safeStep(stepCtx, a, in, out)
+			err = safeStep(ctx, a, in, out)
 		}
-		r.mu.Lock()
-		delete(r.running, conv.ID)
-		r.mu.Unlock()
-		if cause := context.Cause(stepCtx); err != nil && r.ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
-			err = cause
-		}
-		cancel(nil)
 		if err == nil {
 			err = out.EndMessage()
 		}
 	}
-	if err != nil && r.ctx.Err() != nil {
-		if out != nil {
-			out.interrupt()
+	var partial *Event
+	if err != nil && out != nil {
+		if p, ok := out.Partial(); ok {
+			p.ConversationID, p.RunID = conv.ID, in.RunID
+			partial = &p
 		}
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case err != nil && r.ctx.Err() != nil:
 		// Cut off by shutdown: keep the partial text; a waiting run stays answerable.
-		if ierr := r.ledger.InterruptStep(bg, stepID); ierr != nil {
+		if ierr := r.ledger.InterruptStep(bg, stepID, partial); ierr != nil {
 			log.Error("interrupt step", "error", ierr)
 		}
-		r.notify(conv.ID)
-		return
-	}
-	if err != nil {
+		return 0
+	case err != nil && errors.Is(cause, ErrStopped):
+		err = ErrStopped
+		if partial != nil {
+			partial.Stopped = true
+		}
+	case err != nil && cause != nil && !errors.Is(cause, context.Canceled):
+		err = cause
+	case err != nil:
 		log.Error("agent step failed", "error", err)
 	}
-	resume, ferr := r.ledger.FinishStep(bg, stepID, err)
+	resume, ferr := r.ledger.FinishStep(bg, stepID, partial, err)
 	if ferr != nil {
 		log.Error("finish step", "error", ferr)
 	}
-	r.notify(conv.ID)
-	if resume != 0 {
-		r.dispatch(resume)
-	}
+	return resume
 }
 
 // safeStep runs one step, turning a panic in the agent into an error.

@@ -59,7 +59,6 @@ func (r *Runner) intake(ctx context.Context, conv Conversation, in *StepInput) e
 	if a.Language != "" {
 		in.Language = a.Language
 	}
-	r.notify(conv.ID)
 	return nil
 }
 

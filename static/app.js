@@ -11,6 +11,44 @@ if (thread) {
   }).observe(thread, { childList: true, subtree: true, characterData: true })
 }
 
+// A message being written grows by datastar-md events (see views/markdown_stream.go): finished
+// blocks of Markdown arrive rendered, once, and are never touched again; the open block, the
+// last one, is spliced at its end or has plain text appended at its caret. Everything here
+// was sanitized on the server; appended text goes in as text.
+//   k, h: keep the open block's first k characters of HTML and add h
+//   a:    append text at the caret
+//   f:    the open block is finished as it stands
+//   b:    finished blocks that follow
+//   o:    a new open block with this HTML (the caret is its <i>)
+//   e:    the message is finished
+document.addEventListener('datastar-fetch', (e) => {
+  const { type, argsRaw: a } = e.detail || {}
+  if (type !== 'datastar-md' || !a) return
+  const msgs = document.querySelectorAll('#thread .msg.agent.streaming')
+  const body = msgs.length && msgs[msgs.length - 1].querySelector('.body')
+  if (!body) return
+  let open = body.lastElementChild && body.lastElementChild.matches('.md-open') ? body.lastElementChild : null
+  if ('k' in a && open) {
+    open.mdHTML = open.mdHTML.slice(0, Number(a.k)) + (a.h || '')
+    open.innerHTML = open.mdHTML
+  }
+  if ('a' in a && open) open.querySelector('i')?.before(a.a)
+  if ('f' in a && open) {
+    open.querySelector('i')?.remove()
+    open.replaceWith(...open.childNodes)
+    open = null
+  }
+  if (a.b) body.insertAdjacentHTML('beforeend', a.b)
+  if ('o' in a) {
+    open = document.createElement('div')
+    open.className = 'md-open'
+    open.mdHTML = a.o
+    open.innerHTML = a.o
+    body.append(open)
+  }
+  if ('e' in a) body.closest('.msg').classList.remove('streaming')
+})
+
 // Attachments: a form with a [data-attach] picker lists the chosen files as chips (each can be
 // removed), takes files dropped anywhere on the form, and refuses to send a file above the
 // limit, more files than allowed or a message above its limit, saying which, with nothing

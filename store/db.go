@@ -10,10 +10,12 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 
+	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/migrations"
 )
 
@@ -24,6 +26,46 @@ type DB struct {
 	read  *sql.DB
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
+
+	// writeMu makes a write transaction and the hand-over of its events one step, so that
+	// observers see events in commit order.
+	writeMu   sync.Mutex
+	committed []agent.Event // events of the transaction under way
+	observe   func([]agent.Event)
+	stmt      statements
+}
+
+// statements are the writes of the hot paths, prepared once on the writer connection.
+type statements struct {
+	insertEvent, touch, insertDraft, deleteDrafts *sql.Stmt
+}
+
+func (db *DB) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		s   **sql.Stmt
+		sql string
+	}{
+		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`},
+		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
+		{&db.stmt.insertDraft, `INSERT INTO drafts (conversation_id, run_id, message_id, author, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&db.stmt.deleteDrafts, `DELETE FROM drafts WHERE conversation_id = ?`},
+	} {
+		st, err := db.write.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.sql, err)
+		}
+		*p.s = st
+	}
+	return nil
+}
+
+// Observe sets the function that receives the events of each write transaction once it has
+// committed, in commit order (the runner's hub). It runs before the next write begins, so it
+// must be quick and must not write.
+func (db *DB) Observe(fn func([]agent.Event)) {
+	db.writeMu.Lock()
+	db.observe = fn
+	db.writeMu.Unlock()
 }
 
 // Open opens (creating if needed) the database at path and applies pending migrations.
@@ -57,6 +99,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		if strings.Contains(err.Error(), "no such module: fts5") {
 			return nil, fmt.Errorf("%w: this binary's SQLite has no full-text search; build it with -tags sqlite_fts5", err)
 		}
+		return nil, err
+	}
+	if err := db.prepare(ctx); err != nil {
+		w.Close()
 		return nil, err
 	}
 	r, err := sql.Open("sqlite3", dsn("ro"))
@@ -128,8 +174,12 @@ func (db *DB) applyMigration(ctx context.Context, name string) error {
 	return tx.Commit()
 }
 
-// tx runs fn in one immediate write transaction.
+// tx runs fn in one immediate write transaction and hands the events it inserted to the
+// observer once committed.
 func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	db.committed = db.committed[:0]
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -138,7 +188,14 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if db.observe != nil && len(db.committed) > 0 {
+		db.observe(db.committed)
+	}
+	clear(db.committed)
+	return nil
 }
 
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"

@@ -10,7 +10,8 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// insertEvent appends ev to its conversation's log and returns it with id and time set.
+// insertEvent appends ev to its conversation's log and returns it with id and time set. The
+// event reaches the observer when the transaction commits.
 func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agent.Event, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
@@ -21,41 +22,43 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agen
 	if ev.RunID != 0 {
 		runID = ev.RunID
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at)
-		VALUES (?, ?, ?, ?, ?)`, ev.ConversationID, runID, ev.Kind, string(payload), formatTime(ev.At))
+	at := formatTime(ev.At)
+	res, err := tx.StmtContext(ctx, db.stmt.insertEvent).ExecContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at)
 	if err != nil {
 		return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
 	}
 	ev.ID, _ = res.LastInsertId()
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = ? WHERE id = ?`,
-		formatTime(ev.At), ev.ConversationID); err != nil {
+	if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
 		return ev, fmt.Errorf("touch conversation: %w", err)
 	}
+	db.committed = append(db.committed, ev)
 	return ev, nil
 }
 
-// AppendEvent appends one event to a conversation's log.
+// AppendEvent appends one event to a conversation's log. A finished agent message replaces
+// the drafts of its conversation: the message holds all their text.
 func (db *DB) AppendEvent(ctx context.Context, ev agent.Event) (agent.Event, error) {
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		ev, err = db.insertEvent(ctx, tx, ev)
-		return err
+		if ev, err = db.insertEvent(ctx, tx, ev); err != nil {
+			return err
+		}
+		if ev.Kind == agent.EventAgentMessage {
+			return db.deleteDrafts(ctx, tx, ev.ConversationID)
+		}
+		return nil
 	})
 	return ev, err
 }
 
 // Events returns the conversation's events with an id above after, oldest first.
 func (db *DB) Events(ctx context.Context, conversationID, after int64) ([]agent.Event, error) {
-	return events(ctx, db.read, conversationID, after, true)
+	return events(ctx, db.read, conversationID, after)
 }
 
-func events(ctx context.Context, q queryer, conversationID, after int64, withDeltas bool) ([]agent.Event, error) {
-	query := `SELECT id, conversation_id, coalesce(run_id, 0), kind, payload, created_at FROM events
-		WHERE conversation_id = ? AND id > ?`
-	if !withDeltas {
-		query += ` AND kind <> 'text_delta'`
-	}
-	rows, err := q.QueryContext(ctx, query+` ORDER BY id`, conversationID, after)
+func events(ctx context.Context, q queryer, conversationID, after int64) ([]agent.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, conversation_id, coalesce(run_id, 0), kind, payload, created_at FROM events
+		WHERE conversation_id = ? AND id > ? ORDER BY id`, conversationID, after)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
@@ -63,11 +66,12 @@ func events(ctx context.Context, q queryer, conversationID, after int64, withDel
 	var out []agent.Event
 	for rows.Next() {
 		var ev agent.Event
-		var kind, payload, at string
+		var kind, at string
+		var payload []byte
 		if err := rows.Scan(&ev.ID, &ev.ConversationID, &ev.RunID, &kind, &payload, &at); err != nil {
 			return nil, fmt.Errorf("events: %w", err)
 		}
-		if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+		if err := json.Unmarshal(payload, &ev); err != nil {
 			return nil, fmt.Errorf("event %d: %w", ev.ID, err)
 		}
 		ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)

@@ -35,13 +35,13 @@ func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply st
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.FinishStep(ctx, step, nil); err != nil {
+		if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered, Values: values, By: "someone"}); err != nil {
 			t.Fatal(err)
 		}
-	} else if _, err := db.FinishStep(ctx, step, nil); err != nil {
+	} else if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, _ = db.Conversation(ctx, c.ID)
@@ -158,7 +158,7 @@ func TestDB_Inbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db.FinishStep(ctx, step, nil)
+		db.FinishStep(ctx, step, nil, nil)
 		return rec.ID
 	}
 	a1 := ask(ann.ID, "one")

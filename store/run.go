@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -53,7 +52,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int6
 			}
 		}
 		if c.State == agent.StateRunning {
-			return agent.Errorf(agent.ECONFLICT, "The agent is still working; wait for it to finish or ask.")
+			return agent.ErrRunning
 		}
 		if err := db.supersede(ctx, tx, m.Author, "The person sent a new message instead of answering.",
 			`SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID); err != nil {
@@ -84,7 +83,8 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int6
 	return stepID, err
 }
 
-// BeginStep marks a queued step started and returns what the agent needs to run it.
+// BeginStep marks a queued step started and returns what the agent needs to run it. The
+// history is read after the transaction, from a reader: the writer is not held for it.
 func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, agent.StepInput, error) {
 	var c agent.Conversation
 	var in agent.StepInput
@@ -106,17 +106,19 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 			return fmt.Errorf("begin step: %w", err)
 		}
 		in.StepID, in.Trigger = stepID, agent.Trigger(trigger)
-		if c, err = conversation(ctx, tx, in.ConversationID); err != nil {
-			return err
-		}
-		in.History, err = events(ctx, tx, in.ConversationID, 0, false)
+		c, err = conversation(ctx, tx, in.ConversationID)
 		return err
 	})
+	if err != nil {
+		return c, in, err
+	}
+	in.History, err = events(ctx, db.read, in.ConversationID, 0)
 	return c, in, err
 }
 
-// FinishStep ends a step and moves its run to waiting, done or failed.
-func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int64, error) {
+// FinishStep ends a step and moves its run to waiting, done, failed or (stepErr
+// agent.ErrStopped) stopped. partial is the message the step was cut off in, if any.
+func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event, stepErr error) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var runID, convID, seen int64
@@ -124,15 +126,26 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 			Scan(&runID, &convID, &seen); err != nil {
 			return fmt.Errorf("finish step %d: %w", stepID, err)
 		}
+		stopped := errors.Is(stepErr, agent.ErrStopped)
 		state, msg := "done", ""
-		if stepErr != nil {
+		switch {
+		case stopped:
+			state = "interrupted"
+		case stepErr != nil:
 			state, msg = "failed", stepErr.Error()
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, formatTime(db.Now()), stepID); err != nil {
 			return fmt.Errorf("finish step: %w", err)
 		}
-		if err := db.closeOpenMessages(ctx, tx, convID, runID, stepID); err != nil {
+		if err := db.endMessages(ctx, tx, convID, runID, partial); err != nil {
 			return err
+		}
+		if stopped {
+			if err := db.supersede(ctx, tx, "parley", "The person stopped the agent; Retry asks again.",
+				`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
+				return err
+			}
+			return db.setRunState(ctx, tx, convID, runID, agent.StateStopped, "")
 		}
 		if stepErr != nil {
 			// The agent cannot use answers to questions it asked before failing: Retry asks anew.
@@ -182,62 +195,12 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, stepErr error) (int6
 // for a secret Parley refuses).
 const MaxStepsPerRun = 50
 
-// closeOpenMessages finishes messages whose text streamed but never ended, keeping the partial text.
-func (db *DB) closeOpenMessages(ctx context.Context, tx *sql.Tx, convID, runID, stepID int64) error {
-	prefix := fmt.Sprintf("%d-", stepID)
-	rows, err := tx.QueryContext(ctx, `SELECT json_extract(payload, '$.message_id') AS mid, kind, json_extract(payload, '$.text'), json_extract(payload, '$.author')
-		FROM events WHERE conversation_id = ? AND run_id = ? AND kind IN ('text_delta', 'agent_message') ORDER BY id`, convID, runID)
-	if err != nil {
-		return fmt.Errorf("open messages: %w", err)
-	}
-	type msg struct {
-		id, author string
-		text       strings.Builder
-		closed     bool
-	}
-	var order []*msg
-	byID := map[string]*msg{}
-	for rows.Next() {
-		var mid, kind string
-		var text, author sql.NullString
-		if err := rows.Scan(&mid, &kind, &text, &author); err != nil {
-			rows.Close()
-			return err
-		}
-		if !strings.HasPrefix(mid, prefix) {
-			continue
-		}
-		m := byID[mid]
-		if m == nil {
-			m = &msg{id: mid, author: author.String}
-			byID[mid] = m
-			order = append(order, m)
-		}
-		if kind == string(agent.EventAgentMessage) {
-			m.closed = true
-		} else {
-			m.text.WriteString(text.String)
-		}
-	}
-	rows.Close()
-	for _, m := range order {
-		if m.closed {
-			continue
-		}
-		ev := agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventAgentMessage, MessageID: m.id, Text: m.text.String(), Author: m.author, Interrupted: true}
-		if _, err := db.insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // InterruptStep ends a started step that was cut off; its partial message is kept.
-func (db *DB) InterruptStep(ctx context.Context, stepID int64) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID) })
+func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *agent.Event) error {
+	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID, partial) })
 }
 
-func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64) error {
+func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *agent.Event) error {
 	var runID, convID int64
 	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
 		Scan(&runID, &convID); err != nil {
@@ -246,7 +209,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64) error
 	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'interrupted', finished_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
 		return fmt.Errorf("interrupt step: %w", err)
 	}
-	if err := db.closeOpenMessages(ctx, tx, convID, runID, stepID); err != nil {
+	if err := db.endMessages(ctx, tx, convID, runID, partial); err != nil {
 		return err
 	}
 	// A step cut off after it asked leaves the run waiting: the answers resume it.
@@ -260,7 +223,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64) error
 	return db.setRunState(ctx, tx, convID, runID, agent.StateInterrupted, "The agent was cut off before it finished.")
 }
 
-// RetryRun queues a new step on the newest run of a failed or interrupted conversation.
+// RetryRun queues a new step on the newest run of a failed, interrupted or stopped conversation.
 func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 	var stepID int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -268,8 +231,8 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if c.State != agent.StateFailed && c.State != agent.StateInterrupted {
-			return agent.Errorf(agent.ECONFLICT, "Only a failed or interrupted conversation can be retried.")
+		if c.State != agent.StateFailed && c.State != agent.StateInterrupted && c.State != agent.StateStopped {
+			return agent.Errorf(agent.ECONFLICT, "Only a failed, interrupted or stopped conversation can be retried.")
 		}
 		var runID int64
 		if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE conversation_id = ?`, convID).Scan(&runID); err != nil {
@@ -283,21 +246,37 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 	return stepID, err
 }
 
-// Recover interrupts the steps a crash cut off and returns the queued ones, oldest first.
-func (db *DB) Recover(ctx context.Context) ([]int64, error) {
-	var queued []int64
+// Recover interrupts the steps a crash cut off (their drafts become their partial
+// messages) and returns the queued ones, oldest first.
+func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
+	var queued []agent.QueuedStep
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		started, err := stepIDs(ctx, tx, "started")
 		if err != nil {
 			return err
 		}
 		for _, id := range started {
-			if err := db.interruptStep(ctx, tx, id); err != nil {
+			if err := db.interruptStep(ctx, tx, id, nil); err != nil {
 				return err
 			}
 		}
-		queued, err = stepIDs(ctx, tx, "queued")
-		return err
+		// What is left belongs to messages that were finished (a batch stored just after).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM drafts`); err != nil {
+			return fmt.Errorf("drafts: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.state = 'queued' ORDER BY s.id`)
+		if err != nil {
+			return fmt.Errorf("queued steps: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var q agent.QueuedStep
+			if err := rows.Scan(&q.ID, &q.ConversationID); err != nil {
+				return fmt.Errorf("queued steps: %w", err)
+			}
+			queued = append(queued, q)
+		}
+		return rows.Err()
 	})
 	return queued, err
 }

@@ -44,7 +44,7 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 				b.Fatal(err)
 			}
 		}
-		db.FinishStep(ctx, step, nil)
+		db.FinishStep(ctx, step, nil, nil)
 	}
 	return db
 }

@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -43,7 +45,7 @@ func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conve
 		}
 		ids = append(ids, rec.ID)
 	}
-	if resume, err := db.FinishStep(ctx, step, nil); err != nil || resume != 0 {
+	if resume, err := db.FinishStep(ctx, step, nil, nil); err != nil || resume != 0 {
 		t.Fatalf("FinishStep = %d, %v; want 0, nil", resume, err)
 	}
 	return c, ids
@@ -200,8 +202,15 @@ func TestDB_Recover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, d := range []string{"Hello ", "wor"} {
-		if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventTextDelta, MessageID: "1-1", Start: i == 0, Text: d}); err != nil {
+	// A message finished, whose last batch came after it; then one cut off mid-way.
+	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: "1-1", Author: "Bot", Text: "Done."}); err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range [][]agent.Draft{
+		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-1", Text: "Done."}, {ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", Text: "Hello "}},
+		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", Text: "wor"}},
+	} {
+		if err := db.SaveDrafts(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,22 +224,22 @@ func TestDB_Recover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0] != queued {
-		t.Fatalf("Recover queued = %v, want [%d]", got, queued)
+	if len(got) != 1 || got[0].ID != queued || got[0].ConversationID != c2.ID {
+		t.Fatalf("Recover queued = %v, want [%d of conversation %d]", got, queued, c2.ID)
 	}
 	conv, _ := db.Conversation(ctx, c.ID)
 	if conv.State != agent.StateInterrupted {
 		t.Fatalf("state = %q, want interrupted", conv.State)
 	}
 	evs, _ := db.Events(ctx, c.ID, 0)
-	var final *agent.Event
-	for i := range evs {
-		if evs[i].Kind == agent.EventAgentMessage {
-			final = &evs[i]
+	var msgs []string
+	for _, ev := range evs {
+		if ev.Kind == agent.EventAgentMessage {
+			msgs = append(msgs, fmt.Sprintf("%s %q %s interrupted=%v", ev.MessageID, ev.Text, ev.Author, ev.Interrupted))
 		}
 	}
-	if final == nil || final.Text != "Hello wor" || !final.Interrupted {
-		t.Fatalf("partial message = %+v, want interrupted \"Hello wor\"", final)
+	if want := []string{`1-1 "Done." Bot interrupted=false`, `1-2 "Hello wor" Bot interrupted=true`}; !slices.Equal(msgs, want) {
+		t.Fatalf("messages after recovery = %q, want %q", msgs, want)
 	}
 	if _, err := db.RetryRun(ctx, c.ID); err != nil {
 		t.Fatalf("RetryRun: %v", err)
@@ -296,7 +305,7 @@ func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.InterruptStep(ctx, step); err != nil { // cut off before FinishStep
+	if err := db.InterruptStep(ctx, step, nil); err != nil { // cut off before FinishStep
 		t.Fatal(err)
 	}
 	if got, _ := db.Conversation(ctx, c.ID); got.State != agent.StateWaiting {
@@ -315,7 +324,7 @@ func TestDB_FinishStep(t *testing.T) {
 		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
-		if _, err := db.FinishStep(ctx, step, errors.New("boom")); err != nil {
+		if _, err := db.FinishStep(ctx, step, nil, errors.New("boom")); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := db.Question(ctx, rec.ID)
@@ -336,7 +345,7 @@ func TestDB_FinishStep(t *testing.T) {
 		if resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered}); err != nil || resume != 0 {
 			t.Fatalf("Resolve during the step = %d, %v; want no resume yet", resume, err)
 		}
-		resume, err := db.FinishStep(ctx, step, nil)
+		resume, err := db.FinishStep(ctx, step, nil, nil)
 		if err != nil || resume == 0 {
 			t.Fatalf("FinishStep = %d, %v; want the resume", resume, err)
 		}
@@ -354,7 +363,7 @@ func TestDB_FinishStep(t *testing.T) {
 			if _, err := db.AskQuestion(ctx, in.RunID, refused); err != nil {
 				t.Fatal(err)
 			}
-			if step, err = db.FinishStep(ctx, step, nil); err != nil {
+			if step, err = db.FinishStep(ctx, step, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if i > store.MaxStepsPerRun {

@@ -35,8 +35,8 @@ type Item struct {
 	MessageID      string
 	Author         string
 	Text           string
-	Streaming      bool
 	Interrupted    bool
+	Stopped        bool
 	At             time.Time
 	// Question fields.
 	Question *QuestionView
@@ -63,7 +63,6 @@ type Thread struct {
 // BuildThread folds a conversation's events into what the page shows.
 func BuildThread(events []agent.Event) Thread {
 	var t Thread
-	msgs := map[string]int{}
 	users := map[int64]int{}
 	questions := map[int64]int{}
 	for _, ev := range events {
@@ -76,22 +75,8 @@ func BuildThread(events []agent.Event) Thread {
 			if i, ok := users[ev.Intake.MessageEventID]; ok {
 				t.Items[i] = t.Items[i].WithIntake(*ev.Intake)
 			}
-		case agent.EventTextDelta:
-			if i, ok := msgs[ev.MessageID]; ok {
-				t.Items[i].Text += ev.Text
-				continue
-			}
-			msgs[ev.MessageID] = len(t.Items)
-			t.Items = append(t.Items, Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Streaming: true, At: ev.At})
 		case agent.EventAgentMessage:
-			it := Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, At: ev.At}
-			if i, ok := msgs[ev.MessageID]; ok {
-				it.At = t.Items[i].At
-				t.Items[i] = it
-				continue
-			}
-			msgs[ev.MessageID] = len(t.Items)
-			t.Items = append(t.Items, it)
+			t.Items = append(t.Items, AgentItem(ev))
 		case agent.EventPlan:
 			t.Plans = append(t.Plans, *ev.Plan)
 		case agent.EventQuestionAsked:
@@ -241,6 +226,11 @@ func outcomeLabel(o agent.Outcome) string {
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func clock(t time.Time) string { return t.Local().Format("15:04") }
+
+// AgentItem is a finished agent message as the thread shows it.
+func AgentItem(ev agent.Event) Item {
+	return Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, Stopped: ev.Stopped, At: ev.At}
+}
 
 // UserItem is a person's message as the thread shows it, before intake.
 func UserItem(ev agent.Event) Item {

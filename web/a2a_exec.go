@@ -125,69 +125,104 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 	return false, nil
 }
 
-// follow translates the conversation's events after start until the agent asks or ends.
+// follow translates the conversation after event after until the agent asks or ends: its
+// text as partial_result artifact chunks (live, through the hub: one chunk per wake-up, with
+// everything written since), its question as input-required, its end as final_result.
 func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
-	wake, unsubscribe := x.s.broker.subscribe(convID)
-	defer unsubscribe()
+	f := x.s.hub.Follow(convID)
+	defer f.Close()
+	cur := agent.Cursor{Event: after}
 	var artifact a2a.ArtifactID
 	var final strings.Builder
+	// chunk sends a piece of the reply; a new message is set apart from the one before.
+	chunk := func(delta string, start bool) error {
+		if delta == "" {
+			return nil
+		}
+		if start && final.Len() > 0 {
+			delta = "\n\n" + delta
+		}
+		final.WriteString(delta)
+		var e *a2a.TaskArtifactUpdateEvent
+		if artifact == "" {
+			e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: delta})
+			artifact = e.Artifact.ID
+		} else {
+			e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: delta})
+		}
+		// Every chunk is named: clients that look at each event's name keep them all.
+		e.Artifact.Name = "partial_result"
+		return q.Write(ctx, e)
+	}
+	// event handles one committed event; done is true when the request ends with it.
+	event := func(ev agent.Event) (done bool, err error) {
+		cur.Event = ev.ID
+		switch ev.Kind {
+		case agent.EventAgentMessage:
+			streamed, sent := ev.MessageID == cur.Message, cur.Bytes
+			cur.Message, cur.Bytes = "", 0
+			if !streamed {
+				return false, chunk(ev.Text, true)
+			}
+			if sent <= len(ev.Text) {
+				return false, chunk(ev.Text[sent:], false) // what came after the last chunk
+			}
+		case agent.EventQuestionAsked:
+			rec, err := x.s.db.Question(ctx, ev.Question.ID)
+			if err != nil {
+				return true, err
+			}
+			if rec.Pending() {
+				return true, x.ask(ctx, rc, q, rec.Question, nil)
+			}
+		case agent.EventRunState:
+			switch ev.State {
+			case agent.StateDone:
+				return true, x.complete(ctx, rc, q, final.String())
+			case agent.StateFailed, agent.StateInterrupted, agent.StateStopped:
+				if _, cancelling := x.cancelling.Load(rc.TaskID); cancelling {
+					return true, nil // Cancel reports the end of this task
+				}
+				return true, x.fail(ctx, rc, q, ev.Error)
+			}
+		}
+		return false, nil
+	}
+	var evs []agent.Event
+	var text []byte
 	for {
-		events, err := x.s.db.Events(ctx, convID, after)
-		if err != nil {
-			return err
+		u, ok := f.Since(cur, evs[:0], text[:0])
+		events := u.Events
+		if !ok {
+			var err error
+			if events, err = x.s.db.Events(ctx, convID, cur.Event); err != nil {
+				return err
+			}
 		}
 		for _, ev := range events {
-			after = ev.ID
-			switch ev.Kind {
-			case agent.EventTextDelta, agent.EventAgentMessage:
-				delta := ev.Text
-				if ev.Kind == agent.EventAgentMessage {
-					if !ev.Start {
-						continue // its text was streamed already
-					}
-				}
-				if ev.Start && final.Len() > 0 {
-					delta = "\n\n" + delta
-				}
-				final.WriteString(delta)
-				var e *a2a.TaskArtifactUpdateEvent
-				if artifact == "" {
-					e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: delta})
-					artifact = e.Artifact.ID
-				} else {
-					e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: delta})
-				}
-				// Every chunk is named: clients that look at each event's name keep them all.
-				e.Artifact.Name = "partial_result"
-				if err := q.Write(ctx, e); err != nil {
-					return err
-				}
-			case agent.EventQuestionAsked:
-				rec, err := x.s.db.Question(ctx, ev.Question.ID)
-				if err != nil {
-					return err
-				}
-				if rec.Pending() {
-					return x.ask(ctx, rc, q, rec.Question, nil)
-				}
-			case agent.EventRunState:
-				switch ev.State {
-				case agent.StateDone:
-					return x.complete(ctx, rc, q, final.String())
-				case agent.StateFailed, agent.StateInterrupted:
-					if _, cancelling := x.cancelling.Load(rc.TaskID); cancelling {
-						return nil // Cancel reports the end of this task
-					}
-					return x.fail(ctx, rc, q, ev.Error)
-				}
+			if done, err := event(ev); done || err != nil {
+				return err
 			}
+		}
+		if !ok {
+			f.Synced(cur.Event)
+			continue
+		}
+		evs, text = u.Events, u.Message.Text
+		if m := u.Message; m.ID != "" {
+			start := m.ID != cur.Message
+			cur.Message = m.ID
+			if err := chunk(string(m.Text), start); err != nil {
+				return err
+			}
+			cur.Bytes = m.From + len(m.Text)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-x.s.closing:
 			return errShuttingDown
-		case <-wake:
+		case <-f.Wake():
 		}
 	}
 }

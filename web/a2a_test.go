@@ -33,7 +33,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httptest.Server, *web.Server) {
 	t.Helper()
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: agents, Heartbeat: time.Hour,
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour,
 		A2A: &web.A2AOptions{Token: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	open := func() (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: []agent.Agent{askerAgent(askerQuestion)}, Heartbeat: time.Hour,
+		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
 			A2A: &web.A2AOptions{Token: "s3cret", DefaultAgent: "asker"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -244,7 +244,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	open := func(a agent.Agent) (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
+		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, a), Heartbeat: time.Hour,
 			A2A: &web.A2AOptions{Token: "s3cret", DefaultAgent: "slow"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)

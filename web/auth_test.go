@@ -70,7 +70,7 @@ func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOpt
 		}
 	}
 	auth.Signup = true
-	srv := web.NewServer(web.NewServerOptions{DB: db, Agents: agents, Heartbeat: beat, Auth: auth, Limits: limits})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Runner: runnerFor(db, agents...), Heartbeat: beat, Auth: auth, Limits: limits})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +194,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", "/questions/1/answer", url.Values{"venue": {"Lisbon"}}, 200, 404, 403},
 		{"POST", conv + "/messages", url.Values{"text": {"and lunch"}}, 200, 404, 403},
 		{"POST", conv + "/retry", url.Values{}, 204, 404, 403},
+		{"POST", conv + "/stop", url.Values{}, 204, 404, 403},
 		{"GET", "/c/999", nil, 404, 404, 404},
 		{"GET", "/c/abc", nil, 404, 404, 404},
 	}
@@ -475,7 +476,7 @@ func TestNoSignInAnswersOnlyToLocalhost(t *testing.T) {
 
 func TestSignup(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Heartbeat: time.Hour, Auth: web.AuthOptions{Signup: false}})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Runner: runnerFor(db), Heartbeat: time.Hour, Auth: web.AuthOptions{Signup: false}})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -134,6 +134,17 @@ func (s *Server) handleRetry(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// handleStop stops the reply the agent is writing: the request to the model is cancelled, a
+// remote task too, and what was written stays. The stream shows the run stopped.
+func (s *Server) handleStop(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	s.runner.StopReply(c.Request().Context(), conv.ID)
+	return c.NoContent(http.StatusNoContent)
+}
+
 // agentTitle is an agent's title as pages show it; its name for an agent no longer served.
 func (s *Server) agentTitle(name string) string {
 	if info, ok := s.runner.Agent(name); ok {

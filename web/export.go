@@ -77,7 +77,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	asked := map[int64]int{}
 	for _, ev := range events {
 		switch ev.Kind {
-		case agent.EventTextDelta, agent.EventCheckpoint:
+		case agent.EventCheckpoint:
 			continue
 		case agent.EventQuestionAsked:
 			asked[ev.Question.ID] = len(out.Questions)

@@ -13,7 +13,7 @@ import (
 
 func TestStream_Heartbeat(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: nil, Heartbeat: 30 * time.Millisecond})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db), Heartbeat: 30 * time.Millisecond})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown(context.Background())

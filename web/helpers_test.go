@@ -56,7 +56,7 @@ type testServer struct {
 
 func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServer {
 	t.Helper()
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: agents, Heartbeat: time.Hour})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +157,9 @@ func (ts *testServer) readSSE(t testing.TB, path, lastEventID string, done func(
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		// A field is "name:value", or "name: value" (one space is dropped).
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
 		switch {
 		case line == "":
 			if cur.Event != "" {
@@ -166,12 +169,12 @@ func (ts *testServer) readSSE(t testing.TB, path, lastEventID string, done func(
 				}
 			}
 			cur = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			cur.ID = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.Event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.Data = append(cur.Data, line[6:])
+		case field == "id":
+			cur.ID = value
+		case field == "event":
+			cur.Event = value
+		case field == "data":
+			cur.Data = append(cur.Data, value)
 		}
 	}
 	t.Fatalf("stream ended before the condition held; got %d events: %v", len(events), events)
@@ -185,6 +188,11 @@ func containing(s string) func([]sseEvent) bool {
 }
 
 func newDB(t testing.TB) *store.DB { return storetest.New(t) }
+
+// runnerFor runs agents on db, as cmd/parley wires it.
+func runnerFor(db *store.DB, agents ...agent.Agent) *agent.Runner {
+	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now})
+}
 
 // singlePerson is the sign-in of tests about something else: one person, no sign-in
 // (AuthNone), who owns every conversation and is staff.

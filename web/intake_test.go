@@ -36,9 +36,10 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 		return out.Text("ok")
 	}}
 	var logs logBuffer
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Agents: []agent.Agent{a}, Heartbeat: time.Hour,
-		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	runner := agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: []agent.Agent{a}, Now: db.Now, Logger: log,
 		Analyzer: intake.New(intake.Options{ContextWindow: 8192})})
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runner, Heartbeat: time.Hour, Logger: log})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

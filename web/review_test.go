@@ -141,7 +141,7 @@ func TestReviewDesk(t *testing.T) {
 			t.Fatalf("export = %+v", out)
 		}
 		for _, ev := range out.Events {
-			if ev.Kind == string(agent.EventTextDelta) {
+			if ev.Kind == "text_delta" {
 				t.Fatal("the export holds streamed pieces")
 			}
 		}

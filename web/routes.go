@@ -30,6 +30,7 @@ func (s *Server) routes() {
 	u.GET("/c/:id/stream", s.handleStream)
 	u.POST("/c/:id/messages", s.handleSendMessage)
 	u.POST("/c/:id/retry", s.handleRetry)
+	u.POST("/c/:id/stop", s.handleStop)
 	u.GET("/c/:id/documents/:doc", s.handleDocument)
 	u.GET("/c/:id/timeline", s.handleTimeline)
 	u.GET("/c/:id/export.md", s.handleExportMarkdown)

@@ -23,7 +23,7 @@ type Server struct {
 	echo      *echo.Echo
 	db        *store.DB
 	runner    *agent.Runner
-	broker    *broker
+	hub       *agent.Hub
 	log       *slog.Logger
 	heartbeat time.Duration
 	problems  []string
@@ -49,16 +49,12 @@ type Server struct {
 type NewServerOptions struct {
 	DB     *store.DB
 	Logger *slog.Logger
-	// Agents are the back ends people can talk to.
-	Agents []agent.Agent
+	// Runner runs the agents people talk to, on DB; the server starts and stops it.
+	Runner *agent.Runner
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
 	// A2A, when set, serves every agent over A2A JSON-RPC.
 	A2A *A2AOptions
-	// Analyzer analyzes the first message of each round (intake) for agents without an
-	// analyzer of their own in Analyzers; nil passes messages untouched.
-	Analyzer  agent.Analyzer
-	Analyzers map[string]agent.Analyzer
 	// Uploads bound attached files (zero fields take the defaults).
 	Uploads UploadLimits
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
@@ -69,9 +65,9 @@ type NewServerOptions struct {
 	Limits Limits
 }
 
-// NewServer wires the runner to the store and the broker and builds the route table.
+// NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, broker: newBroker(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A, closing: make(chan struct{})}
+	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A, closing: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -90,16 +86,6 @@ func NewServer(opts NewServerOptions) *Server {
 	s.signups = newBucket(5, time.Hour, opts.DB.Now)
 	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
-	s.runner = agent.NewRunner(agent.RunnerOptions{
-		Ledger: opts.DB,
-		Agents: opts.Agents,
-		Logger: s.log,
-		Notify: s.broker.Notify,
-		Now:    opts.DB.Now,
-
-		Analyzer:  opts.Analyzer,
-		Analyzers: opts.Analyzers,
-	})
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -2,28 +2,30 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/starfederation/datastar-go/datastar"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/views"
 )
 
 // handleStream is the conversation's one SSE stream. It sends every event after the client's
-// last one (Last-Event-ID on reconnect, ?after= on first connect), then follows the log live.
-// Each SSE event carries the id of the log event it completes, so a reconnect resumes exactly.
+// last one (Last-Event-ID on reconnect, ?after= on first connect), then follows the
+// conversation live through the runner's hub: committed events from its replay buffer (from
+// the log when the client is further behind), and the message being written as it grows.
+//
+// Each patch that completes a log event carries its id; while the page grows a message, ids
+// name it too ("E/m"), so a reconnect knows the page has it and sends it whole, once.
 // One account may hold Limits.Streams streams at once; past that it gets 429.
 func (s *Server) handleStream(c echo.Context) error {
 	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
-	id := conv.ID
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ctx := s.withMode(c, conv)
 	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
@@ -31,155 +33,210 @@ func (s *Server) handleStream(c echo.Context) error {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
 	}
 	defer release()
-	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
+	cur := agent.Cursor{}
+	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
-		if n, err := strconv.ParseInt(last, 10, 64); err == nil {
-			after = n
-		}
+		cur = parseCursor(last)
 	}
-	// Subscribe before the first read, so no change between read and wait is missed.
-	wake, unsubscribe := s.broker.subscribe(id)
-	defer unsubscribe()
+	// Follow before the first read, so no change between read and wait is missed.
+	f := s.hub.Follow(conv.ID)
+	defer f.Close()
 
-	sse := newSSE(c)
+	w := c.Response()
+	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w), conv: conv.ID, cur: cur}
 	// Any patch tells the page the stream is up again.
-	if err := sse.MarshalAndPatchSignals(map[string]any{"_reconnecting": false}); err != nil {
-		return nil
-	}
+	ls.w.patchSignals(`{"_reconnecting":false}`, "")
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
-	p := &projector{s: s, sse: sse, conversationID: id}
 	for {
-		events, err := s.db.Events(ctx, id, after)
-		if err != nil {
+		if err := ls.catchUp(f); err != nil {
 			if ctx.Err() == nil {
-				s.log.Error("stream events", "conversation", id, "error", err)
+				s.log.Error("stream", "conversation", conv.ID, "error", err)
 			}
 			return nil
 		}
-		for _, ev := range events {
-			if err := p.send(ctx, ev); err != nil {
-				return nil // the client went away; it will resume from its last id
-			}
-			after = ev.ID
+		if err := ls.w.flush(); err != nil {
+			return nil // the client went away; it will resume from its last id
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.closing:
 			return nil
-		case <-wake:
+		case <-f.Wake():
 		case <-heartbeat.C:
 			// The session may have ended, or staff stopped being staff: the stream ends too,
 			// and the page's reconnect is asked to sign in.
 			if u, err := s.identify(c); err != nil || !u.CanRead(conv) {
 				return nil
 			}
-			if _, err := c.Response().Write([]byte(": heartbeat\n\n")); err != nil {
-				return nil
-			}
-			if err := http.NewResponseController(c.Response().Writer).Flush(); err != nil {
-				return nil
-			}
+			ls.w.comment("heartbeat")
 		}
 	}
 }
 
-// projector turns log events into Datastar patches of the conversation page.
-type projector struct {
-	s              *Server
-	sse            *datastar.ServerSentEventGenerator
-	conversationID int64
-}
-
-type patch struct {
-	html string
-	opts []datastar.PatchElementOption
-}
-
-func (p *projector) send(ctx context.Context, ev agent.Event) error {
-	patches, signals, err := p.patches(ctx, ev)
-	if err != nil {
-		return err
+// parseCursor reads a Last-Event-ID: "E", or "E/m" while the page grows message m.
+func parseCursor(id string) agent.Cursor {
+	e, m, _ := strings.Cut(id, "/")
+	n, _ := strconv.ParseInt(e, 10, 64)
+	cur := agent.Cursor{Event: n, Message: m}
+	if m != "" {
+		cur.Bytes = -1 // the page has the message, but how much of it is not known
 	}
-	// Signals and morphs are idempotent; the last patch (an append, where there is one) carries
-	// the event id, so a connection lost midway replays the event rather than skipping it.
-	id := strconv.FormatInt(ev.ID, 10)
-	if signals != nil {
-		b, _ := json.Marshal(signals)
-		var opts []datastar.PatchSignalsOption
-		if len(patches) == 0 {
-			opts = append(opts, datastar.WithPatchSignalsEventID(id))
+	return cur
+}
+
+// liveStream is one stream's state: how far its page has got, and the message it grows.
+type liveStream struct {
+	s    *Server
+	ctx  context.Context
+	w    *sseWriter
+	conv int64
+	cur  agent.Cursor
+	// md renders the message the page grows, cur.Message.
+	md *views.MarkdownStream
+	// buffers reused from one wake-up to the next
+	events []agent.Event
+	text   []byte
+}
+
+// id is the SSE id of the page's state: the last event, and the message it grows.
+func (ls *liveStream) id() string {
+	id := strconv.FormatInt(ls.cur.Event, 10)
+	if ls.cur.Message != "" {
+		id += "/" + ls.cur.Message
+	}
+	return id
+}
+
+// catchUp sends what the page lacks: events from the hub, or from the log when the hub does
+// not go back far enough, then the message being written.
+func (ls *liveStream) catchUp(f *agent.Follower) error {
+	for {
+		u, ok := f.Since(ls.cur, ls.events[:0], ls.text[:0])
+		if !ok {
+			events, err := ls.s.db.Events(ls.ctx, ls.conv, ls.cur.Event)
+			if err != nil {
+				return err
+			}
+			for _, ev := range events {
+				if err := ls.event(ev); err != nil {
+					return err
+				}
+			}
+			f.Synced(ls.cur.Event)
+			continue
 		}
-		if err := p.sse.PatchSignals(b, opts...); err != nil {
+		ls.events, ls.text = u.Events, u.Message.Text
+		for _, ev := range u.Events {
+			if err := ls.event(ev); err != nil {
+				return err
+			}
+		}
+		if u.Message.ID != "" {
+			ls.live(u.Message)
+		}
+		return nil
+	}
+}
+
+// live grows the message being written on the page, or puts it there whole when the page
+// lacks it (or, after a reconnect, does not know how much of it the page has).
+func (ls *liveStream) live(m agent.LiveText) {
+	if m.ID != ls.cur.Message || ls.md == nil {
+		it := views.StreamingMessage(m.ID, m.Author)
+		had := m.ID == ls.cur.Message
+		ls.md = &views.MarkdownStream{}
+		ls.cur.Message = m.ID
+		if had {
+			ls.w.patchElements(html(ls.ctx, it), "", "", ls.id())
+		} else {
+			ls.w.patchElements(html(ls.ctx, it), "#thread", "append", ls.id())
+		}
+		ls.w.markdown(ls.md.Write(string(m.Text)), ls.id())
+	} else if len(m.Text) > 0 {
+		ls.w.markdown(ls.md.Write(string(m.Text)), "")
+	}
+	ls.cur.Bytes = ls.md.Len()
+}
+
+// event sends one committed event. Events that show nothing send nothing; their id comes
+// with the next patch.
+func (ls *liveStream) event(ev agent.Event) error {
+	ls.cur.Event = ev.ID
+	ctx := ls.ctx
+	switch ev.Kind {
+	case agent.EventAgentMessage:
+		return ls.finished(ev)
+	case agent.EventUserMessage:
+		ls.w.patchElements(html(ctx, views.UserMessage(views.UserItem(ev))), "#thread", "append", ls.id())
+	case agent.EventIntake:
+		msg, err := ls.s.db.Event(ctx, ls.conv, ev.Intake.MessageEventID)
+		if err != nil {
 			return err
 		}
-	}
-	for i, pt := range patches {
-		opts := pt.opts
-		if i == len(patches)-1 {
-			opts = append(opts, datastar.WithPatchElementsEventID(id))
-		}
-		if err := p.sse.PatchElements(pt.html, opts...); err != nil {
+		it := views.UserItem(msg).WithIntake(*ev.Intake)
+		ls.w.patchElements(html(ctx, views.UserMessage(it)), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
+	case agent.EventPlan:
+		plans, err := ls.s.db.Plans(ctx, ls.conv, ev.ID)
+		if err != nil {
 			return err
+		}
+		ls.w.patchElements(html(ctx, views.PlanSummary(plans)), "", "", "")
+		ls.w.patchElements(html(ctx, views.PlanCurrent(plans)), "", "", "")
+		ls.w.patchElements(html(ctx, views.PlanHistory(plans)), "", "", ls.id())
+	case agent.EventQuestionAsked:
+		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+		ls.w.patchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), "#thread", "append", ls.id())
+	case agent.EventQuestionResolved:
+		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
+		if err != nil {
+			return err
+		}
+		ls.w.patchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), "#"+views.QuestionID(rec.ID), "replace", ls.id())
+	case agent.EventRunState:
+		busy := `{"_busy":false}`
+		if ev.State == agent.StateRunning {
+			busy = `{"_busy":true}`
+		}
+		ls.w.patchSignals(busy, "")
+		ls.w.patchElements(html(ctx, views.ConversationState(ev.State)), "", "", "")
+		id := ls.id()
+		if ev.State == agent.StateFailed {
+			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv, ev.State, ev.Error)), "", "", "")
+			ls.w.patchElements(html(ctx, views.ErrorNote(ev.Error)), "#thread", "append", id)
+		} else {
+			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv, ev.State, ev.Error)), "", "", id)
 		}
 	}
 	return nil
 }
 
-func appendTo(selector string) []datastar.PatchElementOption {
-	return []datastar.PatchElementOption{datastar.WithSelector(selector), datastar.WithModeAppend()}
-}
-
-// patches says how one event changes the page. Events that show nothing return no patch;
-// their id is carried by the next event that does.
-func (p *projector) patches(ctx context.Context, ev agent.Event) ([]patch, map[string]any, error) {
-	switch ev.Kind {
-	case agent.EventUserMessage:
-		return []patch{{html(ctx, views.UserMessage(views.UserItem(ev))), appendTo("#thread")}}, nil, nil
-	case agent.EventIntake:
-		msg, err := p.s.db.Event(ctx, p.conversationID, ev.Intake.MessageEventID)
-		if err != nil {
-			return nil, nil, err
+// finished sends an agent message once it is finished. The page growing it gets its last
+// text and its end, which leave it as the finished message renders: nothing is sent twice.
+// A page that has it in an unknown state, or marked since (interrupted, stopped), or with
+// text the finished message does not keep (a form it ended in), gets it whole.
+func (ls *liveStream) finished(ev agent.Event) error {
+	growing := ev.MessageID == ls.cur.Message
+	md := ls.md
+	ls.cur.Message, ls.cur.Bytes, ls.md = "", 0, nil
+	it := views.AgentItem(ev)
+	switch {
+	case growing && md != nil && !ev.Interrupted && strings.HasPrefix(ev.Text, md.Source()):
+		if rest := ev.Text[md.Len():]; rest != "" {
+			ls.w.markdown(md.Write(rest), "")
 		}
-		it := views.UserItem(msg).WithIntake(*ev.Intake)
-		return []patch{{html(ctx, views.UserMessage(it)), []datastar.PatchElementOption{datastar.WithSelectorID(views.UserMessageID(msg.ID)), datastar.WithModeReplace()}}}, nil, nil
-	case agent.EventTextDelta:
-		if ev.Start {
-			it := views.Item{Kind: views.ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Streaming: true}
-			return []patch{{html(ctx, views.AgentMessage(it)), appendTo("#thread")}}, nil, nil
-		}
-		return []patch{{html(ctx, views.Delta(ev.Text)), appendTo("#" + views.MessageID(ev.MessageID) + "-body")}}, nil, nil
-	case agent.EventAgentMessage:
-		it := views.Item{Kind: views.ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted}
-		if ev.Start {
-			return []patch{{html(ctx, views.AgentMessage(it)), appendTo("#thread")}}, nil, nil
-		}
-		return []patch{{html(ctx, views.AgentMessage(it)), []datastar.PatchElementOption{datastar.WithSelectorID(views.MessageID(ev.MessageID)), datastar.WithModeReplace()}}}, nil, nil
-	case agent.EventPlan:
-		plans, err := p.s.db.Plans(ctx, p.conversationID, ev.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []patch{{html(ctx, views.PlanSummary(plans)), nil}, {html(ctx, views.PlanCurrent(plans)), nil}, {html(ctx, views.PlanHistory(plans)), nil}}, nil, nil
-	case agent.EventQuestionAsked:
-		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
-		return []patch{{html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), appendTo("#thread")}}, nil, nil
-	case agent.EventQuestionResolved:
-		rec, err := p.s.db.Question(ctx, ev.Resolution.QuestionID)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []patch{{html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), []datastar.PatchElementOption{datastar.WithSelectorID(views.QuestionID(rec.ID)), datastar.WithModeReplace()}}}, nil, nil
-	case agent.EventRunState:
-		ps := []patch{
-			{html(ctx, views.ConversationState(ev.State)), nil},
-			{html(ctx, views.RunStatus(p.conversationID, ev.State, ev.Error)), nil},
-		}
-		if ev.State == agent.StateFailed {
-			ps = append(ps, patch{html(ctx, views.ErrorNote(ev.Error)), appendTo("#thread")})
-		}
-		return ps, map[string]any{"_busy": ev.State == agent.StateRunning}, nil
+		ls.w.markdown(md.End(), ls.id())
+	case growing:
+		ls.w.patchElements(html(ls.ctx, views.AgentMessage(it)), "", "", ls.id())
+	default:
+		ls.w.patchElements(html(ls.ctx, views.AgentMessage(it)), "#thread", "append", ls.id())
 	}
-	return nil, nil, nil
+	return nil
 }

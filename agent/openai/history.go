@@ -108,8 +108,6 @@ func partial(history []agent.Event, i int) bool {
 	}
 	for _, ev := range history[i+1:] {
 		switch ev.Kind {
-		case agent.EventTextDelta:
-			continue
 		case agent.EventRunState:
 			return ev.State == agent.StateFailed || ev.State == agent.StateInterrupted
 		}

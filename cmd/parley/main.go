@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/builtin"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
@@ -240,17 +241,23 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		built[a.Info().Name] = true
 	}
 	analyzer, analyzers := buildAnalyzers(cfgs, built, settings, getenv, log)
-	srv := web.NewServer(web.NewServerOptions{
-		A2A:       a2aOpts,
-		DB:        db,
-		Logger:    log,
+	runner := agent.NewRunner(agent.RunnerOptions{
+		Ledger:    db,
 		Agents:    agents,
-		Problems:  problems,
+		Logger:    log,
+		Now:       db.Now,
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
-		Uploads:   cfg.Uploads,
-		Auth:      cfg.Auth,
-		Limits:    cfg.Limits,
+	})
+	srv := web.NewServer(web.NewServerOptions{
+		A2A:      a2aOpts,
+		DB:       db,
+		Runner:   runner,
+		Logger:   log,
+		Problems: problems,
+		Uploads:  cfg.Uploads,
+		Auth:     cfg.Auth,
+		Limits:   cfg.Limits,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+	"time"
+)
+
+// stepSink is the runner's Sink for one step: text goes live through the hub and is stored
+// by the flusher; events and questions go to the ledger at once.
+type stepSink struct {
+	r   *Runner
+	ctx context.Context
+	in  StepInput
+	out *StepOutput
+}
+
+func (s *stepSink) Live(msgID, author, delta string) {
+	s.r.hub.Write(s.in.ConversationID, msgID, author, delta)
+	if s.r.unflushed.Add(int64(len(delta))) >= s.r.flushBytes {
+		select {
+		case s.r.flushNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *stepSink) Store(ev Event) error {
+	ev.ConversationID, ev.RunID = s.in.ConversationID, s.in.RunID
+	_, err := s.r.ledger.AppendEvent(s.ctx, ev)
+	return err
+}
+
+func (s *stepSink) Ask(q Question) (int64, error) {
+	rec, err := s.r.ledger.AskQuestion(s.ctx, s.in.RunID, q)
+	if err != nil {
+		return 0, err
+	}
+	if !q.Deadline.IsZero() {
+		s.r.wakeDeadlines()
+	}
+	return rec.ID, nil
+}
+
+// track makes a running step's output known to the flusher; untrack forgets it.
+func (r *Runner) track(out *StepOutput, conversationID int64) {
+	r.mu.Lock()
+	r.outputs[out] = conversationID
+	r.mu.Unlock()
+}
+
+func (r *Runner) untrack(out *StepOutput) {
+	r.mu.Lock()
+	delete(r.outputs, out)
+	r.mu.Unlock()
+}
+
+// flusher stores the text of messages being written every flushEvery, or sooner when
+// flushBytes are waiting: one transaction for all conversations. A crash loses at most
+// what was written since the last flush; the message is then marked interrupted.
+func (r *Runner) flusher() {
+	defer r.wg.Done()
+	t := time.NewTicker(r.flushEvery)
+	defer t.Stop()
+	var drafts []Draft
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		case <-r.flushNow:
+		}
+		drafts = r.collectDrafts(drafts[:0])
+		if len(drafts) == 0 {
+			continue
+		}
+		if err := r.ledger.SaveDrafts(context.WithoutCancel(r.ctx), drafts); err != nil {
+			r.log.Error("save drafts", "drafts", len(drafts), "error", err)
+		}
+	}
+}
+
+// collectDrafts takes the unsaved text of every running step.
+func (r *Runner) collectDrafts(drafts []Draft) []Draft {
+	r.unflushed.Store(0)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for out, conv := range r.outputs {
+		if d, ok := out.Draft(); ok {
+			d.ConversationID, d.RunID = conv, out.runID
+			drafts = append(drafts, d)
+		}
+	}
+	return drafts
+}
