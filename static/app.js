@@ -11,28 +11,37 @@ if (thread) {
   }).observe(thread, { childList: true, subtree: true, characterData: true })
 }
 
-// A message being written grows by datastar-md events (see views/markdown_stream.go): finished
-// blocks of Markdown arrive rendered, once, and are never touched again; the open block, the
-// last one, is spliced at its end or has plain text appended at its caret. Everything here
-// was sanitized on the server; appended text goes in as text.
-//   k, h: keep the open block's first k characters of HTML and add h
-//   a:    append text at the caret
-//   f:    the open block is finished as it stands
-//   b:    finished blocks that follow
-//   o:    a new open block with this HTML (the caret is its <i>)
-//   e:    the message is finished
+// A message being written grows by "datastar" events (see views/markdown_stream.go and
+// web/sse.go): finished blocks of Markdown arrive rendered, once, and are never touched again;
+// the open block, the last one, has the middle of its HTML replaced, or plain text appended at
+// its caret. The HTML was sanitized on the server; appended text goes in as text.
+//   s: "K L html": keep the open block's first K and last L characters of HTML, html between
+//   a: text to append at the caret
+//   f: the open block is finished as it stands
+//   b: finished blocks that follow
+//   o: a new open block with this HTML (the caret is its <i>)
+//   e: the message is finished
+const escapeHTML = (t) => t.replace(/[&'<>"]/g, (c) => ({ '&': '&amp;', "'": '&#39;', '<': '&lt;', '>': '&gt;', '"': '&#34;' })[c])
 document.addEventListener('datastar-fetch', (e) => {
   const { type, argsRaw: a } = e.detail || {}
-  if (type !== 'datastar-md' || !a) return
+  if (type !== 'datastar' || !a) return
   const msgs = document.querySelectorAll('#thread .msg.agent.streaming')
   const body = msgs.length && msgs[msgs.length - 1].querySelector('.body')
   if (!body) return
   let open = body.lastElementChild && body.lastElementChild.matches('.md-open') ? body.lastElementChild : null
-  if ('k' in a && open) {
-    open.mdHTML = open.mdHTML.slice(0, Number(a.k)) + (a.h || '')
+  if ('s' in a && open) {
+    const v = a.s
+    const i = v.indexOf(' ')
+    const j = v.indexOf(' ', i + 1)
+    const html = open.mdHTML
+    open.mdHTML = html.slice(0, Number(v.slice(0, i))) + v.slice(j + 1) + html.slice(html.length - Number(v.slice(i + 1, j)))
     open.innerHTML = open.mdHTML
   }
-  if ('a' in a && open) open.querySelector('i')?.before(a.a)
+  if ('a' in a && open) {
+    // The HTML kept holds the text too, as the server's copy does: the next splice counts on it.
+    open.mdHTML = open.mdHTML.replace('<i></i>', () => escapeHTML(a.a) + '<i></i>')
+    open.querySelector('i')?.before(a.a)
+  }
   if ('f' in a && open) {
     open.querySelector('i')?.remove()
     open.replaceWith(...open.childNodes)

@@ -20,18 +20,19 @@ type MarkdownStream struct {
 	scanned int // where the first line the scanner has not read starts
 	start   int // where the open block starts
 
-	hasOpen  bool
-	open     string // the open block's HTML as the page has it, caret included
-	appended []byte // text the page appended at the caret since
-	fast     bool   // appending at the caret shows what rendering would
+	hasOpen bool
+	open    string // the open block's HTML as the page has it, caret and appended text included
+	fast    bool   // appending at the caret shows what rendering would
 }
 
 // MarkdownPatch is how the page's copy of a streaming message changes, applied in the order
 // of its fields (app.js does it).
 type MarkdownPatch struct {
-	// Splice keeps the open block's first SpliceAt UTF-16 units of HTML and adds SpliceHTML.
+	// Splice replaces the open block's HTML but its first SpliceAt and last SpliceKeep UTF-16
+	// units with SpliceHTML: a render sends only what changed.
 	Splice     bool
 	SpliceAt   int
+	SpliceKeep int
 	SpliceHTML string
 	// Append is text to add at the caret, as text.
 	Append string
@@ -61,17 +62,27 @@ func (m *MarkdownStream) Len() int { return len(m.src) }
 func (m *MarkdownStream) Write(delta string) MarkdownPatch {
 	p := MarkdownPatch{}
 	m.src = append(m.src, delta...)
-	if cuts := m.readLines(); len(cuts) > 0 {
+	switch cuts := m.readLines(); {
+	case len(cuts) > 0:
 		m.finish(&p, cuts)
 		m.renderOpen(&p)
-	} else if m.hasOpen && m.fast && m.appendable(delta) {
-		m.appended = append(m.appended, delta...)
+	case m.tableRow():
+		// A row shows once written whole: cell by cell it would redraw the table each time.
+	case m.hasOpen && m.fast && m.appendable(delta):
+		m.open = strings.Replace(m.open, Caret, html.EscapeString(delta)+Caret, 1)
 		p.Append = delta
-	} else {
+	default:
 		m.renderOpen(&p)
 	}
 	p.Len = len(m.src)
 	return p
+}
+
+// tableRow reports an open block whose last line, not finished yet, is a table row.
+func (m *MarkdownStream) tableRow() bool {
+	line := m.src[m.scanned:]
+	_, rest := indentOf(string(line))
+	return m.scan.fence == 0 && strings.HasPrefix(rest, "|")
 }
 
 // End finishes the message: the open block is rendered as the finished message shows it.
@@ -102,11 +113,11 @@ func (m *MarkdownStream) finish(p *MarkdownPatch, cuts []int) {
 	for _, cut := range cuts {
 		h := renderBlock(string(m.src[m.start:cut]))
 		if m.hasOpen {
-			if m.shown() != h {
+			if strings.Replace(m.open, Caret, "", 1) != h {
 				m.splice(p, h)
 			}
 			p.Freeze = true
-			m.hasOpen, m.open, m.appended = false, "", m.appended[:0]
+			m.hasOpen, m.open = false, ""
 		} else {
 			p.Blocks += h
 		}
@@ -125,29 +136,34 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 	if m.hasOpen {
 		m.splice(p, h)
 	} else {
-		p.Open, p.OpenHTML = true, h
+		p.Open, p.OpenHTML, m.open = true, h, h
 	}
-	m.hasOpen, m.open, m.fast, m.appended = true, h, fast, m.appended[:0]
+	m.hasOpen, m.fast = true, fast
 }
 
-// splice sends the part of h that differs from the open block's HTML at the end.
+// splice sends what differs between the open block's HTML and h: the middle, between their
+// common beginning and end. The page then has h.
 func (m *MarkdownStream) splice(p *MarkdownPatch, h string) {
-	if h == m.open && len(m.appended) == 0 {
-		return // the page shows h already
+	old := m.open
+	m.open = h
+	if h == old {
+		return
 	}
 	k := 0
-	for k < len(h) && k < len(m.open) && h[k] == m.open[k] {
+	for k < len(h) && k < len(old) && h[k] == old[k] {
 		k++
 	}
-	for k > 0 && k < len(h) && !utf8.RuneStart(h[k]) {
+	for k > 0 && (k < len(h) && !utf8.RuneStart(h[k]) || k < len(old) && !utf8.RuneStart(old[k])) {
 		k--
 	}
-	p.Splice, p.SpliceAt, p.SpliceHTML = true, utf16Len(h[:k]), h[k:]
-}
-
-// shown is the open block as the page shows it, without the caret.
-func (m *MarkdownStream) shown() string {
-	return strings.Replace(m.open, Caret, html.EscapeString(string(m.appended)), 1)
+	l := 0
+	for l < len(h)-k && l < len(old)-k && h[len(h)-1-l] == old[len(old)-1-l] {
+		l++
+	}
+	for l > 0 && (!utf8.RuneStart(h[len(h)-l]) || !utf8.RuneStart(old[len(old)-l])) {
+		l--
+	}
+	p.Splice, p.SpliceAt, p.SpliceKeep, p.SpliceHTML = true, utf16Len(old[:k]), utf16Len(old[len(old)-l:]), h[k:len(h)-l]
 }
 
 // appendable reports whether delta, just written, shows at the caret as a render would show
@@ -155,10 +171,16 @@ func (m *MarkdownStream) shown() string {
 // or a list item. Characters that mean something only at the start of a line count as plain
 // elsewhere.
 func (m *MarkdownStream) appendable(delta string) bool {
-	if m.scan.fence != 0 {
-		return strings.IndexAny(delta, "`~") < 0
-	}
 	at := len(m.src) - len(delta)
+	if m.scan.fence != 0 {
+		// Code but a fence's own characters opening a line, which may close the fence.
+		for i := 0; i < len(delta); i++ {
+			if (delta[i] == '`' || delta[i] == '~') && lineStart(m.src, at+i) {
+				return false
+			}
+		}
+		return true
+	}
 	for i := 0; i < len(delta); i++ {
 		c := delta[i]
 		if c >= utf8.RuneSelf || inertByte[c] {

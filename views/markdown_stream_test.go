@@ -31,17 +31,19 @@ func (pg *page) apply(p MarkdownPatch) {
 			pg.t.Fatalf("splice without an open block: %+v", p)
 		}
 		u := utf16.Encode([]rune(pg.open))
-		if p.SpliceAt > len(u) {
-			pg.t.Fatalf("splice at %d of %d units", p.SpliceAt, len(u))
+		if p.SpliceAt+p.SpliceKeep > len(u) {
+			pg.t.Fatalf("splice keeps %d and %d of %d units", p.SpliceAt, p.SpliceKeep, len(u))
 		}
-		pg.open = string(utf16.Decode(u[:p.SpliceAt])) + p.SpliceHTML
+		pg.open = string(utf16.Decode(u[:p.SpliceAt])) + p.SpliceHTML + string(utf16.Decode(u[len(u)-p.SpliceKeep:]))
 		pg.dom = pg.open
-		pg.wire += len(p.SpliceHTML) + 8
+		pg.wire += len(p.SpliceHTML) + 12
 	}
 	if p.Append != "" {
 		if !pg.hasOpen || !strings.Contains(pg.dom, Caret) {
 			pg.t.Fatalf("append %q without a caret", p.Append)
 		}
+		// app.js keeps the HTML it was sent with the text it appended, as the server does.
+		pg.open = strings.Replace(pg.open, Caret, html.EscapeString(p.Append)+Caret, 1)
 		pg.dom = strings.Replace(pg.dom, Caret, html.EscapeString(p.Append)+Caret, 1)
 		pg.wire += len(p.Append)
 	}

@@ -49,7 +49,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w), conv: conv.ID, cur: cur}
+	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w), conv: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1"}
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
 	heartbeat := time.NewTicker(s.heartbeat)
@@ -101,6 +101,8 @@ type liveStream struct {
 	cur  agent.Cursor
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
+	// withLen: the reader counts text (parley bench), and is told its length.
+	withLen bool
 	// buffers reused from one wake-up to the next
 	events []agent.Event
 	text   []byte
@@ -159,9 +161,9 @@ func (ls *liveStream) live(m agent.LiveText) {
 		} else {
 			ls.w.patchElements(html(ls.ctx, it), "#thread", "append", ls.id())
 		}
-		ls.w.markdown(ls.md.Write(string(m.Text)), ls.id())
+		ls.w.markdown(ls.md.Write(string(m.Text)), ls.id(), ls.withLen)
 	} else if len(m.Text) > 0 {
-		ls.w.markdown(ls.md.Write(string(m.Text)), "")
+		ls.w.markdown(ls.md.Write(string(m.Text)), "", ls.withLen)
 	}
 	ls.cur.Bytes = ls.md.Len()
 }
@@ -230,9 +232,9 @@ func (ls *liveStream) finished(ev agent.Event) error {
 	switch {
 	case growing && md != nil && !ev.Interrupted && strings.HasPrefix(ev.Text, md.Source()):
 		if rest := ev.Text[md.Len():]; rest != "" {
-			ls.w.markdown(md.Write(rest), "")
+			ls.w.markdown(md.Write(rest), "", ls.withLen)
 		}
-		ls.w.markdown(md.End(), ls.id())
+		ls.w.markdown(md.End(), ls.id(), ls.withLen)
 	case growing:
 		ls.w.patchElements(html(ls.ctx, views.AgentMessage(it)), "", "", ls.id())
 	default:

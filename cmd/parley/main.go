@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,6 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return serve(ctx, cfg, getenv, stdio.err)
 	case "user":
 		return runUser(ctx, args, getenv, stdio)
+	case "bench":
+		return runBench(ctx, args, stdio)
+	case "bench-serve":
+		return runBenchServe(ctx, args, stdio)
 	case "help":
 		fmt.Fprintln(stdio.err, usage)
 		return nil
@@ -82,6 +87,7 @@ const usage = `usage:
   parley user set-role NAME staff|user
   parley user reset-password NAME [--password-stdin]
   parley user list
+  parley bench [flags]                           measure streaming (parley bench -h)
 The user commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
 up and printed once.`
 
@@ -144,6 +150,20 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("--a2a needs PARLEY_A2A_TOKEN: A2A requests must carry a bearer token")
 	}
 	return cfg, nil
+}
+
+// cpuProfile writes a CPU profile of the process to path until stop is called (parley bench
+// asks for it with PARLEY_CPUPROFILE).
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // parseBytes reads a size: 10MB, 512KB, 2GB or plain bytes (decimal units, as shown).
@@ -218,6 +238,16 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		log.Error("agent not available", "problem", p)
 	}
 	agents = append(agents, configured...)
+	if isTrue(getenv("PARLEY_BENCH_AGENT")) {
+		agents = append(agents, builtin.NewBench())
+	}
+	if path := getenv("PARLEY_CPUPROFILE"); path != "" {
+		stop, err := cpuProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		return err

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"github.com/parley-chat/parley/agent/builtin"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// benchStream reads one conversation stream the way the browser does, and accounts for the
+// text it brings: when each token of the plan arrived, how many bytes the stream took.
+type benchStream struct {
+	plan builtin.BenchPlan
+	ends []int // where token i ends in the text
+	// base is the text that came before the plan's reply (none for a new conversation).
+	got   int // text bytes of the reply received
+	next  int // first token not received yet
+	lat   []time.Duration
+	bytes int64
+	// lenBytes are the bytes of the text lengths the bench asks for (?n=1), which the page
+	// does not get.
+	lenBytes int64
+	done     bool
+	question int64
+	// mark is set (unix ns) when the benchmark answers; first is when text came after it.
+	mark, first atomic.Int64
+	opened      time.Time
+	err         error
+}
+
+func newBenchStream(plan builtin.BenchPlan) *benchStream {
+	s := &benchStream{plan: plan}
+	n := 0
+	for _, tok := range builtin.BenchTokens(plan.Tokens) {
+		n += len(tok)
+		s.ends = append(s.ends, n)
+	}
+	s.lat = make([]time.Duration, 0, plan.Tokens)
+	return s
+}
+
+// text records that the reply has n bytes now.
+func (s *benchStream) text(n int) {
+	now := time.Now()
+	if m := s.mark.Load(); m != 0 && s.first.Load() == 0 {
+		s.first.Store(now.UnixNano())
+	}
+	s.got = n
+	for s.next < len(s.ends) && s.ends[s.next] <= n {
+		s.lat = append(s.lat, now.Sub(s.plan.At(s.next)))
+		s.next++
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// follow reads the stream at u until doneWhen says so (or ctx ends). It understands the
+// "datastar" events of Parley's streaming messages, and the <span> appends of Parley before
+// them, so that the same harness measures both.
+func (s *benchStream) follow(ctx context.Context, client *http.Client, u string, doneWhen func(*benchStream) bool) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Datastar-Request", "true")
+	resp, err := client.Do(req)
+	if err != nil {
+		s.err = err
+		return
+	}
+	defer resp.Body.Close()
+	s.opened = time.Now()
+	if resp.StatusCode != http.StatusOK {
+		s.err = fmt.Errorf("stream %s: %s", u, resp.Status)
+		return
+	}
+	br := bufio.NewReaderSize(countingReader{resp.Body, &s.bytes}, 16<<10)
+	var event []byte
+	var aLines int
+	got := s.got
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			if ctx.Err() == nil && !s.done {
+				s.err = err
+			}
+			return
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(line) == 0 {
+			if got != s.got {
+				s.text(got)
+			}
+			if doneWhen(s) {
+				return
+			}
+			event, aLines = event[:0], 0
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			event = append(event[:0], value...)
+		case "data":
+			key, v, _ := bytes.Cut(value, []byte(" "))
+			switch {
+			case string(event) == "datastar":
+				switch string(key) {
+				case "a":
+					if aLines > 0 {
+						got++ // the line end between two lines of one value
+					}
+					aLines++
+					got += len(v)
+				case "n":
+					got, _ = strconv.Atoi(string(v))
+					s.lenBytes += int64(len(line) + 1)
+				case "e":
+					s.done = true
+				}
+			case string(key) == "elements":
+				// Parley before datastar-md: text came as <span> appends.
+				if i := bytes.Index(v, []byte("<span>")); i >= 0 && bytes.Contains(v, []byte("msg agent")) || bytes.HasPrefix(v, []byte("<span>")) {
+					t := v[i+len("<span>"):]
+					if j := bytes.Index(t, []byte("</span>")); j >= 0 {
+						got += len(html.UnescapeString(string(t[:j])))
+					}
+				}
+				if bytes.Contains(v, []byte("state-done")) {
+					s.done = true
+				}
+				if i := bytes.Index(v, []byte(`id="q-`)); i >= 0 {
+					n, _ := strconv.ParseInt(string(bytes.TrimRight(v[i+6:i+6+bytes.IndexByte(v[i+6:], '"')], `"`)), 10, 64)
+					s.question = n
+				}
+			}
+		}
+	}
+}
+
+// procCPU is the CPU time (user + system) the process has used.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // clock ticks of 10 ms
+}
+
+// procMemory returns the resident set size and its peak, in bytes.
+func procMemory(pid int) (rss, peak int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n << 10
+		case "VmHWM":
+			peak = n << 10
+		}
+	}
+	return rss, peak
+}
+
+// selfCPU is the CPU time the benchmark itself has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchClient is the HTTP client of the benchmark: many connections to one host, no
+// compression, no timeouts (streams last).
+func benchClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: 20000, MaxConnsPerHost: 0, DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+var afterID = regexp.MustCompile(`stream\?after=(\d+)`)
+
+// openConversation starts a conversation as a person does in the browser: the form's post,
+// then its page, whose stream begins after the last event the page shows. It returns the
+// stream's URL, asking for text lengths.
+func openConversation(ctx context.Context, client *http.Client, base, agentName, text string) (string, error) {
+	path, err := startConversation(ctx, client, base, agentName, text)
+	if err != nil {
+		return "", err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := afterID.FindSubmatch(page)
+	if m == nil {
+		return "", fmt.Errorf("%s: no stream on the page (%s)", path, resp.Status)
+	}
+	return base + path + "/stream?n=1&after=" + string(m[1]), nil
+}
+
+// startConversation asks Parley for a conversation with agent and returns its path.
+func startConversation(ctx context.Context, client *http.Client, base, agentName, text string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/conversations",
+		strings.NewReader(url.Values{"agent": {agentName}, "text": {text}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		return "", fmt.Errorf("POST /conversations: %s", resp.Status)
+	}
+	return resp.Header.Get("Location"), nil
+}
+
+// tempDir is a directory for one benchmark run's database.
+func tempDir() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "parley-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"github.com/parley-chat/parley/agent/builtin"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// seedLongConversation writes a conversation of rounds questions and replies (each reply the
+// benchmark's Markdown) into a new database at path, as the runner would have.
+func seedLongConversation(ctx context.Context, path string, rounds int) error {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := db.CreateConversation(ctx, 0, "bench", "A long conversation", "")
+	if err != nil {
+		return err
+	}
+	reply := strings.Join(builtin.BenchTokens(300), "")
+	for i := range rounds {
+		step, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build, and why?", i+1), Author: "bench"})
+		if err != nil {
+			return err
+		}
+		_, in, err := db.BeginStep(ctx, step)
+		if err != nil {
+			return err
+		}
+		if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage,
+			MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: reply}); err != nil {
+			return err
+		}
+		if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

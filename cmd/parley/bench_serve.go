@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/parley-chat/parley/agent/builtin"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx
+// ends: "bare", a plain net/http SSE server that sends the benchmark's tokens as Parley's
+// stream would, with nothing else; or "model", a fake OpenAI-compatible endpoint that streams
+// them as chat-completion chunks. It prints its address on its first line.
+func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
+	if len(args) != 1 || (args[0] != "bare" && args[0] != "model") {
+		return errors.New("usage: parley bench-serve bare|model")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	h := http.HandlerFunc(serveBare)
+	if args[0] == "model" {
+		h = serveModel
+	}
+	srv := &http.Server{Handler: h}
+	fmt.Fprintln(stdio.out, l.Addr().String())
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sleepUntil waits for t, reusing one timer.
+func sleepUntil(ctx context.Context, t *time.Timer, at time.Time) bool {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return true
+	}
+	t.Reset(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serveBare streams the plan of ?plan= as the events Parley's page gets for plain text, one
+// per token, flushed each.
+func serveBare(w http.ResponseWriter, r *http.Request) {
+	plan, ok := builtin.ParseBenchPlan(r.URL.Query().Get("plan"))
+	if !ok {
+		http.Error(w, "no plan", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	rc.Flush()
+	t := time.NewTimer(time.Hour)
+	buf := make([]byte, 0, 256)
+	n := 0
+	for i, tok := range builtin.BenchTokens(plan.Tokens) {
+		if !sleepUntil(r.Context(), t, plan.At(i)) {
+			return
+		}
+		buf = append(buf[:0], "event:datastar\n"...)
+		for _, line := range strings.Split(tok, "\n") {
+			buf = append(buf, "data:a "...)
+			buf = append(buf, line...)
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, '\n')
+		n += len(tok)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+	fmt.Fprintf(w, "event:datastar\ndata:e 1\ndata:n %d\n\n", n)
+	rc.Flush()
+}
+
+// serveModel is a fake OpenAI-compatible chat-completions endpoint: it streams the plan it
+// finds in the last user message, one chunk per token.
+func serveModel(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`)
+		return
+	}
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var plan builtin.BenchPlan
+	for _, m := range req.Messages {
+		var text string
+		if m.Role != "user" || json.Unmarshal(m.Content, &text) != nil {
+			continue
+		}
+		if i := strings.Index(text, "bench "); i >= 0 {
+			plan, _ = builtin.ParseBenchPlan(text[i:])
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	model, _ := json.Marshal(req.Model)
+	head := `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":` + string(model) + `,"choices":[{"index":0,"delta":{`
+	t := time.NewTimer(time.Hour)
+	buf := make([]byte, 0, 512)
+	for i, tok := range builtin.BenchTokens(plan.Tokens) {
+		if !sleepUntil(r.Context(), t, plan.At(i)) {
+			return
+		}
+		buf = append(buf[:0], head...)
+		if i == 0 {
+			buf = append(buf, `"role":"assistant",`...)
+		}
+		q, _ := json.Marshal(tok)
+		buf = append(buf, `"content":`...)
+		buf = append(buf, q...)
+		buf = append(buf, "},\"finish_reason\":null}]}\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+	io.WriteString(w, head+`},"finish_reason":"stop"}]}`+"\n\n")
+	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":`+string(model)+`,"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":`+strconv.Itoa(plan.Tokens)+`,"total_tokens":`+strconv.Itoa(plan.Tokens+10)+"}}\n\ndata: [DONE]\n\n")
+	rc.Flush()
+}
