@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Sink is where a step's output goes: the runner's stores events in the ledger and shows
@@ -35,6 +36,7 @@ type StepOutput struct {
 	msgID   string
 	text    []byte
 	holding bool
+	live    int // how much of text went live: whole characters only
 	saved   int // how much of text the flusher has taken
 }
 
@@ -66,11 +68,26 @@ func (o *StepOutput) Text(delta string) error {
 		}
 		// Not a form after all: what was held goes out as the message's first piece.
 		o.holding = false
-		delta = string(o.text)
 	}
+	// A character cut between two pieces goes out whole, with the second.
+	end := len(o.text)
+	for i := end - 1; i >= 0 && i >= end-utf8.UTFMax; i-- {
+		if utf8.RuneStart(o.text[i]) {
+			if !utf8.FullRune(o.text[i:end]) {
+				end = i
+			}
+			break
+		}
+	}
+	if end == o.live {
+		o.mu.Unlock()
+		return nil
+	}
+	piece := string(o.text[o.live:end])
+	o.live = end
 	id, author := o.msgID, o.author
 	o.mu.Unlock()
-	o.sink.Live(id, author, delta)
+	o.sink.Live(id, author, piece)
 	return nil
 }
 
@@ -79,7 +96,7 @@ func (o *StepOutput) take() (id, text string, held bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	id, text, held = o.msgID, string(o.text), o.holding
-	o.msgID, o.holding, o.text, o.saved = "", false, nil, 0
+	o.msgID, o.holding, o.text, o.live, o.saved = "", false, nil, 0, 0
 	return id, text, held
 }
 
@@ -135,7 +152,7 @@ func (o *StepOutput) Draft() (d Draft, ok bool) {
 	if o.msgID == "" || o.holding || len(o.text) == o.saved {
 		return Draft{}, false
 	}
-	d = Draft{MessageID: o.msgID, Author: o.author, Text: string(o.text[o.saved:])}
+	d = Draft{MessageID: o.msgID, Author: o.author, At: o.saved, Text: string(o.text[o.saved:])}
 	o.saved = len(o.text)
 	return d, true
 }
@@ -191,5 +208,7 @@ type Draft struct {
 	RunID          int64
 	MessageID      string
 	Author         string
-	Text           string
+	// At is where Text begins in the message.
+	At   int
+	Text string
 }

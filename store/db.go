@@ -47,7 +47,7 @@ func (db *DB) prepare(ctx context.Context) error {
 	}{
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		{&db.stmt.insertDraft, `INSERT INTO drafts (conversation_id, run_id, message_id, author, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&db.stmt.insertDraft, `INSERT OR REPLACE INTO drafts (conversation_id, message_id, at, run_id, author, text) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&db.stmt.deleteDrafts, `DELETE FROM drafts WHERE conversation_id = ?`},
 	} {
 		st, err := db.write.PrepareContext(ctx, p.sql)

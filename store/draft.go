@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/parley-chat/parley/agent"
@@ -14,18 +17,9 @@ import (
 func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		insert := tx.StmtContext(ctx, db.stmt.insertDraft)
-		touch := tx.StmtContext(ctx, db.stmt.touch)
-		now := formatTime(db.Now())
-		var last int64
 		for _, d := range drafts {
-			if _, err := insert.ExecContext(ctx, d.ConversationID, d.RunID, d.MessageID, d.Author, d.Text, now); err != nil {
+			if _, err := insert.ExecContext(ctx, d.ConversationID, d.MessageID, d.At, d.RunID, d.Author, d.Text); err != nil {
 				return fmt.Errorf("save draft: %w", err)
-			}
-			if d.ConversationID != last {
-				if _, err := touch.ExecContext(ctx, now, d.ConversationID); err != nil {
-					return fmt.Errorf("save draft: %w", err)
-				}
-				last = d.ConversationID
 			}
 		}
 		return nil
@@ -52,7 +46,7 @@ func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 		}
 		return db.deleteDrafts(ctx, tx, convID)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT run_id, message_id, author, text FROM drafts WHERE conversation_id = ? ORDER BY id`, convID)
+	rows, err := tx.QueryContext(ctx, `SELECT run_id, message_id, author, text FROM drafts WHERE conversation_id = ? ORDER BY message_id, at`, convID)
 	if err != nil {
 		return fmt.Errorf("drafts: %w", err)
 	}
@@ -83,6 +77,8 @@ func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 	if len(order) == 0 {
 		return nil
 	}
+	// Messages in the order they were written: by step, then by their number in the step.
+	slices.SortFunc(order, func(a, b *msg) int { return compareMessageIDs(a.id, b.id) })
 	finished, err := finishedMessages(ctx, tx, convID, order[0].runID)
 	if err != nil {
 		return err
@@ -97,6 +93,22 @@ func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 		}
 	}
 	return db.deleteDrafts(ctx, tx, convID)
+}
+
+// compareMessageIDs orders message ids ("step-n") numerically.
+func compareMessageIDs(a, b string) int {
+	num := func(id string) (int, int) {
+		s, n, _ := strings.Cut(id, "-")
+		x, _ := strconv.Atoi(s)
+		y, _ := strconv.Atoi(n)
+		return x, y
+	}
+	as, an := num(a)
+	bs, bn := num(b)
+	if c := cmp.Compare(as, bs); c != 0 {
+		return c
+	}
+	return cmp.Compare(an, bn)
 }
 
 // finishedMessages are the ids of the agent messages of the conversation from run on.

@@ -208,7 +208,7 @@ func TestDB_Recover(t *testing.T) {
 	}
 	for _, batch := range [][]agent.Draft{
 		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-1", Text: "Done."}, {ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", Text: "Hello "}},
-		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", Text: "wor"}},
+		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", At: 6, Text: "wor"}},
 	} {
 		if err := db.SaveDrafts(ctx, batch); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package views
 
 import (
 	"bytes"
-	"html"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,9 +19,12 @@ type MarkdownStream struct {
 	scanned int // where the first line the scanner has not read starts
 	start   int // where the open block starts
 
-	hasOpen bool
-	open    string // the open block's HTML as the page has it, caret and appended text included
-	fast    bool   // appending at the caret shows what rendering would
+	// The open block's HTML as the page has it, text appended at the caret included: head
+	// is what comes before the caret, tail the caret and what follows it.
+	hasOpen    bool
+	head, tail []byte
+	fast       bool // appending at the caret shows what rendering would
+	heading    bool // the caret is in a heading
 }
 
 // MarkdownPatch is how the page's copy of a streaming message changes, applied in the order
@@ -58,7 +60,7 @@ func (m *MarkdownStream) Source() string { return string(m.src) }
 // Len is the length of the text written so far.
 func (m *MarkdownStream) Len() int { return len(m.src) }
 
-// Write adds text and says how the page changes.
+// Write adds text, in whole characters, and says how the page changes.
 func (m *MarkdownStream) Write(delta string) MarkdownPatch {
 	p := MarkdownPatch{}
 	m.src = append(m.src, delta...)
@@ -69,7 +71,7 @@ func (m *MarkdownStream) Write(delta string) MarkdownPatch {
 	case m.tableRow():
 		// A row shows once written whole: cell by cell it would redraw the table each time.
 	case m.hasOpen && m.fast && m.appendable(delta):
-		m.open = strings.Replace(m.open, Caret, html.EscapeString(delta)+Caret, 1)
+		m.head = appendEscaped(m.head, delta)
 		p.Append = delta
 	default:
 		m.renderOpen(&p)
@@ -113,11 +115,11 @@ func (m *MarkdownStream) finish(p *MarkdownPatch, cuts []int) {
 	for _, cut := range cuts {
 		h := renderBlock(string(m.src[m.start:cut]))
 		if m.hasOpen {
-			if strings.Replace(m.open, Caret, "", 1) != h {
+			if !m.shows(h) {
 				m.splice(p, h)
 			}
 			p.Freeze = true
-			m.hasOpen, m.open = false, ""
+			m.hasOpen = false
 		} else {
 			p.Blocks += h
 		}
@@ -131,21 +133,42 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 	if !m.hasOpen && strings.TrimSpace(src) == "" {
 		return
 	}
-	h, fast := withCaret(renderBlock(src), src, m.scan.fence != 0)
-	fast = fast && (m.scan.fence != 0 || !risky(src))
+	h, container := withCaret(renderBlock(src), src)
+	fast := container == "code" && m.scan.fence != 0 ||
+		m.scan.fence == 0 && (container == "p" || container == "li" || heading(container)) && !risky(src)
+	m.heading = heading(container)
 	if m.hasOpen {
 		m.splice(p, h)
 	} else {
-		p.Open, p.OpenHTML, m.open = true, h, h
+		p.Open, p.OpenHTML = true, h
+		m.setOpen(h)
 	}
 	m.hasOpen, m.fast = true, fast
+}
+
+// setOpen makes h the open block's HTML.
+func (m *MarkdownStream) setOpen(h string) {
+	i := strings.Index(h, Caret)
+	if i < 0 {
+		i = len(h)
+	}
+	m.head, m.tail = append(m.head[:0], h[:i]...), append(m.tail[:0], h[i:]...)
+}
+
+// shows reports whether the open block shows h, its caret aside.
+func (m *MarkdownStream) shows(h string) bool {
+	rest := m.tail
+	if bytes.HasPrefix(rest, []byte(Caret)) {
+		rest = rest[len(Caret):]
+	}
+	return len(m.head)+len(rest) == len(h) && string(m.head) == h[:len(m.head)] && string(rest) == h[len(m.head):]
 }
 
 // splice sends what differs between the open block's HTML and h: the middle, between their
 // common beginning and end. The page then has h.
 func (m *MarkdownStream) splice(p *MarkdownPatch, h string) {
-	old := m.open
-	m.open = h
+	old := string(m.head) + string(m.tail)
+	m.setOpen(h)
 	if h == old {
 		return
 	}
@@ -186,11 +209,37 @@ func (m *MarkdownStream) appendable(delta string) bool {
 		if c >= utf8.RuneSelf || inertByte[c] {
 			continue
 		}
+		// A line end in a paragraph is a soft break, rendered as a line end; one that ends
+		// an empty line may end the block, and one in a heading does.
+		if c == '\n' && !lineStart(m.src, at+i) && !m.heading {
+			continue
+		}
 		if !midLineByte[c] || lineStart(m.src, at+i) {
 			return false
 		}
 	}
 	return true
+}
+
+// appendEscaped appends text to b as HTML would show it, escaped as the renderer escapes.
+func appendEscaped(b []byte, text string) []byte {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '&':
+			b = append(b, "&amp;"...)
+		case '\'':
+			b = append(b, "&#39;"...)
+		case '<':
+			b = append(b, "&lt;"...)
+		case '>':
+			b = append(b, "&gt;"...)
+		case '"':
+			b = append(b, "&#34;"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // lineStart reports whether only spaces precede position i on its line.
@@ -238,9 +287,8 @@ func risky(src string) bool {
 }
 
 // withCaret puts the caret at the end of the last text of a rendered block: inside its last
-// paragraph, list item, heading, cell or code. fast reports whether appending plain text
-// there shows what a render would.
-func withCaret(h, src string, fenced bool) (string, bool) {
+// paragraph, list item, heading, cell or code, which it returns.
+func withCaret(h, src string) (string, string) {
 	pos, container := len(h), ""
 	for {
 		t := strings.TrimRight(h[:pos], " \n")
@@ -254,21 +302,18 @@ func withCaret(h, src string, fenced bool) (string, bool) {
 		}
 		pos, container = k, name
 	}
-	var fast bool
-	switch container {
-	case "code":
-		fast = fenced
-		if !strings.HasSuffix(src, "\n") && strings.HasSuffix(h[:pos], "\n") {
-			pos-- // the render ends the last line of code; the text does not yet
-		}
-	case "p", "li", "h1", "h2", "h3", "h4", "h5", "h6":
-		fast = true
+	if container == "code" && !strings.HasSuffix(src, "\n") && strings.HasSuffix(h[:pos], "\n") {
+		pos-- // the render ends the last line of code; the text does not yet
 	}
 	caret := Caret
 	if container != "code" && src != "" && strings.IndexByte(" \t\n", src[len(src)-1]) >= 0 {
 		caret = " " + Caret // the render drops the space the next words follow
 	}
-	return h[:pos] + caret + h[pos:], fast
+	return h[:pos] + caret + h[pos:], container
+}
+
+func heading(name string) bool {
+	return len(name) == 2 && name[0] == 'h' && name[1] >= '1' && name[1] <= '6'
 }
 
 func blockElement(name string) bool {

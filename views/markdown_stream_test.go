@@ -195,10 +195,15 @@ func FuzzMarkdownStream(f *testing.F) {
 	})
 }
 
+// splitEvery cuts s every n bytes, or at the next character: text comes in whole characters.
 func splitEvery(s string, n int) []string {
 	var out []string
 	for len(s) > n {
-		out, s = append(out, s[:n]), s[n:]
+		k := n
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		out, s = append(out, s[:k]), s[k:]
 	}
 	return append(out, s)
 }
@@ -236,6 +241,9 @@ func randomPieces(rng *rand.Rand, s string) []string {
 	var out []string
 	for len(s) > 0 {
 		n := 1 + rng.Intn(12)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
 		if n > len(s) {
 			n = len(s)
 		}

@@ -60,7 +60,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.answers, "answers", 200, "conversations answering a question at once (0 skips)")
 	fs.IntVar(&o.idle, "idle", 10000, "idle streams held for the memory figure (0 skips)")
 	fs.IntVar(&o.page, "page", 2000, "messages of the conversation whose page is timed (0 skips)")
-	fs.StringVar(&o.profile, "profile", "", "directory to write Parley's CPU profile of each run into")
+	fs.StringVar(&o.profile, "profile", "", "directory to write Parley's CPU profile of each run into (from the first token due to the end)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -351,6 +351,9 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	}
 	// The CPU counts from the first token due to the end of the last reply.
 	time.Sleep(time.Until(t0))
+	if o.profile != "" && backend != "bare" {
+		server.cmd.Process.Signal(syscall.SIGUSR1)
+	}
 	cpu0, self0 := procCPU(server.pid()), selfCPU()
 	var peer0 time.Duration
 	if peer != nil {
@@ -358,6 +361,9 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	}
 	wg.Wait()
 	r.cpu, r.self = procCPU(server.pid())-cpu0, selfCPU()-self0
+	if o.profile != "" && backend != "bare" {
+		server.cmd.Process.Signal(syscall.SIGUSR2)
+	}
 	if peer != nil {
 		r.peer = procCPU(peer.pid()) - peer0
 	}

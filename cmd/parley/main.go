@@ -152,18 +152,39 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	return cfg, nil
 }
 
-// cpuProfile writes a CPU profile of the process to path until stop is called (parley bench
-// asks for it with PARLEY_CPUPROFILE).
-func cpuProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+// cpuProfile writes a CPU profile of the process to path between a SIGUSR1 and a SIGUSR2
+// (parley bench asks for it with PARLEY_CPUPROFILE, and profiles the runs it measures).
+func cpuProfile(path string) (stop func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	done := make(chan struct{})
+	go func() {
+		var f *os.File
+		for {
+			select {
+			case <-done:
+				if f != nil {
+					pprof.StopCPUProfile()
+					f.Close()
+				}
+				return
+			case s := <-sig:
+				switch {
+				case s == syscall.SIGUSR1 && f == nil:
+					var err error
+					if f, err = os.Create(path); err == nil && pprof.StartCPUProfile(f) != nil {
+						f.Close()
+						f = nil
+					}
+				case s == syscall.SIGUSR2 && f != nil:
+					pprof.StopCPUProfile()
+					f.Close()
+					f = nil
+				}
+			}
+		}
+	}()
+	return func() { signal.Stop(sig); close(done) }
 }
 
 // parseBytes reads a size: 10MB, 512KB, 2GB or plain bytes (decimal units, as shown).
@@ -242,11 +263,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		agents = append(agents, builtin.NewBench())
 	}
 	if path := getenv("PARLEY_CPUPROFILE"); path != "" {
-		stop, err := cpuProfile(path)
-		if err != nil {
-			return err
-		}
-		defer stop()
+		defer cpuProfile(path)()
 	}
 	db, err := store.Open(ctx, cfg.DB)
 	if err != nil {
