@@ -60,6 +60,12 @@ func (h *Hub) conversation(id int64) *liveConversation {
 // Write appends delta to the message msgID that an agent writes in the conversation. The
 // message ends when its finished form (an agent_message event) is published.
 func (h *Hub) Write(conversationID int64, msgID, author, delta string) {
+	h.Writer(conversationID, msgID, author).Write(delta)
+}
+
+// Writer returns where the message msgID of the conversation is written, for an agent that
+// writes many pieces of it: each then costs the conversation's lock alone.
+func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
 	h.mu.Lock()
 	c := h.conversation(conversationID)
 	c.mu.Lock()
@@ -67,10 +73,31 @@ func (h *Hub) Write(conversationID int64, msgID, author, delta string) {
 	if c.open == nil || c.open.id != msgID {
 		c.open = &liveMessage{id: msgID, author: author}
 	}
-	c.open.text = append(c.open.text, delta...)
-	c.wake()
+	m := c.open
+	c.mu.Unlock()
+	return &LiveWriter{c: c, m: m}
+}
+
+// LiveWriter writes one message of a conversation into the hub.
+type LiveWriter struct {
+	c *liveConversation
+	m *liveMessage
+}
+
+// Write appends delta to the message, and wakes the followers. Once the message has ended
+// (its finished form published), it does nothing.
+func (w *LiveWriter) Write(delta string) {
+	c := w.c
+	c.mu.Lock()
+	if c.open == w.m {
+		w.m.text = append(w.m.text, delta...)
+		c.wake()
+	}
 	c.mu.Unlock()
 }
+
+// Message is the id of the message the writer writes.
+func (w *LiveWriter) Message() string { return w.m.id }
 
 // Publish hands the hub committed events, in commit order. Conversations nobody follows and
 // nobody writes in are skipped: a follower reads them from the log.

@@ -83,7 +83,10 @@ func (o *StepOutput) Text(delta string) error {
 		o.mu.Unlock()
 		return nil
 	}
-	piece := string(o.text[o.live:end])
+	piece := delta // the usual case: the piece is the delta, whole
+	if o.live != len(o.text)-len(delta) || end != len(o.text) {
+		piece = string(o.text[o.live:end])
+	}
 	o.live = end
 	id, author := o.msgID, o.author
 	o.mu.Unlock()

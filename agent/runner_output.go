@@ -12,10 +12,14 @@ type stepSink struct {
 	ctx context.Context
 	in  StepInput
 	out *StepOutput
+	w   *LiveWriter // the message being written
 }
 
 func (s *stepSink) Live(msgID, author, delta string) {
-	s.r.hub.Write(s.in.ConversationID, msgID, author, delta)
+	if s.w == nil || s.w.Message() != msgID {
+		s.w = s.r.hub.Writer(s.in.ConversationID, msgID, author)
+	}
+	s.w.Write(delta)
 	if s.r.unflushed.Add(int64(len(delta))) >= s.r.flushBytes {
 		select {
 		case s.r.flushNow <- struct{}{}:

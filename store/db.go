@@ -33,11 +33,12 @@ type DB struct {
 	committed []agent.Event // events of the transaction under way
 	observe   func([]agent.Event)
 	stmt      statements
+	drafts    draftIndex
 }
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
 type statements struct {
-	insertEvent, touch, insertDraft, deleteDrafts *sql.Stmt
+	insertEvent, touch, insertDrafts, deleteDrafts *sql.Stmt
 }
 
 func (db *DB) prepare(ctx context.Context) error {
@@ -47,8 +48,8 @@ func (db *DB) prepare(ctx context.Context) error {
 	}{
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		{&db.stmt.insertDraft, `INSERT OR REPLACE INTO drafts (conversation_id, message_id, at, run_id, author, text) VALUES (?, ?, ?, ?, ?, ?)`},
-		{&db.stmt.deleteDrafts, `DELETE FROM drafts WHERE conversation_id = ?`},
+		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts) VALUES (?)`},
+		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
 	} {
 		st, err := db.write.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,90 +13,157 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// SaveDrafts stores the text of messages still being written, all in one transaction: the
-// runner's group commit. A crash loses at most the text of the last batch.
-func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
-		insert := tx.StmtContext(ctx, db.stmt.insertDraft)
-		for _, d := range drafts {
-			if _, err := insert.ExecContext(ctx, d.ConversationID, d.MessageID, d.At, d.RunID, d.Author, d.Text); err != nil {
-				return fmt.Errorf("save draft: %w", err)
+// A batch of drafts is one row of draft_batches: the text written in every conversation
+// since the batch before, as the runner's group commit hands it over. One row a batch keeps
+// the writes few and at the end of the table, whatever the number of conversations.
+type storedDraft struct {
+	Conversation int64  `json:"c"`
+	Run          int64  `json:"r"`
+	Message      string `json:"m"`
+	At           int    `json:"a"`
+	Author       string `json:"u"`
+	Text         string `json:"t"`
+}
+
+// draftIndex knows which batches hold text of messages still being written; a batch is
+// deleted as soon as none of its messages is, so that the table holds little more than
+// that text. It lives in memory, guarded by the writer: after a restart, Recover reads
+// every batch left and deletes them all.
+type draftIndex struct {
+	open map[int64]map[string][]int64 // conversation → message → its batches
+	refs map[int64]int                // batch → messages still being written with text in it
+}
+
+// add records the batch's messages.
+func (x *draftIndex) add(batch int64, drafts []agent.Draft) {
+	if x.open == nil {
+		x.open, x.refs = map[int64]map[string][]int64{}, map[int64]int{}
+	}
+	for _, d := range drafts {
+		msgs := x.open[d.ConversationID]
+		if msgs == nil {
+			msgs = map[string][]int64{}
+			x.open[d.ConversationID] = msgs
+		}
+		if b := msgs[d.MessageID]; len(b) > 0 && b[len(b)-1] == batch {
+			continue
+		}
+		msgs[d.MessageID] = append(msgs[d.MessageID], batch)
+		x.refs[batch]++
+	}
+}
+
+// finish forgets a message (every message of the conversation when msg is "") and returns
+// the batches no message needs any more.
+func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
+	msgs := x.open[conv]
+	for id, batches := range msgs {
+		if msg != "" && id != msg {
+			continue
+		}
+		for _, b := range batches {
+			if x.refs[b]--; x.refs[b] <= 0 {
+				delete(x.refs, b)
+				free = append(free, b)
 			}
 		}
+		delete(msgs, id)
+	}
+	if len(msgs) == 0 {
+		delete(x.open, conv)
+	}
+	return free
+}
+
+// SaveDrafts stores the text of messages still being written as one batch, in one
+// transaction: the runner's group commit. A crash loses at most the text after it.
+func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
+	rows := make([]storedDraft, len(drafts))
+	for i, d := range drafts {
+		rows[i] = storedDraft{Conversation: d.ConversationID, Run: d.RunID, Message: d.MessageID, At: d.At, Author: d.Author, Text: d.Text}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("save drafts: %w", err)
+	}
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.StmtContext(ctx, db.stmt.insertDrafts).ExecContext(ctx, string(b))
+		if err != nil {
+			return fmt.Errorf("save drafts: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		db.drafts.add(id, drafts)
 		return nil
 	})
 }
 
-func (db *DB) deleteDrafts(ctx context.Context, tx *sql.Tx, convID int64) error {
-	if _, err := tx.StmtContext(ctx, db.stmt.deleteDrafts).ExecContext(ctx, convID); err != nil {
-		return fmt.Errorf("delete drafts: %w", err)
+// releaseDrafts deletes the batches an event makes useless: a finished message's, and at a
+// step's end every batch of its conversation.
+func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev agent.Event) error {
+	var free []int64
+	switch {
+	case ev.Kind == agent.EventAgentMessage:
+		free = db.drafts.finish(ev.ConversationID, ev.MessageID)
+	case ev.Kind == agent.EventRunState && ev.State != agent.StateRunning:
+		free = db.drafts.finish(ev.ConversationID, "")
+	}
+	for _, id := range free {
+		if _, err := tx.StmtContext(ctx, db.stmt.deleteDrafts).ExecContext(ctx, id); err != nil {
+			return fmt.Errorf("delete drafts: %w", err)
+		}
 	}
 	return nil
 }
 
-// endMessages ends what a step left open: its partial message, when the runner has it,
-// replaces the conversation's drafts; after a crash the drafts themselves become the
-// partial messages, marked interrupted. A draft whose message was finished meanwhile (a
-// batch stored just after the message ended) is dropped.
-func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, partial *agent.Event) error {
-	if partial != nil {
-		ev := *partial
-		ev.ConversationID, ev.RunID, ev.Kind, ev.Interrupted = convID, runID, agent.EventAgentMessage, true
-		if _, err := db.insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		return db.deleteDrafts(ctx, tx, convID)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT run_id, message_id, author, text FROM drafts WHERE conversation_id = ? ORDER BY message_id, at`, convID)
+// recovered are the messages a crash cut off, by conversation, as their drafts hold them.
+type recovered map[int64][]agent.Event
+
+// readDrafts reads every batch left (after a crash) into the messages they hold, in the
+// order they were written.
+func readDrafts(ctx context.Context, tx *sql.Tx) (recovered, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT drafts FROM draft_batches ORDER BY id`)
 	if err != nil {
-		return fmt.Errorf("drafts: %w", err)
+		return nil, fmt.Errorf("drafts: %w", err)
 	}
-	type msg struct {
-		runID      int64
-		id, author string
-		text       strings.Builder
+	defer rows.Close()
+	type key struct {
+		conv int64
+		msg  string
 	}
-	var order []*msg
-	byID := map[string]*msg{}
+	var all []storedDraft
 	for rows.Next() {
-		var m msg
-		var text string
-		if err := rows.Scan(&m.runID, &m.id, &m.author, &text); err != nil {
-			rows.Close()
-			return fmt.Errorf("drafts: %w", err)
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("drafts: %w", err)
 		}
-		if byID[m.id] == nil {
-			byID[m.id] = &msg{runID: m.runID, id: m.id, author: m.author}
-			order = append(order, byID[m.id])
+		var batch []storedDraft
+		if err := json.Unmarshal(b, &batch); err != nil {
+			continue // a batch that cannot be read is text lost, not a failed start
 		}
-		byID[m.id].text.WriteString(text)
+		all = append(all, batch...)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("drafts: %w", err)
+		return nil, fmt.Errorf("drafts: %w", err)
 	}
-	if len(order) == 0 {
-		return nil
-	}
-	// Messages in the order they were written: by step, then by their number in the step.
-	slices.SortFunc(order, func(a, b *msg) int { return compareMessageIDs(a.id, b.id) })
-	finished, err := finishedMessages(ctx, tx, convID, order[0].runID)
-	if err != nil {
-		return err
-	}
-	for _, m := range order {
-		if finished[m.id] {
-			continue
+	slices.SortStableFunc(all, func(a, b storedDraft) int {
+		return cmp.Or(cmp.Compare(a.Conversation, b.Conversation), compareMessageIDs(a.Message, b.Message), cmp.Compare(a.At, b.At))
+	})
+	out := recovered{}
+	var last key
+	for _, d := range all {
+		msgs := out[d.Conversation]
+		if k := (key{d.Conversation, d.Message}); k != last || len(msgs) == 0 {
+			last = k
+			msgs = append(msgs, agent.Event{ConversationID: d.Conversation, RunID: d.Run, Kind: agent.EventAgentMessage,
+				MessageID: d.Message, Author: d.Author, Interrupted: true})
 		}
-		ev := agent.Event{ConversationID: convID, RunID: m.runID, Kind: agent.EventAgentMessage, MessageID: m.id, Text: m.text.String(), Author: m.author, Interrupted: true}
-		if _, err := db.insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
+		msgs[len(msgs)-1].Text += d.Text
+		out[d.Conversation] = msgs
 	}
-	return db.deleteDrafts(ctx, tx, convID)
+	return out, nil
 }
 
-// compareMessageIDs orders message ids ("step-n") numerically.
+// compareMessageIDs orders message ids ("step-n") as they were made.
 func compareMessageIDs(a, b string) int {
 	num := func(id string) (int, int) {
 		s, n, _ := strings.Cut(id, "-")
@@ -105,10 +173,36 @@ func compareMessageIDs(a, b string) int {
 	}
 	as, an := num(a)
 	bs, bn := num(b)
-	if c := cmp.Compare(as, bs); c != 0 {
-		return c
+	return cmp.Or(cmp.Compare(as, bs), cmp.Compare(an, bn))
+}
+
+// endMessages keeps what a step cut off was writing: its partial message, when the runner has
+// it, or after a crash the messages its drafts hold. A draft whose message was finished
+// meanwhile (a batch stored just after the message ended) adds nothing.
+func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, partial *agent.Event, lost recovered) error {
+	if partial != nil {
+		ev := *partial
+		ev.ConversationID, ev.RunID, ev.Kind, ev.Interrupted = convID, runID, agent.EventAgentMessage, true
+		_, err := db.insertEvent(ctx, tx, ev)
+		return err
 	}
-	return cmp.Compare(an, bn)
+	msgs := lost[convID]
+	if len(msgs) == 0 {
+		return nil
+	}
+	finished, err := finishedMessages(ctx, tx, convID, msgs[0].RunID)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if !finished[m.MessageID] && strings.TrimSpace(m.Text) != "" {
+			if _, err := db.insertEvent(ctx, tx, m); err != nil {
+				return err
+			}
+		}
+	}
+	delete(lost, convID)
+	return nil
 }
 
 // finishedMessages are the ids of the agent messages of the conversation from run on.

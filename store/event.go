@@ -31,22 +31,20 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agen
 	if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
 		return ev, fmt.Errorf("touch conversation: %w", err)
 	}
+	if err := db.releaseDrafts(ctx, tx, ev); err != nil {
+		return ev, err
+	}
 	db.committed = append(db.committed, ev)
 	return ev, nil
 }
 
-// AppendEvent appends one event to a conversation's log. A finished agent message replaces
-// the drafts of its conversation: the message holds all their text.
+// AppendEvent appends one event to a conversation's log. A finished agent message makes its
+// drafts useless: it holds all their text.
 func (db *DB) AppendEvent(ctx context.Context, ev agent.Event) (agent.Event, error) {
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if ev, err = db.insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		if ev.Kind == agent.EventAgentMessage {
-			return db.deleteDrafts(ctx, tx, ev.ConversationID)
-		}
-		return nil
+		ev, err = db.insertEvent(ctx, tx, ev)
+		return err
 	})
 	return ev, err
 }

@@ -137,7 +137,7 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, formatTime(db.Now()), stepID); err != nil {
 			return fmt.Errorf("finish step: %w", err)
 		}
-		if err := db.endMessages(ctx, tx, convID, runID, partial); err != nil {
+		if err := db.endMessages(ctx, tx, convID, runID, partial, nil); err != nil {
 			return err
 		}
 		if stopped {
@@ -197,10 +197,12 @@ const MaxStepsPerRun = 50
 
 // InterruptStep ends a started step that was cut off; its partial message is kept.
 func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *agent.Event) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID, partial) })
+	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID, partial, nil) })
 }
 
-func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *agent.Event) error {
+// interruptStep ends a step cut off: by shutdown (partial is what it was writing), or by a
+// crash (lost holds what its drafts kept).
+func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *agent.Event, lost recovered) error {
 	var runID, convID int64
 	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
 		Scan(&runID, &convID); err != nil {
@@ -209,7 +211,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'interrupted', finished_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
 		return fmt.Errorf("interrupt step: %w", err)
 	}
-	if err := db.endMessages(ctx, tx, convID, runID, partial); err != nil {
+	if err := db.endMessages(ctx, tx, convID, runID, partial, lost); err != nil {
 		return err
 	}
 	// A step cut off after it asked leaves the run waiting: the answers resume it.
@@ -255,15 +257,20 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 		if err != nil {
 			return err
 		}
+		lost, err := readDrafts(ctx, tx)
+		if err != nil {
+			return err
+		}
 		for _, id := range started {
-			if err := db.interruptStep(ctx, tx, id, nil); err != nil {
+			if err := db.interruptStep(ctx, tx, id, nil, lost); err != nil {
 				return err
 			}
 		}
 		// What is left belongs to messages that were finished (a batch stored just after).
-		if _, err := tx.ExecContext(ctx, `DELETE FROM drafts`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM draft_batches`); err != nil {
 			return fmt.Errorf("drafts: %w", err)
 		}
+		db.drafts = draftIndex{}
 		rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.state = 'queued' ORDER BY s.id`)
 		if err != nil {
 			return fmt.Errorf("queued steps: %w", err)

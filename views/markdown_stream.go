@@ -82,9 +82,8 @@ func (m *MarkdownStream) Write(delta string) MarkdownPatch {
 
 // tableRow reports an open block whose last line, not finished yet, is a table row.
 func (m *MarkdownStream) tableRow() bool {
-	line := m.src[m.scanned:]
-	_, rest := indentOf(string(line))
-	return m.scan.fence == 0 && strings.HasPrefix(rest, "|")
+	line := bytes.TrimLeft(m.src[m.scanned:], " \t")
+	return m.scan.fence == 0 && len(line) > 0 && line[0] == '|'
 }
 
 // End finishes the message: the open block is rendered as the finished message shows it.
@@ -214,11 +213,29 @@ func (m *MarkdownStream) appendable(delta string) bool {
 		if c == '\n' && !lineStart(m.src, at+i) && !m.heading {
 			continue
 		}
+		if opener(m.src, at+i) {
+			continue
+		}
 		if !midLineByte[c] || lineStart(m.src, at+i) {
 			return false
 		}
 	}
 	return true
+}
+
+// opener reports an emphasis, code or link delimiter after a space (or a line's start)
+// that opens, if anything: until its closer comes, a render shows it as it is written.
+// The closer, after a word, is rendered.
+func opener(src []byte, i int) bool {
+	c := src[i]
+	if c != '*' && c != '_' && c != '`' && c != '[' {
+		return false
+	}
+	j := i
+	for j > 0 && src[j-1] == c {
+		j--
+	}
+	return j > 0 && (src[j-1] == ' ' || src[j-1] == '\n') && !lineStart(src, j)
 }
 
 // appendEscaped appends text to b as HTML would show it, escaped as the renderer escapes.

@@ -220,7 +220,7 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-x.s.closing:
+		case <-x.s.closed.Done():
 			return errShuttingDown
 		case <-f.Wake():
 		}

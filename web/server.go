@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -40,9 +39,9 @@ type Server struct {
 	a2aUser agent.User
 	http    *http.Server
 	handler http.Handler
-	// closing ends every SSE stream when the server shuts down.
-	closing   chan struct{}
-	closeOnce sync.Once
+	// closed ends every SSE stream when the server shuts down.
+	closed context.Context
+	close  context.CancelFunc
 }
 
 // NewServerOptions configures NewServer.
@@ -67,7 +66,8 @@ type NewServerOptions struct {
 
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A, closing: make(chan struct{})}
+	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A}
+	s.closed, s.close = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -127,7 +127,7 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops accepting requests, ends the streams, then interrupts running agent steps
 // (partial text kept) and waits for them, with a budget of its own.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closeOnce.Do(func() { close(s.closing) })
+	s.close()
 	err := s.http.Shutdown(ctx)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -26,8 +26,11 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Patches render as the page did: the owner's, or staff's read-only view.
-	ctx := s.withMode(c, conv)
+	// Patches render as the page did: the owner's, or staff's read-only view. The stream
+	// ends with the request, or when the server shuts down.
+	ctx, cancel := context.WithCancel(s.withMode(c, conv))
+	defer cancel()
+	defer context.AfterFunc(s.closed, cancel)()
 	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
@@ -49,7 +52,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w), conv: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1"}
+	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w.Writer), conv: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1"}
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
 	heartbeat := time.NewTicker(s.heartbeat)
@@ -66,8 +69,6 @@ func (s *Server) handleStream(c echo.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-s.closing:
 			return nil
 		case <-f.Wake():
 		case <-heartbeat.C:

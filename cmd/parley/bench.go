@@ -156,6 +156,13 @@ func (c *child) tail() string {
 
 // keep collects the lines of r, the last 40, and sends the first that matches on found.
 func (c *child) keep(r io.Reader, match *regexp.Regexp, found chan<- string) {
+	if dir := os.Getenv("PARLEY_BENCH_LOG"); dir != "" {
+		// Every line the children write, for a look at what they did (GODEBUG=gctrace=1, say).
+		if f, err := os.OpenFile(filepath.Join(dir, "children.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			defer f.Close()
+			r = io.TeeReader(r, f)
+		}
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -346,7 +353,7 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		wg.Add(1)
 		go func(s *benchStream, u string) {
 			defer wg.Done()
-			s.follow(rctx, client, u, func(s *benchStream) bool { return s.done })
+			s.follow(rctx, u, func(s *benchStream) bool { return s.done })
 		}(streams[i], urls[i])
 	}
 	// The CPU counts from the first token due to the end of the last reply.
@@ -461,7 +468,7 @@ func benchAnswers(ctx context.Context, o benchOptions, out io.Writer) error {
 		go func(s *benchStream, u string) {
 			defer wg.Done()
 			seen := false
-			s.follow(rctx, client, u, func(s *benchStream) bool {
+			s.follow(rctx, u, func(s *benchStream) bool {
 				if s.question != 0 && !seen {
 					seen = true
 					asked <- struct{}{}
@@ -569,7 +576,7 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 		s := newBenchStream(plan)
 		cpu0 := procCPU(server.pid())
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
-		s.follow(rctx, client, u, func(s *benchStream) bool { return s.done })
+		s.follow(rctx, u, func(s *benchStream) bool { return s.done })
 		cancel()
 		r := benchResult{delivered: s.next}
 		fmt.Fprintf(out, "a reply of %d tokens at 500/s %s: Parley %.1f µs/token, %d delivered\n", plan.Tokens, where, r.perToken(procCPU(server.pid())-cpu0), s.next)
@@ -616,7 +623,7 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 		ready.Add(1)
 		go func() {
 			once := false
-			s.follow(rctx, client, base+paths[i%convs]+"/stream?after=0", func(s *benchStream) bool {
+			s.follow(rctx, base+paths[i%convs]+"/stream?after=0", func(s *benchStream) bool {
 				if s.done && !once {
 					once = true
 					ready.Done()

@@ -1,0 +1,54 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/builtin"
+)
+
+// discardWriter is a ResponseWriter that keeps nothing but the count of bytes.
+type discardWriter struct {
+	h http.Header
+	n int64
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+func (w *discardWriter) Flush()                      {}
+
+// BenchmarkStream_Token is the stream's own work for one token, the write to the network
+// aside: the hub takes it from the agent, the stream reads it, renders the Markdown and
+// writes the event (builtin.BenchReply, in tokens of 3.4 bytes).
+func BenchmarkStream_Token(b *testing.B) {
+	toks := builtin.BenchTokens(2000)
+	hub := agent.NewHub()
+	w := &discardWriter{h: http.Header{}}
+	ls := &liveStream{ctx: context.Background(), w: newSSEWriter(w), conv: 1}
+	f := hub.Follow(1)
+	defer f.Close()
+	text := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tok := toks[i%len(toks)]
+		if i%len(toks) == 0 {
+			// A new message: the one before ends.
+			hub.Publish([]agent.Event{{ID: int64(i + 1), ConversationID: 1, Kind: agent.EventRunState, State: agent.StateDone}})
+			ls.cur, ls.md = agent.Cursor{Event: int64(i + 1)}, nil
+		}
+		hub.Write(1, "m", "Bench", tok)
+		text += len(tok)
+		<-f.Wake()
+		if err := ls.catchUp(f); err != nil {
+			b.Fatal(err)
+		}
+		if err := ls.w.flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(w.n)/float64(text), "sse-bytes/text-byte")
+}
