@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"html"
 	"regexp"
 	"strings"
 
@@ -36,7 +37,19 @@ var (
 // streaming message shows one by one as they are finished (see MarkdownStream), so that a
 // finished message is exactly what streamed.
 func Markdown(src string) string {
-	var out strings.Builder
+	if h, ok := rendered.get(src); ok {
+		return h
+	}
+	h := markdown(src)
+	rendered.put(src, h)
+	return h
+}
+
+func markdown(src string) string {
+	// Each block is converted alone; their HTML is sanitized in one pass, which is the
+	// same as block by block: goldmark's HTML of a block is whole (every element it opens,
+	// it closes).
+	var buf bytes.Buffer
 	var s blockScanner
 	start, pos := 0, 0
 	for {
@@ -46,25 +59,30 @@ func Markdown(src string) string {
 		}
 		end := pos + nl + 1
 		for _, cut := range s.line(src[pos:end], pos) {
-			out.WriteString(renderBlock(src[start:cut]))
+			convertBlock(&buf, src[start:cut])
 			start = cut
 		}
 		pos = end
 	}
-	out.WriteString(renderBlock(src[start:]))
-	return out.String()
+	convertBlock(&buf, src[start:])
+	return policy.SanitizeReader(&buf).String()
 }
 
 // renderBlock renders one block of Markdown (or any Markdown) to sanitized HTML.
 func renderBlock(src string) string {
-	if strings.TrimSpace(src) == "" {
-		return ""
-	}
 	var buf bytes.Buffer
-	if err := md.Convert([]byte(src), &buf); err != nil {
-		return policy.Sanitize("<p>" + src + "</p>")
+	convertBlock(&buf, src)
+	return policy.SanitizeReader(&buf).String()
+}
+
+// convertBlock writes the HTML of one block of Markdown, unsanitized.
+func convertBlock(buf *bytes.Buffer, src string) {
+	if strings.TrimSpace(src) == "" {
+		return
 	}
-	return policy.Sanitize(buf.String())
+	if err := md.Convert([]byte(src), buf); err != nil {
+		buf.WriteString("<p>" + html.EscapeString(src) + "</p>")
+	}
 }
 
 // blockScanner finds where the blocks of a Markdown text end, reading it line by line, so

@@ -25,6 +25,8 @@ type MarkdownStream struct {
 	head, tail []byte
 	fast       bool // appending at the caret shows what rendering would
 	heading    bool // the caret is in a heading
+
+	final []byte // the finished blocks' HTML: Markdown of the text, once it ends
 }
 
 // MarkdownPatch is how the page's copy of a streaming message changes, applied in the order
@@ -87,9 +89,11 @@ func (m *MarkdownStream) tableRow() bool {
 }
 
 // End finishes the message: the open block is rendered as the finished message shows it.
+// The message's HTML is then what Markdown renders of its text: that is kept for it.
 func (m *MarkdownStream) End() MarkdownPatch {
 	p := MarkdownPatch{End: true, Len: len(m.src)}
 	m.finish(&p, []int{len(m.src)})
+	rendered.put(string(m.src), string(m.final))
 	return p
 }
 
@@ -113,6 +117,7 @@ func (m *MarkdownStream) readLines() []int {
 func (m *MarkdownStream) finish(p *MarkdownPatch, cuts []int) {
 	for _, cut := range cuts {
 		h := renderBlock(string(m.src[m.start:cut]))
+		m.final = append(m.final, h...)
 		if m.hasOpen {
 			if !m.shows(h) {
 				m.splice(p, h)

@@ -123,10 +123,18 @@ func TestMarkdownStream_FinishedMessageIsWhatStreamed(t *testing.T) {
 			"random": randomPieces(rng, text),
 		} {
 			pg := stream(t, pieces)
-			if got, want := pg.html(), Markdown(text); got != want {
+			if got, want := pg.html(), markdown(text); got != want {
 				t.Errorf("%s pieces of %q:\n got %q\nwant %q", name, text, got, want)
 			}
 		}
+	}
+}
+
+func TestMarkdownStream_KeepsWhatItRendered(t *testing.T) {
+	text := "A reply that streamed, **whole**:\n\n- one\n- two\n"
+	pg := stream(t, tokens(text))
+	if h, ok := rendered.get(text); !ok || h != pg.html() || h != markdown(text) {
+		t.Fatalf("the cache holds %q (%v), want what streamed: %q", h, ok, pg.html())
 	}
 }
 
@@ -189,7 +197,7 @@ func FuzzMarkdownStream(f *testing.F) {
 		}
 		rng := rand.New(rand.NewSource(int64(seed)))
 		pg := stream(t, randomPieces(rng, text))
-		if got, want := pg.html(), Markdown(text); got != want {
+		if got, want := pg.html(), markdown(text); got != want {
 			t.Fatalf("got %q\nwant %q", got, want)
 		}
 	})

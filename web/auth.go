@@ -121,23 +121,23 @@ func currentUser(c echo.Context) agent.User {
 // identify finds who sent the request, by the configured mode. It returns EUNAUTHORIZED
 // when nobody is signed in and EFORBIDDEN for a request that must not come in at all (a
 // proxy header from an untrusted address).
-func (s *Server) identify(c echo.Context) (agent.User, error) {
-	ctx := c.Request().Context()
+func (s *Server) identify(r *http.Request) (agent.User, error) {
+	ctx := r.Context()
 	switch s.auth.Mode {
 	case AuthNone:
 		// Loopback alone does not keep other sites out: a page whose name was made to point
 		// at 127.0.0.1 (DNS rebinding) sends its own name as the Host.
-		if !LoopbackHost(c.Request().Host) {
+		if !LoopbackHost(r.Host) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
 		}
 		return s.db.EnsureUser(ctx, NoneUser, agent.RoleStaff)
 	case AuthProxy:
-		if !s.fromTrustedProxy(c.Request()) {
+		if !s.fromTrustedProxy(r) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
 		}
 		name := ""
 		for _, h := range s.auth.ProxyHeaders {
-			v := strings.TrimSpace(c.Request().Header.Get(h))
+			v := strings.TrimSpace(r.Header.Get(h))
 			if v == "" {
 				continue
 			}
@@ -155,7 +155,7 @@ func (s *Server) identify(c echo.Context) (agent.User, error) {
 		}
 		return u, err
 	}
-	return s.db.Session(ctx, s.sessionToken(c.Request()), s.auth.Session)
+	return s.db.Session(ctx, s.sessionToken(r), s.auth.Session)
 }
 
 // LoopbackHost reports whether a host (a request's Host, a listen address, a peer) names
@@ -199,7 +199,7 @@ func (s *Server) fromTrustedProxy(r *http.Request) bool {
 // to sign in: pages by redirect, everything else with 401.
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		u, err := s.identify(c)
+		u, err := s.identify(c.Request())
 		if err != nil {
 			if agent.ErrorCode(err) != agent.EUNAUTHORIZED || s.auth.Mode != AuthLocal {
 				return err

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -39,9 +40,10 @@ type Server struct {
 	a2aUser agent.User
 	http    *http.Server
 	handler http.Handler
-	// closed ends every SSE stream when the server shuts down.
-	closed context.Context
-	close  context.CancelFunc
+	// closed ends every SSE stream when the server shuts down; streamsWG waits for them.
+	closed    context.Context
+	close     context.CancelFunc
+	streamsWG sync.WaitGroup
 }
 
 // NewServerOptions configures NewServer.
@@ -129,6 +131,7 @@ func (s *Server) Serve(l net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.close()
 	err := s.http.Shutdown(ctx)
+	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if rerr := s.runner.Stop(stopCtx); rerr != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,13 +15,19 @@ import (
 // datastar-md, the compact event that grows a streaming message (see views.MarkdownStream
 // and app.js): a token costs 24 bytes of framing instead of about 100.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
+	w   io.Writer
+	rc  *http.ResponseController // nil when w is the connection itself
 	buf []byte
 }
 
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 4096)}
+// newSSEWriter writes to the connection of a hijacked response, or through a response
+// writer (flushed after each write) when w is one.
+func newSSEWriter(w io.Writer) *sseWriter {
+	s := &sseWriter{w: w, buf: make([]byte, 0, 512)}
+	if rw, ok := w.(http.ResponseWriter); ok {
+		s.rc = http.NewResponseController(rw)
+	}
+	return s
 }
 
 // flush sends what was written since the last flush.
@@ -29,8 +36,12 @@ func (s *sseWriter) flush() error {
 		return nil
 	}
 	_, err := s.w.Write(s.buf)
-	s.buf = s.buf[:0]
-	if err != nil {
+	if cap(s.buf) > 1<<10 {
+		s.buf = make([]byte, 0, 512) // a catch-up's buffer is not kept by an idle stream
+	} else {
+		s.buf = s.buf[:0]
+	}
+	if err != nil || s.rc == nil {
 		return err
 	}
 	return s.rc.Flush()

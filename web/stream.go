@@ -21,38 +21,91 @@ import (
 // Each patch that completes a log event carries its id; while the page grows a message, ids
 // name it too ("E/m"), so a reconnect knows the page has it and sends it whole, once.
 // One account may hold Limits.Streams streams at once; past that it gets 429.
+//
+// The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
+// on a goroutine of its own: an open stream then holds its connection and a little state,
+// not the buffers of a request, and each event is one write.
 func (s *Server) handleStream(c echo.Context) error {
 	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
-	// Patches render as the page did: the owner's, or staff's read-only view. The stream
-	// ends with the request, or when the server shuts down.
-	ctx, cancel := context.WithCancel(s.withMode(c, conv))
-	defer cancel()
-	defer context.AfterFunc(s.closed, cancel)()
 	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
 	}
-	defer release()
 	cur := agent.Cursor{}
 	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
 		cur = parseCursor(last)
 	}
-	// Follow before the first read, so no change between read and wait is missed.
-	f := s.hub.Follow(conv.ID)
-	defer f.Close()
-
-	w := c.Response()
-	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
-	h := w.Header()
+	// The stream keeps of the request what identify reads, to check at each heartbeat that
+	// the person may still read the conversation.
+	r := c.Request()
+	who := &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
+	st := &liveStream{s: s, conv: conv, cur: cur, withLen: c.QueryParam("n") == "1", req: who}
+	// Patches render as the page did: the owner's, or staff's read-only view.
+	mode := views.WithMode(context.Background(), s.modeFor(currentUser(c), conv))
+	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	ls := &liveStream{s: s, ctx: ctx, w: newSSEWriter(w.Writer), conv: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1"}
+	conn, _, err := http.NewResponseController(c.Response().Writer).Hijack()
+	if err != nil {
+		// No connection to take over (HTTP/2): the stream runs on the request.
+		defer release()
+		_ = http.NewResponseController(c.Response().Writer).SetWriteDeadline(time.Time{})
+		c.Response().WriteHeader(http.StatusOK)
+		ctx, cancel := context.WithCancel(views.WithMode(r.Context(), s.modeFor(currentUser(c), conv)))
+		defer cancel()
+		st.run(ctx, newSSEWriter(c.Response().Writer))
+		return nil
+	}
+	head := []byte("HTTP/1.1 200 OK\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			head = append(head, k+": "+v+"\r\n"...)
+		}
+	}
+	head = append(head, "Connection: close\r\n\r\n"...)
+	if _, err := conn.Write(head); err != nil {
+		conn.Close()
+		release()
+		return nil
+	}
+	// The stream ends when the client closes the connection (a read of it fails: a client
+	// sends nothing more on it).
+	ctx, cancel := context.WithCancel(mode)
+	go func() {
+		var b [1]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				cancel()
+				return
+			}
+		}
+	}()
+	s.streamsWG.Add(1)
+	go func() {
+		defer s.streamsWG.Done()
+		defer release()
+		defer conn.Close()
+		defer cancel()
+		st.run(ctx, newSSEWriter(conn))
+	}()
+	return nil
+}
+
+// run sends the stream until the client goes, the session ends or the server shuts down.
+func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
+	s := ls.s
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closed, cancel)()
+	ls.ctx, ls.w = ctx, w
+	// Follow before the first read, so no change between read and wait is missed.
+	f := s.hub.Follow(ls.conv.ID)
+	defer f.Close()
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
 	heartbeat := time.NewTicker(s.heartbeat)
@@ -60,22 +113,22 @@ func (s *Server) handleStream(c echo.Context) error {
 	for {
 		if err := ls.catchUp(f); err != nil {
 			if ctx.Err() == nil {
-				s.log.Error("stream", "conversation", conv.ID, "error", err)
+				s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
 			}
-			return nil
+			return
 		}
 		if err := ls.w.flush(); err != nil {
-			return nil // the client went away; it will resume from its last id
+			return // the client went away; it will resume from its last id
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-f.Wake():
 		case <-heartbeat.C:
 			// The session may have ended, or staff stopped being staff: the stream ends too,
 			// and the page's reconnect is asked to sign in.
-			if u, err := s.identify(c); err != nil || !u.CanRead(conv) {
-				return nil
+			if u, err := s.identify(ls.req.WithContext(ctx)); err != nil || !u.CanRead(ls.conv) {
+				return
 			}
 			ls.w.comment("heartbeat")
 		}
@@ -96,9 +149,10 @@ func parseCursor(id string) agent.Cursor {
 // liveStream is one stream's state: how far its page has got, and the message it grows.
 type liveStream struct {
 	s    *Server
+	req  *http.Request
 	ctx  context.Context
 	w    *sseWriter
-	conv int64
+	conv agent.Conversation
 	cur  agent.Cursor
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
@@ -124,7 +178,7 @@ func (ls *liveStream) catchUp(f *agent.Follower) error {
 	for {
 		u, ok := f.Since(ls.cur, ls.events[:0], ls.text[:0])
 		if !ok {
-			events, err := ls.s.db.Events(ls.ctx, ls.conv, ls.cur.Event)
+			events, err := ls.s.db.Events(ls.ctx, ls.conv.ID, ls.cur.Event)
 			if err != nil {
 				return err
 			}
@@ -142,6 +196,7 @@ func (ls *liveStream) catchUp(f *agent.Follower) error {
 				return err
 			}
 		}
+		clear(ls.events) // an idle stream holds no copy of what it sent
 		if u.Message.ID != "" {
 			ls.live(u.Message)
 		}
@@ -180,14 +235,14 @@ func (ls *liveStream) event(ev agent.Event) error {
 	case agent.EventUserMessage:
 		ls.w.patchElements(html(ctx, views.UserMessage(views.UserItem(ev))), "#thread", "append", ls.id())
 	case agent.EventIntake:
-		msg, err := ls.s.db.Event(ctx, ls.conv, ev.Intake.MessageEventID)
+		msg, err := ls.s.db.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
 		if err != nil {
 			return err
 		}
 		it := views.UserItem(msg).WithIntake(*ev.Intake)
 		ls.w.patchElements(html(ctx, views.UserMessage(it)), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
 	case agent.EventPlan:
-		plans, err := ls.s.db.Plans(ctx, ls.conv, ev.ID)
+		plans, err := ls.s.db.Plans(ctx, ls.conv.ID, ev.ID)
 		if err != nil {
 			return err
 		}
@@ -212,10 +267,10 @@ func (ls *liveStream) event(ev agent.Event) error {
 		ls.w.patchElements(html(ctx, views.ConversationState(ev.State)), "", "", "")
 		id := ls.id()
 		if ev.State == agent.StateFailed {
-			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv, ev.State, ev.Error)), "", "", "")
+			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv.ID, ev.State, ev.Error)), "", "", "")
 			ls.w.patchElements(html(ctx, views.ErrorNote(ev.Error)), "#thread", "append", id)
 		} else {
-			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv, ev.State, ev.Error)), "", "", id)
+			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv.ID, ev.State, ev.Error)), "", "", id)
 		}
 	}
 	return nil

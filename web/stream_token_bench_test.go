@@ -27,7 +27,7 @@ func BenchmarkStream_Token(b *testing.B) {
 	toks := builtin.BenchTokens(2000)
 	hub := agent.NewHub()
 	w := &discardWriter{h: http.Header{}}
-	ls := &liveStream{ctx: context.Background(), w: newSSEWriter(w), conv: 1}
+	ls := &liveStream{ctx: context.Background(), w: newSSEWriter(w), conv: agent.Conversation{ID: 1}}
 	f := hub.Follow(1)
 	defer f.Close()
 	text := 0

@@ -433,8 +433,9 @@ func forEach(n, workers int, fn func(int) error) error {
 	return first
 }
 
-// benchAnswers measures the delay from an answer's POST to the first text of the reply it
-// resumes, with many conversations answering at once.
+// benchAnswers measures the delay from an answer's POST to the first of the reply it
+// resumes on the stream (the reply starts at once), with many conversations answering: all
+// at the same instant, then spread over a second.
 func benchAnswers(ctx context.Context, o benchOptions, out io.Writer) error {
 	dir, clean, err := tempDir()
 	if err != nil {
@@ -446,6 +447,17 @@ func benchAnswers(ctx context.Context, o benchOptions, out io.Writer) error {
 		return err
 	}
 	defer server.stop()
+	fmt.Fprintln(out)
+	for _, spread := range []time.Duration{0, time.Second} {
+		if err := answerRound(ctx, server, o, spread, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answerRound has o.answers conversations ask, then answers them spread over spread.
+func answerRound(ctx context.Context, server *child, o benchOptions, spread time.Duration, out io.Writer) error {
 	base, client, n := "http://"+server.addr, benchClient(), o.answers
 	plan := builtin.BenchPlan{Ask: true, Tokens: 20}
 	// The streams start at the beginning: the question card they must see may be on the page.
@@ -485,33 +497,49 @@ func benchAnswers(ctx context.Context, o benchOptions, out io.Writer) error {
 		}
 	}
 	cpu0 := procCPU(server.pid())
+	t0 := time.Now().Add(100 * time.Millisecond)
 	var posts sync.WaitGroup
-	start := make(chan struct{})
-	for _, s := range streams {
+	for i, s := range streams {
 		posts.Add(1)
-		go func(s *benchStream) {
+		go func(s *benchStream, at time.Time) {
 			defer posts.Done()
-			<-start
+			time.Sleep(time.Until(at))
 			s.mark.Store(time.Now().UnixNano())
 			resp, err := client.PostForm(base+fmt.Sprintf("/questions/%d/answer", s.question), url.Values{"go": {"yes"}})
 			if err == nil {
-				io.Copy(io.Discard, resp.Body)
+				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("answer %d: %s %.200s", s.question, resp.Status, b)
+				}
 			}
-		}(s)
+			if err != nil {
+				s.err = err
+			}
+		}(s, t0.Add(spread*time.Duration(i)/time.Duration(n)))
 	}
-	close(start)
 	posts.Wait()
 	wg.Wait()
 	var lat []time.Duration
+	var firstErr error
 	for _, s := range streams {
 		if f := s.first.Load(); f != 0 {
 			lat = append(lat, time.Duration(f-s.mark.Load()))
+		} else if firstErr == nil {
+			firstErr = fmt.Errorf("question %d: nothing after the answer: %v", s.question, s.err)
 		}
 	}
+	if firstErr != nil {
+		fmt.Fprintln(out, "answers:", firstErr)
+	}
 	slices.Sort(lat)
-	fmt.Fprintf(out, "\nanswer POST -> first text of the resumed reply, %d conversations at once: p50 %s, p99 %s, max %s (%d of %d; Parley CPU %s)\n",
-		n, ms(pct(lat, .5)), ms(pct(lat, .99)), ms(pct(lat, 1)), len(lat), n, procCPU(server.pid())-cpu0)
+	when := "at the same instant"
+	if spread > 0 {
+		when = "spread over " + spread.String()
+	}
+	fmt.Fprintf(out, "answer POST -> first of the resumed reply on the stream, %d conversations answering %s: p50 %s, p99 %s, max %s (%d of %d; Parley CPU %s, %.2f ms an answer)\n",
+		n, when, ms(pct(lat, .5)), ms(pct(lat, .99)), ms(pct(lat, 1)), len(lat), n, procCPU(server.pid())-cpu0,
+		float64((procCPU(server.pid())-cpu0).Microseconds())/1000/float64(n))
 	return nil
 }
 
@@ -535,6 +563,7 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 	base, client := "http://"+server.addr, benchClient()
 	var times []time.Duration
 	var page string
+	var first time.Duration
 	for i := range 21 {
 		t := time.Now()
 		resp, err := client.Get(base + "/c/1")
@@ -548,12 +577,14 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 		}
 		if i > 0 {
 			times = append(times, time.Since(t))
+		} else {
+			first = time.Since(t)
 		}
 		page = string(b)
 	}
 	slices.Sort(times)
-	fmt.Fprintf(out, "\npage of a conversation of %d messages (%d KB): median %s, p90 %s, max %s\n",
-		o.page, len(page)/1000, ms(pct(times, .5)), ms(pct(times, .9)), ms(pct(times, 1)))
+	fmt.Fprintf(out, "\npage of a conversation of %d messages (%d KB): median %s, p90 %s, max %s; the first load after a start %s\n",
+		o.page, len(page)/1000, ms(pct(times, .5)), ms(pct(times, .9)), ms(pct(times, 1)), ms(first))
 	// One fast reply in the long conversation, then one in a new conversation.
 	m := afterID.FindStringSubmatch(page)
 	if m == nil {
@@ -574,10 +605,16 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 			}
 		}
 		s := newBenchStream(plan)
+		if o.profile != "" {
+			server.cmd.Process.Signal(syscall.SIGUSR1)
+		}
 		cpu0 := procCPU(server.pid())
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
 		s.follow(rctx, u, func(s *benchStream) bool { return s.done })
 		cancel()
+		if o.profile != "" {
+			server.cmd.Process.Signal(syscall.SIGUSR2)
+		}
 		r := benchResult{delivered: s.next}
 		fmt.Fprintf(out, "a reply of %d tokens at 500/s %s: Parley %.1f µs/token, %d delivered\n", plan.Tokens, where, r.perToken(procCPU(server.pid())-cpu0), s.next)
 	}
@@ -638,6 +675,12 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 	ready.Wait()
 	time.Sleep(2 * time.Second)
 	held, peak := procMemory(server.pid())
+	if o.profile != "" {
+		server.cmd.Process.Signal(syscall.SIGUSR2)
+		time.Sleep(5 * time.Second)
+		afterGC, _ := procMemory(server.pid())
+		fmt.Fprintf(out, "(after a collection, with the heap profile written: %.0f MB RSS)\n", float64(afterGC)/1e6)
+	}
 	fmt.Fprintf(out, "\nParley idle: %.1f MB RSS; holding %d idle streams on %d conversations: %.0f MB RSS (peak %.0f MB)\n",
 		float64(idle)/1e6, o.idle, convs, float64(held)/1e6, float64(peak)/1e6)
 	return nil

@@ -134,6 +134,10 @@ func (s *benchStream) follow(ctx context.Context, u string, doneWhen func(*bench
 					s.done = true
 				}
 			case string(key) == "elements":
+				// A message of the agent's, whole or begun: the resumed reply shows.
+				if bytes.Contains(v, []byte(`class="msg agent`)) && s.mark.Load() != 0 && s.first.Load() == 0 {
+					s.first.Store(time.Now().UnixNano())
+				}
 				// Parley before datastar-md: text came as <span> appends.
 				if i := bytes.Index(v, []byte("<span>")); i >= 0 && bytes.Contains(v, []byte("msg agent")) || bytes.HasPrefix(v, []byte("<span>")) {
 					t := v[i+len("<span>"):]
@@ -178,7 +182,7 @@ func openStream(ctx context.Context, u string) (io.ReadCloser, error) {
 		conn.Close()
 		return nil, fmt.Errorf("stream %s: %s", u, strings.TrimSpace(status))
 	}
-	chunked := false
+	chunked, closed := false, false
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -188,15 +192,33 @@ func openStream(ctx context.Context, u string) (io.ReadCloser, error) {
 		if line == "\r\n" {
 			break
 		}
-		if k, v, _ := strings.Cut(line, ":"); strings.EqualFold(k, "Transfer-Encoding") && strings.Contains(strings.ToLower(v), "chunked") {
-			chunked = true
-		}
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.ToLower(strings.TrimSpace(v))
+		chunked = chunked || strings.EqualFold(k, "Transfer-Encoding") && v == "chunked"
+		closed = closed || strings.EqualFold(k, "Connection") && v == "close"
 	}
-	if !chunked {
-		conn.Close()
-		return nil, fmt.Errorf("stream %s: not chunked", u)
+	switch {
+	case chunked:
+		return &dechunk{r: br, c: conn, stop: stop}, nil
+	case closed:
+		return &untilClose{r: br, c: conn, stop: stop}, nil
 	}
-	return &dechunk{r: br, c: conn, stop: stop}, nil
+	conn.Close()
+	return nil, fmt.Errorf("stream %s: neither chunked nor ended by close", u)
+}
+
+// untilClose reads the body of a response ended by closing the connection.
+type untilClose struct {
+	r    *bufio.Reader
+	c    net.Conn
+	stop func() bool
+}
+
+func (u *untilClose) Read(p []byte) (int, error) { return u.r.Read(p) }
+
+func (u *untilClose) Close() error {
+	u.stop()
+	return u.c.Close()
 }
 
 // dechunk reads the body of a chunked HTTP/1.1 response.

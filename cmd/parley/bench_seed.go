@@ -32,8 +32,9 @@ func seedLongConversation(ctx context.Context, path string, rounds int) error {
 		if err != nil {
 			return err
 		}
+		// Every reply differs: a page renders each.
 		if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage,
-			MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: reply}); err != nil {
+			MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: fmt.Sprintf("Reply %d. %s", i+1, reply)}); err != nil {
 			return err
 		}
 		if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {

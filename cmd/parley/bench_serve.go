@@ -59,17 +59,23 @@ func sleepUntil(ctx context.Context, t *time.Timer, at time.Time) bool {
 }
 
 // serveBare streams the plan of ?plan= as the events Parley's page gets for plain text, one
-// per token, flushed each.
+// per token, each written at once, the way Parley writes a stream: on the connection taken
+// over from net/http.
 func serveBare(w http.ResponseWriter, r *http.Request) {
 	plan, ok := builtin.ParseBenchPlan(r.URL.Query().Get("plan"))
 	if !ok {
 		http.Error(w, "no plan", http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	rc := http.NewResponseController(w)
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"); err != nil {
+		return
+	}
 	t := time.NewTimer(time.Hour)
 	buf := make([]byte, 0, 256)
 	n := 0
@@ -85,15 +91,11 @@ func serveBare(w http.ResponseWriter, r *http.Request) {
 		}
 		buf = append(buf, '\n')
 		n += len(tok)
-		if _, err := w.Write(buf); err != nil {
-			return
-		}
-		if rc.Flush() != nil {
+		if _, err := conn.Write(buf); err != nil {
 			return
 		}
 	}
-	fmt.Fprintf(w, "event:datastar\ndata:e 1\ndata:n %d\n\n", n)
-	rc.Flush()
+	fmt.Fprintf(conn, "event:datastar\ndata:e 1\ndata:n %d\n\n", n)
 }
 
 // serveModel is a fake OpenAI-compatible chat-completions endpoint: it streams the plan it

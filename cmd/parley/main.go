@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -152,8 +153,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	return cfg, nil
 }
 
-// cpuProfile writes a CPU profile of the process to path between a SIGUSR1 and a SIGUSR2
-// (parley bench asks for it with PARLEY_CPUPROFILE, and profiles the runs it measures).
+// cpuProfile writes a CPU profile of the process to path between a SIGUSR1 and a SIGUSR2,
+// and a heap profile next to it at each SIGUSR2 (parley bench asks for them with
+// PARLEY_CPUPROFILE, and profiles the runs it measures).
 func cpuProfile(path string) (stop func()) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -176,10 +178,17 @@ func cpuProfile(path string) (stop func()) {
 						f.Close()
 						f = nil
 					}
-				case s == syscall.SIGUSR2 && f != nil:
-					pprof.StopCPUProfile()
-					f.Close()
-					f = nil
+				case s == syscall.SIGUSR2:
+					if f != nil {
+						pprof.StopCPUProfile()
+						f.Close()
+						f = nil
+					}
+					runtime.GC() // the heap profile shows what is live
+					if h, err := os.Create(strings.TrimSuffix(path, ".prof") + ".heap"); err == nil {
+						pprof.Lookup("heap").WriteTo(h, 0)
+						h.Close()
+					}
 				}
 			}
 		}
