@@ -34,6 +34,7 @@ type liveConversation struct {
 	// dropped is the newest event the buffer let go.
 	dropped int64
 	open    *liveMessage
+	closed  string // the id of the last message that ended
 }
 
 type liveMessage struct {
@@ -70,10 +71,15 @@ func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
 	c := h.conversation(conversationID)
 	c.mu.Lock()
 	h.mu.Unlock()
-	if c.open == nil || c.open.id != msgID {
-		c.open = &liveMessage{id: msgID, author: author}
-	}
 	m := c.open
+	switch {
+	case m != nil && m.id == msgID:
+	case msgID == c.closed:
+		m = &liveMessage{id: msgID} // the message has ended: its writer writes nothing
+	default:
+		m = &liveMessage{id: msgID, author: author}
+		c.open = m
+	}
 	c.mu.Unlock()
 	return &LiveWriter{c: c, m: m}
 }
@@ -113,7 +119,7 @@ func (h *Hub) Publish(events []Event) {
 		c.add(ev, h.maxEvents, h.maxBytes)
 		if c.open != nil && (ev.Kind == EventAgentMessage && ev.MessageID == c.open.id || ev.Kind == EventRunState && ev.State != StateRunning) {
 			// The message is finished, or its step ended: its text is in the log now.
-			c.open = nil
+			c.closed, c.open = c.open.id, nil
 		}
 		c.wake()
 		if len(c.followers) == 0 && c.open == nil {

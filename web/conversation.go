@@ -87,7 +87,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 		return err
 	}
 	sse := func(comp templ.Component, opts ...datastar.PatchElementOption) error {
-		return newSSE(c).PatchElements(html(ctx, comp), opts...)
+		return s.patch(c, ctx, comp, opts...)
 	}
 	files, err := s.uploads.readFiles(c)
 	if err == nil {

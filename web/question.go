@@ -65,7 +65,7 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	form, err := c.FormParams()
 	if err != nil {
 		// Too large to read at all: the question says so, as it stands.
-		return newSSE(c).PatchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)})),
+		return s.patch(c, ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)}),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
 	rec, err = resolve(id, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf})
@@ -87,6 +87,5 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 			return err
 		}
 	}
-	sse := newSSE(c)
-	return sse.PatchElements(html(ctx, views.QuestionCard(view)), datastar.WithSelectorID(views.QuestionID(id)))
+	return s.patch(c, ctx, views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
 }

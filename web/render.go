@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -30,12 +31,25 @@ func (s *Server) page(c echo.Context, status int, comp templ.Component) error {
 // html renders a component to a string for an SSE patch. templ escapes markup but not a bare
 // carriage return, which the SSE parser reads as a line end: agent text could then forge SSE
 // fields (an id, a selector). It is written as a character reference instead.
-func html(ctx context.Context, comp templ.Component) string {
+//
+// A component that fails to render is logged and gives an error: no patch goes out empty in
+// silence.
+func (s *Server) html(ctx context.Context, comp templ.Component) (string, error) {
 	var buf bytes.Buffer
 	if err := comp.Render(ctx, &buf); err != nil {
-		return ""
+		s.log.Error("render", "component", fmt.Sprintf("%T", comp), "error", err)
+		return "", fmt.Errorf("render: %w", err)
 	}
-	return strings.ReplaceAll(buf.String(), "\r", "&#13;")
+	return strings.ReplaceAll(buf.String(), "\r", "&#13;"), nil
+}
+
+// patch answers a Datastar request with one patch of the page.
+func (s *Server) patch(c echo.Context, ctx context.Context, comp templ.Component, opts ...datastar.PatchElementOption) error {
+	h, err := s.html(ctx, comp)
+	if err != nil {
+		return err
+	}
+	return newSSE(c).PatchElements(h, opts...)
 }
 
 // newSSE starts an SSE response: no write deadline, no proxy buffering, headers sent through echo.

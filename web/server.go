@@ -43,6 +43,7 @@ type Server struct {
 	// closed ends every SSE stream when the server shuts down; streamsWG waits for them.
 	closed    context.Context
 	close     context.CancelFunc
+	streamsMu sync.Mutex // orders the start of a stream and the shutdown's wait
 	streamsWG sync.WaitGroup
 }
 
@@ -129,7 +130,9 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops accepting requests, ends the streams, then interrupts running agent steps
 // (partial text kept) and waits for them, with a budget of its own.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.streamsMu.Lock()
 	s.close()
+	s.streamsMu.Unlock()
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

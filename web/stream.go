@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
@@ -85,7 +86,16 @@ func (s *Server) handleStream(c echo.Context) error {
 			}
 		}
 	}()
+	s.streamsMu.Lock()
+	if s.closed.Err() != nil { // shutting down: no stream begins
+		s.streamsMu.Unlock()
+		cancel()
+		conn.Close()
+		release()
+		return nil
+	}
 	s.streamsWG.Add(1)
+	s.streamsMu.Unlock()
 	go func() {
 		defer s.streamsWG.Done()
 		defer release()
@@ -163,6 +173,14 @@ type liveStream struct {
 	text   []byte
 }
 
+// patch sends a patch of the page; a component that fails to render is logged and sends
+// nothing (the page keeps what it had; a reload says more).
+func (ls *liveStream) patch(comp templ.Component, selector, mode, id string) {
+	if h, err := ls.s.html(ls.ctx, comp); err == nil {
+		ls.w.patchElements(h, selector, mode, id)
+	}
+}
+
 // id is the SSE id of the page's state: the last event, and the message it grows.
 func (ls *liveStream) id() string {
 	id := strconv.FormatInt(ls.cur.Event, 10)
@@ -213,9 +231,9 @@ func (ls *liveStream) live(m agent.LiveText) {
 		ls.md = &views.MarkdownStream{}
 		ls.cur.Message = m.ID
 		if had {
-			ls.w.patchElements(html(ls.ctx, it), "", "", ls.id())
+			ls.patch(it, "", "", ls.id())
 		} else {
-			ls.w.patchElements(html(ls.ctx, it), "#thread", "append", ls.id())
+			ls.patch(it, "#thread", "append", ls.id())
 		}
 		ls.w.markdown(ls.md.Write(string(m.Text)), ls.id(), ls.withLen)
 	} else if len(m.Text) > 0 {
@@ -233,44 +251,44 @@ func (ls *liveStream) event(ev agent.Event) error {
 	case agent.EventAgentMessage:
 		return ls.finished(ev)
 	case agent.EventUserMessage:
-		ls.w.patchElements(html(ctx, views.UserMessage(views.UserItem(ev))), "#thread", "append", ls.id())
+		ls.patch(views.UserMessage(views.UserItem(ev)), "#thread", "append", ls.id())
 	case agent.EventIntake:
 		msg, err := ls.s.db.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
 		if err != nil {
 			return err
 		}
 		it := views.UserItem(msg).WithIntake(*ev.Intake)
-		ls.w.patchElements(html(ctx, views.UserMessage(it)), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
+		ls.patch(views.UserMessage(it), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
 	case agent.EventPlan:
 		plans, err := ls.s.db.Plans(ctx, ls.conv.ID, ev.ID)
 		if err != nil {
 			return err
 		}
-		ls.w.patchElements(html(ctx, views.PlanSummary(plans)), "", "", "")
-		ls.w.patchElements(html(ctx, views.PlanCurrent(plans)), "", "", "")
-		ls.w.patchElements(html(ctx, views.PlanHistory(plans)), "", "", ls.id())
+		ls.patch(views.PlanSummary(plans), "", "", "")
+		ls.patch(views.PlanCurrent(plans), "", "", "")
+		ls.patch(views.PlanHistory(plans), "", "", ls.id())
 	case agent.EventQuestionAsked:
 		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
-		ls.w.patchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), "#thread", "append", ls.id())
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case agent.EventQuestionResolved:
 		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
 		}
-		ls.w.patchElements(html(ctx, views.QuestionCard(views.QuestionView{Record: rec})), "#"+views.QuestionID(rec.ID), "replace", ls.id())
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
 	case agent.EventRunState:
 		busy := `{"_busy":false}`
 		if ev.State == agent.StateRunning {
 			busy = `{"_busy":true}`
 		}
 		ls.w.patchSignals(busy, "")
-		ls.w.patchElements(html(ctx, views.ConversationState(ev.State)), "", "", "")
+		ls.patch(views.ConversationState(ev.State), "", "", "")
 		id := ls.id()
 		if ev.State == agent.StateFailed {
-			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv.ID, ev.State, ev.Error)), "", "", "")
-			ls.w.patchElements(html(ctx, views.ErrorNote(ev.Error)), "#thread", "append", id)
+			ls.patch(views.RunStatus(ls.conv.ID, ev.State, ev.Error), "", "", "")
+			ls.patch(views.ErrorNote(ev.Error), "#thread", "append", id)
 		} else {
-			ls.w.patchElements(html(ctx, views.RunStatus(ls.conv.ID, ev.State, ev.Error)), "", "", id)
+			ls.patch(views.RunStatus(ls.conv.ID, ev.State, ev.Error), "", "", id)
 		}
 	}
 	return nil
@@ -292,9 +310,9 @@ func (ls *liveStream) finished(ev agent.Event) error {
 		}
 		ls.w.markdown(md.End(), ls.id(), ls.withLen)
 	case growing:
-		ls.w.patchElements(html(ls.ctx, views.AgentMessage(it)), "", "", ls.id())
+		ls.patch(views.AgentMessage(it), "", "", ls.id())
 	default:
-		ls.w.patchElements(html(ls.ctx, views.AgentMessage(it)), "#thread", "append", ls.id())
+		ls.patch(views.AgentMessage(it), "#thread", "append", ls.id())
 	}
 	return nil
 }

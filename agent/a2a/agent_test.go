@@ -417,3 +417,54 @@ func TestAgent_FormAsDataAndTextIsAskedOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestAgent_StopCancelsTheTask(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	r := newRemote(t, turn{
+		working("Building"),
+		partial("Step one done. "),
+		waitFor(release),
+		partial("Step two done."),
+		completed(),
+	})
+	c := newConvo(t, r.agent())
+	ctx, stop := context.WithCancelCause(context.Background())
+	c.Ctx = ctx
+	c.OnText = func(sofar string) {
+		if strings.Contains(sofar, "Step one") {
+			stop(agent.ErrStopped) // the person clicks Stop
+		}
+	}
+	rec, err := c.Send("Build it")
+	if err == nil {
+		t.Fatal("got no error from a stopped step")
+	}
+	r.mu.Lock()
+	cancels := r.cancels
+	r.mu.Unlock()
+	if cancels != 1 {
+		t.Errorf("got %d tasks/cancel, want 1: the remote agent stops working too", cancels)
+	}
+	if cp := rec.LastCheckpoint(); cp["state"] != "canceled" {
+		t.Errorf("checkpoint %v, want the task canceled", cp)
+	}
+	if m := rec.Messages(); len(m) != 1 || m[0] != "Step one done. " {
+		t.Errorf("messages %q, want the text so far kept", m)
+	}
+	// Retry asks again, in a new task.
+	r.mu.Lock()
+	r.turns = append(r.turns, turn{final(sdk.TextPart{Text: "Built."}), completed()})
+	r.mu.Unlock()
+	c.Ctx, c.OnText = context.Background(), nil
+	rec, err = c.Retry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.received(); len(got) != 2 || !got[1].newTask {
+		t.Errorf("the retry went into %+v, want a new task", got[len(got)-1])
+	}
+	if m := rec.Messages(); len(m) != 1 || m[0] != "Built." {
+		t.Errorf("after the retry %q", m)
+	}
+}

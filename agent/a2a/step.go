@@ -48,8 +48,12 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		return err
 	}
 	if ctx.Err() != nil {
-		// Cut off by shutdown: the runner keeps the partial text.
+		// Cut off: the runner keeps the partial text. When the person stopped the reply, the
+		// remote task is cancelled too; after a shutdown it goes on, and is caught up with.
 		_ = s.w.flush()
+		if errors.Is(context.Cause(ctx), agent.ErrStopped) {
+			s.stopTask()
+		}
 		return ctx.Err()
 	}
 	_ = s.finishPlan(agent.StepFailed)
@@ -165,6 +169,22 @@ func (s *session) ended(ctx context.Context) (sdk.TaskState, bool) {
 		return t.Status.State, true
 	}
 	return "", false
+}
+
+// stopTask cancels the task of a reply the person stopped (tasks/cancel), and keeps its state
+// for the next step: a Retry then asks anew, in a new task. An agent that does not cancel is
+// left to finish; a Retry catches up with it.
+func (s *session) stopTask() {
+	if !s.cp.live() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	t, err := s.c.client.CancelTask(ctx, &sdk.TaskIDParams{ID: s.cp.TaskID})
+	if err != nil || t == nil {
+		return
+	}
+	_ = s.track(t.Status.State)
 }
 
 // getTask reads the checkpoint's task.

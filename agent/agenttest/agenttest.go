@@ -1,6 +1,6 @@
-// Package agenttest drives agent back ends in tests the way the runner and the store do:
-// a recording agent.Output that stores what a step reports as the runner would, and a
-// conversation that runs steps on a growing history (messages, answers, retries).
+// Package agenttest drives agent back ends in tests the way the runner and the store do: the
+// runner's own Output over a recording sink, and a conversation that runs steps on a growing
+// history (messages, answers, retries).
 package agenttest
 
 import (
@@ -13,106 +13,93 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// Recorder is an agent.Output that keeps what a step reported as the events the runner
-// would store: a finished message starting with UserInputMetaData: becomes a question, a
-// question gets the next id, secret fields are refused.
+// Recorder is the Output a step gets in tests: the runner's own StepOutput, over a Sink
+// that keeps in memory what the runner would store. A test sees exactly what the runner does
+// with what an agent reports: a message opening with a UserInputMetaData form is held back and
+// becomes a question when it ends (the text around the form stays), secret fields are
+// refused, a message cut off is kept as interrupted.
 type Recorder struct {
+	*agent.StepOutput
 	t      *testing.T
-	author string
 	nextID *int64
+	sofar  strings.Builder
+	asking bool
 
-	text strings.Builder
-	open bool
-	// Deltas are the Text calls; Events what the step stored, as the runner would.
+	// Deltas are the agent's Text calls, Live the pieces the runner would show live (a form
+	// held back is not), Events what the step stored.
 	Deltas []string
+	Live   []string
 	Events []agent.Event
-	// OnText, when set, runs after every Text call (to cut a step mid-stream).
+	// OnText, when set, runs after every Text call with the message's text so far (to cut a
+	// step mid-stream).
 	OnText func(sofar string)
-	// RejectFormText fails the test when a finished message is a UserInputMetaData form:
-	// for back ends that must ask such forms themselves. Otherwise it is asked, as the
-	// runner does.
-	RejectFormText bool
+	// Asked counts the agent's own calls to Ask; FromText are the questions its messages
+	// asked as UserInputMetaData forms.
+	Asked    int
+	FromText []agent.Question
+}
+
+// NewRecorder returns the Output of step in, speaking as author; questions are numbered
+// from *nextID on.
+func NewRecorder(t *testing.T, in agent.StepInput, author string, nextID *int64) *Recorder {
+	r := &Recorder{t: t, nextID: nextID}
+	r.StepOutput = agent.NewStepOutput(in, author, memorySink{r})
+	return r
 }
 
 // Text implements agent.Output.
 func (r *Recorder) Text(delta string) error {
-	if delta == "" {
-		return nil
+	if delta != "" {
+		r.Deltas = append(r.Deltas, delta)
 	}
-	r.open = true
-	r.text.WriteString(delta)
-	r.Deltas = append(r.Deltas, delta)
+	err := r.StepOutput.Text(delta)
+	r.sofar.WriteString(delta)
 	if r.OnText != nil {
-		r.OnText(r.text.String())
+		r.OnText(r.sofar.String())
 	}
-	return nil
+	return err
 }
 
 // EndMessage implements agent.Output.
 func (r *Recorder) EndMessage() error {
-	if !r.open {
-		return nil
-	}
-	text := r.text.String()
-	r.text.Reset()
-	r.open = false
-	if q, _, _, ok := agent.SplitUserInputMetaData(text); ok {
-		if r.RejectFormText {
-			r.t.Errorf("a UserInputMetaData form reached the runner as text: %q", q.Message)
-		} else {
-			_, err := r.Ask(q)
-			return err
-		}
-	}
-	r.Events = append(r.Events, agent.Event{Kind: agent.EventAgentMessage, Text: text, Author: r.author})
-	return nil
-}
-
-// interrupt closes a message left open, as the store does when a step ends without ending it.
-func (r *Recorder) interrupt() {
-	if r.open {
-		r.Events = append(r.Events, agent.Event{Kind: agent.EventAgentMessage, Text: r.text.String(), Author: r.author, Interrupted: true})
-		r.open = false
-		r.text.Reset()
-	}
-}
-
-// As implements agent.Output.
-func (r *Recorder) As(author string) { r.author = author }
-
-// Plan implements agent.Output.
-func (r *Recorder) Plan(p agent.Plan) error {
-	r.Events = append(r.Events, agent.Event{Kind: agent.EventPlan, Plan: &p})
-	return nil
+	r.sofar.Reset()
+	return r.StepOutput.EndMessage()
 }
 
 // Ask implements agent.Output.
 func (r *Recorder) Ask(q agent.Question) (int64, error) {
-	r.t.Helper()
-	if err := r.EndMessage(); err != nil {
-		return 0, err
-	}
-	if q.Asker == "" {
-		q.Asker = r.author
-	}
-	q = agent.RefuseSecrets(q)
-	if err := q.Check(); err != nil {
-		r.t.Fatalf("invalid question %q: %v", q.Message, err)
-	}
-	*r.nextID++
-	q.ID = *r.nextID
-	r.Events = append(r.Events, agent.Event{Kind: agent.EventQuestionAsked, Question: &q})
-	return q.ID, nil
+	r.Asked++
+	r.asking = true
+	defer func() { r.asking = false }()
+	r.sofar.Reset()
+	return r.StepOutput.Ask(q)
 }
 
-// Checkpoint implements agent.Output.
-func (r *Recorder) Checkpoint(state any) error {
-	b, err := json.Marshal(state)
-	if err != nil {
-		return err
+// interrupt keeps a message cut off, as the runner does when a step ends without ending it.
+func (r *Recorder) interrupt() {
+	if p, ok := r.Partial(); ok {
+		r.Events = append(r.Events, p)
 	}
-	r.Events = append(r.Events, agent.Event{Kind: agent.EventCheckpoint, Checkpoint: b})
+}
+
+// memorySink stores what a step reports in its Recorder.
+type memorySink struct{ r *Recorder }
+
+func (s memorySink) Live(msgID, author, delta string) { s.r.Live = append(s.r.Live, delta) }
+
+func (s memorySink) Store(ev agent.Event) error {
+	s.r.Events = append(s.r.Events, ev)
 	return nil
+}
+
+func (s memorySink) Ask(q agent.Question) (int64, error) {
+	if !s.r.asking {
+		s.r.FromText = append(s.r.FromText, q)
+	}
+	*s.r.nextID++
+	q.ID = *s.r.nextID
+	s.r.Events = append(s.r.Events, agent.Event{Kind: agent.EventQuestionAsked, Question: &q, Author: q.Asker})
+	return q.ID, nil
 }
 
 // Messages returns the finished agent messages of the step.
@@ -171,8 +158,10 @@ type Convo struct {
 	Run     int64
 	Step    int64
 	Ctx     context.Context
-	// OnText and RejectFormText are handed to each step's Recorder.
-	OnText         func(string)
+	// OnText is handed to each step's Recorder.
+	OnText func(string)
+	// RejectFormText fails the test when a message asks through a UserInputMetaData form
+	// written as text: for back ends that must ask such forms themselves.
 	RejectFormText bool
 	// Language is handed to each step, as intake would have detected it.
 	Language string
@@ -287,9 +276,10 @@ func (c *Convo) StepNow(trigger agent.Trigger) (*Recorder, error) {
 // Deliver runs the current step on the current history without storing what it reports.
 func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 	c.t.Helper()
-	rec := &Recorder{t: c.t, nextID: &c.ids, author: c.Agent.Info().Title, OnText: c.OnText, RejectFormText: c.RejectFormText}
 	in := agent.StepInput{ConversationID: 1, RunID: c.Run, StepID: c.Step, Trigger: trigger,
 		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
+	rec := NewRecorder(c.t, in, c.Agent.Info().Title, &c.ids)
+	rec.OnText = c.OnText
 	err := c.Agent.Step(c.Ctx, in, rec)
 	if err == nil {
 		if err := rec.EndMessage(); err != nil {
@@ -297,6 +287,11 @@ func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 		}
 	} else {
 		rec.interrupt()
+	}
+	if c.RejectFormText {
+		for _, q := range rec.FromText {
+			c.t.Errorf("a UserInputMetaData form reached the runner as text: %q", q.Message)
+		}
 	}
 	return rec, err
 }

@@ -11,16 +11,13 @@ import (
 func TestPlatformEngineer_PullRequest(t *testing.T) {
 	c := newConvo(t, NewPlatformEngineer(Options{}))
 	rec := c.send("Please create a pull request from branch feature/login into develop")
-	if rec.asked != 0 {
-		t.Errorf("called Ask %d times; the engineer asks through UserInputMetaData only", rec.asked)
+	if rec.Asked != 0 {
+		t.Errorf("called Ask %d times; the engineer asks through UserInputMetaData only", rec.Asked)
 	}
-	if len(rec.forms) != 1 || !strings.HasPrefix(rec.forms[0], "UserInputMetaData: {") {
-		t.Fatalf("want one UserInputMetaData message, got %q", rec.forms)
+	if len(rec.FromText) != 1 {
+		t.Fatalf("want one UserInputMetaData form, got %d; transcript:\n%s", len(rec.FromText), rec.transcript())
 	}
-	q, ok := agent.ParseUserInputMetaData(rec.forms[0])
-	if !ok {
-		t.Fatalf("form does not parse: %s", rec.forms[0])
-	}
+	q := rec.FromText[0]
 	if got, want := fieldNames(q), []string{"branch_name", "pr_title", "pr_description", "base_branch"}; !slices.Equal(got, want) {
 		t.Errorf("fields %v, want %v", got, want)
 	}
@@ -45,8 +42,8 @@ func TestPlatformEngineer_PullRequest(t *testing.T) {
 			t.Errorf("answer lacks %q:\n%s", want, text)
 		}
 	}
-	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.events) != 0 {
-		t.Errorf("re-delivered resume reported %d events", len(again.events))
+	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.Events) != 0 {
+		t.Errorf("re-delivered resume reported %d events", len(again.Events))
 	}
 }
 
@@ -71,7 +68,7 @@ func TestPlatformEngineer_Forms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newConvo(t, NewPlatformEngineer(Options{}))
 			rec := c.send(tt.message)
-			if len(rec.forms) != 1 {
+			if len(rec.FromText) != 1 {
 				t.Fatalf("no form; transcript:\n%s", rec.transcript())
 			}
 			q := c.only()
@@ -121,7 +118,7 @@ func TestPlatformEngineer_Outcomes(t *testing.T) {
 func TestPlatformEngineer_ExplainsWithoutAsking(t *testing.T) {
 	c := newConvo(t, NewPlatformEngineer(Options{}))
 	rec := c.send("hello, what can you do?")
-	if len(rec.questions()) != 0 {
+	if len(rec.Questions()) != 0 {
 		t.Fatal("asked a question for a message with no intent")
 	}
 	for _, want := range []string{"GitHub pull request", "Jira issue", "Configuration update", "no external action"} {

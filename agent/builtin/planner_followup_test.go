@@ -75,7 +75,7 @@ func (c *convo) act(a act) {
 	case "", agent.Answered:
 		c.answer(form(a.pairs...))
 	default:
-		c.resolve(agent.Resolution{QuestionID: c.only().ID, Outcome: a.outcome})
+		c.Resolve(agent.Resolution{QuestionID: c.only().ID, Outcome: a.outcome})
 	}
 }
 
@@ -88,7 +88,7 @@ func TestEventPlanner_CancelledStops(t *testing.T) {
 		t.Fatalf("cancel did not stop the workflow:\n%s", rec.transcript())
 	}
 	var last *agent.Plan
-	for _, ev := range rec.events {
+	for _, ev := range rec.Events {
 		if ev.Kind == agent.EventPlan {
 			last = ev.Plan
 		}
@@ -96,16 +96,16 @@ func TestEventPlanner_CancelledStops(t *testing.T) {
 	if last == nil || last.Steps[0].Status != agent.StepSkipped || last.Steps[4].Status != agent.StepSkipped {
 		t.Errorf("plan after cancel: %+v", last)
 	}
-	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.events) != 0 {
-		t.Errorf("stopped run reported %d more events", len(again.events))
+	if again := c.deliver(t.Context(), agent.TriggerResume); len(again.Events) != 0 {
+		t.Errorf("stopped run reported %d more events", len(again.Events))
 	}
 }
 
 func TestEventPlanner_VenueHoldAndCancellableSplit(t *testing.T) {
 	c := newConvo(t, NewEventPlanner(Options{}))
 	asked := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	c.history = append(c.history, agent.Event{Kind: agent.EventUserMessage, Text: "Plan a party for 30 people in Chicago", At: asked})
-	c.run++
+	c.History = append(c.History, agent.Event{Kind: agent.EventUserMessage, Text: "Plan a party for 30 people in Chicago", At: asked})
+	c.Run++
 	c.stepNow(agent.TriggerMessage)
 	venue := c.only()
 	if venue.Type != agent.RequestSelection || !venue.Deadline.Equal(asked.Add(24*time.Hour)) {
@@ -119,7 +119,7 @@ func TestEventPlanner_VenueHoldAndCancellableSplit(t *testing.T) {
 	if split.Type != agent.RequestApproval || !split.AllowCancel {
 		t.Fatalf("split question = %+v, want a cancellable approval", split)
 	}
-	c.resolve(agent.Resolution{QuestionID: split.ID, Outcome: agent.Cancelled})
+	c.Resolve(agent.Resolution{QuestionID: split.ID, Outcome: agent.Cancelled})
 	rec := c.resume()
 	if len(c.pending()) != 0 {
 		t.Fatalf("after cancel the planner still asks: %+v", c.pending())

@@ -80,7 +80,7 @@ func TestEventPlanner_PartyAsksThenPlans(t *testing.T) {
 	if chosen != "Pearl District Loft" && chosen != "Alberta Arts Hall" {
 		t.Errorf("chosen venue %q is not a Portland venue", chosen)
 	}
-	assertPlanDone(t, c.history)
+	assertPlanDone(t, c.History)
 }
 
 // assertPlanDone checks that the newest plan has every step done.
@@ -105,8 +105,8 @@ const seattle = "Plan a corporate team building event for 30 people, budget $300
 func TestEventPlanner_DetailedRequestAsksNothing(t *testing.T) {
 	c := newConvo(t, NewEventPlanner(Options{}))
 	rec := c.send(seattle)
-	if rec.asked != 0 || len(c.pending()) != 0 {
-		t.Fatalf("asked %d questions, want none; transcript:\n%s", rec.asked, rec.transcript())
+	if rec.Asked != 0 || len(c.pending()) != 0 {
+		t.Fatalf("asked %d questions, want none; transcript:\n%s", rec.Asked, rec.transcript())
 	}
 	plan := finalPlanOf(t, rec)
 	for _, want := range []string{"Corporate team building event", "30 guests", "Pioneer Square Loft", "downtown Seattle",
@@ -124,7 +124,7 @@ func TestEventPlanner_DetailedRequestAsksNothing(t *testing.T) {
 			t.Errorf("%s never spoke", ph.author)
 		}
 	}
-	assertPlanDone(t, c.history)
+	assertPlanDone(t, c.History)
 	if strings.Contains(plan, "Assumptions") {
 		t.Errorf("plan lists assumptions though everything was given:\n%s", plan)
 	}
@@ -173,8 +173,8 @@ func TestEventPlanner_DefaultsAfterTwoMisses(t *testing.T) {
 func TestEventPlanner_OtherVenueIsUsed(t *testing.T) {
 	c := newConvo(t, NewEventPlanner(Options{}))
 	c.send("Plan a party for 30 people in Chicago, budget $3000, no dietary restrictions, on 2030-05-04 at 7pm")
-	if rec := c.last; rec.asked != 0 {
-		t.Fatalf("asked %d questions for a complete request", rec.asked)
+	if rec := c.last; rec.Asked != 0 {
+		t.Fatalf("asked %d questions for a complete request", rec.Asked)
 	}
 	c = newConvo(t, NewEventPlanner(Options{}))
 	c.send("Plan a party for 30 people in Chicago, no dietary restrictions, on 2030-05-04 at 7pm")
@@ -193,8 +193,8 @@ func TestEventPlanner_NewMessageUpdatesPlan(t *testing.T) {
 	c := newConvo(t, NewEventPlanner(Options{}))
 	c.send(seattle)
 	rec := c.send("Actually we'll be 45 people")
-	if rec.asked != 0 {
-		t.Fatalf("asked %d questions; transcript:\n%s", rec.asked, rec.transcript())
+	if rec.Asked != 0 {
+		t.Fatalf("asked %d questions; transcript:\n%s", rec.Asked, rec.transcript())
 	}
 	if !strings.Contains(rec.transcript(), "- **Guests:** 45") || !strings.Contains(finalPlanOf(t, rec), "45 guests") {
 		t.Errorf("update not applied:\n%s", rec.transcript())
@@ -222,16 +222,16 @@ func TestEventPlanner_RedeliveredStepDoesNothing(t *testing.T) {
 	c.send("Plan a party for 30 people")
 	c.answer(form("city", "Denver"))
 	first := c.resume()
-	if len(first.questions()) != 1 {
-		t.Fatalf("resume asked %d questions, want 1", len(first.questions()))
+	if len(first.Questions()) != 1 {
+		t.Fatalf("resume asked %d questions, want 1", len(first.Questions()))
 	}
 	again := c.deliver(t.Context(), agent.TriggerResume)
-	if len(again.events) != 0 {
-		t.Errorf("re-delivered step reported %d events, want none", len(again.events))
+	if len(again.Events) != 0 {
+		t.Errorf("re-delivered step reported %d events, want none", len(again.Events))
 	}
 	c.send(seattle)
 	again = c.deliver(t.Context(), agent.TriggerRetry)
-	if len(again.events) != 0 {
-		t.Errorf("re-delivered finished step reported %d events, want none", len(again.events))
+	if len(again.Events) != 0 {
+		t.Errorf("re-delivered finished step reported %d events, want none", len(again.Events))
 	}
 }

@@ -35,14 +35,14 @@ func TestTokens(t *testing.T) {
 }
 
 func TestSpeaker_StreamsWordByWord(t *testing.T) {
-	rec := &recorder{t: t, nextID: new(int64)}
+	rec := newRecorder(t)
 	sp := speaker{ctx: t.Context(), out: rec, pace: time.Millisecond}
 	start := time.Now()
 	if err := sp.say("Coordinator", "one two three"); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rec.deltas, []string{"one ", "two ", "three"}) {
-		t.Errorf("deltas %q", rec.deltas)
+	if !slices.Equal(rec.Deltas, []string{"one ", "two ", "three"}) {
+		t.Errorf("deltas %q", rec.Deltas)
 	}
 	if d := time.Since(start); d < 2*time.Millisecond {
 		t.Errorf("streamed 3 tokens in %v, want the pace between them", d)
@@ -57,9 +57,9 @@ func TestAgents_CancelStopsStreaming(t *testing.T) {
 		t.Run(a.Info().Name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			rec := &recorder{t: t, nextID: new(int64)}
-			rec.onText = func() {
-				if len(rec.deltas) == 3 {
+			rec := newRecorder(t)
+			rec.OnText = func(string) {
+				if len(rec.Deltas) == 3 {
 					cancel()
 				}
 			}
@@ -69,8 +69,8 @@ func TestAgents_CancelStopsStreaming(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("Step returned %v, want context.Canceled", err)
 			}
-			if len(rec.deltas) != 3 {
-				t.Errorf("streamed %d deltas, want 3 (none after the cancel)", len(rec.deltas))
+			if len(rec.Deltas) != 3 {
+				t.Errorf("streamed %d deltas, want 3 (none after the cancel)", len(rec.Deltas))
 			}
 		})
 	}
@@ -80,11 +80,11 @@ func TestAgents_CancelledBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, a := range All(Options{}) {
-		rec := &recorder{t: t, nextID: new(int64)}
+		rec := newRecorder(t)
 		if err := a.Step(ctx, agent.StepInput{RunID: 1, Trigger: agent.TriggerMessage}, rec); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: Step returned %v, want context.Canceled", a.Info().Name, err)
 		}
-		if len(rec.events) != 0 || len(rec.deltas) != 0 {
+		if len(rec.Events) != 0 || len(rec.Deltas) != 0 {
 			t.Errorf("%s reported after cancellation", a.Info().Name)
 		}
 	}
@@ -105,7 +105,7 @@ func script(t *testing.T, a agent.Agent, message string) string {
 		}
 		c.resume()
 	}
-	b, err := json.Marshal(c.history)
+	b, err := json.Marshal(c.History)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +131,9 @@ func TestAgents_Deterministic(t *testing.T) {
 
 func TestEventPlanner_ResolvesDatesAgainstMessageTime(t *testing.T) {
 	c := newConvo(t, NewEventPlanner(Options{}))
-	c.history = append(c.history, agent.Event{Kind: agent.EventUserMessage, Text: seattle,
+	c.History = append(c.History, agent.Event{Kind: agent.EventUserMessage, Text: seattle,
 		At: time.Date(2025, 10, 28, 9, 0, 0, 0, time.UTC)})
-	c.run = 1
+	c.Run = 1
 	rec := c.stepNow(agent.TriggerMessage)
 	if plan := finalPlanOf(t, rec); !strings.Contains(plan, "Friday 21 November 2025, evening") {
 		t.Errorf("date not resolved:\n%s", plan)

@@ -274,7 +274,7 @@ func TestStep_ReadAndAskInOneTurnThenResume(t *testing.T) {
 	restarted := newAgent(t, srv.url(), bigWindow)
 	in := agent.StepInput{ConversationID: 1, RunID: c.Run, StepID: c.Step, Trigger: agent.TriggerResume,
 		History: c.History, Documents: failingDocuments{t}}
-	if err := restarted.Step(context.Background(), in, &agenttest.Recorder{}); err != nil {
+	if err := restarted.Step(context.Background(), in, agenttest.NewRecorder(t, in, "Model helper", new(int64))); err != nil {
 		t.Fatal(err)
 	}
 	after := srv.last()
