@@ -58,7 +58,7 @@ func TestHub(t *testing.T) {
 		f.Synced(0)
 		w := h.Writer(1, "1-1", "Bot")
 		for i := range 1000 {
-			w.Write(fmt.Sprint(i%10))
+			w.Write(fmt.Sprint(i % 10))
 		}
 		<-f.Wake() // one signal, however many writes
 		select {

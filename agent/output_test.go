@@ -13,8 +13,10 @@ type sinkRecord struct {
 	asked  []Question
 }
 
-func (s *sinkRecord) Live(msgID, author, delta string) { s.live = append(s.live, msgID+"|"+author+"|"+delta) }
-func (s *sinkRecord) Store(ev Event) error            { s.stored = append(s.stored, ev); return nil }
+func (s *sinkRecord) Live(msgID, author, delta string) {
+	s.live = append(s.live, msgID+"|"+author+"|"+delta)
+}
+func (s *sinkRecord) Store(ev Event) error { s.stored = append(s.stored, ev); return nil }
 func (s *sinkRecord) Ask(q Question) (int64, error) {
 	s.asked = append(s.asked, q)
 	return int64(len(s.asked)), nil

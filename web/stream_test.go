@@ -69,7 +69,9 @@ func (g *growing) apply(ev sseEvent) {
 	}
 }
 
-func (g *growing) html() string { return g.frozen.String() + strings.Replace(g.open, views.Caret, "", 1) }
+func (g *growing) html() string {
+	return g.frozen.String() + strings.Replace(g.open, views.Caret, "", 1)
+}
 
 // gatedAgent writes the given pieces, each once the test allows it.
 func gatedAgent(pieces []string, gate <-chan struct{}) *scripted {
