@@ -1,11 +1,14 @@
 // A fake OpenAI-compatible chat-completions endpoint for the browser tests. It speaks the real
 // streaming format: it asks through a request_user_input tool call (arguments streamed in
 // pieces) when the conversation ends with the person's message, and answers in text once the
-// tool result comes back.
+// tool result comes back. Given a reply, it writes that instead, one small piece every pace ms
+// (the last request's abort is told by aborted), and the rest of it at once when asked again.
 import { createServer } from 'node:http'
 
-export function startFakeOpenAI () {
+export function startFakeOpenAI ({ reply, pace = 40 } = {}) {
   const requests = []
+  let aborted = () => {}
+  const abortedOnce = new Promise((resolve) => { aborted = resolve })
   const server = createServer(async (req, res) => {
     let raw = ''
     for await (const chunk of req) raw += chunk
@@ -21,7 +24,19 @@ export function startFakeOpenAI () {
       choices: [{ index: 0, delta, finish_reason: finish }]
     })}\n\n`)
     const last = body.messages[body.messages.length - 1]
-    if (last.role === 'tool') {
+    if (reply && last.role === 'user') {
+      let gone = false
+      res.on('close', () => { if (!res.writableEnded) { gone = true; aborted() } })
+      const first = requests.filter((r) => r.messages.at(-1).role === 'user').length === 1
+      const pieces = reply.match(/[^ \n]*[ \n]*/g).filter(Boolean)
+      send({ role: 'assistant', content: '' })
+      for (const p of pieces) {
+        if (gone) return
+        send({ content: p })
+        if (first) await new Promise((r) => setTimeout(r, pace))
+      }
+      send({}, 'stop')
+    } else if (last.role === 'tool') {
       const result = JSON.parse(last.content)
       const words = `Thanks! I will plan the launch for **${result.values?.audience}** with ${result.values?.attendees} attendees.`.split(/(?<= )/)
       for (const w of words) { send({ content: w }); await new Promise((r) => setTimeout(r, 10)) }
@@ -47,6 +62,7 @@ export function startFakeOpenAI () {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
     url: `http://127.0.0.1:${server.address().port}/v1`,
     requests,
+    aborted: abortedOnce,
     close: () => new Promise((r) => server.close(r))
   })))
 }
