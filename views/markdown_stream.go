@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -116,7 +117,11 @@ func (m *MarkdownStream) readLines() []int {
 // shows it otherwise than its final render), the others follow whole.
 func (m *MarkdownStream) finish(p *MarkdownPatch, cuts []int) {
 	for _, cut := range cuts {
-		h := renderBlock(string(m.src[m.start:cut]))
+		src := string(m.src[m.start:cut])
+		h, plain := plainParagraph(src, false)
+		if !plain {
+			h = renderBlock(src)
+		}
 		m.final = append(m.final, h...)
 		if m.hasOpen {
 			if !m.shows(h) {
@@ -137,7 +142,11 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 	if !m.hasOpen && strings.TrimSpace(src) == "" {
 		return
 	}
-	h, container := withCaret(renderBlock(src), src)
+	h, plain := plainParagraph(src, true)
+	container := "p"
+	if !plain {
+		h, container = withCaret(renderBlock(src), src)
+	}
 	fast := container == "code" && m.scan.fence != 0 ||
 		m.scan.fence == 0 && (container == "p" || container == "li" || heading(container)) && !risky(src)
 	m.heading = heading(container)
@@ -148,6 +157,50 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 		m.setOpen(h)
 	}
 	m.hasOpen, m.fast = true, fast
+}
+
+// plainParagraph renders, without the renderer, a block that can only be a paragraph of plain
+// words: lines that start with a letter and hold nothing Markdown reads (no markup, no
+// entity, no HTML, nothing a link is made of), and end without spaces. Most of what models
+// write is that, and it renders as the renderer would: the words, escaped, in a <p>. With
+// caret, the caret follows them, as withCaret puts it.
+func plainParagraph(src string, caret bool) (string, bool) {
+	text := strings.TrimLeft(strings.TrimRight(src, " \n"), "\n")
+	if text == "" || strings.Contains(text, "://") || strings.Contains(strings.ToLower(text), "www.") {
+		return "", false
+	}
+	start := true
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\n':
+			if text[i-1] == ' ' {
+				return "", false
+			}
+			start = true
+			continue
+		case start:
+			r, _ := utf8.DecodeRuneInString(text[i:])
+			if !unicode.IsLetter(r) {
+				return "", false
+			}
+		case c >= utf8.RuneSelf:
+		case !inertByte[c] || c == '@':
+			return "", false
+		}
+		start = false
+	}
+	b := make([]byte, 0, len(text)+32)
+	b = append(b, "<p>"...)
+	b = appendEscaped(b, text)
+	if caret {
+		if strings.IndexByte(" \n", src[len(src)-1]) >= 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, Caret...)
+	}
+	b = append(b, "</p>\n"...)
+	return string(b), true
 }
 
 // setOpen makes h the open block's HTML.

@@ -259,3 +259,29 @@ func randomPieces(rng *rand.Rand, s string) []string {
 	}
 	return out
 }
+
+// A paragraph of plain words is rendered without the renderer only when the renderer would
+// render it just so.
+func TestPlainParagraph(t *testing.T) {
+	for _, src := range []string{
+		"Hello world", "Hello world\n", "Hello world\n\n", "Hello  world", "Hello \nworld", "Hello\nworld",
+		"Hello\n world", "Note: see www.example.com", "Mail me at ann@example.com", "Visit http://x.example",
+		"Visit ftp.example.com today", "Price is $5, or 50% off; ok? {yes}", `He said "hi" and 'bye'`, "ÉLAN vital, naïve café",
+		"1. not plain", "Over\n2) a list", "Tabs\there", "Trailing ", "x^2 and a/b", "WWW.EXAMPLE.COM", "\n\nleading",
+		"Setext\n===", "Line one\nLine two\nLine three", "A 'quoted' word: done.", "Ends with a colon:",
+	} {
+		for _, caret := range []bool{false, true} {
+			h, ok := plainParagraph(src, caret)
+			if !ok {
+				continue
+			}
+			want := renderBlock(src)
+			if caret {
+				want, _ = withCaret(want, src)
+			}
+			if h != want {
+				t.Errorf("plainParagraph(%q, %v) = %q, the renderer gives %q", src, caret, h, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -40,7 +41,7 @@ func BenchmarkStream_Token(b *testing.B) {
 			hub.Publish([]agent.Event{{ID: int64(i + 1), ConversationID: 1, Kind: agent.EventRunState, State: agent.StateDone}})
 			ls.cur, ls.md = agent.Cursor{Event: int64(i + 1)}, nil
 		}
-		hub.Write(1, "m", "Bench", tok)
+		hub.Write(1, fmt.Sprint("m", i/len(toks)), "Bench", tok)
 		text += len(tok)
 		<-f.Wake()
 		if err := ls.catchUp(f); err != nil {

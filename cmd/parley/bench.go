@@ -345,17 +345,24 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		return r, fmt.Errorf("%s: %w\n%s", backend, err, server.tail())
 	}
 	streams := make([]*benchStream, n)
-	var wg sync.WaitGroup
 	rctx, cancel := context.WithTimeout(ctx, time.Until(t0)+time.Duration(o.seconds*float64(time.Second))+60*time.Second)
 	defer cancel()
+	reader, err := newEpollReader()
+	if err != nil {
+		return r, err
+	}
 	for i := range streams {
 		streams[i] = newBenchStream(plans[i])
-		wg.Add(1)
-		go func(s *benchStream, u string) {
-			defer wg.Done()
-			s.follow(rctx, u, func(s *benchStream) bool { return s.done })
-		}(streams[i], urls[i])
+		if err := reader.add(rctx, urls[i], streams[i], func(s *benchStream) bool { return s.done }); err != nil {
+			return r, fmt.Errorf("%s: stream %d: %w", backend, i, err)
+		}
 	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		reader.run(rctx)
+	}()
 	// The CPU counts from the first token due to the end of the last reply.
 	time.Sleep(time.Until(t0))
 	if o.profile != "" && backend != "bare" {
@@ -496,6 +503,9 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 			return errors.New("answers: not every conversation asked")
 		}
 	}
+	if o.profile != "" && spread == 0 {
+		server.cmd.Process.Signal(syscall.SIGUSR1)
+	}
 	cpu0 := procCPU(server.pid())
 	t0 := time.Now().Add(100 * time.Millisecond)
 	var posts sync.WaitGroup
@@ -520,6 +530,9 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 	}
 	posts.Wait()
 	wg.Wait()
+	if o.profile != "" && spread == 0 {
+		server.cmd.Process.Signal(syscall.SIGUSR2)
+	}
 	var lat []time.Duration
 	var firstErr error
 	for _, s := range streams {

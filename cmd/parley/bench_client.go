@@ -52,9 +52,8 @@ func newBenchStream(plan builtin.BenchPlan) *benchStream {
 	return s
 }
 
-// text records that the reply has n bytes now.
-func (s *benchStream) text(n int) {
-	now := time.Now()
+// textAt records that the reply had n bytes at now.
+func (s *benchStream) textAt(n int, now time.Time) {
 	if m := s.mark.Load(); m != 0 && s.first.Load() == 0 {
 		s.first.Store(now.UnixNano())
 	}
@@ -77,9 +76,7 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// follow reads the stream at u until doneWhen says so (or ctx ends). It understands the
-// "datastar" events of Parley's streaming messages, and the <span> appends of Parley before
-// them, so that the same harness measures both.
+// follow reads the stream at u until doneWhen says so (or ctx ends).
 func (s *benchStream) follow(ctx context.Context, u string, doneWhen func(*benchStream) bool) {
 	body, err := openStream(ctx, u)
 	if err != nil {
@@ -89,9 +86,7 @@ func (s *benchStream) follow(ctx context.Context, u string, doneWhen func(*bench
 	defer body.Close()
 	s.opened = time.Now()
 	br := bufio.NewReaderSize(countingReader{body, &s.bytes}, 16<<10)
-	var event []byte
-	var aLines int
-	got := s.got
+	p := sseParser{s: s}
 	for {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -100,61 +95,76 @@ func (s *benchStream) follow(ctx context.Context, u string, doneWhen func(*bench
 			}
 			return
 		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		if len(line) == 0 {
-			if got != s.got {
-				s.text(got)
-			}
-			if doneWhen(s) {
-				return
-			}
-			event, aLines = event[:0], 0
-			continue
+		if p.line(bytes.TrimSuffix(line, []byte("\n")), time.Now()) && doneWhen(s) {
+			return
 		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			event = append(event[:0], value...)
-		case "data":
-			key, v, _ := bytes.Cut(value, []byte(" "))
-			switch {
-			case string(event) == "datastar":
-				switch string(key) {
-				case "a":
-					if aLines > 0 {
-						got++ // the line end between two lines of one value
-					}
-					aLines++
-					got += len(v)
-				case "n":
-					got, _ = strconv.Atoi(string(v))
-					s.lenBytes += int64(len(line) + 1)
-				case "e":
-					s.done = true
+	}
+}
+
+// sseParser reads the lines of a stream into its benchStream. It understands the "datastar"
+// events of Parley's streaming messages, and the <span> appends of Parley before them, so
+// that the same harness measures both.
+type sseParser struct {
+	s      *benchStream
+	event  []byte
+	aLines int
+	got    int
+}
+
+// line takes one line (without its line end) read at now, and reports the end of an event.
+func (p *sseParser) line(line []byte, now time.Time) bool {
+	s := p.s
+	if len(line) == 0 {
+		if p.got != s.got {
+			s.textAt(p.got, now)
+		}
+		p.event, p.aLines = p.event[:0], 0
+		return true
+	}
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(field) {
+	case "event":
+		p.event = append(p.event[:0], value...)
+	case "data":
+		key, v, _ := bytes.Cut(value, []byte(" "))
+		switch {
+		case string(p.event) == "datastar":
+			switch string(key) {
+			case "a":
+				if p.aLines > 0 {
+					p.got++ // the line end between two lines of one value
 				}
-			case string(key) == "elements":
-				// A message of the agent's, whole or begun: the resumed reply shows.
-				if bytes.Contains(v, []byte(`class="msg agent`)) && s.mark.Load() != 0 && s.first.Load() == 0 {
-					s.first.Store(time.Now().UnixNano())
+				p.aLines++
+				p.got += len(v)
+			case "n":
+				p.got, _ = strconv.Atoi(string(v))
+				s.lenBytes += int64(len(line) + 1)
+			case "e":
+				s.done = true
+			}
+		case string(key) == "elements":
+			// A message of the agent's, whole or begun: the resumed reply shows.
+			if bytes.Contains(v, []byte(`class="msg agent`)) && s.mark.Load() != 0 && s.first.Load() == 0 {
+				s.first.Store(now.UnixNano())
+			}
+			// Parley before the "datastar" events: text came as <span> appends.
+			if i := bytes.Index(v, []byte("<span>")); i >= 0 && bytes.Contains(v, []byte("msg agent")) || bytes.HasPrefix(v, []byte("<span>")) {
+				t := v[i+len("<span>"):]
+				if j := bytes.Index(t, []byte("</span>")); j >= 0 {
+					p.got += len(html.UnescapeString(string(t[:j])))
 				}
-				// Parley before datastar-md: text came as <span> appends.
-				if i := bytes.Index(v, []byte("<span>")); i >= 0 && bytes.Contains(v, []byte("msg agent")) || bytes.HasPrefix(v, []byte("<span>")) {
-					t := v[i+len("<span>"):]
-					if j := bytes.Index(t, []byte("</span>")); j >= 0 {
-						got += len(html.UnescapeString(string(t[:j])))
-					}
-				}
-				if bytes.Contains(v, []byte("state-done")) {
-					s.done = true
-				}
-				if i := bytes.Index(v, []byte(`id="q-`)); i >= 0 {
-					n, _ := strconv.ParseInt(string(bytes.TrimRight(v[i+6:i+6+bytes.IndexByte(v[i+6:], '"')], `"`)), 10, 64)
-					s.question = n
-				}
+			}
+			if bytes.Contains(v, []byte("state-done")) {
+				s.done = true
+			}
+			if i := bytes.Index(v, []byte(`id="q-`)); i >= 0 {
+				n, _ := strconv.ParseInt(string(bytes.TrimRight(v[i+6:i+6+bytes.IndexByte(v[i+6:], '"')], `"`)), 10, 64)
+				s.question = n
 			}
 		}
 	}
+	return false
 }
 
 // openStream sends the request the browser sends for a stream, and returns the response's
