@@ -75,12 +75,19 @@ func renderBlock(src string) string {
 	return policy.SanitizeReader(&buf).String()
 }
 
+// bufWriter lets goldmark write straight into a buffer: given a plain writer, it wraps it in
+// a new 4 KB bufio.Writer for each render.
+type bufWriter struct{ *bytes.Buffer }
+
+func (bufWriter) Buffered() int { return 0 }
+func (bufWriter) Flush() error  { return nil }
+
 // convertBlock writes the HTML of one block of Markdown, unsanitized.
 func convertBlock(buf *bytes.Buffer, src string) {
 	if strings.TrimSpace(src) == "" {
 		return
 	}
-	if err := md.Convert([]byte(src), buf); err != nil {
+	if err := md.Convert([]byte(src), bufWriter{buf}); err != nil {
 		buf.WriteString("<p>" + html.EscapeString(src) + "</p>")
 	}
 }

@@ -83,18 +83,24 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
-// BenchPlan is what a benchmark conversation's message asks for: n tokens at rate a second
-// (0: at once), the first at start; ask first asks a question and streams after the answer.
+// BenchPlan is what a benchmark conversation's message asks for: Tokens tokens at Rate a
+// second (0: at once), the first at Start, from token From of the reply on (conversations
+// that are not all at the same place, as people's are not); Ask first asks a question and
+// streams after the answer.
 type BenchPlan struct {
 	Start  time.Time
 	Rate   float64
 	Tokens int
+	From   int
 	Ask    bool
 }
 
+// Reply is the plan's reply, token by token.
+func (p BenchPlan) Reply() []string { return BenchTokens(p.From + p.Tokens)[p.From:] }
+
 // String is the plan as a message.
 func (p BenchPlan) String() string {
-	s := fmt.Sprintf("bench start=%d rate=%g tokens=%d", p.Start.UnixNano(), p.Rate, p.Tokens)
+	s := fmt.Sprintf("bench start=%d rate=%g tokens=%d from=%d", p.Start.UnixNano(), p.Rate, p.Tokens, p.From)
 	if p.Ask {
 		s += " ask"
 	}
@@ -118,6 +124,8 @@ func ParseBenchPlan(text string) (BenchPlan, bool) {
 			p.Rate, _ = strconv.ParseFloat(v, 64)
 		case "tokens":
 			p.Tokens, _ = strconv.Atoi(v)
+		case "from":
+			p.From, _ = strconv.Atoi(v)
 		case "ask":
 			p.Ask = true
 		}
@@ -163,7 +171,7 @@ func (benchAgent) Step(ctx context.Context, in agent.StepInput, out agent.Output
 	if plan.Ask {
 		plan.Start = time.Now() // after the answer, at once
 	}
-	toks := BenchTokens(plan.Tokens)
+	toks := plan.Reply()
 	var t *time.Timer
 	for i, tok := range toks {
 		if wait := time.Until(plan.At(i)); wait > 0 {

@@ -330,7 +330,8 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	urls := make([]string, n)
 	period := time.Duration(float64(time.Second) / o.rate)
 	for i := range plans {
-		plans[i] = builtin.BenchPlan{Start: t0.Add(period * time.Duration(i) / time.Duration(n)), Rate: o.rate, Tokens: tokens}
+		// Replies start spread over one token's time, each at its own place in the reply.
+		plans[i] = builtin.BenchPlan{Start: t0.Add(period * time.Duration(i) / time.Duration(n)), Rate: o.rate, Tokens: tokens, From: i * 37 % 300}
 	}
 	agentName := map[string]string{"scripted": "bench", "openai": "bench-model"}[backend]
 	if err := forEach(n, 8, func(i int) error {
@@ -400,8 +401,17 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	}
 	slices.Sort(r.lat)
 	if os.Getenv("PARLEY_BENCH_DEBUG") != "" {
-		for _, s := range streams[:1] {
-			fmt.Fprintln(os.Stderr, backend, s.lat)
+		// The delay by second of the run: where the slow tokens are.
+		per := int(o.rate)
+		for sec := 0; sec*per < tokens; sec++ {
+			var l []time.Duration
+			for _, st := range streams {
+				for i := sec * per; i < min((sec+1)*per, len(st.lat)); i++ {
+					l = append(l, st.lat[i])
+				}
+			}
+			slices.Sort(l)
+			fmt.Fprintf(os.Stderr, "%s second %d: p50 %s p99 %s max %s\n", backend, sec, ms(pct(l, .5)), ms(pct(l, .99)), ms(pct(l, 1)))
 		}
 	}
 	return r, nil

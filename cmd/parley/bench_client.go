@@ -44,7 +44,7 @@ type benchStream struct {
 func newBenchStream(plan builtin.BenchPlan) *benchStream {
 	s := &benchStream{plan: plan}
 	n := 0
-	for _, tok := range builtin.BenchTokens(plan.Tokens) {
+	for _, tok := range plan.Reply() {
 		n += len(tok)
 		s.ends = append(s.ends, n)
 	}

@@ -79,7 +79,7 @@ func serveBare(w http.ResponseWriter, r *http.Request) {
 	t := time.NewTimer(time.Hour)
 	buf := make([]byte, 0, 256)
 	n := 0
-	for i, tok := range builtin.BenchTokens(plan.Tokens) {
+	for i, tok := range plan.Reply() {
 		if !sleepUntil(r.Context(), t, plan.At(i)) {
 			return
 		}
@@ -134,7 +134,7 @@ func serveModel(w http.ResponseWriter, r *http.Request) {
 	head := `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":` + string(model) + `,"choices":[{"index":0,"delta":{`
 	t := time.NewTimer(time.Hour)
 	buf := make([]byte, 0, 512)
-	for i, tok := range builtin.BenchTokens(plan.Tokens) {
+	for i, tok := range plan.Reply() {
 		if !sleepUntil(r.Context(), t, plan.At(i)) {
 			return
 		}
