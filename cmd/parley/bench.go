@@ -202,6 +202,9 @@ func startChild(args []string, env []string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(args[0], "/") {
+		exe, args = args[0], args[1:]
+	}
 	c := &child{cmd: exec.Command(exe, args...)}
 	c.cmd.Env = append(os.Environ(), env...)
 	stdout, _ := c.cmd.StdoutPipe()
@@ -227,14 +230,18 @@ func startChild(args []string, env []string) (*child, error) {
 }
 
 // startParley serves Parley on the database at db, with the bench agent and no sign-in,
-// for as many streams and messages as the benchmark needs.
+// for as many streams and messages as the benchmark needs. PARLEY_BENCH_SERVER names
+// another build of Parley to measure (an older one, say: it has only the openai backend).
 func startParley(db string, o benchOptions, name string, env ...string) (*child, error) {
 	env = append(env, "PARLEY_BENCH_AGENT=1")
 	if o.profile != "" {
 		env = append(env, "PARLEY_CPUPROFILE="+filepath.Join(o.profile, name+".prof"))
 	}
-	return startChild([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--auth", "none",
-		"--max-streams", "1000000", "--message-rate", "100000000"}, env)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--auth", "none", "--max-streams", "1000000", "--message-rate", "100000000"}
+	if exe := os.Getenv("PARLEY_BENCH_SERVER"); exe != "" {
+		args = append([]string{exe}, args...)
+	}
+	return startChild(args, env)
 }
 
 // benchResult is what one run measured.
