@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/migrations"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -106,24 +104,7 @@ func TestDB_Observe(t *testing.T) {
 // a finished message's pieces go, an unfinished one's become its drafts, and the next start
 // makes it the interrupted message it was.
 func TestDB_MigrateDrafts_OldDeltas(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`)
-	names, _ := fs.Glob(migrations.FS, "000[1-4]_*.sql")
-	for _, name := range names {
-		body, _ := fs.ReadFile(migrations.FS, name)
-		exec(string(body))
-		exec(`INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')`, name)
-	}
+	path, exec, done := oldDB(t, "0001_init.sql", "0002_a2a_tasks.sql", "0003_documents.sql", "0004_accounts.sql")
 	now := "2026-11-01T09:00:00.000000000Z"
 	exec(`INSERT INTO conversations (id, agent, title, state, created_at, updated_at) VALUES (1, 'x', 'old', 'running', ?, ?)`, now, now)
 	exec(`INSERT INTO runs (id, conversation_id, state, created_at, updated_at) VALUES (1, 1, 'running', ?, ?)`, now, now)
@@ -138,7 +119,7 @@ func TestDB_MigrateDrafts_OldDeltas(t *testing.T) {
 	} {
 		exec(`INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (1, 1, ?, ?, ?)`, e.kind, e.payload, now)
 	}
-	raw.Close()
+	done()
 
 	db := storetest.Open(t, path)
 	if _, err := db.Recover(ctx); err != nil {

@@ -11,15 +11,17 @@ import (
 	"github.com/parley-chat/parley/store/storetest"
 )
 
-// A database from before accounts (payloads stored as BLOBs, one of them malformed) opens:
-// its messages and answers are found by search, and its conversations belong to the first
-// account made.
-func TestDB_MigrateAccounts_OldData(t *testing.T) {
+// oldDB makes a database at the given migrations only, as an older Parley left it, and
+// returns its path, a function that runs SQL on it, and one that closes it (before Parley
+// opens it).
+func oldDB(t *testing.T, migrated ...string) (string, func(q string, args ...any), func()) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	raw, err := sql.Open("sqlite3", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw.SetMaxOpenConns(1)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := raw.Exec(q, args...); err != nil {
@@ -27,7 +29,7 @@ func TestDB_MigrateAccounts_OldData(t *testing.T) {
 		}
 	}
 	exec(`CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`)
-	for _, name := range []string{"0001_init.sql", "0002_a2a_tasks.sql", "0003_documents.sql"} {
+	for _, name := range migrated {
 		body, err := fs.ReadFile(migrations.FS, name)
 		if err != nil {
 			t.Fatal(err)
@@ -35,6 +37,14 @@ func TestDB_MigrateAccounts_OldData(t *testing.T) {
 		exec(string(body))
 		exec(`INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')`, name)
 	}
+	return path, exec, func() { raw.Close() }
+}
+
+// A database from before accounts (payloads stored as BLOBs, one of them malformed) opens:
+// its messages and answers are found by search, and its conversations belong to the first
+// account made.
+func TestDB_MigrateAccounts_OldData(t *testing.T) {
+	path, exec, done := oldDB(t, "0001_init.sql", "0002_a2a_tasks.sql", "0003_documents.sql")
 	now := "2026-11-01T09:00:00.000000000Z"
 	exec(`INSERT INTO conversations (id, agent, title, created_at, updated_at) VALUES (1, 'x', 'old one', ?, ?)`, now, now)
 	exec(`INSERT INTO runs (id, conversation_id, state, created_at, updated_at) VALUES (1, 1, 'done', ?, ?)`, now, now)
@@ -42,8 +52,7 @@ func TestDB_MigrateAccounts_OldData(t *testing.T) {
 	exec(`INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (1, 1, 'agent_message', ?, ?)`, []byte(`{"text":`), now)
 	exec(`INSERT INTO questions (id, conversation_id, run_id, asker, spec, state, created_at) VALUES (1, 1, 1, 'a', '{}', 'answered', ?)`, now)
 	exec(`INSERT INTO answers (question_id, outcome, vals, created_at) VALUES (1, 'answered', ?, ?)`, []byte(`{"venue":"Glasshouse","n":3}`), now)
-	raw.Close()
-
+	done()
 	db := storetest.Open(t, path)
 	for _, q := range []string{"zurich", "glasshouse"} {
 		if hits, _, err := db.Search(ctx, q, agent.ConversationFilter{}); err != nil || len(hits) != 1 {

@@ -137,38 +137,63 @@ func (e sseEvent) data() string { return strings.Join(e.Data, "\n") }
 // readSSE reads the stream at path until done says so (or the timeout), with Last-Event-ID if given.
 func (ts *testServer) readSSE(t testing.TB, path, lastEventID string, done func([]sseEvent) bool) []sseEvent {
 	t.Helper()
+	s := ts.open(t, path, lastEventID)
+	if ct := s.resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("stream content type %q", ct)
+	}
+	var events []sseEvent
+	for {
+		events = append(events, s.next())
+		if done(events) {
+			return events
+		}
+	}
+}
+
+// sseReader reads one stream event by event, as the browser parses it.
+type sseReader struct {
+	t    testing.TB
+	resp *http.Response
+	sc   *bufio.Scanner
+	last string // the last id seen
+}
+
+// open opens the stream at path, with Last-Event-ID if given; it ends with the test or
+// after 10 s.
+func (ts *testServer) open(t testing.TB, path, lastEventID string) *sseReader {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+path, nil)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("stream content type %q", ct)
-	}
-	var events []sseEvent
-	var cur sseEvent
+	t.Cleanup(func() { resp.Body.Close(); cancel() })
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		// A field is "name:value", or "name: value" (one space is dropped).
+	return &sseReader{t: t, resp: resp, sc: sc}
+}
+
+// next reads the next event. A field is "name:value", or "name: value" (one space is dropped).
+func (r *sseReader) next() sseEvent {
+	r.t.Helper()
+	var cur sseEvent
+	for r.sc.Scan() {
+		line := r.sc.Text()
 		field, value, _ := strings.Cut(line, ":")
 		value = strings.TrimPrefix(value, " ")
 		switch {
 		case line == "":
 			if cur.Event != "" {
-				events = append(events, cur)
-				if done(events) {
-					return events
+				if cur.ID != "" {
+					r.last = cur.ID
 				}
+				return cur
 			}
-			cur = sseEvent{}
 		case field == "id":
 			cur.ID = value
 		case field == "event":
@@ -177,8 +202,8 @@ func (ts *testServer) readSSE(t testing.TB, path, lastEventID string, done func(
 			cur.Data = append(cur.Data, value)
 		}
 	}
-	t.Fatalf("stream ended before the condition held; got %d events: %v", len(events), events)
-	return nil
+	r.t.Fatalf("the stream ended: %v", r.sc.Err())
+	return cur
 }
 
 func containing(s string) func([]sseEvent) bool {

@@ -7,7 +7,6 @@ import (
 	"html"
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -88,57 +87,6 @@ func gatedAgent(pieces []string, gate <-chan struct{}) *scripted {
 		}
 		return nil
 	}}
-}
-
-// sseReader reads one stream event by event.
-type sseReader struct {
-	t    testing.TB
-	resp *http.Response
-	sc   *bufio.Scanner
-	last string // the last id seen
-}
-
-func (ts *testServer) open(t testing.TB, path, lastEventID string) *sseReader {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	return &sseReader{t: t, resp: resp, sc: sc}
-}
-
-func (r *sseReader) next() sseEvent {
-	r.t.Helper()
-	var cur sseEvent
-	for r.sc.Scan() {
-		line := r.sc.Text()
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch {
-		case line == "":
-			if cur.Event != "" {
-				if cur.ID != "" {
-					r.last = cur.ID
-				}
-				return cur
-			}
-		case field == "id":
-			cur.ID = value
-		case field == "event":
-			cur.Event = value
-		case field == "data":
-			cur.Data = append(cur.Data, value)
-		}
-	}
-	r.t.Fatalf("the stream ended: %v", r.sc.Err())
-	return cur
 }
 
 // until reads events, applying a streaming message's to g, until done says so.
