@@ -140,10 +140,11 @@ func avgTokenBytes(n int) float64 {
 
 // child is a process the benchmark runs: Parley, or a peer.
 type child struct {
-	cmd  *exec.Cmd
-	addr string
-	mu   sync.Mutex
-	log  []string // the last lines it wrote
+	cmd   *exec.Cmd
+	addr  string
+	mu    sync.Mutex
+	log   []string // the last lines it wrote
+	clean func()   // removes what it leaves (its database), after it stops
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
@@ -191,6 +192,9 @@ func (c *child) stop() {
 		c.cmd.Process.Kill()
 		<-done
 	}
+	if c.clean != nil {
+		c.clean()
+	}
 }
 
 var listening = regexp.MustCompile(`listening on http://([\d.:]+)`)
@@ -229,10 +233,19 @@ func startChild(args []string, env []string) (*child, error) {
 	}
 }
 
-// startParley serves Parley on the database at db, with the bench agent and no sign-in,
-// for as many streams and messages as the benchmark needs. PARLEY_BENCH_SERVER names
-// another build of Parley to measure (an older one, say: it has only the openai backend).
+// startParley serves Parley on the database at db (a new one, removed when it stops, if db
+// is ""), with the bench agent and no sign-in, for as many streams and messages as the
+// benchmark needs. PARLEY_BENCH_SERVER names another build of Parley to measure (an older
+// one, say: it has only the openai backend).
 func startParley(db string, o benchOptions, name string, env ...string) (*child, error) {
+	var clean func()
+	if db == "" {
+		dir, err := os.MkdirTemp("", "parley-bench-")
+		if err != nil {
+			return nil, err
+		}
+		db, clean = filepath.Join(dir, "parley.db"), func() { os.RemoveAll(dir) }
+	}
 	env = append(env, "PARLEY_BENCH_AGENT=1")
 	if o.profile != "" {
 		env = append(env, "PARLEY_CPUPROFILE="+filepath.Join(o.profile, name+".prof"))
@@ -241,7 +254,15 @@ func startParley(db string, o benchOptions, name string, env ...string) (*child,
 	if exe := os.Getenv("PARLEY_BENCH_SERVER"); exe != "" {
 		args = append([]string{exe}, args...)
 	}
-	return startChild(args, env)
+	c, err := startChild(args, env)
+	if err != nil {
+		if clean != nil {
+			clean()
+		}
+		return nil, err
+	}
+	c.clean = clean
+	return c, nil
 }
 
 // benchResult is what one run measured.
@@ -281,10 +302,6 @@ func (r benchResult) line(bare benchResult) string {
 		bareCPU = fmt.Sprintf("%.1f", bare.perToken(bare.cpu))
 		ratio = fmt.Sprintf("%.2f×", r.perToken(r.cpu)/bare.perToken(bare.cpu))
 	}
-	name := r.name
-	if r.peer > 0 {
-		name += fmt.Sprintf(" (model %.1f µs/token)", r.perToken(r.peer))
-	}
 	s := fmt.Sprintf("%-7d  %-8s  %-9s  %-7s  %-7s  %7d/%-7d  %15.1f  %13s  %5s  %12.1f  %6.0f MB  %14.1f",
 		r.streams, r.name, ms(pct(r.lat, .5)), ms(pct(r.lat, .99)), ms(pct(r.lat, 1)), r.delivered, r.want,
 		r.perToken(r.cpu), bareCPU, ratio, float64(r.sse)/float64(max(r.text, 1)), float64(r.peak)/1e6, r.perToken(r.self))
@@ -294,7 +311,6 @@ func (r benchResult) line(bare benchResult) string {
 	if r.late > 0 || r.failed > 0 {
 		s += fmt.Sprintf("  [%d streams opened late, %d failed: %v]", r.late, r.failed, r.firstErr)
 	}
-	_ = name
 	return s
 }
 
@@ -313,11 +329,6 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 			return r, err
 		}
 	default:
-		dir, clean, err := tempDir()
-		if err != nil {
-			return r, err
-		}
-		defer clean()
 		var env []string
 		if backend == "openai" {
 			if peer, err = startChild([]string{"bench-serve", "model"}, nil); err != nil {
@@ -326,7 +337,7 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 			defer peer.stop()
 			env = append(env, "PARLEY_OPENAI_BASE_URL=http://"+peer.addr+"/v1", "PARLEY_OPENAI_MODEL=bench-model")
 		}
-		if server, err = startParley(filepath.Join(dir, "parley.db"), o, fmt.Sprintf("%s-%d", backend, n), env...); err != nil {
+		if server, err = startParley("", o, fmt.Sprintf("%s-%d", backend, n), env...); err != nil {
 			return r, err
 		}
 	}
@@ -461,12 +472,7 @@ func forEach(n, workers int, fn func(int) error) error {
 // resumes on the stream (the reply starts at once), with many conversations answering: all
 // at the same instant, then spread over a second.
 func benchAnswers(ctx context.Context, o benchOptions, out io.Writer) error {
-	dir, clean, err := tempDir()
-	if err != nil {
-		return err
-	}
-	defer clean()
-	server, err := startParley(filepath.Join(dir, "parley.db"), o, "answers")
+	server, err := startParley("", o, "answers")
 	if err != nil {
 		return err
 	}
@@ -576,11 +582,11 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 // benchPage times the page of a conversation of o.page messages, and a reply streaming in
 // it next to one in a new conversation.
 func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
-	dir, clean, err := tempDir()
+	dir, err := os.MkdirTemp("", "parley-bench-")
 	if err != nil {
 		return err
 	}
-	defer clean()
+	defer os.RemoveAll(dir)
 	db := filepath.Join(dir, "parley.db")
 	if err := seedLongConversation(ctx, db, o.page/2); err != nil {
 		return err
@@ -654,12 +660,7 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 // benchIdle measures Parley's memory idle, then holding o.idle streams open on finished
 // conversations.
 func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
-	dir, clean, err := tempDir()
-	if err != nil {
-		return err
-	}
-	defer clean()
-	server, err := startParley(filepath.Join(dir, "parley.db"), o, "idle")
+	server, err := startParley("", o, "idle")
 	if err != nil {
 		return err
 	}

@@ -361,12 +361,3 @@ func startConversation(ctx context.Context, client *http.Client, base, agentName
 	}
 	return resp.Header.Get("Location"), nil
 }
-
-// tempDir is a directory for one benchmark run's database.
-func tempDir() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "parley-bench-")
-	if err != nil {
-		return "", nil, err
-	}
-	return dir, func() { os.RemoveAll(dir) }, nil
-}
