@@ -23,9 +23,18 @@ func (w *discardWriter) Flush()                      {}
 
 // BenchmarkStream_Token is the stream's own work for one token, the write to the network
 // aside: the hub takes it from the agent, the stream reads it, renders the Markdown and
-// writes the event (builtin.BenchReply, in tokens of 3.4 bytes).
+// writes the event: for the Markdown models write (builtin.BenchReply, in tokens of 3.4
+// bytes), and for plain prose, which most tokens are.
 func BenchmarkStream_Token(b *testing.B) {
-	toks := builtin.BenchTokens(2000)
+	b.Run("Markdown", func(b *testing.B) { benchmarkStreamTokens(b, builtin.BenchTokens(2000)) })
+	var prose []string
+	for i := range 2000 {
+		prose = append(prose, []string{" The", " build", " passed", " again", ",", " and", " then", " it", " shipped", "."}[i%10])
+	}
+	b.Run("Prose", func(b *testing.B) { benchmarkStreamTokens(b, prose) })
+}
+
+func benchmarkStreamTokens(b *testing.B, toks []string) {
 	hub := agent.NewHub()
 	w := &discardWriter{h: http.Header{}}
 	ls := &liveStream{ctx: context.Background(), w: newSSEWriter(w), conv: agent.Conversation{ID: 1}}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // benchOptions is what `parley bench` is told.
@@ -347,9 +348,17 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	plans := make([]builtin.BenchPlan, n)
 	urls := make([]string, n)
 	period := time.Duration(float64(time.Second) / o.rate)
+	// Where a reply may begin: at a word, as a model's reply does (one that begins with "{"
+	// is a structured response, which model-backed agents hold back until it ends).
+	var starts []int
+	for i, t := range builtin.BenchTokens(300) {
+		if c := strings.TrimLeft(t, " "); c != "" && unicode.IsLetter(rune(c[0])) && i%7 == 0 {
+			starts = append(starts, i)
+		}
+	}
 	for i := range plans {
 		// Replies start spread over one token's time, each at its own place in the reply.
-		plans[i] = builtin.BenchPlan{Start: t0.Add(period * time.Duration(i) / time.Duration(n)), Rate: o.rate, Tokens: tokens, From: i * 37 % 300}
+		plans[i] = builtin.BenchPlan{Start: t0.Add(period * time.Duration(i) / time.Duration(n)), Rate: o.rate, Tokens: tokens, From: starts[i%len(starts)]}
 	}
 	agentName := map[string]string{"scripted": "bench", "openai": "bench-model"}[backend]
 	if err := forEach(n, 8, func(i int) error {
