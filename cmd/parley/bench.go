@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -692,22 +693,40 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 	}); err != nil {
 		return err
 	}
+	// Each conversation's reply runs to its end; then its page is loaded, as a browser would,
+	// and the idle streams open from the page's last event, as the page's stream does.
+	urls := make([]string, convs)
+	if err := forEach(convs, 8, func(i int) error {
+		s := newBenchStream(plan)
+		s.follow(ctx, base+paths[i]+"/stream?after=0", func(s *benchStream) bool { return s.done })
+		if !s.done {
+			return fmt.Errorf("%s: the reply did not finish: %v", paths[i], s.err)
+		}
+		var err error
+		urls[i], err = streamURL(ctx, client, base, paths[i])
+		return err
+	}); err != nil {
+		return err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ready sync.WaitGroup
+	var failed atomic.Int64
 	for i := range o.idle {
 		s := newBenchStream(plan)
 		ready.Add(1)
 		go func() {
 			once := false
-			s.follow(rctx, base+paths[i%convs]+"/stream?after=0", func(s *benchStream) bool {
-				if s.done && !once {
+			// The stream's first event (it tells the page it is up) makes it ready.
+			s.follow(rctx, urls[i%convs], func(*benchStream) bool {
+				if !once {
 					once = true
 					ready.Done()
 				}
 				return false
 			})
 			if !once {
+				failed.Add(1)
 				ready.Done()
 			}
 		}()
@@ -720,6 +739,9 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 		time.Sleep(5 * time.Second)
 		afterGC, _ := procMemory(server.pid())
 		fmt.Fprintf(out, "(after a collection, with the heap profile written: %.0f MB RSS)\n", float64(afterGC)/1e6)
+	}
+	if n := failed.Load(); n > 0 {
+		return fmt.Errorf("%d of %d idle streams failed to open", n, o.idle)
 	}
 	fmt.Fprintf(out, "\nParley idle: %.1f MB RSS; holding %d idle streams on %d conversations: %.0f MB RSS (peak %.0f MB)\n",
 		float64(idle)/1e6, o.idle, convs, float64(held)/1e6, float64(peak)/1e6)

@@ -331,6 +331,12 @@ func openConversation(ctx context.Context, client *http.Client, base, agentName,
 	if err != nil {
 		return "", err
 	}
+	return streamURL(ctx, client, base, path)
+}
+
+// streamURL loads a conversation's page, as a browser does, and returns the stream the page
+// opens: from the last event the page shows.
+func streamURL(ctx context.Context, client *http.Client, base, path string) (string, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	resp, err := client.Do(req)
 	if err != nil {
