@@ -42,13 +42,21 @@ func userMessages(in agent.StepInput) int {
 	return n
 }
 
-func TestStop(t *testing.T) {
-	written, cause := make(chan struct{}, 1), make(chan error, 1)
-	a := slowAgent(written, cause)
-	ts := newTestServer(t, newDB(t), a)
-	path := ts.start(t, "slow", "Write a long reply")
-	id := convID(t, path)
+// slowRun starts a conversation with slowAgent and returns once half its reply is written.
+func slowRun(t *testing.T) (ts *testServer, a *scripted, path string, id int64, cause chan error) {
+	t.Helper()
+	written := make(chan struct{}, 1)
+	cause = make(chan error, 1)
+	a = slowAgent(written, cause)
+	ts = newTestServer(t, newDB(t), a)
+	path = ts.start(t, "slow", "Write a long reply")
+	id = convID(t, path)
 	<-written
+	return ts, a, path, id, cause
+}
+
+func TestStop(t *testing.T) {
+	ts, a, path, id, cause := slowRun(t)
 	code, _, _ := ts.post(t, path+"/stop", nil)
 	if code != http.StatusNoContent {
 		t.Fatalf("stop = %d", code)
@@ -94,12 +102,7 @@ func TestStop(t *testing.T) {
 }
 
 func TestSendWhileRunningStopsTheReply(t *testing.T) {
-	written, cause := make(chan struct{}, 1), make(chan error, 1)
-	a := slowAgent(written, cause)
-	ts := newTestServer(t, newDB(t), a)
-	path := ts.start(t, "slow", "Write a long reply")
-	id := convID(t, path)
-	<-written
+	ts, _, path, id, _ := slowRun(t)
 	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something shorter"}})
 	if code != http.StatusOK || !strings.Contains(body, `id="composer"`) {
 		t.Fatalf("send while running = %d %s", code, body)
