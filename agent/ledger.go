@@ -19,6 +19,8 @@ type Conversation struct {
 	Owner     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Archived is when its owner archived it; zero while it is not.
+	Archived time.Time
 }
 
 // QuestionRecord is a stored question with where it belongs and, once resolved, how.
@@ -97,10 +99,22 @@ type ConversationFilter struct {
 	UserID int64
 	State  RunState
 	Agent  string
+	// Archived keeps the archived conversations (ArchivedOnly), the others (ArchivedNot), or
+	// both (ArchivedAny, the zero value: staff review sees everything).
+	Archived Archived
 	// From and To bound the last activity: From <= updated < To (zero: unbounded).
 	From, To      time.Time
 	Limit, Offset int
 }
+
+// Archived selects conversations by whether their owner archived them.
+type Archived int
+
+const (
+	ArchivedAny Archived = iota
+	ArchivedNot
+	ArchivedOnly
+)
 
 // PageSize is how many conversations the filter asks for: Limit, 50 when it is not set.
 func (f ConversationFilter) PageSize() int {

@@ -1,6 +1,9 @@
 package agent
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // HumanizeName turns a field name such as "pr_title" or "baseBranch" into "Pr title" / "Base branch".
 func HumanizeName(name string) string {
@@ -57,3 +60,19 @@ func Title(text string) string {
 }
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }
+
+// MaxTitle is the longest title a person may give a conversation, in characters.
+const MaxTitle = 120
+
+// ValidTitle is a title a person gave a conversation, trimmed to one line; EINVALID when it
+// is empty or longer than MaxTitle.
+func ValidTitle(s string) (string, error) {
+	s = strings.Join(strings.Fields(s), " ")
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return "", Errorf(EINVALID, "A title cannot be empty.")
+	case n > MaxTitle:
+		return "", Errorf(EINVALID, "A title can be at most %d characters (this one has %d).", MaxTitle, n)
+	}
+	return s, nil
+}

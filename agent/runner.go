@@ -24,6 +24,7 @@ import (
 type Runner struct {
 	ledger    Ledger
 	hub       *Hub
+	watch     *Watch
 	agents    map[string]Agent
 	analyzer  Analyzer
 	analyzers map[string]Analyzer
@@ -92,12 +93,22 @@ func NewRunner(opts RunnerOptions) *Runner {
 		r.flushBytes = 256 << 10
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.ledger.Observe(r.hub.Publish)
+	r.watch = NewWatch(r.ctx, func(ctx context.Context, id int64) (int64, error) {
+		c, err := r.ledger.Conversation(ctx, id)
+		return c.UserID, err
+	})
+	r.ledger.Observe(func(evs []Event) {
+		r.hub.Publish(evs)
+		r.watch.Publish(evs)
+	})
 	return r
 }
 
 // Hub is where the conversations' events and live text can be followed.
 func (r *Runner) Hub() *Hub { return r.hub }
+
+// Watch is where people's pages learn that their conversations changed.
+func (r *Runner) Watch() *Watch { return r.watch }
 
 // Agents lists the agents people can talk to, by title.
 func (r *Runner) Agents() []Info {

@@ -9,16 +9,17 @@ import (
 
 //go:generate go run ../cmd/datastar-bundle
 
-// FS holds the stylesheet and the Datastar client (placed by go generate).
+// FS holds the stylesheets, the icon, app.js and the Datastar client (placed by go generate).
 //
-//go:embed app.css app.js datastar.js datastar.js.map
+//go:embed *.css *.svg app.js datastar.js datastar.js.map
 var FS embed.FS
 
 // Version is a short hash of the embedded assets, used to bust browser caches on upgrade.
 func Version() string {
 	h := sha256.New()
-	for _, name := range []string{"app.css", "app.js", "datastar.js"} {
-		b, _ := FS.ReadFile(name)
+	entries, _ := FS.ReadDir(".")
+	for _, e := range entries {
+		b, _ := FS.ReadFile(e.Name())
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]

@@ -21,6 +21,11 @@ func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convI
 	return nil
 }
 
+// Deletions returns the newest deletions of conversations in the audit log.
+func (db *DB) Deletions(ctx context.Context, limit int) ([]agent.AuditEntry, error) {
+	return db.auditEntries(ctx, `SELECT id, at, actor, action, 0, detail FROM audit_log WHERE action = 'delete conversation' ORDER BY id DESC LIMIT ?`, limit)
+}
+
 // AuditLog returns the audit entries of a conversation, oldest first; with conversation 0,
 // the newest entries of all (limit of them).
 func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.AuditEntry, error) {
@@ -29,6 +34,10 @@ func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.Au
 	if convID == 0 {
 		query, args = columns+` ORDER BY id DESC LIMIT ?`, []any{limit}
 	}
+	return db.auditEntries(ctx, query, args...)
+}
+
+func (db *DB) auditEntries(ctx context.Context, query string, args ...any) ([]agent.AuditEntry, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)

@@ -44,7 +44,7 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 	return c, err
 }
 
-const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at`
+const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, '')`
 
 // conversationsFrom is the FROM clause conversationColumns read.
 const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
@@ -62,10 +62,13 @@ func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, 
 // conversationDest is where a row's conversationColumns go, for a query that reads more
 // columns before them; done fills in what needs converting once the row is scanned.
 func conversationDest(c *agent.Conversation) (dest []any, done func()) {
-	var state, created, updated string
-	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated}, func() {
+	var state, created, updated, archived string
+	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived}, func() {
 		c.State = agent.RunState(state)
 		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
+		if archived != "" {
+			c.Archived = parseTime(archived)
+		}
 	}
 }
 
@@ -81,6 +84,12 @@ func filterWhere(f agent.ConversationFilter) ([]string, []any) {
 	}
 	if f.Agent != "" {
 		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
+	}
+	switch f.Archived {
+	case agent.ArchivedNot:
+		where = append(where, `c.archived_at IS NULL`)
+	case agent.ArchivedOnly:
+		where = append(where, `c.archived_at IS NOT NULL`)
 	}
 	if !f.From.IsZero() {
 		where, args = append(where, `c.updated_at >= ?`), append(args, formatTime(f.From))

@@ -158,16 +158,25 @@ func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.Qu
 	return out, rows.Err()
 }
 
-// CountWaiting counts the questions still waiting: one account's (userID), or everyone's.
-func (db *DB) CountWaiting(ctx context.Context, userID int64) (int, error) {
-	query, args := `SELECT count(*) FROM questions WHERE state = 'pending'`, []any{}
+// Waiting counts the questions still waiting: one account's (userID), or everyone's; latest
+// is the conversation of the newest of them (zero when none waits).
+func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error) {
+	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
-		query += ` AND conversation_id IN (SELECT id FROM conversations WHERE user_id = ?)`
+		where += ` AND c.user_id = ?`
 		args = append(args, userID)
 	}
-	var n int
-	if err := db.read.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count waiting: %w", err)
+	var newest int64
+	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(q.id), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where, args...).Scan(&n, &newest)
+	if err != nil {
+		return 0, latest, fmt.Errorf("count waiting: %w", err)
 	}
-	return n, nil
+	if newest == 0 {
+		return 0, latest, nil
+	}
+	latest, err = scanConversation(db.read.QueryRowContext(ctx, `SELECT `+conversationColumns+conversationsFrom+` WHERE c.id = (SELECT conversation_id FROM questions WHERE id = ?)`, newest))
+	if err != nil {
+		return 0, latest, fmt.Errorf("count waiting: %w", err)
+	}
+	return n, latest, nil
 }

@@ -225,8 +225,6 @@ func outcomeLabel(o agent.Outcome) string {
 
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func clock(t time.Time) string { return t.Local().Format("15:04") }
-
 // AgentItem is a finished agent message as the thread shows it.
 func AgentItem(ev agent.Event) Item {
 	return Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, Stopped: ev.Stopped, At: ev.At}

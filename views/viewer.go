@@ -1,14 +1,30 @@
 package views
 
-import "context"
+import (
+	"context"
+
+	"github.com/parley-chat/parley/agent"
+)
 
 // Viewer is the signed-in person as the page layout shows them: name, the staff desk's
-// links, the count of questions waiting in their inbox.
+// links, their conversations in the sidebar, the count of questions waiting for them.
 type Viewer struct {
+	ID         int64
 	Name       string
 	Staff      bool
-	Waiting    int
 	CanSignOut bool
+	// Waiting counts the questions the person may answer; Latest is the conversation of
+	// the newest of them.
+	Waiting int
+	Latest  agent.Conversation
+	// Sidebar is the person's conversations, newest activity first; Current the one the
+	// page shows (0: none).
+	Sidebar []agent.Conversation
+	Current int64
+	// Theme is "light" or "dark" as the person chose, "" to follow the system.
+	Theme string
+	// Live: the page opens the person's live stream (pages without a stream of their own).
+	Live bool
 }
 
 type viewerKey struct{}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
-	"github.com/parley-chat/parley/views"
 )
 
 // The ways people are told apart (AuthOptions.Mode).
@@ -213,19 +211,6 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(userKey, u)
 		return next(c)
 	}
-}
-
-// viewer is what the page layout shows of the signed-in person.
-func (s *Server) viewer(ctx context.Context, u agent.User) views.Viewer {
-	v := views.Viewer{Name: u.Name, Staff: u.IsStaff(), CanSignOut: s.auth.Mode == AuthLocal}
-	owner := u.ID
-	if u.IsStaff() {
-		owner = 0
-	}
-	if n, err := s.db.CountWaiting(ctx, owner); err == nil {
-		v.Waiting = n
-	}
-	return v
 }
 
 // requireStaff lets staff through; anyone else gets 404, as for a page that is not there.

@@ -16,11 +16,11 @@ import (
 )
 
 func (s *Server) handleHome(c echo.Context) error {
-	return s.renderHome(c, http.StatusOK, views.HomeData{})
+	return s.renderHome(c, http.StatusOK, views.HomeData{Deleted: c.QueryParam("deleted")})
 }
 
 func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {
-	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Limit: 200})
+	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedNot, Limit: 200})
 	if err != nil {
 		return err
 	}

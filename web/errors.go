@@ -4,10 +4,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
 )
 
 // statusOf maps domain error codes to HTTP statuses, in one place.
@@ -50,6 +52,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	var ra *retryAfter
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
+	}
+	r := c.Request()
+	if r.Method == http.MethodGet && r.Header.Get("Datastar-Request") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		// A page a person opened: the error inside the layout, with a way back.
+		if err := s.page(c, status, views.ErrorPage(status, http.StatusText(status), msg)); err == nil {
+			return
+		}
 	}
 	_ = c.String(status, msg+"\n")
 }

@@ -21,7 +21,7 @@ import (
 func (s *Server) page(c echo.Context, status int, comp templ.Component) error {
 	ctx := c.Request().Context()
 	if u := currentUser(c); u.ID != 0 {
-		ctx = views.WithViewer(ctx, s.viewer(ctx, u))
+		ctx = views.WithViewer(ctx, s.viewer(c, u))
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)

@@ -69,6 +69,12 @@ func (s *Server) handleReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if d.Query == "" && len(q) == 0 {
+		d.Deletions, err = s.db.Deletions(ctx, 20)
+		if err != nil {
+			return err
+		}
+	}
 	return s.page(c, http.StatusOK, views.ReviewPage(d))
 }
 

@@ -89,7 +89,7 @@ func TestReviewDesk(t *testing.T) {
 			t.Error("ann's inbox is not empty")
 		}
 		_, page = bob.get("/")
-		if !strings.Contains(page, `aria-label="1 waiting"`) {
+		if !strings.Contains(page, `data-waiting="1"`) {
 			t.Error("bob's top bar does not count his waiting question")
 		}
 	})

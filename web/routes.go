@@ -39,6 +39,12 @@ func (s *Server) routes() {
 	u.POST("/questions/:id/decline", s.handleDecline)
 	u.POST("/questions/:id/cancel", s.handleCancel)
 	u.GET("/inbox", s.handleInbox)
+	u.GET("/live", s.handleLive)
+	u.GET("/search", s.handleSearch)
+	u.GET("/archived", s.handleArchived)
+	u.POST("/c/:id/rename", s.handleRename)
+	u.POST("/c/:id/archive", s.handleArchive)
+	u.POST("/c/:id/delete", s.handleDelete)
 
 	staff := u.Group("", requireStaff)
 	staff.GET("/review", s.handleReview)

@@ -31,22 +31,28 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
-	if !ok {
-		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
-	}
 	cur := agent.Cursor{}
 	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
 		cur = parseCursor(last)
 	}
-	// The stream keeps of the request what identify reads, to check at each heartbeat that
-	// the person may still read the conversation.
-	r := c.Request()
-	who := &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
-	st := &liveStream{s: s, conv: conv, cur: cur, withLen: c.QueryParam("n") == "1", req: who}
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1", req: c.Request()}
 	// Patches render as the page did: the owner's, or staff's read-only view.
-	mode := views.WithMode(context.Background(), s.modeFor(currentUser(c), conv))
+	return s.serveStream(c, views.WithMode(context.Background(), s.modeFor(currentUser(c), conv)), st.run)
+}
+
+// serveStream answers with an SSE stream that run writes until ctx ends: one account may
+// hold Limits.Streams of them at once (past that: 429).
+//
+// The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
+// on a goroutine of its own: an open stream then holds its connection and a little state,
+// not the buffers of a request, and each event is one write. base holds what patches render
+// with.
+func (s *Server) serveStream(c echo.Context, base context.Context, run func(ctx context.Context, w *sseWriter)) error {
+	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
+	if !ok {
+		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
@@ -57,9 +63,11 @@ func (s *Server) handleStream(c echo.Context) error {
 		defer release()
 		_ = http.NewResponseController(c.Response().Writer).SetWriteDeadline(time.Time{})
 		c.Response().WriteHeader(http.StatusOK)
-		ctx, cancel := context.WithCancel(views.WithMode(r.Context(), s.modeFor(currentUser(c), conv)))
+		ctx, cancel := context.WithCancel(c.Request().Context())
 		defer cancel()
-		st.run(ctx, newSSEWriter(c.Response().Writer))
+		stop := context.AfterFunc(base, cancel)
+		defer stop()
+		run(withValues{ctx, base}, newSSEWriter(c.Response().Writer))
 		return nil
 	}
 	head := []byte("HTTP/1.1 200 OK\r\n")
@@ -76,7 +84,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	}
 	// The stream ends when the client closes the connection (a read of it fails: a client
 	// sends nothing more on it).
-	ctx, cancel := context.WithCancel(mode)
+	ctx, cancel := context.WithCancel(base)
 	go func() {
 		var b [1]byte
 		for {
@@ -101,31 +109,55 @@ func (s *Server) handleStream(c echo.Context) error {
 		defer release()
 		defer conn.Close()
 		defer cancel()
-		st.run(ctx, newSSEWriter(conn))
+		run(ctx, newSSEWriter(conn))
 	}()
 	return nil
 }
 
-// run sends the stream until the client goes, the session ends or the server shuts down.
+// withValues is a context that ends with its own, and holds the values of another.
+type withValues struct {
+	context.Context
+	values context.Context
+}
+
+func (c withValues) Value(key any) any { return c.values.Value(key) }
+
+// run sends the stream until the client goes, the session ends or the server shuts down:
+// the conversation's (when it has one) and the person's sidebar and waiting count.
 func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	s := ls.s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.closed, cancel)()
 	ls.ctx, ls.w = ctx, w
+	// The stream keeps of the request what identify reads, to check at each heartbeat that
+	// the person may still read the conversation.
+	r := ls.req
+	ls.req = &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
 	// Follow before the first read, so no change between read and wait is missed.
-	f := s.hub.Follow(ls.conv.ID)
-	defer f.Close()
+	var f *agent.Follower
+	var wake <-chan struct{}
+	if ls.conv.ID != 0 {
+		f = s.hub.Follow(ls.conv.ID)
+		defer f.Close()
+		wake = f.Wake()
+	}
+	feed := s.newPersonFeed(ls.u, ls.current)
+	defer feed.close()
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
+	// What changed while the page loaded.
+	feed.changed()
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if err := ls.catchUp(f); err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
+		if f != nil {
+			if err := ls.catchUp(f); err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
+				}
+				return
 			}
-			return
 		}
 		if err := ls.w.flush(); err != nil {
 			return // the client went away; it will resume from its last id
@@ -133,11 +165,21 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-f.Wake():
+		case <-wake:
+		case <-feed.watch.C:
+			feed.changed()
+		case <-feed.timer.C:
+			if err := feed.send(ctx, ls.w); err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("stream", "sidebar", ls.u.Name, "error", err)
+				}
+				return
+			}
 		case <-heartbeat.C:
 			// The session may have ended, or staff stopped being staff: the stream ends too,
 			// and the page's reconnect is asked to sign in.
-			if u, err := s.identify(ls.req.WithContext(ctx)); err != nil || !u.CanRead(ls.conv) {
+			u, err := s.identify(ls.req.WithContext(ctx))
+			if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) {
 				return
 			}
 			ls.w.comment("heartbeat")
@@ -159,11 +201,14 @@ func parseCursor(id string) agent.Cursor {
 // liveStream is one stream's state: how far its page has got, and the message it grows.
 type liveStream struct {
 	s    *Server
+	u    agent.User
 	req  *http.Request
 	ctx  context.Context
 	w    *sseWriter
-	conv agent.Conversation
-	cur  agent.Cursor
+	conv agent.Conversation // none for a page that shows no conversation (handleLive)
+	// current is the conversation the page shows, marked in the sidebar.
+	current int64
+	cur     agent.Cursor
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
 	// withLen: the reader counts text (parley bench), and is told its length.

@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"sync"
+)
+
+// Watch tells people's open pages that one of their conversations changed (a run started or
+// ended, a question was asked or answered, a message came, a title changed), so that their
+// sidebar and counts follow. It hears every committed event (Publish) and anything else that
+// changes a conversation (Changed); a page subscribes for one account, or for all of them.
+//
+// Publish runs where the ledger commits, so it only notes the conversations that changed:
+// a goroutine of the Watch learns whose they are (from the ledger, remembered) and wakes
+// their pages. A wake is a signal, dropped when one is pending already: a page rereads what
+// it shows when it wakes.
+type Watch struct {
+	owner func(ctx context.Context, conversationID int64) (int64, error)
+
+	mu      sync.Mutex
+	subs    map[int64]map[*Watcher]struct{} // by account; 0: pages that watch everyone
+	nsubs   int
+	owners  map[int64]int64 // conversation → account, as learnt
+	changed map[int64]struct{}
+	kick    chan struct{}
+}
+
+// maxOwners bounds what the Watch remembers of whose conversations are whose.
+const maxOwners = 100_000
+
+// NewWatch returns a Watch that learns whose a conversation is from owner, until ctx ends.
+func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, error)) *Watch {
+	w := &Watch{owner: owner, subs: map[int64]map[*Watcher]struct{}{}, owners: map[int64]int64{},
+		changed: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+	go w.run(ctx)
+	return w
+}
+
+// Watcher is one page's subscription: C receives a value when something it watches changed.
+type Watcher struct {
+	C       chan struct{}
+	w       *Watch
+	account int64
+}
+
+// Subscribe watches the conversations of an account; account 0 watches everyone's.
+func (w *Watch) Subscribe(account int64) *Watcher {
+	s := &Watcher{C: make(chan struct{}, 1), w: w, account: account}
+	w.mu.Lock()
+	if w.subs[account] == nil {
+		w.subs[account] = map[*Watcher]struct{}{}
+	}
+	w.subs[account][s] = struct{}{}
+	w.nsubs++
+	w.mu.Unlock()
+	return s
+}
+
+// Close ends the subscription.
+func (s *Watcher) Close() {
+	w := s.w
+	w.mu.Lock()
+	if _, ok := w.subs[s.account][s]; ok {
+		delete(w.subs[s.account], s)
+		w.nsubs--
+		if len(w.subs[s.account]) == 0 {
+			delete(w.subs, s.account)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// Publish notes the conversations of committed events. With nobody watching, it does nothing.
+func (w *Watch) Publish(events []Event) {
+	w.mu.Lock()
+	if w.nsubs == 0 {
+		w.mu.Unlock()
+		return
+	}
+	for _, ev := range events {
+		w.changed[ev.ConversationID] = struct{}{}
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Changed wakes the pages of the account whose conversation changed outside the event log
+// (renamed, archived, deleted).
+func (w *Watch) Changed(conversationID, account int64) {
+	w.mu.Lock()
+	w.owners[conversationID] = account
+	w.wakeLocked(account)
+	w.mu.Unlock()
+}
+
+func (w *Watch) wakeLocked(account int64) {
+	for _, id := range []int64{account, 0} {
+		for s := range w.subs[id] {
+			select {
+			case s.C <- struct{}{}:
+			default:
+			}
+		}
+		if account == 0 {
+			break
+		}
+	}
+}
+
+func (w *Watch) run(ctx context.Context) {
+	var unknown []int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		}
+		w.mu.Lock()
+		unknown = unknown[:0]
+		for id := range w.changed {
+			if acct, ok := w.owners[id]; ok {
+				w.wakeLocked(acct)
+			} else {
+				unknown = append(unknown, id)
+			}
+		}
+		clear(w.changed)
+		w.mu.Unlock()
+		for _, id := range unknown {
+			acct, err := w.owner(ctx, id)
+			if err != nil {
+				continue // deleted meanwhile: whoever deleted it said so
+			}
+			w.mu.Lock()
+			if len(w.owners) >= maxOwners {
+				clear(w.owners)
+			}
+			w.owners[id] = acct
+			w.wakeLocked(acct)
+			w.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// sidebarSize is how many conversations the sidebar lists.
+const sidebarSize = 50
+
+// themeCookie remembers the theme a person chose in this browser ("light" or "dark"); without
+// it pages follow the system's.
+const themeCookie = "parley_theme"
+
+var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
+
+// viewer is what the page layout shows of the signed-in person: their sidebar and the count
+// of questions waiting for them.
+func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
+	r := c.Request()
+	v := views.Viewer{ID: u.ID, Name: u.Name, Staff: u.IsStaff(), CanSignOut: s.auth.Mode == AuthLocal, Live: true}
+	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
+		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
+		v.Live = m[2] != "" // a conversation's page has a stream of its own
+	}
+	if ck, err := r.Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
+		v.Theme = ck.Value
+	}
+	p, err := s.personView(r.Context(), u)
+	if err != nil {
+		s.log.Error("sidebar", "user", u.Name, "error", err)
+	}
+	v.Sidebar, v.Waiting, v.Latest = p.sidebar, p.waiting, p.latest
+	return v
+}
+
+// personView is what a person's pages show of all their conversations.
+type personView struct {
+	sidebar []agent.Conversation
+	waiting int
+	latest  agent.Conversation
+}
+
+func (s *Server) personView(ctx context.Context, u agent.User) (personView, error) {
+	var p personView
+	var err error
+	p.sidebar, _, err = s.db.ListConversations(ctx, agent.ConversationFilter{UserID: u.ID, Archived: agent.ArchivedNot, Limit: sidebarSize})
+	if err != nil {
+		return p, err
+	}
+	p.waiting, p.latest, err = s.db.Waiting(ctx, s.answerScope(u))
+	return p, err
+}
+
+// answerScope is whose questions u may answer, as Waiting and Watch count accounts: u's own,
+// or everyone's (0) for staff who answer on people's behalf.
+func (s *Server) answerScope(u agent.User) int64 {
+	if u.IsStaff() && s.auth.StaffAnswer {
+		return 0
+	}
+	return u.ID
+}
+
+// personFeed keeps a stream's page current with the person's conversations: when one of them
+// changes, the sidebar and the waiting count are read again and patched if they changed. A
+// burst of changes (a run that asks, answers and ends) costs one read, a moment later.
+type personFeed struct {
+	s       *Server
+	u       agent.User
+	current int64
+	watch   *agent.Watcher
+	timer   *time.Timer
+	pending bool
+	last    string
+}
+
+// feedDelay gathers a burst of changes into one read.
+const feedDelay = 150 * time.Millisecond
+
+func (s *Server) newPersonFeed(u agent.User, current int64) *personFeed {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &personFeed{s: s, u: u, current: current, watch: s.runner.Watch().Subscribe(s.answerScope(u)), timer: t}
+}
+
+func (p *personFeed) close() {
+	p.watch.Close()
+	p.timer.Stop()
+}
+
+// changed notes a change; the read follows after feedDelay.
+func (p *personFeed) changed() {
+	if !p.pending {
+		p.pending = true
+		p.timer.Reset(feedDelay)
+	}
+}
+
+// send patches the sidebar and the waiting count when they differ from what was sent last.
+func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
+	p.pending = false
+	pv, err := p.s.personView(ctx, p.u)
+	if err != nil {
+		return err
+	}
+	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, pv.waiting, pv.latest))
+	if err != nil || h == p.last {
+		return err
+	}
+	p.last = h
+	w.patchElements(h, "", "", "")
+	return nil
+}
+
+// handleLive is the stream of a page that shows no conversation: it keeps the sidebar and
+// the waiting count current. It counts among the person's open streams.
+func (s *Server) handleLive(c echo.Context) error {
+	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
+	st := &liveStream{s: s, u: currentUser(c), req: c.Request(), current: current}
+	return s.serveStream(c, context.Background(), st.run)
+}
+
+// handleRename gives a conversation of the person's a new title.
+func (s *Server) handleRename(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	title, err := agent.ValidTitle(c.FormValue("title"))
+	if err != nil {
+		return err
+	}
+	if err := s.db.RenameConversation(c.Request().Context(), conv.ID, title); err != nil {
+		return err
+	}
+	s.runner.Watch().Changed(conv.ID, conv.UserID)
+	return s.manageDone(c, conv.ID)
+}
+
+// handleArchive moves a conversation out of the person's lists, or back (archived=0).
+func (s *Server) handleArchive(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	archive := c.FormValue("archived") != "0"
+	if err := s.db.ArchiveConversation(c.Request().Context(), conv.ID, archive); err != nil {
+		return err
+	}
+	s.runner.Watch().Changed(conv.ID, conv.UserID)
+	return s.manageDone(c, conv.ID)
+}
+
+// handleDelete removes a conversation of the person's for good, after stopping its agent;
+// the audit log keeps who deleted what.
+func (s *Server) handleDelete(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	s.runner.StopReply(ctx, conv.ID)
+	if err := s.db.DeleteConversation(ctx, conv.ID, currentUser(c).Name); err != nil {
+		return err
+	}
+	s.runner.Watch().Changed(conv.ID, conv.UserID)
+	return c.Redirect(http.StatusSeeOther, "/?deleted="+url.QueryEscape(conv.Title))
+}
+
+// manageDone answers a rename or an archive (plain forms): back to the conversation.
+func (s *Server) manageDone(c echo.Context, id int64) error {
+	return c.Redirect(http.StatusSeeOther, "/c/"+strconv.FormatInt(id, 10))
+}
+
+// handleSearch finds the person's own conversations, archived ones too: by title, and by
+// every word of their messages, questions, answers and documents (the search index).
+func (s *Server) handleSearch(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	d := views.SearchData{Query: strings.TrimSpace(c.QueryParam("q")), Agents: s.runner.Agents()}
+	if d.Query == "" {
+		return s.page(c, http.StatusOK, views.SearchPage(d))
+	}
+	var err error
+	d.Titles, err = s.db.ConversationsTitled(ctx, u.ID, d.Query, sidebarSize)
+	if err == nil {
+		d.Hits, d.Common, err = s.db.Search(ctx, d.Query, agent.ConversationFilter{UserID: u.ID, Limit: sidebarSize})
+	}
+	if err != nil {
+		return err
+	}
+	// A conversation found by its title is not listed again for its words.
+	seen := map[int64]bool{}
+	for _, t := range d.Titles {
+		seen[t.ID] = true
+	}
+	hits := d.Hits[:0]
+	for _, h := range d.Hits {
+		if !seen[h.Conversation.ID] {
+			hits = append(hits, h)
+		}
+	}
+	d.Hits = hits
+	return s.page(c, http.StatusOK, views.SearchPage(d))
+}
+
+// handleArchived lists the person's archived conversations.
+func (s *Server) handleArchived(c echo.Context) error {
+	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedOnly, Limit: 500})
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, views.ArchivedPage(views.ArchivedData{Conversations: list, Agents: s.runner.Agents()}))
+}
