@@ -34,6 +34,18 @@ type User struct {
 	Name      string
 	Role      Role
 	CreatedAt time.Time
+	// DisplayName is what pages call the person (Name when empty); TimeZone the IANA zone
+	// their times are shown in (the browser's when empty).
+	DisplayName string
+	TimeZone    string
+}
+
+// Shown is the name pages greet the person by.
+func (u User) Shown() string {
+	if u.DisplayName != "" {
+		return u.DisplayName
+	}
+	return u.Name
 }
 
 // IsStaff reports whether u reviews every conversation.

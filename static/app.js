@@ -61,7 +61,8 @@ document.addEventListener('datastar-fetch', (e) => {
 // Attachments: a form with a [data-attach] picker lists the chosen files as chips (each can be
 // removed), takes files dropped anywhere on the form, and refuses to send a file above the
 // limit, more files than allowed or a message above its limit, saying which, with nothing
-// typed lost. The server checks again.
+// typed lost. The server checks again: the files it refuses are marked, and every file stays
+// chosen, so that the person removes the refused ones and picks nothing again.
 const fileSize = (n) => n < 1000 ? `${n} B` : n < 1e6 ? `${(n / 1e3).toFixed(1)} KB` : `${(n / 1e6).toFixed(1)} MB`
 
 function attachState (form) {
@@ -95,8 +96,8 @@ function renderAttachments (form) {
   if (!st) return
   st.list.replaceChildren(...[...st.input.files].map((f, i) => {
     const li = document.createElement('li')
-    li.className = f.size > st.maxBytes || f.size === 0 ? 'bad' : ''
-    li.append(`📎 ${f.name} · ${fileSize(f.size)}`)
+    li.className = f.size > st.maxBytes || f.size === 0 || refused.has(f) ? 'bad' : ''
+    li.append(`📎 ${f.name} · ${fileSize(f.size)}${refused.has(f) ? ' · refused' : ''}`)
     const rm = document.createElement('button')
     rm.type = 'button'
     rm.textContent = '×'
@@ -116,6 +117,51 @@ function renderAttachments (form) {
     err.textContent = p.join(' ')
     err.dataset.attachError = p.length ? '1' : ''
   }
+}
+
+// refused holds the chosen files the server refused: its error names each ("x.bin cannot be
+// attached: …", "x.txt is empty.").
+const refused = new WeakSet()
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+function markRefused (form) {
+  const st = attachState(form)
+  const err = form.querySelector('.error[role=alert]')
+  if (!st || !err) return
+  for (const f of st.input.files) {
+    if (new RegExp(`(^|\\s)${escapeRe(f.name)} (is|cannot) `).test(err.textContent)) refused.add(f)
+  }
+  renderAttachments(form)
+}
+
+// A form that posts by itself (the start page's) is sent by fetch when it carries files, so
+// that a refusal leaves the page as it is: the reason is shown and every file stays chosen.
+async function sendWithFiles (form) {
+  const err = form.querySelector('.error[role=alert]')
+  let text
+  form.dataset.sending = '1'
+  try {
+    const res = await fetch(form.action, { method: 'POST', body: new FormData(form) })
+    if (res.redirected) {
+      location.assign(res.url)
+      return
+    }
+    const body = await res.text()
+    text = body.trim()
+    if ((res.headers.get('Content-Type') || '').includes('text/html')) {
+      const page = new DOMParser().parseFromString(body, 'text/html')
+      text = page.querySelector(`form[action="${form.getAttribute('action')}"] .error[role=alert]`)?.textContent.trim()
+    }
+    text ||= `Not sent (error ${res.status}); try again. What you typed and chose is kept.`
+  } catch {
+    text = 'Not sent: the connection failed. Try again; what you typed and chose is kept.'
+  } finally {
+    delete form.dataset.sending
+  }
+  if (err) {
+    err.textContent = text
+    err.dataset.attachError = ''
+  }
+  markRefused(form)
 }
 
 function addFiles (form, files) {
@@ -149,15 +195,24 @@ document.addEventListener('drop', (e) => {
 })
 // A form with files over the limit is not sent (capture: before Datastar's own handler).
 document.addEventListener('submit', (e) => {
-  const st = attachState(e.target)
+  const form = e.target
+  const st = attachState(form)
   if (!st) return
   const p = problems(st)
-  if (p.length) {
+  if (p.length || form.dataset.sending) {
     e.preventDefault()
     e.stopImmediatePropagation()
-    renderAttachments(e.target)
+    renderAttachments(form)
+  } else if (st.input.files.length && form.method === 'post' && !form.hasAttribute('data-on:submit')) {
+    e.preventDefault()
+    sendWithFiles(form)
   }
 }, true)
+// After Datastar sent a form with files, the files its error names are marked as refused.
+document.addEventListener('datastar-fetch', (e) => {
+  const { type, el } = e.detail || {}
+  if (type === 'finished' && el instanceof HTMLFormElement && attachState(el)) markRefused(el)
+})
 
 // Refusals of Datastar's requests are said, not swallowed, and what was typed stays:
 // 401 (the session ended), 403 (not allowed here), 429 (too fast, or too many pages open).
@@ -340,23 +395,35 @@ function syncWaiting () {
     note.onclick = () => { window.focus(); if (el.dataset.latestHref) location.href = el.dataset.latestHref }
   }
 }
-const notifyToggle = document.querySelector('.notify-toggle')
+const notifyToggles = document.querySelectorAll('.notify-toggle')
 function syncNotify () {
-  if (!notifyToggle) return
-  notifyToggle.hidden = !('Notification' in window) || Notification.permission === 'denied'
-  notifyToggle.textContent = notifyOn() ? 'Turn off notifications' : 'Turn on notifications'
-  notifyToggle.setAttribute('aria-pressed', String(notifyOn()))
-}
-notifyToggle?.addEventListener('click', async () => {
-  if (notifyOn()) {
-    localStorage.setItem('parley.notify', 'off')
-  } else {
-    const p = await Notification.requestPermission()
-    if (p === 'granted') localStorage.setItem('parley.notify', 'on')
+  const can = 'Notification' in window && Notification.permission !== 'denied'
+  for (const b of notifyToggles) {
+    b.hidden = !can
+    b.textContent = notifyOn() ? 'Turn off notifications' : 'Turn on notifications'
+    b.setAttribute('aria-pressed', String(notifyOn()))
   }
-  syncNotify()
-})
+  for (const p of document.querySelectorAll('.notify-unsupported')) p.hidden = can
+}
+for (const b of notifyToggles) {
+  b.addEventListener('click', async () => {
+    if (notifyOn()) {
+      localStorage.setItem('parley.notify', 'off')
+    } else {
+      // Permission is asked on this click, never on load.
+      const p = await Notification.requestPermission()
+      if (p === 'granted') localStorage.setItem('parley.notify', 'on')
+    }
+    syncNotify()
+  })
+}
 syncNotify()
+
+// The settings page offers the time zones the browser knows.
+const zones = document.getElementById('time-zones')
+if (zones && Intl.supportedValuesOf) {
+  zones.replaceChildren(...Intl.supportedValuesOf('timeZone').map((z) => Object.assign(document.createElement('option'), { value: z })))
+}
 
 // Copy: a code block's code, or a message's text.
 document.addEventListener('click', async (e) => {

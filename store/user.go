@@ -79,12 +79,12 @@ func (db *DB) EnsureUser(ctx context.Context, name string, role agent.Role) (age
 	return u, err
 }
 
-const userColumns = `id, name, role, created_at, password`
+const userColumns = `id, name, role, created_at, password, display_name, time_zone`
 
 func userBy(ctx context.Context, q queryer, where string, args ...any) (agent.User, string, error) {
 	var u agent.User
 	var created, hash string
-	err := q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...).Scan(&u.ID, &u.Name, &u.Role, &created, &hash)
+	err := q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...).Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &u.DisplayName, &u.TimeZone)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, "", agent.Errorf(agent.ENOTFOUND, "No such user.")
 	}
@@ -118,7 +118,7 @@ func (db *DB) Users(ctx context.Context) ([]agent.User, error) {
 	for rows.Next() {
 		var u agent.User
 		var created, hash string
-		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &created, &hash); err != nil {
+		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &u.DisplayName, &u.TimeZone); err != nil {
 			return nil, fmt.Errorf("users: %w", err)
 		}
 		u.CreatedAt = parseTime(created)
@@ -170,4 +170,18 @@ func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string)
 		return db.audit(ctx, tx, actor, "reset-password", 0, u.Name)
 	})
 	return u, err
+}
+
+// SetProfile stores a person's display name and time zone (both may be empty).
+func (db *DB) SetProfile(ctx context.Context, id int64, displayName, timeZone string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET display_name = ?, time_zone = ? WHERE id = ?`, displayName, timeZone, id)
+		if err != nil {
+			return fmt.Errorf("set profile: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return agent.Errorf(agent.ENOTFOUND, "No such user.")
+		}
+		return nil
+	})
 }

@@ -23,6 +23,8 @@ type Viewer struct {
 	Current int64
 	// Theme is "light" or "dark" as the person chose, "" to follow the system.
 	Theme string
+	// TimeZone is the zone the person shows times in; "" for the browser's.
+	TimeZone string
 	// Live: the page opens the person's live stream (pages without a stream of their own).
 	Live bool
 }

@@ -201,6 +201,9 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", conv + "/rename", url.Values{"title": {"Plan the offsite"}}, 303, 404, 403},
 		{"POST", conv + "/archive", url.Values{"archived": {"0"}}, 303, 404, 403},
 		{"POST", conv + "/delete", url.Values{}, 0, 404, 403},
+		{"GET", "/settings", nil, 200, 200, 200},
+		{"POST", "/settings", url.Values{"display_name": {""}}, 303, 303, 303},
+		{"POST", "/settings/password", url.Values{"current": {"wrong"}}, 422, 422, 422},
 		{"GET", "/c/999", nil, 404, 404, 404},
 		{"GET", "/c/abc", nil, 404, 404, 404},
 	}
@@ -671,5 +674,29 @@ func TestStreamEndsWithTheSession(t *testing.T) {
 	ann.do(http.MethodPost, "/logout", url.Values{}, nil)
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		t.Fatalf("the stream did not end with the session: %v", err)
+	}
+}
+
+func TestChangePassword(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{Mode: web.AuthLocal}, web.Limits{})
+	ann, other := as.signIn(t, "ann"), as.signIn(t, "ann")
+	code, body, _ := ann.do(http.MethodPost, "/settings/password", url.Values{"current": {"wrong"}, "password": {"short"}, "confirm": {"x"}}, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "That is not your current password.") || !strings.Contains(body, `id="new-error">`) {
+		t.Fatalf("wrong current password = %d %.600s", code, body)
+	}
+	const next = "a new and longer passphrase"
+	code, _, h := ann.do(http.MethodPost, "/settings/password", url.Values{"current": {testPassword}, "password": {next}, "confirm": {next}}, nil)
+	if code != http.StatusSeeOther || h.Get("Location") != "/settings?saved=password" {
+		t.Fatalf("change = %d %v", code, h)
+	}
+	if code, _ := ann.get("/settings"); code != http.StatusOK {
+		t.Errorf("the browser that changed it is signed out: %d", code)
+	}
+	if code, _ := other.get("/settings"); code != http.StatusSeeOther {
+		t.Errorf("another session of ann's goes on: %d", code)
+	}
+	p := as.browser(t)
+	if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {next}}, nil); code != http.StatusSeeOther {
+		t.Errorf("sign-in with the new password = %d", code)
 	}
 }

@@ -150,3 +150,33 @@ func TestErrorPages_AreInTheLayoutWithAWayBack(t *testing.T) {
 		t.Errorf("plain 404 = %d %q", code, body)
 	}
 }
+
+func TestSettings_ProfileTimeZoneTheme(t *testing.T) {
+	ts := newTestServer(t, newDB(t))
+	code, _, h := ts.post(t, "/settings", url.Values{"display_name": {"  Ann   Lee "}, "time_zone": {"Mars/Olympus"}, "theme": {"dark"}})
+	if code != http.StatusUnprocessableEntity {
+		t.Fatalf("a made-up zone = %d %v", code, h)
+	}
+	code, _, h = ts.post(t, "/settings", url.Values{"display_name": {"  Ann   Lee "}, "time_zone": {"Asia/Tokyo"}, "theme": {"dark"}})
+	if code != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "parley_theme=dark") {
+		t.Fatalf("save = %d %v", code, h)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/settings?saved=1", nil)
+	req.AddCookie(&http.Cookie{Name: "parley_theme", Value: "dark"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	page := string(b)
+	for _, want := range []string{`data-theme="dark"`, `data-tz="Asia/Tokyo"`, `class="who-name" href="/settings" title="Settings">Ann Lee</a>`, `value="Asia/Tokyo"`, "Saved."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the settings page lacks %q", want)
+		}
+	}
+	// Without a password to sign in with, there is none to change.
+	if strings.Contains(page, "Change password") {
+		t.Error("a password form without passwords")
+	}
+}

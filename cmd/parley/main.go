@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	_ "time/tzdata" // people's time zones, on machines without a zone database
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/builtin"

@@ -45,7 +45,8 @@ test('platform engineer: streaming, a prefilled form, Enter to send', async () =
     await box.pressSequentially('What else can you do?')
     await box.press('Enter')
     await page.locator('.msg.user').nth(1).waitFor()
-    assert.equal(await page.locator('.msg.user').nth(1).innerText(), 'You\nThanks!\nWhat else can you do?')
+    assert.equal(await page.locator('.msg.user').nth(1).locator('.author').innerText(), 'You')
+    assert.equal(await page.locator('.msg.user').nth(1).locator('.body').innerText(), 'Thanks!\nWhat else can you do?')
     // The fresh message box comes with the send's answer, the message itself on the stream:
     // either may arrive first.
     await page.waitForFunction(() => document.getElementById('message').value === '')

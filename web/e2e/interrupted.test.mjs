@@ -31,7 +31,7 @@ test('kill -9 mid-stream: interrupted, partial text kept, Retry finishes', async
 
     await page.getByRole('button', { name: 'Retry' }).click()
     await page.locator('#state .state-done').waitFor({ timeout: 20000 })
-    await page.getByText('Your event plan').waitFor()
+    await page.locator('#thread').getByText('Your event plan').waitFor()
     assert.equal(await page.locator('.question').count(), 0, 'a complete request asks nothing')
     assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0)
   } finally {

@@ -29,7 +29,7 @@ test('model-backed agent: tool call form, invalid answer, answer as the tool res
     await page.getByLabel(/^Attendees/).fill('120')
     await page.getByRole('button', { name: 'Submit' }).click()
 
-    await page.getByText('with 120 attendees').waitFor({ timeout: 15000 })
+    await page.locator('#thread').getByText('with 120 attendees').waitFor({ timeout: 15000 })
     await page.locator('#state .state-done').waitFor()
     assert.match(await page.locator('.msg.agent strong').last().innerText(), /partners/)
 

@@ -80,7 +80,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     await page.getByLabel('Time of day').selectOption('evening')
     await submit(page)
 
-    await page.getByText('Your event plan').waitFor({ timeout: 20000 })
+    await page.locator('#thread').getByText('Your event plan').waitFor({ timeout: 20000 })
     await page.locator('#state .state-done').waitFor()
     await page.screenshot({ path: join(results, 'planner-finished.png'), fullPage: true })
 

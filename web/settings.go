@@ -1,0 +1,109 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+func (s *Server) settingsData(c echo.Context, u agent.User) views.SettingsData {
+	d := views.SettingsData{Name: u.Name, DisplayName: u.DisplayName, TimeZone: u.TimeZone, Errors: map[string]string{},
+		Passwords: s.auth.Mode == AuthLocal}
+	if ck, err := c.Request().Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
+		d.Theme = ck.Value
+	}
+	return d
+}
+
+func (s *Server) handleSettings(c echo.Context) error {
+	d := s.settingsData(c, currentUser(c))
+	if c.QueryParam("saved") == "password" {
+		d.Saved = "Your password is changed; you were signed out everywhere else."
+	} else if c.QueryParam("saved") != "" {
+		d.Saved = "Saved."
+	}
+	return s.page(c, http.StatusOK, views.SettingsPage(d))
+}
+
+// handleSaveSettings stores the display name and time zone, and sets this browser's theme.
+func (s *Server) handleSaveSettings(c echo.Context) error {
+	u := currentUser(c)
+	d := s.settingsData(c, u)
+	d.DisplayName = strings.Join(strings.Fields(c.FormValue("display_name")), " ")
+	d.TimeZone = strings.TrimSpace(c.FormValue("time_zone"))
+	d.Theme = c.FormValue("theme")
+	if n := utf8.RuneCountInString(d.DisplayName); n > 60 {
+		d.Errors["display_name"] = "At most 60 characters."
+	}
+	if d.TimeZone != "" {
+		if _, err := time.LoadLocation(d.TimeZone); err != nil || d.TimeZone == "Local" {
+			d.Errors["time_zone"] = "“" + d.TimeZone + "” is not a time zone: use a name such as Europe/Lisbon or America/New_York."
+		}
+	}
+	if d.Theme != "light" && d.Theme != "dark" {
+		d.Theme = ""
+	}
+	if len(d.Errors) > 0 {
+		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
+	}
+	if err := s.db.SetProfile(c.Request().Context(), u.ID, d.DisplayName, d.TimeZone); err != nil {
+		return err
+	}
+	ck := &http.Cookie{Name: themeCookie, Value: d.Theme, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode}
+	if d.Theme == "" {
+		ck.MaxAge = -1
+	}
+	c.SetCookie(ck)
+	return c.Redirect(http.StatusSeeOther, "/settings?saved=1")
+}
+
+// handleChangePassword changes a local account's password, given the current one. Every
+// other session of the account ends; this one goes on in a new session.
+func (s *Server) handleChangePassword(c echo.Context) error {
+	if s.auth.Mode != AuthLocal {
+		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	}
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	d := s.settingsData(c, u)
+	current, pw, confirm := c.FormValue("current"), c.FormValue("password"), c.FormValue("confirm")
+	_, hash, err := s.db.UserByName(ctx, u.Name)
+	if err != nil {
+		return err
+	}
+	ok := false
+	if err := s.hashing(ctx, func() { ok = hash != "" && agent.PasswordMatches(hash, current) }); err != nil {
+		return err
+	}
+	if !ok {
+		d.Errors["current"] = "That is not your current password."
+	}
+	if err := agent.CheckPassword(pw); err != nil {
+		d.Errors["password"] = agent.ErrorMessage(err)
+	} else if pw != confirm {
+		d.Errors["confirm"] = "The two passwords differ."
+	}
+	if len(d.Errors) > 0 {
+		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
+	}
+	var newHash string
+	if err := s.hashing(ctx, func() { newHash, err = agent.HashPassword(pw) }); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.SetPassword(ctx, u.Name, newHash, u.Name); err != nil {
+		return err
+	}
+	if err := s.startSession(c, u); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/settings?saved=password")
+}
