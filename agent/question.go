@@ -61,6 +61,31 @@ type Field struct {
 	Pattern   string   `json:"pattern,omitempty"`
 	MinItems  *int     `json:"minItems,omitempty"`
 	MaxItems  *int     `json:"maxItems,omitempty"`
+	// MinDate and MaxDate bound a date field, both days included: a date (YYYY-MM-DD), or
+	// Today for the day the form is shown and answered, so that "not in the past" stays true
+	// however long the question waits.
+	MinDate string `json:"minDate,omitempty"`
+	MaxDate string `json:"maxDate,omitempty"`
+}
+
+// Today, as a date field's MinDate or MaxDate, is the server's calendar day when the form is
+// shown and when it is answered.
+const Today = "today"
+
+// DateLimits returns a date field's limits as dates (YYYY-MM-DD), Today read as the
+// calendar day of now; "" where the field has no limit or one that is not a date.
+func (f Field) DateLimits(now time.Time) (lo, hi string) {
+	return dateLimit(f.MinDate, now), dateLimit(f.MaxDate, now)
+}
+
+func dateLimit(limit string, now time.Time) string {
+	if limit == Today {
+		return now.Format(time.DateOnly)
+	}
+	if _, err := time.Parse(time.DateOnly, limit); err != nil {
+		return ""
+	}
+	return limit
 }
 
 // Title returns the label shown to the person, derived from the name when none is given.

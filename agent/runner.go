@@ -254,23 +254,7 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	if !q.Pending() {
 		return q, Errorf(ECONFLICT, "This question was already resolved.")
 	}
-	clean := make(url.Values, len(form))
-	for k, vs := range form {
-		for _, v := range vs {
-			clean[k] = append(clean[k], normalizeNewlines(v))
-		}
-	}
-	answered := map[string]File{}
-	for _, f := range q.Fields {
-		if f.Kind != KindFile {
-			continue
-		}
-		clean[f.Name] = nil
-		if file, ok := files[f.Name]; ok {
-			clean[f.Name] = []string{file.Name}
-			answered[f.Name] = file
-		}
-	}
+	clean, answered := answerForm(q.Question, form, files)
 	values, ferrs := Validate(q.Question, clean)
 	if len(ferrs) > 0 {
 		return q, ferrs

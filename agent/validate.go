@@ -36,15 +36,21 @@ func (e FieldErrors) Error() string {
 // Validate checks a submitted HTML form against q and returns the typed answers: string,
 // float64, int64, bool or []string by field kind. Empty optional fields are left out; an
 // unchecked optional boolean is false. errs is nil when every field is valid. Fields whose
-// kind Parley does not render (see RefuseSecrets) are never read.
+// kind Parley does not render (see RefuseSecrets) are never read. Date limits given as
+// Today are today's date on the server's clock.
 func Validate(q Question, form url.Values) (map[string]any, FieldErrors) {
+	return ValidateAt(q, form, time.Now())
+}
+
+// ValidateAt is Validate on the calendar day of now, for tests that need a fixed today.
+func ValidateAt(q Question, form url.Values, now time.Time) (map[string]any, FieldErrors) {
 	values := make(map[string]any, len(q.Fields))
 	var errs FieldErrors
 	for _, f := range q.Fields {
 		if !f.Kind.Valid() {
 			continue
 		}
-		v, msg := validateField(f, form[f.Name])
+		v, msg := validateField(f, form[f.Name], now)
 		if msg != "" {
 			if errs == nil {
 				errs = FieldErrors{}
@@ -63,7 +69,7 @@ func Validate(q Question, form url.Values) (map[string]any, FieldErrors) {
 }
 
 // validateField returns the typed value of one field (nil when empty) or the message to show.
-func validateField(f Field, raw []string) (any, string) {
+func validateField(f Field, raw []string, now time.Time) (any, string) {
 	for _, s := range raw {
 		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
 			return nil, "Contains characters that are not valid text."
@@ -107,7 +113,7 @@ func validateField(f Field, raw []string) (any, string) {
 		if _, err := time.Parse(time.DateOnly, s); err != nil {
 			return nil, "Use the format YYYY-MM-DD."
 		}
-		return s, ""
+		return s, dateMessage(f, s, now)
 	case KindSelect:
 		if !hasOption(f, s) {
 			return nil, "Pick one of the options."
@@ -125,11 +131,56 @@ func rangeMessage(f Field, n float64) string {
 	case !low && !high:
 		return ""
 	case f.Min != nil && f.Max != nil:
-		return fmt.Sprintf("Must be between %s and %s.", formatNumber(*f.Min), formatNumber(*f.Max))
+		return fmt.Sprintf("Must be between %s and %s.", limitNumber(*f.Min), limitNumber(*f.Max))
 	case low:
-		return "Must be at least " + formatNumber(*f.Min) + "."
+		return "Must be at least " + limitNumber(*f.Min) + "."
 	}
-	return "Must be at most " + formatNumber(*f.Max) + "."
+	return "Must be at most " + limitNumber(*f.Max) + "."
+}
+
+// limitNumber writes a limit as people read it, thousands grouped from 10,000 on.
+func limitNumber(f float64) string {
+	s := formatNumber(f)
+	if math.Abs(f) < 10000 || strings.ContainsAny(s, "eE") {
+		return s
+	}
+	sign := ""
+	if s[0] == '-' {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	if frac != "" {
+		whole += "." + frac
+	}
+	return sign + whole
+}
+
+// dateMessage checks a date (YYYY-MM-DD, which sorts as text) against the field's limits.
+func dateMessage(f Field, s string, now time.Time) string {
+	lo, hi := f.DateLimits(now)
+	low := lo != "" && s < lo
+	high := hi != "" && s > hi
+	switch {
+	case !low && !high:
+		return ""
+	case lo != "" && hi != "":
+		return fmt.Sprintf("Must be between %s and %s.", dayText(f.MinDate, lo), dayText(f.MaxDate, hi))
+	case low:
+		return "Must be " + dayText(f.MinDate, lo) + " or later."
+	}
+	return "Must be " + dayText(f.MaxDate, hi) + " or earlier."
+}
+
+// dayText writes a date limit as people read it: "today (23 November 2026)", "1 March 2026".
+func dayText(limit, date string) string {
+	d, _ := time.Parse(time.DateOnly, date)
+	if limit == Today {
+		return "today (" + d.Format("2 January 2006") + ")"
+	}
+	return d.Format("2 January 2006")
 }
 
 // textMessage checks a text answer against the field's lengths (in characters) and pattern.
@@ -253,11 +304,33 @@ func (q Question) check(secretKinds bool) error {
 		if err := checkOptions(f); err != nil {
 			return err
 		}
+		if err := checkDates(f); err != nil {
+			return err
+		}
 		if f.Min != nil && f.Max != nil && *f.Min > *f.Max ||
 			f.MinLength != nil && f.MaxLength != nil && *f.MinLength > *f.MaxLength ||
 			f.MinItems != nil && f.MaxItems != nil && *f.MinItems > *f.MaxItems {
 			return fmt.Errorf("field %q has a minimum above its maximum", f.Name)
 		}
+	}
+	return nil
+}
+
+// checkDates refuses date limits that are neither a date nor Today, and a range no day fits.
+func checkDates(f Field) error {
+	if f.MinDate == "" && f.MaxDate == "" {
+		return nil
+	}
+	if f.Kind != KindDate {
+		return fmt.Errorf("field %q has date limits but is not a date", f.Name)
+	}
+	for _, limit := range []string{f.MinDate, f.MaxDate} {
+		if limit != "" && dateLimit(limit, time.Time{}) == "" {
+			return fmt.Errorf("field %q has the date limit %q: use YYYY-MM-DD or %q", f.Name, limit, Today)
+		}
+	}
+	if f.MinDate != Today && f.MaxDate != Today && f.MinDate != "" && f.MaxDate != "" && f.MinDate > f.MaxDate {
+		return fmt.Errorf("field %q has a minimum above its maximum", f.Name)
 	}
 	return nil
 }
@@ -315,5 +388,40 @@ func FieldDefault(f Field) []string {
 	if f.Kind != KindMultiselect && len(out) > 1 {
 		out = out[:1]
 	}
+	return out
+}
+
+// answerForm is a person's answer as it is validated: the form's newlines made LF, and each
+// file field holding the name of its file (nothing when no file was given), with those files.
+func answerForm(q Question, form url.Values, files map[string]File) (url.Values, map[string]File) {
+	clean := make(url.Values, len(form))
+	for k, vs := range form {
+		for _, v := range vs {
+			clean[k] = append(clean[k], normalizeNewlines(v))
+		}
+	}
+	answered := map[string]File{}
+	for _, f := range q.Fields {
+		if f.Kind != KindFile {
+			continue
+		}
+		clean[f.Name] = nil
+		if file, ok := files[f.Name]; ok {
+			clean[f.Name] = []string{file.Name}
+			answered[f.Name] = file
+		}
+	}
+	return clean, answered
+}
+
+// AnswerErrors is every error of an answer some of whose files were refused before it could
+// be given (refused holds their messages, by field name): the other fields are checked as
+// Runner.Answer checks them, so that one submit shows every error at once.
+func AnswerErrors(q Question, form url.Values, files map[string]File, refused FieldErrors) FieldErrors {
+	clean, _ := answerForm(q, form, files)
+	_, errs := Validate(q, clean)
+	out := FieldErrors{}
+	maps.Copy(out, errs)
+	maps.Copy(out, refused)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -51,6 +52,8 @@ func TestValidate(t *testing.T) {
 		{"NumberBetweenEdge", agent.Field{Name: "n", Kind: agent.KindNumber, Min: new(10.0), Max: new(100.0)}, url.Values{"n": {"100"}}, 100.0, ""},
 		{"NumberMin", agent.Field{Name: "n", Kind: agent.KindNumber, Min: new(0.0)}, url.Values{"n": {"-1"}}, nil, "Must be at least 0."},
 		{"NumberMax", agent.Field{Name: "n", Kind: agent.KindNumber, Max: new(5.0)}, url.Values{"n": {"6"}}, nil, "Must be at most 5."},
+		{"NumberLargeLimits", agent.Field{Name: "n", Kind: agent.KindNumber, Min: new(2500.0), Max: new(10000000.5)}, url.Values{"n": {"300"}}, nil, "Must be between 2500 and 10,000,000.5."},
+		{"NumberLargeNegative", agent.Field{Name: "n", Kind: agent.KindNumber, Min: new(-12000.0)}, url.Values{"n": {"-12001"}}, nil, "Must be at least -12,000."},
 
 		{"Integer", agent.Field{Name: "i", Kind: agent.KindInteger}, url.Values{"i": {"42"}}, int64(42), ""},
 		{"IntegerNegative", agent.Field{Name: "i", Kind: agent.KindInteger}, url.Values{"i": {"-7"}}, int64(-7), ""},
@@ -63,6 +66,11 @@ func TestValidate(t *testing.T) {
 		{"DateImpossible", agent.Field{Name: "d", Kind: agent.KindDate}, url.Values{"d": {"2026-02-30"}}, nil, "Use the format YYYY-MM-DD."},
 		{"DateWrongFormat", agent.Field{Name: "d", Kind: agent.KindDate}, url.Values{"d": {"28/02/2026"}}, nil, "Use the format YYYY-MM-DD."},
 		{"DateRequired", agent.Field{Name: "start_date", Kind: agent.KindDate, Required: true}, nil, nil, "Start date is required."},
+		{"DateBeforeMin", agent.Field{Name: "d", Kind: agent.KindDate, MinDate: "2026-03-01"}, url.Values{"d": {"2026-02-28"}}, nil, "Must be 1 March 2026 or later."},
+		{"DateMinEdge", agent.Field{Name: "d", Kind: agent.KindDate, MinDate: "2026-03-01"}, url.Values{"d": {"2026-03-01"}}, "2026-03-01", ""},
+		{"DateAfterMax", agent.Field{Name: "d", Kind: agent.KindDate, MaxDate: "2026-03-31"}, url.Values{"d": {"2026-04-01"}}, nil, "Must be 31 March 2026 or earlier."},
+		{"DateOutsideRange", agent.Field{Name: "d", Kind: agent.KindDate, MinDate: "2026-03-01", MaxDate: "2026-03-31"}, url.Values{"d": {"2027-03-15"}}, nil, "Must be between 1 March 2026 and 31 March 2026."},
+		{"DateBadLimitIgnored", agent.Field{Name: "d", Kind: agent.KindDate, MinDate: "soon"}, url.Values{"d": {"2000-01-01"}}, "2000-01-01", ""},
 
 		{"Select", agent.Field{Name: "s", Kind: agent.KindSelect, Options: abc}, url.Values{"s": {"b"}}, "b", ""},
 		{"SelectLabelIsNotAValue", agent.Field{Name: "s", Kind: agent.KindSelect, Options: abc}, url.Values{"s": {"Bee"}}, nil, "Pick one of the options."},
@@ -113,6 +121,46 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// A date field whose MinDate is Today refuses the past, with a message that says the limit,
+// and takes today and later: the day is the server's, when the form is answered.
+func TestValidate_DateFromToday(t *testing.T) {
+	q := agent.Question{Fields: []agent.Field{
+		{Name: "date", Label: "Date", Kind: agent.KindDate, Required: true, MinDate: agent.Today},
+		{Name: "note", Kind: agent.KindText},
+	}}
+	now := time.Date(2026, 11, 23, 22, 30, 0, 0, time.UTC)
+	tests := []struct {
+		date, wantErr string
+	}{
+		{"2026-11-22", "Must be today (23 November 2026) or later."},
+		{"2020-01-01", "Must be today (23 November 2026) or later."},
+		{"2026-11-23", ""},
+		{"2026-11-24", ""},
+	}
+	for _, tt := range tests {
+		values, errs := agent.ValidateAt(q, url.Values{"date": {tt.date}, "note": {"n"}}, now)
+		if errs["date"] != tt.wantErr {
+			t.Errorf("%s: got error %q, want %q", tt.date, errs["date"], tt.wantErr)
+		}
+		if tt.wantErr == "" && values["date"] != tt.date {
+			t.Errorf("%s: got values %v", tt.date, values)
+		}
+	}
+	// Validate reads the server's clock: today passes, yesterday does not.
+	today := time.Now()
+	if _, errs := agent.Validate(q, url.Values{"date": {today.Format(time.DateOnly)}}); errs != nil {
+		t.Errorf("today refused: %v", errs)
+	}
+	yesterday := today.AddDate(0, 0, -1).Format(time.DateOnly)
+	if _, errs := agent.Validate(q, url.Values{"date": {yesterday}}); !strings.HasPrefix(errs["date"], "Must be today (") {
+		t.Errorf("yesterday: got %v, want the date refused", errs)
+	}
+	lo, hi := q.Fields[0].DateLimits(now)
+	if lo != "2026-11-23" || hi != "" {
+		t.Errorf("DateLimits = %q, %q; want 2026-11-23 and none", lo, hi)
+	}
+}
+
 func TestValidate_WholeForm(t *testing.T) {
 	q := agent.Question{Fields: []agent.Field{
 		{Name: "title", Kind: agent.KindText, Required: true},
@@ -159,6 +207,10 @@ func TestQuestion_Check(t *testing.T) {
 		{"MinAboveMax", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindNumber, Min: new(2.0), Max: new(1.0)}}}, "minimum above its maximum"},
 		{"MinLengthAboveMax", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindText, MinLength: new(2), MaxLength: new(1)}}}, "minimum above its maximum"},
 		{"MinItemsAboveMax", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindMultiselect, Options: opts, MinItems: new(2), MaxItems: new(1)}}}, "minimum above its maximum"},
+		{"DateFromToday", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindDate, MinDate: agent.Today, MaxDate: "2099-12-31"}}}, ""},
+		{"DateLimitNotADate", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindDate, MinDate: "next week"}}}, `date limit "next week"`},
+		{"DateMinAboveMax", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindDate, MinDate: "2026-03-02", MaxDate: "2026-03-01"}}}, "minimum above its maximum"},
+		{"DateLimitsOnText", agent.Question{Fields: []agent.Field{{Name: "a", Kind: agent.KindText, MinDate: agent.Today}}}, "not a date"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,4 +260,27 @@ func TestFieldDefault(t *testing.T) {
 func nanValue() float64 {
 	zero := 0.0
 	return zero / zero
+}
+
+// AnswerErrors puts the refusal of a file next to its field together with every other
+// field's error, checked as an answer is: CRLF counts as one character.
+func TestAnswerErrors(t *testing.T) {
+	q := agent.Question{Fields: []agent.Field{
+		{Name: "config", Label: "Config", Kind: agent.KindFile, Required: true},
+		{Name: "log", Label: "Log", Kind: agent.KindFile, Required: true},
+		{Name: "count", Label: "Count", Kind: agent.KindInteger, Required: true, Min: new(1.0)},
+		{Name: "title", Label: "Title", Kind: agent.KindText, Required: true},
+		{Name: "note", Kind: agent.KindTextarea, MaxLength: new(3)},
+	}}
+	files := map[string]agent.File{"log": {Name: "app.log", MimeType: "text/x-log", Content: []byte("ok")}}
+	refused := agent.FieldErrors{"config": "x.bin cannot be attached: it is binary data."}
+	got := agent.AnswerErrors(q, url.Values{"count": {"0"}, "note": {"a\r\nb"}, "config": {"ignored"}}, files, refused)
+	want := agent.FieldErrors{
+		"config": "x.bin cannot be attached: it is binary data.",
+		"count":  "Must be at least 1.",
+		"title":  "Title is required.",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
 }

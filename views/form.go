@@ -3,6 +3,7 @@ package views
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/parley-chat/parley/agent"
@@ -66,7 +67,16 @@ func limitAttrs(f agent.Field) templ.Attributes {
 		} else {
 			a["step"] = "any"
 		}
-	case agent.KindDate, agent.KindSelect, agent.KindMultiselect, agent.KindBoolean, agent.KindFile:
+	case agent.KindDate:
+		// Today is the server's day when the form is drawn, as when it is answered.
+		lo, hi := f.DateLimits(time.Now())
+		if lo != "" {
+			a["min"] = lo
+		}
+		if hi != "" {
+			a["max"] = hi
+		}
+	case agent.KindSelect, agent.KindMultiselect, agent.KindBoolean, agent.KindFile:
 	default:
 		if f.MinLength != nil {
 			a["minlength"] = strconv.Itoa(*f.MinLength)

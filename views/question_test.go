@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -180,5 +181,28 @@ func TestQuestionCard_Resolved(t *testing.T) {
 	}
 	if len(findAll(doc, func(n *html.Node) bool { return n.Data == "form" })) != 0 {
 		t.Error("a resolved question still shows its form")
+	}
+}
+
+// A date field's limits reach the browser's input as min and max, Today as the server's date.
+func TestQuestionCard_DateLimits(t *testing.T) {
+	q := agent.Question{ID: 3, Message: "When?", Fields: []agent.Field{
+		{Name: "from", Kind: agent.KindDate, MinDate: agent.Today},
+		{Name: "in_march", Kind: agent.KindDate, MinDate: "2026-03-01", MaxDate: "2026-03-31"},
+		{Name: "any", Kind: agent.KindDate},
+	}}
+	doc := render(t, QuestionView{Record: agent.QuestionRecord{Question: q}})
+	today := time.Now().Format(time.DateOnly)
+	checks := []struct{ name, key, want string }{
+		{"from", "min", today},
+		{"from", "max", ""},
+		{"in_march", "min", "2026-03-01"},
+		{"in_march", "max", "2026-03-31"},
+		{"any", "min", ""},
+	}
+	for _, c := range checks {
+		if got, _ := attr(byName(doc, c.name)[0], c.key); got != c.want {
+			t.Errorf("%s %s = %q, want %q", c.name, c.key, got, c.want)
+		}
 	}
 }

@@ -10,36 +10,37 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// resolver resolves question id with what the form holds, as by.
-type resolver func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error)
+// resolver resolves the question rec (as read before) with what the form holds, as by.
+type resolver func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error)
 
 // handleAnswer validates and stores an answer. Invalid input comes back as the same form with
 // per-field errors and the typed values; a repeated post (double click, a second tab, a
 // retried request) finds the question resolved and shows that, storing nothing twice.
 func (s *Server) handleAnswer(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
-		files, err := s.uploads.answerFiles(c)
+	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+		files, refused, err := s.uploads.answerFiles(c, rec.Question)
 		if err != nil {
-			// A file that cannot be taken is reported next to its field, on the form as it stands.
-			rec, qerr := s.db.Question(c.Request().Context(), id)
-			if qerr != nil {
-				return rec, qerr
-			}
 			return rec, err
 		}
-		return s.runner.Answer(c.Request().Context(), id, form, files, by)
+		if len(refused) > 0 && rec.Pending() {
+			// Nothing is stored while a file is refused: its reason goes next to its field,
+			// with every other field's error, so that one submit shows them all. The page
+			// keeps the files it was given (the form is morphed, and its file inputs with it).
+			return rec, agent.AnswerErrors(rec.Question, form, files, refused)
+		}
+		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
 	})
 }
 
 func (s *Server) handleDecline(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
-		return s.runner.Decline(c.Request().Context(), id, first(form["_reason"]), by)
+	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+		return s.runner.Decline(c.Request().Context(), rec.ID, first(form["_reason"]), by)
 	})
 }
 
 func (s *Server) handleCancel(c echo.Context) error {
-	return s.resolveQuestion(c, func(id int64, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
-		return s.runner.Cancel(c.Request().Context(), id, by)
+	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
 	})
 }
 
@@ -68,7 +69,7 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 		return s.patch(c, ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)}),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
-	rec, err = resolve(id, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf})
+	rec, err = resolve(rec, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf})
 	view := views.QuestionView{Record: rec}
 	var ferrs agent.FieldErrors
 	switch {

@@ -65,7 +65,9 @@ var binaryTypes = map[string]bool{
 const acceptAttachments = "text/*,.log,.csv,.tsv,.json,.ndjson,.jsonl,.yaml,.yml,.toml,.xml,.md,.go,.py,.java,.rs,.c,.h,.cpp,.sh,.sql,.diff,.patch,.ts,.js,application/pdf,image/png,image/jpeg,image/gif,image/webp"
 
 // readFiles reads the files attached to a form (field "files"), checking each one's size
-// and type. A file that cannot be taken gives an EINVALID error naming it.
+// and type. Files that cannot be taken give one EINVALID error naming every one of them and
+// why, so that one send shows them all (the page keeps the person's files: they remove the
+// refused ones and send again).
 func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 	form, err := c.MultipartForm()
 	if errors.Is(err, http.ErrNotMultipart) {
@@ -79,12 +81,20 @@ func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 	if len(headers) > l.MaxFiles {
 		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (you chose %d).", l.MaxFiles, len(headers))
 	}
+	var refused []string
 	for _, h := range headers {
 		f, err := l.readFile(h)
-		if err != nil {
+		switch {
+		case agent.ErrorCode(err) == agent.EINVALID:
+			refused = append(refused, agent.ErrorMessage(err))
+		case err != nil:
 			return nil, err
+		default:
+			files = append(files, f)
 		}
-		files = append(files, f)
+	}
+	if len(refused) > 0 {
+		return nil, agent.Errorf(agent.EINVALID, "%s", strings.Join(refused, " "))
 	}
 	return files, nil
 }
@@ -179,25 +189,35 @@ func cleanFileName(name string) string {
 	return name
 }
 
-// answerFiles reads the files of a question's form, one per file field, by field name.
-func (l UploadLimits) answerFiles(c echo.Context) (map[string]agent.File, error) {
+// answerFiles reads the files given for q's file fields, one a field, by field name. Every
+// file is checked: refused says why each refused one cannot be taken, by field, and files
+// holds the others. err is for a form that cannot be read at all.
+func (l UploadLimits) answerFiles(c echo.Context, q agent.Question) (files map[string]agent.File, refused agent.FieldErrors, err error) {
 	form, err := c.MultipartForm()
 	if errors.Is(err, http.ErrNotMultipart) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, agent.Errorf(agent.EINVALID, "The form could not be read (files can be at most %s).", agent.ByteSize(l.MaxBytes))
+		return nil, nil, agent.Errorf(agent.EINVALID, "The form could not be read (files can be at most %s).", agent.ByteSize(l.MaxBytes))
 	}
-	files := map[string]agent.File{}
-	for name, hs := range form.File {
-		if len(hs) == 0 || hs[0].Size == 0 && hs[0].Filename == "" {
+	files = map[string]agent.File{}
+	for _, fld := range q.Fields {
+		hs := form.File[fld.Name]
+		if fld.Kind != agent.KindFile || len(hs) == 0 || hs[0].Size == 0 && hs[0].Filename == "" {
 			continue // the browser sends an empty part for a file input left empty
 		}
 		f, err := l.readFile(hs[0])
-		if err != nil {
-			return nil, agent.FieldErrors{name: agent.ErrorMessage(err)}
+		switch {
+		case agent.ErrorCode(err) == agent.EINVALID:
+			if refused == nil {
+				refused = agent.FieldErrors{}
+			}
+			refused[fld.Name] = agent.ErrorMessage(err)
+		case err != nil:
+			return nil, nil, err
+		default:
+			files[fld.Name] = f
 		}
-		files[name] = f
 	}
-	return files, nil
+	return files, refused, nil
 }

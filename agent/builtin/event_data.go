@@ -117,6 +117,13 @@ func money(n int) string {
 // minPerGuest is the least budget per guest the planner can build an event on.
 const minPerGuest = 25
 
+// maxBudget is the largest budget the budget field takes (and the planner plans with).
+const maxBudget = 10_000_000
+
+// leastBudget is the least budget that covers guests: the budget field's minimum, and what
+// the planner asks again for when a message states less.
+func leastBudget(guests int) int { return roundUp(guests*minPerGuest, 100) }
+
 // split is a way of dividing the budget, in percent of venue, catering, entertainment and
 // contingency.
 type split struct {

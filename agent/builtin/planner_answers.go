@@ -62,12 +62,12 @@ func (r *run) apply(topic string, res agent.Resolution) (stop bool, err error) {
 		ack = fmt.Sprintf("Done: I picked **%s**.", best.Name)
 	case "budget":
 		n, ok := numberValue(v, "budget")
-		if !ok || n < 1 {
+		if !ok || n < 1 || n > maxBudget {
 			r.try("budget", "I couldn't read a budget from that answer.")
 			return false, nil
 		}
 		f.Budget, f.BudgetStated = int(n+0.5), false
-		if f.Budget < roundUp(f.Guests*minPerGuest, 100) {
+		if f.Budget < leastBudget(f.Guests) {
 			r.try("budget", "")
 			return false, nil
 		}
@@ -108,7 +108,9 @@ func (r *run) apply(topic string, res agent.Resolution) (stop bool, err error) {
 			r.try("date", "I couldn't read that date.")
 			return false, nil
 		}
-		if ref := res.At; !ref.IsZero() && day.Before(dateOnly(ref)) {
+		// The form refuses days before today on the server's clock; this catches the answers
+		// to questions asked before it did.
+		if ref := res.At; !ref.IsZero() && day.Before(dateOnly(ref.Local())) {
 			r.try("date", fmt.Sprintf("%s is in the past.", formatDay(day.Format(time.DateOnly))))
 			return false, nil
 		}

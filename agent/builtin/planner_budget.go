@@ -15,7 +15,7 @@ func (r *run) budgetPhase() (bool, error) {
 		return false, err
 	}
 	st, f := r.st, &r.st.Facts
-	least := roundUp(f.Guests*minPerGuest, 100)
+	least := leastBudget(f.Guests)
 	if f.Budget == 0 || f.Budget < least {
 		if st.Tries["budget"] < 2 {
 			return r.ask("budget", r.budgetQuestion(least))
@@ -76,10 +76,18 @@ func (r *run) budgetQuestion(least int) agent.Question {
 	case r.st.Tries["budget"] > 0:
 		prompt = "I need a budget to plan the spending; a rough figure is fine. What is the most you'd like to spend, in US dollars?"
 	}
-	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification, Fields: []agent.Field{{
-		Name: "budget", Label: "Budget (USD)", Kind: agent.KindNumber, Required: true, Min: floatp(100),
-		Description: fmt.Sprintf("At least %s for %d guests.", money(least), f.Guests),
-	}}}.Question()
+	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification, Fields: []agent.Field{
+		budgetField(least, f.Guests),
+	}}.Question()
+}
+
+// budgetField asks for a budget from least to maxBudget; its help text is written from the
+// field's own limits, so that what it says is what the form takes.
+func budgetField(least, guests int) agent.Field {
+	fld := agent.Field{Name: "budget", Label: "Budget (USD)", Kind: agent.KindNumber, Required: true,
+		Min: floatp(float64(least)), Max: floatp(maxBudget)}
+	fld.Description = fmt.Sprintf("At least %s for %d guests, at most %s.", money(int(*fld.Min)), guests, money(int(*fld.Max)))
+	return fld
 }
 
 // splitQuestion asks to approve the proposed split, shown as a table.

@@ -49,13 +49,13 @@ func (r *run) dietQuestion() agent.Question {
 	for _, d := range dietOptions {
 		opts = append(opts, agent.Option{Value: d.Value, Label: d.Label})
 	}
-	prompt := "Does anyone have dietary needs I should plan the menu around? Tick all that apply, or “No restrictions”."
+	prompt := "Does anyone have dietary needs I should plan the menu around? Tick all that apply, or “" + dietLabel("none") + "”."
 	switch {
 	case r.st.Why["diet"] != "":
 		prompt = r.st.Why["diet"] + " " + prompt
 	case r.st.Tries["diet"] > 0:
 		prompt = "So that nobody goes hungry I'd like to know about dietary needs before fixing the menu. " +
-			"Tick “No restrictions” if there are none."
+			"Tick “" + dietLabel("none") + "” if there are none."
 	}
 	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification, Fields: []agent.Field{
 		{Name: "dietary", Label: "Dietary needs", Kind: agent.KindMultiselect, Required: true, Options: opts},
@@ -119,8 +119,10 @@ func (r *run) defaultDay() {
 // dateQuestion asks for the date and time of day, prefilled with what is known.
 func (r *run) dateQuestion() agent.Question {
 	f := r.st.Facts
-	date := agent.Field{Name: "date", Label: "Date", Kind: agent.KindDate, Required: true}
-	if d := firstNonEmpty(f.Date, f.DateHint); d != "" {
+	date := agent.Field{Name: "date", Label: "Date", Kind: agent.KindDate, Required: true, MinDate: agent.Today}
+	date.Description = dateHelp(date)
+	// A day already past is not offered: the form would refuse it.
+	if d := firstNonEmpty(f.Date, f.DateHint); d != "" && (r.ref.IsZero() || d >= r.ref.Local().Format(time.DateOnly)) {
 		date.Default = d
 	}
 	tod := agent.Field{Name: "time", Label: "Time of day", Kind: agent.KindSelect, Required: true, Options: []agent.Option{
@@ -141,6 +143,17 @@ func (r *run) dateQuestion() agent.Question {
 	}
 	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification,
 		Fields: []agent.Field{date, tod}}.Question()
+}
+
+// dateHelp says which days a date field takes, written from the field's own limits.
+func dateHelp(f agent.Field) string {
+	switch {
+	case f.MinDate == agent.Today && f.MaxDate == "":
+		return "Today or later."
+	case f.MinDate == agent.Today:
+		return "From today to " + formatDay(f.MaxDate) + "."
+	}
+	return ""
 }
 
 // venueName names the venue, or a placeholder before one is chosen.

@@ -93,7 +93,7 @@ func (r *run) whereQuestion() agent.Question {
 	}
 	if f.Guests == 0 {
 		fields = append(fields, agent.Field{Name: "guests", Label: "Number of guests", Kind: agent.KindInteger,
-			Required: true, Min: floatp(1), Max: floatp(5000)})
+			Required: true, Min: floatp(1), Max: floatp(maxGuests)})
 		want = append(want, "how many guests you expect")
 	}
 	prompt := "To shortlist venues I need to know " + strings.Join(want, " and ") + "."
@@ -105,6 +105,9 @@ func (r *run) whereQuestion() agent.Question {
 	}
 	return agent.UserInputRequest{Prompt: prompt, RequestType: agent.RequestClarification, Fields: fields}.Question()
 }
+
+// maxGuests is the largest head count the guests field takes.
+const maxGuests = 5000
 
 // venueHold is how long the venues hold a date: the selection expires after it.
 const venueHold = 24 * time.Hour

@@ -51,7 +51,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     const budget = page.getByLabel('Budget (USD)')
     await budget.fill('50')
     await submit(page)
-    await page.getByText('Must be at least 100.').waitFor()
+    await page.getByText('Must be between 800 and 10,000,000.').waitFor()
     assert.equal(await budget.inputValue(), '50')
     await budget.fill('2500')
     await submit(page)
