@@ -425,20 +425,26 @@ if (zones && Intl.supportedValuesOf) {
   zones.replaceChildren(...Intl.supportedValuesOf('timeZone').map((z) => Object.assign(document.createElement('option'), { value: z })))
 }
 
-// Copy: a code block's code, or a message's text.
+// Copy: a code block's code (the <pre> after its head), or a message's text.
 document.addEventListener('click', async (e) => {
   const b = e.target.closest('button.copy')
   if (!b) return
-  const src = b.closest('.code-block')?.querySelector('pre') || b.closest('.msg')?.querySelector('.body')
+  const head = b.closest('.code-head')
+  const src = head ? head.nextElementSibling : b.closest('.msg')?.querySelector('.body')
   if (!src) return
+  const label = b.dataset.label || b.getAttribute('aria-label')
+  b.dataset.label = label
+  let said = 'Copied'
   try {
     await navigator.clipboard.writeText(src.innerText)
-    b.textContent = 'Copied'
   } catch {
-    b.textContent = 'Copy failed'
+    said = 'Copy failed'
   }
+  // The name says what the button says, and what happened (a screen reader hears it).
+  b.textContent = said
+  b.setAttribute('aria-label', said)
   b.classList.add('done')
-  setTimeout(() => { b.textContent = 'Copy'; b.classList.remove('done') }, 1500)
+  setTimeout(() => { b.textContent = 'Copy'; b.setAttribute('aria-label', label); b.classList.remove('done') }, 1500)
 })
 
 // Announcements for screen readers: a finished message once, whole; a new question.
