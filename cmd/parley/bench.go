@@ -252,7 +252,9 @@ func startParley(db string, o benchOptions, name string, env ...string) (*child,
 	if o.profile != "" {
 		env = append(env, "PARLEY_CPUPROFILE="+filepath.Join(o.profile, name+".prof"))
 	}
-	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--auth", "none", "--max-streams", "1000000", "--message-rate", "100000000"}
+	// People are named by a trusted proxy: the harness (see asPerson).
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--auth", "proxy", "--trusted-proxies", "127.0.0.1/32",
+		"--max-streams", "1000000", "--message-rate", "100000000"}
 	if exe := os.Getenv("PARLEY_BENCH_SERVER"); exe != "" {
 		args = append([]string{exe}, args...)
 	}
@@ -368,7 +370,7 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 			return nil
 		}
 		var err error
-		urls[i], err = openConversation(ctx, client, base, agentName, plans[i].String())
+		urls[i], err = openConversation(ctx, client, base, benchPerson(i), agentName, plans[i].String())
 		return err
 	}); err != nil {
 		return r, fmt.Errorf("%s: %w\n%s", backend, err, server.tail())
@@ -503,8 +505,8 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 	// The streams start at the beginning: the question card they must see may be on the page.
 	urls := make([]string, n)
 	if err := forEach(n, 8, func(i int) error {
-		path, err := startConversation(ctx, client, base, "bench", plan.String())
-		urls[i] = base + path + "/stream?n=1&after=0"
+		path, err := startConversation(ctx, client, base, benchPerson(i), "bench", plan.String())
+		urls[i] = base + path + "/stream?n=1&after=0#" + benchPerson(i)
 		return err
 	}); err != nil {
 		return err
@@ -548,7 +550,7 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 			defer posts.Done()
 			time.Sleep(time.Until(at))
 			s.mark.Store(time.Now().UnixNano())
-			resp, err := client.PostForm(base+fmt.Sprintf("/questions/%d/answer", s.question), url.Values{"go": {"yes"}})
+			resp, err := client.PostForm(base+fmt.Sprintf("/questions/%d/answer#%s", s.question, benchPerson(i)), url.Values{"go": {"yes"}})
 			if err == nil {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -646,7 +648,7 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 			}
 			resp.Body.Close()
 		} else {
-			if u, err = openConversation(ctx, client, base, "bench", plan.String()); err != nil {
+			if u, err = openConversation(ctx, client, base, "bench", "bench", plan.String()); err != nil {
 				return err
 			}
 		}
@@ -688,7 +690,7 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 	paths := make([]string, convs)
 	if err := forEach(convs, 8, func(i int) error {
 		var err error
-		paths[i], err = startConversation(ctx, client, base, "bench", plan.String())
+		paths[i], err = startConversation(ctx, client, base, benchPerson(i), "bench", plan.String())
 		return err
 	}); err != nil {
 		return err
@@ -698,12 +700,12 @@ func benchIdle(ctx context.Context, o benchOptions, out io.Writer) error {
 	urls := make([]string, convs)
 	if err := forEach(convs, 8, func(i int) error {
 		s := newBenchStream(plan)
-		s.follow(ctx, base+paths[i]+"/stream?after=0", func(s *benchStream) bool { return s.done })
+		s.follow(ctx, base+paths[i]+"/stream?after=0#"+benchPerson(i), func(s *benchStream) bool { return s.done })
 		if !s.done {
 			return fmt.Errorf("%s: the reply did not finish: %v", paths[i], s.err)
 		}
 		var err error
-		urls[i], err = streamURL(ctx, client, base, paths[i])
+		urls[i], err = streamURL(ctx, client, base, benchPerson(i), paths[i])
 		return err
 	}); err != nil {
 		return err

@@ -181,7 +181,7 @@ func openStream(ctx context.Context, u string) (io.ReadCloser, error) {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nDatastar-Request: true\r\n\r\n", pu.RequestURI(), pu.Host)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nDatastar-Request: true\r\nRemote-User: %s\r\n\r\n", pu.RequestURI(), pu.Host, personOf(pu))
 	br := bufio.NewReaderSize(conn, 16<<10)
 	status, err := br.ReadString('\n')
 	if err != nil {
@@ -314,30 +314,52 @@ func selfCPU() time.Duration {
 // compression, no timeouts (streams last).
 func benchClient() *http.Client {
 	return &http.Client{
-		Transport: &http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: 20000, MaxConnsPerHost: 0, DisableCompression: true},
+		Transport: asPerson{&http.Transport{MaxIdleConns: 0, MaxIdleConnsPerHost: 20000, MaxConnsPerHost: 0, DisableCompression: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
 }
 
+// Parley runs behind a "proxy" that names the person: each reply of a run is a person's of
+// their own, as when many people chat at once (one person's pages share the sidebar's
+// updates). The person a request is made as rides in its URL's fragment, which is never
+// sent; "bench" when there is none.
+type asPerson struct{ http.RoundTripper }
+
+func (t asPerson) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Remote-User", personOf(r.URL))
+	return t.RoundTripper.RoundTrip(r)
+}
+
+func personOf(u *url.URL) string {
+	if u.Fragment != "" {
+		return u.Fragment
+	}
+	return "bench"
+}
+
+// benchPerson is the person of a run's i-th conversation.
+func benchPerson(i int) string { return fmt.Sprintf("bench-%d", i) }
+
 var afterID = regexp.MustCompile(`stream\?after=(\d+)`)
 
 // openConversation starts a conversation as a person does in the browser: the form's post,
 // then its page, whose stream begins after the last event the page shows. It returns the
 // stream's URL, asking for text lengths.
-func openConversation(ctx context.Context, client *http.Client, base, agentName, text string) (string, error) {
-	path, err := startConversation(ctx, client, base, agentName, text)
+func openConversation(ctx context.Context, client *http.Client, base, person, agentName, text string) (string, error) {
+	path, err := startConversation(ctx, client, base, person, agentName, text)
 	if err != nil {
 		return "", err
 	}
-	return streamURL(ctx, client, base, path)
+	return streamURL(ctx, client, base, person, path)
 }
 
 // streamURL loads a conversation's page, as a browser does, and returns the stream the page
 // opens: from the last event the page shows.
-func streamURL(ctx context.Context, client *http.Client, base, path string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+func streamURL(ctx context.Context, client *http.Client, base, person, path string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path+"#"+person, nil)
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
@@ -348,12 +370,12 @@ func streamURL(ctx context.Context, client *http.Client, base, path string) (str
 	if m == nil {
 		return "", fmt.Errorf("%s: no stream on the page (%s)", path, resp.Status)
 	}
-	return base + path + "/stream?n=1&after=" + string(m[1]), nil
+	return base + path + "/stream?n=1&after=" + string(m[1]) + "#" + person, nil
 }
 
 // startConversation asks Parley for a conversation with agent and returns its path.
-func startConversation(ctx context.Context, client *http.Client, base, agentName, text string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/conversations",
+func startConversation(ctx context.Context, client *http.Client, base, person, agentName, text string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/conversations#"+person,
 		strings.NewReader(url.Values{"agent": {agentName}, "text": {text}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := client.Do(req)
