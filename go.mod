@@ -7,12 +7,14 @@ require (
 	github.com/a-h/templ v0.3.977
 	github.com/a2aproject/a2a-go v0.3.3
 	github.com/abadojack/whatlanggo v1.0.1
+	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/starfederation/datastar-go v1.2.2
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/crypto v0.57.0
 	golang.org/x/net v0.60.0
 )
 
@@ -24,6 +26,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cli/browser v1.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 	github.com/fatih/color v1.16.0 // indirect
 	github.com/fsnotify/fsnotify v1.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -39,7 +42,6 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

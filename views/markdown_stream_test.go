@@ -111,6 +111,7 @@ var replies = []string{
 	"",
 	"\n\n\nleading blank lines",
 	"Tabs\tand\ttabs\n\t- list after tab\n",
+	"Tasks:\n\n- [x] Book the venue\n- [ ] Send `invites`\n\n> ```json\n> {\"seats\": 40, \"ok\": true}\n> ```\n\n```klingon\nqapla'\n```\n~~~sh\nmake && ./run --flag\n~~~",
 }
 
 func TestMarkdownStream_FinishedMessageIsWhatStreamed(t *testing.T) {
@@ -163,6 +164,30 @@ func TestMarkdownStream_RendersAsItGrows(t *testing.T) {
 	pg.apply(p)
 	if got := pg.html(); !strings.Contains(got, `<code class="language-go">x := 1 &lt; 2`) {
 		t.Errorf("code shows as %q", got)
+	}
+}
+
+func TestMarkdownStream_HighlightsCode(t *testing.T) {
+	var m MarkdownStream
+	pg := &page{t: t}
+	pg.apply(m.Write("Run:\n\n```go\nfunc main() {\n"))
+	if got := pg.html(); !strings.Contains(got, `<code class="language-go"><span class="kd">func</span> <span class="nf">main</span>`) {
+		t.Errorf("an open fence shows as %q, want it highlighted", got)
+	}
+	// Code written into the fence shows at once, as text; highlighted once the block is
+	// finished.
+	text := "Run:\n\n```go\nfunc main() {\n"
+	for _, piece := range []string{"\tfmt", ".Println", "(1)\n", "}\n", "```", "\n", "Done."} {
+		pg.apply(m.Write(piece))
+		text += piece
+	}
+	pg.apply(m.End())
+	got := pg.html()
+	if got != markdown(text) {
+		t.Fatalf("got %q\nwant %q", got, markdown(text))
+	}
+	if !strings.Contains(got, `<span class="nx">fmt</span>`) || strings.Count(got, `class="copy"`) != 1 {
+		t.Errorf("the finished block shows as %q, want it highlighted, with one copy button", got)
 	}
 }
 
