@@ -26,6 +26,7 @@ type MarkdownStream struct {
 	head, tail []byte
 	fast       bool // appending at the caret shows what rendering would
 	heading    bool // the caret is in a heading
+	rendered   int  // the length of src when the open block was last rendered
 
 	final []byte // the finished blocks' HTML: Markdown of the text, once it ends
 }
@@ -150,6 +151,7 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 	fast := container == "code" && m.scan.fence != 0 ||
 		m.scan.fence == 0 && (container == "p" || container == "li" || heading(container)) && !risky(src)
 	m.heading = heading(container)
+	m.rendered = len(m.src)
 	if m.hasOpen {
 		m.splice(p, h)
 	} else {
@@ -256,6 +258,14 @@ func (m *MarkdownStream) appendable(delta string) bool {
 		// Code but a fence's own characters opening a line, which may close the fence.
 		for i := 0; i < len(delta); i++ {
 			if (delta[i] == '`' || delta[i] == '~') && lineStart(m.src, at+i) {
+				return false
+			}
+		}
+		// A finished line of code is shown highlighted: the block is rendered again at a
+		// line end while it is small, and once it has grown by an eighth when it is not, so
+		// that lexing a long block again and again stays a fraction of lexing it once.
+		if strings.IndexByte(delta, '\n') >= 0 {
+			if n := len(m.src) - m.start; n < 2048 || len(m.src)-m.rendered > n/8 {
 				return false
 			}
 		}

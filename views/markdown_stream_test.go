@@ -174,12 +174,15 @@ func TestMarkdownStream_HighlightsCode(t *testing.T) {
 	if got := pg.html(); !strings.Contains(got, `<code class="language-go"><span class="kd">func</span> <span class="nf">main</span>`) {
 		t.Errorf("an open fence shows as %q, want it highlighted", got)
 	}
-	// Code written into the fence shows at once, as text; highlighted once the block is
-	// finished.
+	// Code written into the fence shows at once, as text, and highlighted when its line
+	// ends (the block still open).
 	text := "Run:\n\n```go\nfunc main() {\n"
 	for _, piece := range []string{"\tfmt", ".Println", "(1)\n", "}\n", "```", "\n", "Done."} {
 		pg.apply(m.Write(piece))
 		text += piece
+		if piece == "(1)\n" && !strings.Contains(pg.html(), `<span class="nx">fmt</span>`) {
+			t.Errorf("a finished line of an open fence shows as %q, want it highlighted", pg.html())
+		}
 	}
 	pg.apply(m.End())
 	got := pg.html()

@@ -38,7 +38,7 @@ test('remote A2A agent asks through input-required and finishes after the answer
     await page.getByLabel(/^Base branch/).selectOption('develop')
     await page.getByRole('button', { name: 'Submit' }).click()
 
-    await page.getByText('performed no external action').waitFor({ timeout: 20000 })
+    await page.locator('#thread').getByText('performed no external action').waitFor({ timeout: 20000 })
     await page.locator('#state .state-done').waitFor()
     const reply = await page.locator('.msg.agent').last().innerText()
     assert.match(reply, /feature\/login/)

@@ -30,7 +30,7 @@ test('platform engineer: streaming, a prefilled form, Enter to send', async () =
 
     // The reply streams in (appended word by word) before it is rendered as Markdown.
     await page.locator('.msg.agent.streaming').first().waitFor()
-    await page.getByText('performed no external action').waitFor({ timeout: 20000 })
+    await page.locator('#thread').getByText('performed no external action').waitFor({ timeout: 20000 })
     await page.locator('#state .state-done').waitFor()
     const reply = await page.locator('.msg.agent').last().innerText()
     assert.match(reply, /feature\/login/)

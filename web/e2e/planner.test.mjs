@@ -28,7 +28,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
 
     // Form 1: where. The coordinator's text streamed in before it.
     await page.getByLabel('City or area').fill('Seattle')
-    await assert.doesNotReject(page.getByText('four specialists').waitFor())
+    await assert.doesNotReject(page.locator('#thread').getByText('four specialists').waitFor())
     await submit(page)
 
     // The plan collapses together with its history; the "N updates" badge stays visible.
