@@ -35,6 +35,7 @@ type liveConversation struct {
 	dropped int64
 	open    *liveMessage
 	closed  string // the id of the last message that ended
+	gone    bool   // the conversation was deleted
 }
 
 type liveMessage struct {
@@ -213,6 +214,27 @@ func (h *Hub) Follow(conversationID int64) *Follower {
 
 // Wake receives a signal after each change to the conversation.
 func (f *Follower) Wake() <-chan struct{} { return f.wake }
+
+// Gone reports whether the conversation was deleted while followed (see Hub.Gone).
+func (f *Follower) Gone() bool {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	return f.c.gone
+}
+
+// Gone tells the conversation's followers it was deleted: they wake, and Gone says so.
+func (h *Hub) Gone(conversationID int64) {
+	h.mu.Lock()
+	c := h.convs[conversationID]
+	h.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.gone = true
+	c.wake()
+	c.mu.Unlock()
+}
 
 // Close stops following.
 func (f *Follower) Close() {

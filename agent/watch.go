@@ -91,7 +91,16 @@ func (w *Watch) Publish(events []Event) {
 // (renamed, archived, deleted).
 func (w *Watch) Changed(conversationID, account int64) {
 	w.mu.Lock()
-	w.owners[conversationID] = account
+	w.remember(conversationID, account)
+	w.wakeLocked(account)
+	w.mu.Unlock()
+}
+
+// Forget wakes the pages of the account whose conversation was deleted, and forgets whose
+// it was.
+func (w *Watch) Forget(conversationID, account int64) {
+	w.mu.Lock()
+	delete(w.owners, conversationID)
 	w.wakeLocked(account)
 	w.mu.Unlock()
 }
@@ -135,12 +144,17 @@ func (w *Watch) run(ctx context.Context) {
 				continue // deleted meanwhile: whoever deleted it said so
 			}
 			w.mu.Lock()
-			if len(w.owners) >= maxOwners {
-				clear(w.owners)
-			}
-			w.owners[id] = acct
+			w.remember(id, acct)
 			w.wakeLocked(acct)
 			w.mu.Unlock()
 		}
 	}
+}
+
+// remember notes whose a conversation is; w.mu is held.
+func (w *Watch) remember(conversationID, account int64) {
+	if len(w.owners) >= maxOwners {
+		clear(w.owners)
+	}
+	w.owners[conversationID] = account
 }

@@ -241,6 +241,7 @@ document.addEventListener('datastar-fetch', (e) => {
   if (status === 401) text = 'Your session has ended: sign in again (in another tab), then send again. What you typed is kept.'
   else if (status === 403) text = 'Refused: you may not do that here.'
   else if (status === 429 && stream) text = 'Too many Parley pages are open: close some, then reload this one.'
+  else if (status === 404 && stream) text = 'This conversation is not there any more: it was deleted.'
   else if (status === 429) text = 'You are sending too fast: wait a few seconds, then send again. What you typed is kept.'
   else return
   // After Datastar has scheduled its retry: the removal's cleanup then cancels it.
@@ -321,7 +322,13 @@ window.parleySetTheme = setTheme
 // Times: the server writes UTC; here each shows in the person's time zone (their setting, or
 // the browser's), the exact moment on hover.
 const zone = root.dataset.tz || undefined
-const fmt = (opts) => new Intl.DateTimeFormat(undefined, { ...opts, timeZone: zone })
+const fmt = (opts) => {
+  try {
+    return new Intl.DateTimeFormat(undefined, { ...opts, timeZone: zone })
+  } catch {
+    return new Intl.DateTimeFormat(undefined, opts) // a zone this browser does not know
+  }
+}
 const fmtTime = fmt({ hour: '2-digit', minute: '2-digit' })
 const fmtDay = fmt({ month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
 const fmtYear = fmt({ year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
@@ -457,9 +464,11 @@ function announce (text) {
   announcer.textContent = ''
   setTimeout(() => { announcer.textContent = text.length > 600 ? text.slice(0, 600) + '…' : text }, 50)
 }
-const typing = () => {
+// The focus moves only when the person is not at something else: nothing has it, or the
+// empty message box.
+const free = () => {
   const a = document.activeElement
-  return a && a !== document.body && a.matches('input, textarea, select, [contenteditable]') && !a.closest('.question') && (a.value || '') !== ''
+  return !a || a === document.body || a.id === 'content' || (a.id === 'message' && a.value === '')
 }
 document.addEventListener('datastar-fetch', (e) => {
   const { type, argsRaw: a } = e.detail || {}
@@ -476,7 +485,7 @@ document.addEventListener('datastar-fetch', (e) => {
     showTime(t)
   }
   announce(`${msg.querySelector('.author')?.textContent || 'The agent'}: ${msg.querySelector('.body')?.innerText || ''}`)
-  if (!typing() && !document.querySelector('#thread .question.pending')) document.getElementById('message')?.focus({ preventScroll: true })
+  if (free() && !document.querySelector('#thread .question.pending')) document.getElementById('message')?.focus({ preventScroll: true })
 })
 const knownQuestions = new Set([...document.querySelectorAll('#thread .question.pending')].map((q) => q.id))
 function newQuestions () {
@@ -485,7 +494,7 @@ function newQuestions () {
     knownQuestions.add(q.id)
     const text = q.querySelector('.body')?.innerText || 'a question'
     announce(`The agent asks: ${text.trim()}`)
-    if (!typing()) q.querySelector('input:not([type=hidden]), select, textarea, button')?.focus({ preventScroll: false })
+    if (free()) q.querySelector('input:not([type=hidden]), select, textarea, button')?.focus({ preventScroll: true })
   }
 }
 // After Send the composer is patched anew: the message box keeps the focus.

@@ -32,8 +32,10 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 		if userID != 0 {
 			owner = userID
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (agent, title, state, nonce, user_id, created_at, updated_at)
-			VALUES (?, ?, '', ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
+		// Ids go above every id deleted, too (see DeleteConversation).
+		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent, title, state, nonce, user_id, created_at, updated_at)
+			VALUES (max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1,
+			?, ?, '', ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}

@@ -43,12 +43,22 @@ func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...an
 // questions and answers, runs and steps, documents, A2A task and search entries. What stays
 // is the audit log: its entries about the conversation lose their link to it, and a new one
 // records who deleted it, with its title, owner and what it held. The caller stops any run
-// of the conversation first.
+// of the conversation first: a step queued or running makes it an ECONFLICT error. Its id is
+// never given to another conversation.
 func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, id)
 		if err != nil {
 			return err
+		}
+		var busy bool
+		err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM steps s JOIN runs r ON r.id = s.run_id
+			WHERE r.conversation_id = ? AND s.state IN ('queued', 'started'))`, id).Scan(&busy)
+		if err != nil {
+			return fmt.Errorf("delete conversation %d: %w", id, err)
+		}
+		if busy {
+			return agent.Errorf(agent.ECONFLICT, "The agent is working in this conversation: stop it, then delete.")
 		}
 		var messages, questions, documents int
 		err = tx.QueryRowContext(ctx, `SELECT
@@ -69,6 +79,8 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 			`DELETE FROM search WHERE conversation_id = ?`,
 			`UPDATE audit_log SET conversation_id = NULL WHERE conversation_id = ?`,
 			`DELETE FROM conversations WHERE id = ?`,
+			// Its id is not given again.
+			`INSERT INTO id_floor (name, id) VALUES ('conversations', ?1) ON CONFLICT (name) DO UPDATE SET id = max(id, excluded.id)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return fmt.Errorf("delete conversation %d: %s: %w", id, strings.Fields(q)[2], err)

@@ -61,6 +61,19 @@ func TestDB_DeleteConversation(t *testing.T) {
 	ann, _ := db.CreateUser(ctx, "ann", "h", "")
 	gone := converse(t, db, ann.ID, "planner", "Plan a secret party", "Sure, the secret party.", map[string]any{"venue": "the boathouse"})
 	kept := converse(t, db, ann.ID, "planner", "Plan a party", "Sure.", map[string]any{"venue": "the park"})
+	// The answers queued the agents' next steps: they run, as the runner would run them.
+	queued, err := db.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queued {
+		if _, _, err := db.BeginStep(ctx, q.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.FinishStep(ctx, q.ID, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	if err := db.DeleteConversation(ctx, gone.ID, "ann"); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,12 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, lim SessionLimits
 	return token, nil
 }
 
+type peekKey struct{}
+
+// Peek marks ctx as a check that the person is not doing anything (an open page's stream
+// asking whether its session still holds): Session then does not count it as activity.
+func Peek(ctx context.Context) context.Context { return context.WithValue(ctx, peekKey{}, true) }
+
 // Session returns the user of a live session. A session idle for longer than lim.Idle or
 // older than lim.Max is ended; it, and an unknown id, give an EUNAUTHORIZED error.
 func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (agent.User, error) {
@@ -79,7 +85,7 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (age
 		}
 		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	}
-	if now.Sub(lastSeen) >= touchEvery {
+	if now.Sub(lastSeen) >= touchEvery && ctx.Value(peekKey{}) == nil {
 		if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id); err != nil {
 			return agent.User{}, fmt.Errorf("session: %w", err)
 		}

@@ -97,6 +97,17 @@ func TestDB_Session(t *testing.T) {
 			t.Fatalf("31 min idle: %v, want EUNAUTHORIZED", err)
 		}
 	})
+	t.Run("AnOpenPageIsNotActivity", func(t *testing.T) {
+		token, _ := db.CreateSession(ctx, ann.ID, lim)
+		now = now.Add(20 * time.Minute)
+		if _, err := db.Session(store.Peek(ctx), token, lim); err != nil {
+			t.Fatalf("a peek 20 min in: %v", err)
+		}
+		now = now.Add(20 * time.Minute) // 40 min after the last request
+		if _, err := db.Session(store.Peek(ctx), token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+			t.Fatalf("peeks kept the session alive: %v", err)
+		}
+	})
 	t.Run("AbsoluteExpiry", func(t *testing.T) {
 		token, _ := db.CreateSession(ctx, ann.ID, lim)
 		for range 24 {

@@ -699,4 +699,12 @@ func TestChangePassword(t *testing.T) {
 	if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"ann"}, "password": {next}}, nil); code != http.StatusSeeOther {
 		t.Errorf("sign-in with the new password = %d", code)
 	}
+	// Guessing the current password is counted as sign-ins are.
+	last := 0
+	for range 12 {
+		last, _, _ = p.do(http.MethodPost, "/settings/password", url.Values{"current": {"guess"}, "password": {next}, "confirm": {next}}, nil)
+	}
+	if last != http.StatusTooManyRequests {
+		t.Errorf("the 12th wrong guess = %d, want 429", last)
+	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func (s *Server) handleHome(c echo.Context) error {
-	return s.renderHome(c, http.StatusOK, views.HomeData{Deleted: c.QueryParam("deleted")})
+	return s.renderHome(c, http.StatusOK, views.HomeData{Deleted: c.QueryParam("deleted") != ""})
 }
 
 func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {

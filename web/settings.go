@@ -41,10 +41,8 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 	if n := utf8.RuneCountInString(d.DisplayName); n > 60 {
 		d.Errors["display_name"] = "At most 60 characters."
 	}
-	if d.TimeZone != "" {
-		if _, err := time.LoadLocation(d.TimeZone); err != nil || d.TimeZone == "Local" {
-			d.Errors["time_zone"] = "“" + d.TimeZone + "” is not a time zone: use a name such as Europe/Lisbon or America/New_York."
-		}
+	if d.TimeZone != "" && !validZone(d.TimeZone) {
+		d.Errors["time_zone"] = "“" + d.TimeZone + "” is not a time zone: use a name such as Europe/Lisbon or America/New_York."
 	}
 	if d.Theme != "light" && d.Theme != "dark" {
 		d.Theme = ""
@@ -73,6 +71,13 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	u := currentUser(c)
 	d := s.settingsData(c, u)
 	current, pw, confirm := c.FormValue("current"), c.FormValue("password"), c.FormValue("confirm")
+	// Guesses of the current password count as sign-in attempts do.
+	nameKey, ipKey := "name:"+strings.ToLower(u.Name), "ip:"+addressKey(s.clientIP(c.Request()))
+	okName, waitName := s.logins.take(nameKey)
+	okIP, waitIP := s.logins.take(ipKey)
+	if !okName || !okIP {
+		return tooMany("Too many wrong passwords.", max(waitName, waitIP))
+	}
 	_, hash, err := s.db.UserByName(ctx, u.Name)
 	if err != nil {
 		return err
@@ -88,6 +93,10 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 		d.Errors["password"] = agent.ErrorMessage(err)
 	} else if pw != confirm {
 		d.Errors["confirm"] = "The two passwords differ."
+	}
+	if ok {
+		s.logins.reset(nameKey)
+		s.logins.refund(ipKey)
 	}
 	if len(d.Errors) > 0 {
 		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
@@ -106,4 +115,18 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/settings?saved=password")
+}
+
+// validZone reports whether name is an IANA time zone as browsers know them: the zone
+// database's names, without its variants (posix/, right/) and files (Local, localtime,
+// posixrules, Factory), which Intl refuses.
+func validZone(name string) bool {
+	switch {
+	case name == "Local" || name == "localtime" || name == "posixrules" || name == "Factory",
+		strings.HasPrefix(name, "posix/") || strings.HasPrefix(name, "right/"),
+		strings.ContainsAny(name, " .\\") || strings.HasPrefix(name, "/"):
+		return false
+	}
+	_, err := time.LoadLocation(name)
+	return err == nil
 }

@@ -2,8 +2,9 @@ package web
 
 import (
 	"context"
+	"hash/fnv"
+	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ type personFeed struct {
 	watch   *agent.Watcher
 	timer   *time.Timer
 	pending bool
-	last    string
+	last    uint64 // a hash of the patch last sent
 }
 
 // feedDelay gathers a burst of changes into one read.
@@ -96,6 +97,12 @@ func (s *Server) newPersonFeed(u agent.User, current int64) *personFeed {
 func (p *personFeed) close() {
 	p.watch.Close()
 	p.timer.Stop()
+}
+
+// first schedules the first read, at a random moment of the next second.
+func (p *personFeed) first() {
+	p.pending = true
+	p.timer.Reset(feedDelay + rand.N(time.Second))
 }
 
 // changed notes a change; the read follows after feedDelay.
@@ -114,10 +121,15 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 		return err
 	}
 	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, pv.waiting, pv.latest))
-	if err != nil || h == p.last {
+	if err != nil {
 		return err
 	}
-	p.last = h
+	sum := fnv.New64a()
+	sum.Write([]byte(h))
+	if sum.Sum64() == p.last {
+		return nil
+	}
+	p.last = sum.Sum64()
 	w.patchElements(h, "", "", "")
 	return nil
 }
@@ -173,8 +185,9 @@ func (s *Server) handleDelete(c echo.Context) error {
 	if err := s.db.DeleteConversation(ctx, conv.ID, currentUser(c).Name); err != nil {
 		return err
 	}
-	s.runner.Watch().Changed(conv.ID, conv.UserID)
-	return c.Redirect(http.StatusSeeOther, "/?deleted="+url.QueryEscape(conv.Title))
+	s.hub.Gone(conv.ID)
+	s.runner.Watch().Forget(conv.ID, conv.UserID)
+	return c.Redirect(http.StatusSeeOther, "/?deleted=1")
 }
 
 // manageDone answers a rename or an archive (plain forms): back to the conversation.

@@ -106,14 +106,14 @@ func TestManage_RenameArchiveSearchDelete(t *testing.T) {
 	}
 	// Delete: gone from everywhere, the other conversation whole, the deletion in the audit log.
 	code, _, h := ts.post(t, path+"/delete", url.Values{})
-	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/?deleted=") {
+	if code != http.StatusSeeOther || h.Get("Location") != "/?deleted=1" {
 		t.Fatalf("delete = %d %v", code, h)
 	}
 	if code, _ := ts.get(t, path); code != http.StatusNotFound {
 		t.Errorf("the deleted conversation answers %d", code)
 	}
 	_, home = ts.get(t, h.Get("Location"))
-	if !strings.Contains(home, "Deleted “Offsite in Lisbon”.") || strings.Contains(sidebarOf(t, home), "Lisbon") || !strings.Contains(home, `data-waiting="1"`) {
+	if !strings.Contains(home, "The conversation was deleted.") || strings.Contains(sidebarOf(t, home), "Lisbon") || !strings.Contains(home, `data-waiting="1"`) {
 		t.Errorf("after the delete the home page shows %s", sidebarOf(t, home))
 	}
 	if _, found = ts.get(t, "/search?q=offsite"); strings.Contains(found, "Lisbon") {
@@ -157,6 +157,12 @@ func TestSettings_ProfileTimeZoneTheme(t *testing.T) {
 	if code != http.StatusUnprocessableEntity {
 		t.Fatalf("a made-up zone = %d %v", code, h)
 	}
+	// Zones Go reads but browsers do not know are refused too.
+	for _, z := range []string{"posix/Europe/Berlin", "right/UTC", "Local", "Factory"} {
+		if code, body, _ := ts.post(t, "/settings", url.Values{"time_zone": {z}}); code != http.StatusUnprocessableEntity || !strings.Contains(body, "is not a time zone") {
+			t.Errorf("zone %q = %d", z, code)
+		}
+	}
 	code, _, h = ts.post(t, "/settings", url.Values{"display_name": {"  Ann   Lee "}, "time_zone": {"Asia/Tokyo"}, "theme": {"dark"}})
 	if code != http.StatusSeeOther || !strings.Contains(h.Get("Set-Cookie"), "parley_theme=dark") {
 		t.Fatalf("save = %d %v", code, h)
@@ -178,5 +184,44 @@ func TestSettings_ProfileTimeZoneTheme(t *testing.T) {
 	// Without a password to sign in with, there is none to change.
 	if strings.Contains(page, "Change password") {
 		t.Error("a password form without passwords")
+	}
+}
+
+func TestDelete_EndsItsStreamsAndItsIDIsNeverGivenAgain(t *testing.T) {
+	ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
+	path := ts.start(t, "asker", "Plan the offsite")
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateWaiting)
+	s := ts.open(t, path+"/stream?after=0", "")
+	s.next()
+	if code, _, _ := ts.post(t, path+"/delete", url.Values{}); code != http.StatusSeeOther {
+		t.Fatalf("delete = %d", code)
+	}
+	// The page's stream ends (its reconnect finds nothing).
+	for s.sc.Scan() {
+	}
+	if err := s.sc.Err(); err != nil {
+		t.Errorf("the stream did not end: %v", err)
+	}
+	if code, _ := ts.get(t, path+"/stream"); code != http.StatusNotFound {
+		t.Errorf("the deleted conversation's stream answers %d", code)
+	}
+	next := ts.start(t, "asker", "Another plan")
+	if convID(t, next) <= id {
+		t.Errorf("a new conversation took id %d, at most the deleted %d", convID(t, next), id)
+	}
+}
+
+func TestDelete_RefusedWhileAStepIsQueued(t *testing.T) {
+	db := newDB(t)
+	c, err := db.CreateConversation(context.Background(), 0, "asker", "Busy", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.StartRun(context.Background(), c.ID, agent.Message{Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteConversation(context.Background(), c.ID, "ann"); agent.ErrorCode(err) != agent.ECONFLICT {
+		t.Errorf("delete with a queued step = %v, want a conflict", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -120,7 +121,12 @@ type withValues struct {
 	values context.Context
 }
 
-func (c withValues) Value(key any) any { return c.values.Value(key) }
+func (c withValues) Value(key any) any {
+	if v := c.values.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
+}
 
 // run sends the stream until the client goes, the session ends or the server shuts down:
 // the conversation's (when it has one) and the person's sidebar and waiting count.
@@ -146,8 +152,9 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	defer feed.close()
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
-	// What changed while the page loaded.
-	feed.changed()
+	// What changed while the page loaded; after a restart every page reconnects at once, so
+	// their reads are spread over a second.
+	feed.first()
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
@@ -166,20 +173,22 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 		case <-ctx.Done():
 			return
 		case <-wake:
+			if f.Gone() {
+				return // deleted: the page's reconnect is told it is not found
+			}
 		case <-feed.watch.C:
 			feed.changed()
 		case <-feed.timer.C:
-			if err := feed.send(ctx, ls.w); err != nil {
-				if ctx.Err() == nil {
-					s.log.Error("stream", "sidebar", ls.u.Name, "error", err)
-				}
-				return
+			if err := feed.send(ctx, ls.w); err != nil && ctx.Err() == nil {
+				// The sidebar stays as it was; the next change reads it again.
+				s.log.Error("stream", "sidebar", ls.u.Name, "error", err)
 			}
 		case <-heartbeat.C:
 			// The session may have ended, or staff stopped being staff: the stream ends too,
 			// and the page's reconnect is asked to sign in.
-			u, err := s.identify(ls.req.WithContext(ctx))
-			if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) {
+			// A page left open is not activity: the check does not keep the session alive.
+			u, err := s.identify(ls.req.WithContext(store.Peek(ctx)))
+			if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) {
 				return
 			}
 			ls.w.comment("heartbeat")
