@@ -24,19 +24,7 @@ func TestMarkdown(t *testing.T) {
 		{"iframe", `<iframe src="https://evil"></iframe>`, nil, []string{"<iframe"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Markdown(tt.in)
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("Markdown(%q) = %q, want it to contain %q", tt.in, got, w)
-				}
-			}
-			for _, f := range tt.forbidden {
-				if strings.Contains(got, f) {
-					t.Errorf("Markdown(%q) = %q, must not contain %q", tt.in, got, f)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkMarkdown(t, tt.in, tt.want, tt.forbidden) })
 	}
 }
 
@@ -68,19 +56,7 @@ func TestMarkdown_CodeBlocks(t *testing.T) {
 		{"html in code is text", "```html\n<button onclick=\"x()\">Copy</button>\n```", []string{"&lt;", `<span class="nt">button</span>`}, []string{"<button onclick", `onclick="`}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Markdown(tt.in)
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("Markdown(%q) = %q, want it to contain %q", tt.in, got, w)
-				}
-			}
-			for _, f := range tt.forbidden {
-				if strings.Contains(got, f) {
-					t.Errorf("Markdown(%q) = %q, must not contain %q", tt.in, got, f)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkMarkdown(t, tt.in, tt.want, tt.forbidden) })
 	}
 }
 
@@ -145,5 +121,22 @@ func TestMarkdown_TaskList(t *testing.T) {
 	}
 	if strings.Count(got, "<input") != strings.Count(got, "aria-label=") {
 		t.Errorf("a checkbox without a name: %q", got)
+	}
+}
+
+// checkMarkdown checks that the Markdown of in holds every string of want and none of
+// forbidden.
+func checkMarkdown(t *testing.T, in string, want, forbidden []string) {
+	t.Helper()
+	got := Markdown(in)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("Markdown(%q) = %q, want it to contain %q", in, got, w)
+		}
+	}
+	for _, f := range forbidden {
+		if strings.Contains(got, f) {
+			t.Errorf("Markdown(%q) = %q, must not contain %q", in, got, f)
+		}
 	}
 }

@@ -144,33 +144,34 @@ func (s *Server) handleLive(c echo.Context) error {
 
 // handleRename gives a conversation of the person's a new title.
 func (s *Server) handleRename(c echo.Context) error {
-	conv, err := s.writableConversation(c)
-	if err != nil {
-		return err
-	}
-	title, err := agent.ValidTitle(c.FormValue("title"))
-	if err != nil {
-		return err
-	}
-	if err := s.db.RenameConversation(c.Request().Context(), conv.ID, title); err != nil {
-		return err
-	}
-	s.runner.Watch().Changed(conv.ID, conv.UserID)
-	return s.manageDone(c, conv.ID)
+	return s.manage(c, func(ctx context.Context, id int64) error {
+		title, err := agent.ValidTitle(c.FormValue("title"))
+		if err != nil {
+			return err
+		}
+		return s.db.RenameConversation(ctx, id, title)
+	})
 }
 
 // handleArchive moves a conversation out of the person's lists, or back (archived=0).
 func (s *Server) handleArchive(c echo.Context) error {
+	return s.manage(c, func(ctx context.Context, id int64) error {
+		return s.db.ArchiveConversation(ctx, id, c.FormValue("archived") != "0")
+	})
+}
+
+// manage changes a conversation of the person's with change, tells their pages, and goes
+// back to it (the forms are plain ones).
+func (s *Server) manage(c echo.Context, change func(ctx context.Context, id int64) error) error {
 	conv, err := s.writableConversation(c)
 	if err != nil {
 		return err
 	}
-	archive := c.FormValue("archived") != "0"
-	if err := s.db.ArchiveConversation(c.Request().Context(), conv.ID, archive); err != nil {
+	if err := change(c.Request().Context(), conv.ID); err != nil {
 		return err
 	}
 	s.runner.Watch().Changed(conv.ID, conv.UserID)
-	return s.manageDone(c, conv.ID)
+	return c.Redirect(http.StatusSeeOther, "/c/"+strconv.FormatInt(conv.ID, 10))
 }
 
 // handleDelete removes a conversation of the person's for good, after stopping its agent;
@@ -188,11 +189,6 @@ func (s *Server) handleDelete(c echo.Context) error {
 	s.hub.Gone(conv.ID)
 	s.runner.Watch().Forget(conv.ID, conv.UserID)
 	return c.Redirect(http.StatusSeeOther, "/?deleted=1")
-}
-
-// manageDone answers a rename or an archive (plain forms): back to the conversation.
-func (s *Server) manageDone(c echo.Context, id int64) error {
-	return c.Redirect(http.StatusSeeOther, "/c/"+strconv.FormatInt(id, 10))
 }
 
 // handleSearch finds the person's own conversations, archived ones too: by title, and by
