@@ -22,7 +22,10 @@ type Watch struct {
 	nsubs   int
 	owners  map[int64]int64 // conversation → account, as learnt
 	changed map[int64]struct{}
-	kick    chan struct{}
+	// versions count the changes of each account's conversations (0: of everyone's), so
+	// that a page can tell whether anything changed since it was drawn.
+	versions map[int64]uint64
+	kick     chan struct{}
 }
 
 // maxOwners bounds what the Watch remembers of whose conversations are whose.
@@ -31,7 +34,7 @@ const maxOwners = 100_000
 // NewWatch returns a Watch that learns whose a conversation is from owner, until ctx ends.
 func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, error)) *Watch {
 	w := &Watch{owner: owner, subs: map[int64]map[*Watcher]struct{}{}, owners: map[int64]int64{},
-		changed: map[int64]struct{}{}, kick: make(chan struct{}, 1)}
+		changed: map[int64]struct{}{}, versions: map[int64]uint64{}, kick: make(chan struct{}, 1)}
 	go w.run(ctx)
 	return w
 }
@@ -70,13 +73,9 @@ func (s *Watcher) Close() {
 	w.mu.Unlock()
 }
 
-// Publish notes the conversations of committed events. With nobody watching, it does nothing.
+// Publish notes the conversations of committed events.
 func (w *Watch) Publish(events []Event) {
 	w.mu.Lock()
-	if w.nsubs == 0 {
-		w.mu.Unlock()
-		return
-	}
 	for _, ev := range events {
 		w.changed[ev.ConversationID] = struct{}{}
 	}
@@ -105,7 +104,20 @@ func (w *Watch) Forget(conversationID, account int64) {
 	w.mu.Unlock()
 }
 
+// Version is the count of changes to the account's conversations (0: everyone's) so far. A
+// page that read it before what it shows, and finds it the same later, missed nothing;
+// changes not yet counted wake its subscription.
+func (w *Watch) Version(account int64) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.versions[account]
+}
+
 func (w *Watch) wakeLocked(account int64) {
+	w.versions[account]++
+	if account != 0 {
+		w.versions[0]++
+	}
 	for _, id := range []int64{account, 0} {
 		for s := range w.subs[id] {
 			select {

@@ -32,15 +32,27 @@ func TestWatch_WakesTheOwnerAndEveryoneWatchers(t *testing.T) {
 	<-ann.C
 	w.Changed(2, 20)
 	<-bob.C
-	// A closed watcher is not woken; with nobody watching, Publish notes nothing.
+	// Versions count the changes: an account's own, and everyone's.
+	if v := w.Version(10); v != 2 {
+		t.Errorf("ann's version = %d after two changes", v)
+	}
+	if v := w.Version(0); v != 3 {
+		t.Errorf("everyone's version = %d after three changes", v)
+	}
+	// Deleted: forgotten, and counted.
+	w.Forget(1, 10)
+	<-ann.C
+	if v := w.Version(10); v != 3 {
+		t.Errorf("ann's version = %d after a deletion", v)
+	}
 	ann.Close()
 	staff.Close()
-	bob.Close()
-	w.Publish([]Event{{ConversationID: 3}})
-	w.mu.Lock()
-	n := len(w.changed)
-	w.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d changes noted with nobody watching", n)
+	w.Publish([]Event{{ConversationID: 1}}) // whose it is must be asked again
+	select {
+	case <-ann.C:
+		t.Error("a closed watcher was woken")
+	case <-bob.C:
+		t.Error("bob was woken")
+	default:
 	}
 }

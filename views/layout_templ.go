@@ -305,9 +305,9 @@ func Layout(title string) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var14 string
-				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(liveAction(v.Current))
+				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(liveAction(v.Current, v.Version))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout.templ`, Line: 85, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout.templ`, Line: 85, Col: 64}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
@@ -638,8 +638,8 @@ func sidebarState(s agent.RunState) string {
 	return s.Label()
 }
 
-func liveAction(current int64) string {
-	return fmt.Sprintf("@get('/live?c=%d', {retry: 'always', retryInterval: 1000, retryScaler: 2, retryMaxWait: 10000, retryMaxCount: 100000, requestCancellation: 'cleanup'})", current)
+func liveAction(current int64, version uint64) string {
+	return fmt.Sprintf("@get('/live?c=%d&v=%d', {retry: 'always', retryInterval: 1000, retryScaler: 2, retryMaxWait: 10000, retryMaxCount: 100000, requestCancellation: 'cleanup'})", current, version)
 }
 
 // PersonPatch is what a stream patches when the person's conversations change.

@@ -27,6 +27,9 @@ type Viewer struct {
 	TimeZone string
 	// Live: the page opens the person's live stream (pages without a stream of their own).
 	Live bool
+	// Version is the count of changes to the person's conversations before the page read
+	// them: its stream reads them again only if it has moved.
+	Version uint64
 }
 
 type viewerKey struct{}

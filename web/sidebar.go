@@ -37,6 +37,7 @@ func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
 	if ck, err := r.Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
 		v.Theme = ck.Value
 	}
+	v.Version = s.runner.Watch().Version(s.answerScope(u))
 	p, err := s.personView(r.Context(), u)
 	if err != nil {
 		s.log.Error("sidebar", "user", u.Name, "error", err)
@@ -94,6 +95,16 @@ func (s *Server) newPersonFeed(u agent.User, current int64) *personFeed {
 	return &personFeed{s: s, u: u, current: current, watch: s.runner.Watch().Subscribe(s.answerScope(u)), timer: t}
 }
 
+// start reads what changed since the page was drawn (also while a reconnecting page was
+// away), if anything did: the page's version (see views.Viewer.Version) is not the count
+// now, or it has none. It is called once subscribed: a change counted later wakes the feed.
+func (p *personFeed) start(pageVersion string) {
+	v, err := strconv.ParseUint(pageVersion, 10, 64)
+	if err != nil || v != p.s.runner.Watch().Version(p.s.answerScope(p.u)) {
+		p.first()
+	}
+}
+
 func (p *personFeed) close() {
 	p.watch.Close()
 	p.timer.Stop()
@@ -138,7 +149,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 // the waiting count current. It counts among the person's open streams.
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
-	st := &liveStream{s: s, u: currentUser(c), req: c.Request(), current: current}
+	st := &liveStream{s: s, u: currentUser(c), req: c.Request(), current: current, version: c.QueryParam("v")}
 	return s.serveStream(c, context.Background(), st.run)
 }
 

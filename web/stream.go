@@ -37,7 +37,8 @@ func (s *Server) handleStream(c echo.Context) error {
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
 		cur = parseCursor(last)
 	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1", req: c.Request()}
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1", req: c.Request(),
+		version: c.QueryParam("v")}
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	return s.serveStream(c, views.WithMode(context.Background(), s.modeFor(currentUser(c), conv)), st.run)
 }
@@ -152,9 +153,9 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	defer feed.close()
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")
-	// What changed while the page loaded; after a restart every page reconnects at once, so
-	// their reads are spread over a second.
-	feed.first()
+	// What changed since the page was drawn; after a restart every page reconnects at once,
+	// so their reads are spread over a second.
+	feed.start(ls.version)
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
@@ -215,8 +216,10 @@ type liveStream struct {
 	ctx  context.Context
 	w    *sseWriter
 	conv agent.Conversation // none for a page that shows no conversation (handleLive)
-	// current is the conversation the page shows, marked in the sidebar.
+	// current is the conversation the page shows, marked in the sidebar; version the count
+	// of changes to the person's conversations the page had seen (?v=).
 	current int64
+	version string
 	cur     agent.Cursor
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream

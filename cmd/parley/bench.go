@@ -663,6 +663,9 @@ func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
 		if o.profile != "" {
 			server.cmd.Process.Signal(syscall.SIGUSR2)
 		}
+		if s.next < plan.Tokens && s.err != nil {
+			return fmt.Errorf("page: the reply %s: %w", where, s.err)
+		}
 		r := benchResult{delivered: s.next}
 		fmt.Fprintf(out, "a reply of %d tokens at 500/s %s: Parley %.1f µs/token, %d delivered\n", plan.Tokens, where, r.perToken(procCPU(server.pid())-cpu0), s.next)
 	}

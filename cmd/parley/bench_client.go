@@ -155,7 +155,8 @@ func (p *sseParser) line(line []byte, now time.Time) bool {
 					p.got += len(html.UnescapeString(string(t[:j])))
 				}
 			}
-			if bytes.Contains(v, []byte("state-done")) {
+			// The conversation's state badge (the sidebar's states are not its own).
+			if bytes.Contains(v, []byte(`class="state state-done"`)) {
 				s.done = true
 			}
 			if i := bytes.Index(v, []byte(`id="q-`)); i >= 0 {
@@ -343,7 +344,7 @@ func personOf(u *url.URL) string {
 // benchPerson is the person of a run's i-th conversation.
 func benchPerson(i int) string { return fmt.Sprintf("bench-%d", i) }
 
-var afterID = regexp.MustCompile(`stream\?after=(\d+)`)
+var afterID = regexp.MustCompile(`stream\?after=(\d+)(?:&amp;v=(\d+))?`)
 
 // openConversation starts a conversation as a person does in the browser: the form's post,
 // then its page, whose stream begins after the last event the page shows. It returns the
@@ -370,7 +371,11 @@ func streamURL(ctx context.Context, client *http.Client, base, person, path stri
 	if m == nil {
 		return "", fmt.Errorf("%s: no stream on the page (%s)", path, resp.Status)
 	}
-	return base + path + "/stream?n=1&after=" + string(m[1]) + "#" + person, nil
+	u := base + path + "/stream?n=1&after=" + string(m[1])
+	if len(m[2]) > 0 {
+		u += "&v=" + string(m[2]) // what the page saw of the person's conversations
+	}
+	return u + "#" + person, nil
 }
 
 // startConversation asks Parley for a conversation with agent and returns its path.

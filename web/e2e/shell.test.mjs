@@ -45,9 +45,23 @@ test('sidebar, waiting count, rename, search, archive, themes, and axe on every 
   page.on('pageerror', (e) => errors.push(e.message))
   other.on('pageerror', (e) => errors.push(e.message))
   try {
-    // Another tab on the home page hears of the question as it comes.
+    // Another tab on the home page hears of the question as it comes, and, hidden, with
+    // notifications turned on (a click), tells of it. Headless Chromium shows no
+    // notifications: the page's Notification records what it would show, and the tab is
+    // made hidden.
+    await other.addInitScript(() => {
+      window.shown = []
+      window.Notification = class {
+        static permission = 'default'
+        static async requestPermission () { window.Notification.permission = 'granted'; return 'granted' }
+        constructor (title, opts) { window.shown.push(`${title}: ${opts.body}`) }
+      }
+    })
     await other.goto(parley.url + '/')
     assert.equal(await other.title(), 'Conversations · Parley')
+    await other.getByRole('button', { name: 'Turn on notifications' }).click()
+    await other.getByRole('button', { name: 'Turn off notifications' }).waitFor()
+    await other.evaluate(() => Object.defineProperty(document, 'visibilityState', { get: () => 'hidden' }))
     await startPlanner(page, parley.url, 'Plan a party for 30 people')
     const path = new URL(page.url()).pathname
     await other.waitForFunction(() => document.title.startsWith('(1) '))
@@ -55,6 +69,8 @@ test('sidebar, waiting count, rename, search, archive, themes, and axe on every 
     await entry.locator('.side-state', { hasText: 'waiting for you' }).waitFor()
     assert.match(await other.locator('link[rel=icon]').getAttribute('href'), /^data:image\/png/, 'the icon shows the count')
     assert.equal((await other.locator('#waiting-count').textContent()).replace(/\s+/g, ' ').trim(), '1 waiting')
+    assert.deepEqual(await other.evaluate(() => window.shown), ['Parley: an agent is asking you: Plan a party for 30 people'])
+    assert.equal(await page.evaluate(() => window.Notification.permission), 'default', 'nobody was asked on load')
     await page.waitForFunction(() => document.title.startsWith('(1) '))
     assert.equal(await page.locator('#sidebar-list a[aria-current=page]').innerText().then((t) => t.split('\n')[0]), 'Plan a party for 30 people')
     // The new question has the focus, and a time on every message.
@@ -152,6 +168,23 @@ test('the system dark theme is followed without a choice; the keyboard reaches e
     }
   } finally {
     await context.close()
+    await parley.stop()
+  }
+})
+
+test('the sign-in pages pass axe, light and dark', async () => {
+  const parley = await startParley({ db: tempDB(), auth: 'local' })
+  try {
+    for (const colorScheme of ['light', 'dark']) {
+      const context = await browser.newContext({ colorScheme, viewport: { width: 1000, height: 800 } })
+      const page = await context.newPage()
+      for (const p of ['/login', '/signup']) {
+        await page.goto(parley.url + p)
+        await axe(page, `${p} (${colorScheme})`)
+      }
+      await context.close()
+    }
+  } finally {
     await parley.stop()
   }
 })
