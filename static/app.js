@@ -460,6 +460,13 @@ announcer.className = 'sr-only'
 announcer.setAttribute('aria-live', 'polite')
 announcer.id = 'announcer'
 document.body.append(announcer)
+// spoken is the text of a message as it is read out: without the code blocks' heads.
+function spoken (body) {
+  if (!body) return ''
+  const c = body.cloneNode(true)
+  c.querySelectorAll('.code-head, button').forEach((e) => e.remove())
+  return c.textContent.replace(/\s+/g, ' ').trim()
+}
 function announce (text) {
   announcer.textContent = ''
   setTimeout(() => { announcer.textContent = text.length > 600 ? text.slice(0, 600) + '…' : text }, 50)
@@ -484,7 +491,7 @@ document.addEventListener('datastar-fetch', (e) => {
     who.querySelector('.author')?.after(t)
     showTime(t)
   }
-  announce(`${msg.querySelector('.author')?.textContent || 'The agent'}: ${msg.querySelector('.body')?.innerText || ''}`)
+  announce(`${msg.querySelector('.author')?.textContent || 'The agent'}: ${spoken(msg.querySelector('.body'))}`)
   if (free() && !document.querySelector('#thread .question.pending')) document.getElementById('message')?.focus({ preventScroll: true })
 })
 const knownQuestions = new Set([...document.querySelectorAll('#thread .question.pending')].map((q) => q.id))

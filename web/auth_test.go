@@ -708,3 +708,23 @@ func TestChangePassword(t *testing.T) {
 		t.Errorf("the 12th wrong guess = %d, want 429", last)
 	}
 }
+
+// Staff's waiting count holds only the questions they may answer: their own, and everyone's
+// when they answer on people's behalf.
+func TestWaitingCount_OnlyWhatTheViewerMayAnswer(t *testing.T) {
+	for _, staffAnswer := range []bool{false, true} {
+		as := newAccountsServer(t, web.AuthOptions{StaffAnswer: staffAnswer}, web.Limits{}, askerAndReader())
+		ann, bob, carol := as.signIn(t, "ann"), as.signIn(t, "bob"), as.signIn(t, "carol")
+		_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
+		as.waitState(t, convID(t, h.Get("Location")), agent.StateWaiting)
+		want := map[*person]string{ann: `data-waiting="1"`, bob: `data-waiting="0"`, carol: `data-waiting="0"`}
+		if staffAnswer {
+			want[carol] = `data-waiting="1"`
+		}
+		for p, w := range want {
+			if _, page := p.get("/"); !strings.Contains(page, w) {
+				t.Errorf("staff answer %v: a page lacks %s", staffAnswer, w)
+			}
+		}
+	}
+}

@@ -208,6 +208,13 @@ test('code is highlighted as it streams, copied with one click, and axe passes m
     await page.locator('.msg.agent.streaming pre.chroma').first().waitFor()
     await axe(page, 'a reply mid-stream')
     await page.locator('#state .state-done').waitFor()
+    // The reply ended: the message box has the focus back, and a screen reader heard the
+    // reply once, whole.
+    await page.waitForFunction(() => document.activeElement?.id === 'message')
+    const heard = await page.locator('#announcer').textContent()
+    assert.match(heard, /^fake-model: Here is the handler: func hello\(w http\.ResponseWriter/)
+    assert.doesNotMatch(heard, /Copy/)
+    assert.equal(await page.locator('#thread[aria-live]').count(), 0, 'the thread itself is not a live region')
     const block = page.locator('.msg.agent pre.chroma').first()
     const head = page.locator('.msg.agent .code-head').first()
     assert.ok(await block.locator('span[class]').count() > 3, 'the Go code is highlighted')
