@@ -164,23 +164,37 @@ func highlight(b *rendering, lexer chroma.Lexer, code string) {
 		writeEscaped(b, code)
 		return
 	}
+	// Tokens of one class in a row share a span: a span costs 20 bytes or so, on a
+	// streaming message's wire too.
+	open := ""
+	closeSpan := func() {
+		if open != "" {
+			b.WriteString("</span>")
+			open = ""
+		}
+	}
 	for _, t := range tokens {
 		class := tokenClass(t.Type)
 		for v := t.Value; v != ""; {
 			line, rest, nl := strings.Cut(v, "\n")
-			if class == "" || line == "" {
+			if line != "" {
+				if class != open {
+					closeSpan()
+					if class != "" {
+						b.WriteString(`<span class="` + class + `">`)
+						open = class
+					}
+				}
 				writeEscaped(b, line)
-			} else {
-				b.WriteString(`<span class="` + class + `">`)
-				writeEscaped(b, line)
-				b.WriteString("</span>")
 			}
 			if nl {
+				closeSpan()
 				b.WriteByte('\n')
 			}
 			v = rest
 		}
 	}
+	closeSpan()
 }
 
 // spells reports whether tokens are code, trimming the line end lexers add to code without
@@ -201,13 +215,13 @@ func spells(tokens []chroma.Token, code string) bool {
 }
 
 // tokenClass is the class of a token type, as chroma's HTML formatter names it, or "" for
-// text written plain: text, white space, and chroma's meta types, errors among them (which
-// lexers report in code that is fine, or not finished yet).
+// text written plain: text, white space, punctuation, and chroma's meta types, errors among
+// them (which lexers report in code that is fine, or not finished yet).
 func tokenClass(t chroma.TokenType) string {
 	for ; t > 0; t = t.Parent() {
 		if class, ok := chroma.StandardTypes[t]; ok {
-			if class == "w" {
-				return ""
+			if class == "w" || class == "p" {
+				return "" // white space, and punctuation, which is in the text's colour
 			}
 			return class
 		}

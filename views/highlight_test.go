@@ -42,7 +42,7 @@ func TestHighlight_Classes(t *testing.T) {
 	for tt, class := range chroma.StandardTypes {
 		got := tokenClass(tt)
 		switch {
-		case tt < 0 || tt == chroma.Text || tt == chroma.TextWhitespace:
+		case tt < 0 || tt == chroma.Text || tt == chroma.TextWhitespace || tt == chroma.Punctuation:
 			if got != "" {
 				t.Errorf("%s has class %q, want it plain", tt, got)
 			}
