@@ -93,9 +93,16 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	order := ` ORDER BY search.rank`
 	if common {
 		order = ` ORDER BY search.rowid DESC`
-		// A rowid bound FTS5 applies as it reads: the scan stops past the newest matches.
-		where = append(where, `search.rowid >= coalesce((SELECT min(rowid) FROM (SELECT rowid FROM search WHERE search MATCH ? ORDER BY rowid DESC LIMIT ?)), 0)`)
-		args = append(args, q, scanLimit)
+		// A rowid bound FTS5 applies as it reads: the scan stops past the newest matches
+		// (the account's own, for one account's search: a person's words are not crowded
+		// out by everyone else's).
+		window, wargs := `SELECT rowid FROM search WHERE search MATCH ?`, []any{q}
+		if f.UserID != 0 {
+			window += ` AND conversation_id IN (SELECT id FROM conversations WHERE user_id = ?)`
+			wargs = append(wargs, f.UserID)
+		}
+		where = append(where, `search.rowid >= coalesce((SELECT min(rowid) FROM (`+window+` ORDER BY rowid DESC LIMIT ?)), 0)`)
+		args = append(append(args, wargs...), scanLimit)
 	}
 	// CROSS JOIN keeps the index the outer loop: it reads matches in the order asked for
 	// and the LIMIT stops it.

@@ -17,7 +17,8 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 	b.Helper()
 	db := storetest.New(b)
 	ann, _ := db.CreateUser(ctx, "ann", "h", "")
-	// Bob has one conversation, among the oldest: a filter on him keeps few matches.
+	// Bob has one conversation, among the oldest: a filter on him keeps few matches (found
+	// still, however many newer texts of other people hold the word).
 	bob, _ := db.CreateUser(ctx, "bob", "h", "")
 	bc, _ := db.CreateConversation(ctx, bob.ID, "x", "bob's", "")
 	if _, err := db.StartRun(ctx, bc.ID, agent.Message{Text: "the budget of the team"}); err != nil {
@@ -66,7 +67,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				hits, _, err := db.Search(ctx, bc.q, bc.f)
-				if err != nil || (len(hits) == 0) != (bc.f.UserID == 2) {
+				if err != nil || len(hits) == 0 {
 					b.Fatalf("%d hits, %v", len(hits), err)
 				}
 			}
