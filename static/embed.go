@@ -9,9 +9,10 @@ import (
 
 //go:generate go run ../cmd/datastar-bundle
 
-// FS holds the stylesheets, the icon, app.js and the Datastar client (placed by go generate).
+// FS holds the stylesheets, the icon, app.js, shell.js and the Datastar client (placed by go
+// generate).
 //
-//go:embed *.css *.svg app.js datastar.js datastar.js.map
+//go:embed *.css *.svg app.js shell.js datastar.js datastar.js.map
 var FS embed.FS
 
 // Version is a short hash of the embedded assets, used to bust browser caches on upgrade.

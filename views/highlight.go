@@ -76,7 +76,7 @@ func writeCodeBlock(w util.BufWriter, source []byte, n ast.Node, lang []byte) {
 var langName = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,32}$`)
 
 // codeBlockOpen is our HTML before a code block's <code>: a head with the language and a copy
-// button (app.js copies the text of the <pre> that follows), then the <pre>. The <pre> may
+// button (shell.js copies the text of the <pre> that follows), then the <pre>. The <pre> may
 // scroll sideways, so it takes the focus (axe: scrollable-region-focusable) and has a name
 // (role=group: a plain <pre> may not be named). The head and the <pre> are siblings, with no
 // element around them: a streaming message's caret goes in the last <pre> of a block's HTML

@@ -3,7 +3,7 @@
 // person chose stays chosen, as does the text; removing the refused one and sending again works.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { startParley, launch, tempDB } from './harness.mjs'
+import { startParley, launch, tempDB, pageErrors } from './harness.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -15,8 +15,7 @@ const bad = { name: 'core.bin', mimeType: 'application/octet-stream', buffer: Bu
 test('a refused attachment keeps the other files and the text', async () => {
   const parley = await startParley({ db: tempDB() })
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()

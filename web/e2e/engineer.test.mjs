@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors } from './harness.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -12,8 +12,7 @@ after(async () => { await browser?.close() })
 test('platform engineer: streaming, a prefilled form, Enter to send', async () => {
   const parley = await startParley({ db: tempDB(), env: { PARLEY_BUILTIN_PACE: '15ms' } })
   const page = await browser.newPage({ viewport: { width: 1000, height: 1000 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()

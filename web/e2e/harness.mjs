@@ -54,3 +54,20 @@ export async function launch () {
       '--disable-background-networking', '--disable-component-update', '--disable-sync']
   })
 }
+
+// pageErrors collects the page's uncaught errors: a test ends by finding none.
+export function pageErrors (page) {
+  const errors = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  return errors
+}
+
+// startConversation starts a conversation from the home page, with the agent whose choice
+// matches agent, and waits for its page.
+export async function startConversation (page, url, agent, text) {
+  await page.goto(url + '/')
+  await page.getByRole('radio', { name: agent }).check()
+  await page.getByLabel('Message').fill(text)
+  await page.getByRole('button', { name: 'Send' }).click()
+  await page.waitForURL(/\/c\/\d+$/)
+}

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors } from './harness.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -25,8 +25,7 @@ function bigLog () {
 test('a pasted log becomes a document the person opens and the agent reads', async () => {
   const parley = await startParley({ db: tempDB() })
   const page = await browser.newPage({ viewport: { width: 1000, height: 1000 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
@@ -85,8 +84,7 @@ test('a pasted log becomes a document the person opens and the agent reads', asy
 test('files attached with the picker or dropped on the message box become documents', async () => {
   const parley = await startParley({ db: tempDB() })
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()

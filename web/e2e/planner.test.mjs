@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors } from './harness.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -17,8 +17,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
   const db = tempDB()
   let parley = await startParley({ db })
   const page = await browser.newPage({ viewport: { width: 1000, height: 1100 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Event planner/ }).check()

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import AxeBuilder from '@axe-core/playwright'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors, startConversation } from './harness.mjs'
 import { startFakeOpenAI } from './fake-openai.mjs'
 
 let browser
@@ -25,11 +25,7 @@ async function axe (page, what) {
 const pages = ['/', '/inbox', '/search?q=party', '/archived', '/settings', '/review', '/review/figures', '/c/999']
 
 async function startPlanner (page, url, text) {
-  await page.goto(url + '/')
-  await page.getByRole('radio', { name: /Event planner/ }).check()
-  await page.getByLabel('Message').fill(text)
-  await page.getByRole('button', { name: 'Send' }).click()
-  await page.waitForURL(/\/c\/\d+$/)
+  await startConversation(page, url, /Event planner/, text)
   await page.getByLabel('City or area').waitFor()
 }
 
@@ -41,8 +37,7 @@ test('sidebar, waiting count, rename, search, archive, themes, and axe on every 
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
   const page = await context.newPage()
   const other = await context.newPage()
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   other.on('pageerror', (e) => errors.push(e.message))
   try {
     // Another tab on the home page hears of the question as it comes, and, hidden, with
@@ -197,14 +192,9 @@ test('code is highlighted as it streams, copied with one click, and axe passes m
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: parley.url })
   const page = await context.newPage()
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
-    await page.goto(parley.url + '/')
-    await page.getByRole('radio', { name: /fake-model/ }).check()
-    await page.getByLabel('Message').fill('Write me a Go handler')
-    await page.getByRole('button', { name: 'Send' }).click()
-    await page.waitForURL(/\/c\/\d+$/)
+    await startConversation(page, parley.url, /fake-model/, 'Write me a Go handler')
     await page.locator('.msg.agent.streaming pre.chroma').first().waitFor()
     await axe(page, 'a reply mid-stream')
     await page.locator('#state .state-done').waitFor()

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors, startConversation } from './harness.mjs'
 import { startFakeOpenAI } from './fake-openai.mjs'
 
 let browser
@@ -14,20 +14,13 @@ after(async () => { await browser?.close() })
 
 const reply = 'Here is **the plan** for `deploy`:\n\n1. Build it.\n2. Ship it.\n\n| Step | Time |\n|---|---|\n| build | 2 min |\n| ship | 1 min |\n\nThat is all, in *three* minutes or so.'
 
-async function start (page, parley, text) {
-  await page.goto(parley.url + '/')
-  await page.getByRole('radio', { name: /fake-model/ }).check()
-  await page.getByLabel('Message').fill(text)
-  await page.getByRole('button', { name: 'Send' }).click()
-  await page.waitForURL(/\/c\/\d+$/)
-}
+const start = (page, parley, text) => startConversation(page, parley.url, /fake-model/, text)
 
 test('Markdown renders as it streams, and the finished message is what streamed', async () => {
   const model = await startFakeOpenAI({ reply, pace: 30 })
   const parley = await startParley({ db: tempDB(), env: { PARLEY_OPENAI_BASE_URL: model.url, PARLEY_OPENAI_MODEL: 'fake-model' } })
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 } })
-  const errors = []
-  page.on('pageerror', (e) => errors.push(e.message))
+  const errors = pageErrors(page)
   try {
     await start(page, parley, 'How do we deploy?')
     // While it streams: bold and code already formatted, the list a list.
