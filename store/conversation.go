@@ -133,22 +133,31 @@ func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter)
 		query += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	query += ` ORDER BY c.updated_at DESC, c.id DESC LIMIT ? OFFSET ?`
-	rows, err := db.read.QueryContext(ctx, query, append(args, limit+1, max(f.Offset, 0))...)
+	out, err := db.conversations(ctx, query, append(args, limit+1, max(f.Offset, 0))...)
 	if err != nil {
 		return nil, false, fmt.Errorf("list conversations: %w", err)
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// conversations runs a query of conversationColumns.
+func (db *DB) conversations(ctx context.Context, query string, args ...any) ([]agent.Conversation, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []agent.Conversation
 	for rows.Next() {
 		c, err := scanConversation(rows)
 		if err != nil {
-			return nil, false, fmt.Errorf("list conversations: %w", err)
+			return nil, err
 		}
 		out = append(out, c)
 	}
-	more := len(out) > limit
-	if more {
-		out = out[:limit]
-	}
-	return out, more, rows.Err()
+	return out, rows.Err()
 }

@@ -100,19 +100,10 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 // holds text, ignoring case, most recently active first.
 func (db *DB) ConversationsTitled(ctx context.Context, userID int64, text string, limit int) ([]agent.Conversation, error) {
 	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "%"
-	rows, err := db.read.QueryContext(ctx, `SELECT `+conversationColumns+conversationsFrom+`
+	out, err := db.conversations(ctx, `SELECT `+conversationColumns+conversationsFrom+`
 		WHERE c.user_id = ? AND c.title LIKE ? ESCAPE '\' ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`, userID, like, limit)
 	if err != nil {
 		return nil, fmt.Errorf("conversations titled: %w", err)
 	}
-	defer rows.Close()
-	var out []agent.Conversation
-	for rows.Next() {
-		c, err := scanConversation(rows)
-		if err != nil {
-			return nil, fmt.Errorf("conversations titled: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -34,28 +34,9 @@ func (s *Server) handleLogin(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
-	ctx := c.Request().Context()
 	name, pw, next := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), safeNext(c.FormValue("next"))
-	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+addressKey(s.clientIP(c.Request()))
-	// An attempt is paid for before the password is checked, so that many at once cannot
-	// all pass; a success gives the name's back.
-	okName, waitName := s.logins.take(nameKey)
-	okIP, waitIP := s.logins.take(ipKey)
-	if !okName || !okIP {
-		return tooMany("Too many failed sign-ins.", max(waitName, waitIP))
-	}
-	u, hash, err := s.db.UserByName(ctx, name)
-	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
-		return err
-	}
-	ok := false
-	if err := s.hashing(ctx, func() {
-		if err != nil || u.Role == agent.RoleService || hash == "" {
-			agent.PasswordMatchesNoAccount(pw) // the same time as a wrong password
-			return
-		}
-		ok = agent.PasswordMatches(hash, pw)
-	}); err != nil {
+	u, ok, err := s.passwordAttempt(c, name, pw, "Too many failed sign-ins.")
+	if err != nil {
 		return err
 	}
 	if !ok {
@@ -63,8 +44,6 @@ func (s *Server) handleLogin(c echo.Context) error {
 		return s.page(c, http.StatusUnauthorized, views.LoginPage(views.LoginData{Name: name, Next: next, Signup: s.auth.Signup,
 			Error: "That name and password do not match an account."}))
 	}
-	s.logins.reset(nameKey)
-	s.logins.refund(ipKey)
 	if err := s.startSession(c, u); err != nil {
 		return err
 	}
@@ -141,21 +120,14 @@ func (s *Server) handleSignup(c echo.Context) error {
 	if err := agent.CheckUserName(name); err != nil {
 		d.Errors["name"] = agent.ErrorMessage(err)
 	}
-	if err := agent.CheckPassword(pw); err != nil {
-		d.Errors["password"] = agent.ErrorMessage(err)
-	} else if pw != confirm {
-		d.Errors["confirm"] = "The two passwords differ."
-	}
+	checkNewPassword(pw, confirm, d.Errors)
 	if len(d.Errors) > 0 {
 		return s.page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
 	}
 	if ok, wait := s.signups.take("ip:" + s.clientIP(c.Request())); !ok {
 		return tooMany("Too many new accounts from your address.", wait)
 	}
-	var hash string
-	if err := s.hashing(c.Request().Context(), func() { hash, err = agent.HashPassword(pw) }); err != nil {
-		return err
-	}
+	hash, err := s.hashPassword(c.Request().Context(), pw)
 	if err != nil {
 		return err
 	}
@@ -197,6 +169,56 @@ func addressKey(ip string) string {
 	}
 	p, _ := addr.Prefix(64)
 	return p.String()
+}
+
+// passwordAttempt checks the password of the account name, as one attempt counted against
+// the name and the client's address (past the limit: tooMany, with the message given). An
+// attempt is paid for before the password is checked, so that many at once cannot all pass;
+// a success gives the name's back. An unknown name costs the time a wrong password does.
+func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (agent.User, bool, error) {
+	ctx := c.Request().Context()
+	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+addressKey(s.clientIP(c.Request()))
+	okName, waitName := s.logins.take(nameKey)
+	okIP, waitIP := s.logins.take(ipKey)
+	if !okName || !okIP {
+		return agent.User{}, false, tooMany(tooManyMsg, max(waitName, waitIP))
+	}
+	u, hash, err := s.db.UserByName(ctx, name)
+	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
+		return u, false, err
+	}
+	ok := false
+	if herr := s.hashing(ctx, func() {
+		if err != nil || u.Role == agent.RoleService || hash == "" {
+			agent.PasswordMatchesNoAccount(pw) // the same time as a wrong password
+			return
+		}
+		ok = agent.PasswordMatches(hash, pw)
+	}); herr != nil {
+		return u, false, herr
+	}
+	if ok {
+		s.logins.reset(nameKey)
+		s.logins.refund(ipKey)
+	}
+	return u, ok, nil
+}
+
+// checkNewPassword puts in errs what is wrong with a new password and its confirmation.
+func checkNewPassword(pw, confirm string, errs map[string]string) {
+	if err := agent.CheckPassword(pw); err != nil {
+		errs["password"] = agent.ErrorMessage(err)
+	} else if pw != confirm {
+		errs["confirm"] = "The two passwords differ."
+	}
+}
+
+// hashPassword hashes a new password in one of the hashing slots.
+func (s *Server) hashPassword(ctx context.Context, pw string) (hash string, err error) {
+	if herr := s.hashing(ctx, func() { hash, err = agent.HashPassword(pw) }); herr != nil {
+		return "", herr
+	}
+	return hash, err
 }
 
 // hashing runs fn, an argon2id computation (64 MiB each), when one of a few slots is free,

@@ -15,9 +15,7 @@ import (
 func (s *Server) settingsData(c echo.Context, u agent.User) views.SettingsData {
 	d := views.SettingsData{Name: u.Name, DisplayName: u.DisplayName, TimeZone: u.TimeZone, Errors: map[string]string{},
 		Passwords: s.auth.Mode == AuthLocal}
-	if ck, err := c.Request().Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
-		d.Theme = ck.Value
-	}
+	d.Theme = themeOf(c.Request())
 	return d
 }
 
@@ -72,39 +70,18 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	d := s.settingsData(c, u)
 	current, pw, confirm := c.FormValue("current"), c.FormValue("password"), c.FormValue("confirm")
 	// Guesses of the current password count as sign-in attempts do.
-	nameKey, ipKey := "name:"+strings.ToLower(u.Name), "ip:"+addressKey(s.clientIP(c.Request()))
-	okName, waitName := s.logins.take(nameKey)
-	okIP, waitIP := s.logins.take(ipKey)
-	if !okName || !okIP {
-		return tooMany("Too many wrong passwords.", max(waitName, waitIP))
-	}
-	_, hash, err := s.db.UserByName(ctx, u.Name)
+	_, ok, err := s.passwordAttempt(c, u.Name, current, "Too many wrong passwords.")
 	if err != nil {
-		return err
-	}
-	ok := false
-	if err := s.hashing(ctx, func() { ok = hash != "" && agent.PasswordMatches(hash, current) }); err != nil {
 		return err
 	}
 	if !ok {
 		d.Errors["current"] = "That is not your current password."
 	}
-	if err := agent.CheckPassword(pw); err != nil {
-		d.Errors["password"] = agent.ErrorMessage(err)
-	} else if pw != confirm {
-		d.Errors["confirm"] = "The two passwords differ."
-	}
-	if ok {
-		s.logins.reset(nameKey)
-		s.logins.refund(ipKey)
-	}
+	checkNewPassword(pw, confirm, d.Errors)
 	if len(d.Errors) > 0 {
 		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
 	}
-	var newHash string
-	if err := s.hashing(ctx, func() { newHash, err = agent.HashPassword(pw) }); err != nil {
-		return err
-	}
+	newHash, err := s.hashPassword(ctx, pw)
 	if err != nil {
 		return err
 	}

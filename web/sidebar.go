@@ -23,6 +23,15 @@ const sidebarSize = 50
 // it pages follow the system's.
 const themeCookie = "parley_theme"
 
+// themeOf is the theme the person chose in this browser: "light", "dark", or "" for the
+// system's.
+func themeOf(r *http.Request) string {
+	if ck, err := r.Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
+		return ck.Value
+	}
+	return ""
+}
+
 var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 
 // viewer is what the page layout shows of the signed-in person: their sidebar and the count
@@ -34,9 +43,7 @@ func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
 		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
 		v.Live = m[2] != "" // a conversation's page has a stream of its own
 	}
-	if ck, err := r.Cookie(themeCookie); err == nil && (ck.Value == "light" || ck.Value == "dark") {
-		v.Theme = ck.Value
-	}
+	v.Theme = themeOf(r)
 	v.Version = s.runner.Watch().Version(s.answerScope(u))
 	p, err := s.personView(r.Context(), u)
 	if err != nil {
@@ -150,7 +157,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
 	st := &liveStream{s: s, u: currentUser(c), req: c.Request(), current: current, version: c.QueryParam("v")}
-	return s.serveStream(c, context.Background(), st.run)
+	return s.serveStream(c, st.run)
 }
 
 // handleRename gives a conversation of the person's a new title.

@@ -38,9 +38,8 @@ func (s *Server) handleStream(c echo.Context) error {
 		cur = parseCursor(last)
 	}
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1", req: c.Request(),
-		version: c.QueryParam("v")}
-	// Patches render as the page did: the owner's, or staff's read-only view.
-	return s.serveStream(c, views.WithMode(context.Background(), s.modeFor(currentUser(c), conv)), st.run)
+		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
+	return s.serveStream(c, st.run)
 }
 
 // serveStream answers with an SSE stream that run writes until ctx ends: one account may
@@ -48,9 +47,8 @@ func (s *Server) handleStream(c echo.Context) error {
 //
 // The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
 // on a goroutine of its own: an open stream then holds its connection and a little state,
-// not the buffers of a request, and each event is one write. base holds what patches render
-// with.
-func (s *Server) serveStream(c echo.Context, base context.Context, run func(ctx context.Context, w *sseWriter)) error {
+// not the buffers of a request, and each event is one write.
+func (s *Server) serveStream(c echo.Context, run func(ctx context.Context, w *sseWriter)) error {
 	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
@@ -65,11 +63,7 @@ func (s *Server) serveStream(c echo.Context, base context.Context, run func(ctx 
 		defer release()
 		_ = http.NewResponseController(c.Response().Writer).SetWriteDeadline(time.Time{})
 		c.Response().WriteHeader(http.StatusOK)
-		ctx, cancel := context.WithCancel(c.Request().Context())
-		defer cancel()
-		stop := context.AfterFunc(base, cancel)
-		defer stop()
-		run(withValues{ctx, base}, newSSEWriter(c.Response().Writer))
+		run(c.Request().Context(), newSSEWriter(c.Response().Writer))
 		return nil
 	}
 	head := []byte("HTTP/1.1 200 OK\r\n")
@@ -86,7 +80,7 @@ func (s *Server) serveStream(c echo.Context, base context.Context, run func(ctx 
 	}
 	// The stream ends when the client closes the connection (a read of it fails: a client
 	// sends nothing more on it).
-	ctx, cancel := context.WithCancel(base)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		var b [1]byte
 		for {
@@ -116,19 +110,6 @@ func (s *Server) serveStream(c echo.Context, base context.Context, run func(ctx 
 	return nil
 }
 
-// withValues is a context that ends with its own, and holds the values of another.
-type withValues struct {
-	context.Context
-	values context.Context
-}
-
-func (c withValues) Value(key any) any {
-	if v := c.values.Value(key); v != nil {
-		return v
-	}
-	return c.Context.Value(key)
-}
-
 // run sends the stream until the client goes, the session ends or the server shuts down:
 // the conversation's (when it has one) and the person's sidebar and waiting count.
 func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
@@ -136,7 +117,8 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.closed, cancel)()
-	ls.ctx, ls.w = ctx, w
+	// Patches render as the page did: the owner's, or staff's read-only view.
+	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
 	// The stream keeps of the request what identify reads, to check at each heartbeat that
 	// the person may still read the conversation.
 	r := ls.req
@@ -216,6 +198,7 @@ type liveStream struct {
 	ctx  context.Context
 	w    *sseWriter
 	conv agent.Conversation // none for a page that shows no conversation (handleLive)
+	mode views.Mode         // how the conversation renders for the person
 	// current is the conversation the page shows, marked in the sidebar; version the count
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
