@@ -56,6 +56,8 @@ type Output interface {
 	Ask(q Question) (int64, error)
 	// Checkpoint stores the agent's own state, read back with LastCheckpoint.
 	Checkpoint(state any) error
+	// Tool records a tool call as it stands: where it appears first, and each change after.
+	Tool(call ToolCall) error
 }
 
 // Agent is one back end behind Parley's single interface.

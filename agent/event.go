@@ -22,6 +22,8 @@ const (
 	// EventIntake records what intake made of a person's message: the cleaned intent, the
 	// language, the documents split off.
 	EventIntake EventKind = "intake"
+	// EventToolCall is a call of a tool server's tool: where it appears, and each change of it.
+	EventToolCall EventKind = "tool_call"
 )
 
 // RunState is the state of a conversation's current run, shown in the list and on the page.
@@ -89,6 +91,8 @@ type Event struct {
 	// Intent is, for agents, the cleaned prompt of a person's message (see Prompt).
 	Intent string  `json:"intent,omitempty"`
 	Intake *Intake `json:"intake,omitempty"`
+	// ToolCall is a tool call as it stands.
+	ToolCall *ToolCall `json:"tool_call,omitempty"`
 }
 
 // StepStatus is the status of one step of a plan.

@@ -204,6 +204,15 @@ func (o *StepOutput) Checkpoint(state any) error {
 	return o.sink.Store(Event{Kind: EventCheckpoint, Checkpoint: b})
 }
 
+// Tool records a tool call as it stands, ending the current message first, so that the
+// call shows after the text the model wrote before it.
+func (o *StepOutput) Tool(call ToolCall) error {
+	if err := o.EndMessage(); err != nil {
+		return err
+	}
+	return o.sink.Store(Event{Kind: EventToolCall, ToolCall: &call, Author: o.author})
+}
+
 // Draft is text of a message still being written, stored in a batch so that a crash loses
 // at most the newest part of it.
 type Draft struct {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 )
 
@@ -66,7 +67,24 @@ type Field struct {
 	// however long the question waits.
 	MinDate string `json:"minDate,omitempty"`
 	MaxDate string `json:"maxDate,omitempty"`
+	// Format refines a text field: FormatURI, FormatEmail (only where the operator allows
+	// it: see RefuseSecrets) or FormatDateTime. The answer is checked, and typed, by it.
+	Format string `json:"format,omitempty"`
+	// Schema, on a textarea of FormatJSON, is the JSON Schema the answer must meet.
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
+
+// The formats of a text field.
+const (
+	// FormatURI is an absolute http or https URL.
+	FormatURI = "uri"
+	// FormatEmail is an email address.
+	FormatEmail = "email"
+	// FormatDateTime is a date and time, answered as RFC 3339 in UTC ("2026-11-24T09:30:00Z").
+	FormatDateTime = "date-time"
+	// FormatJSON, on a textarea, is a JSON object (meeting the field's Schema, if any).
+	FormatJSON = "json"
+)
 
 // Today, as a date field's MinDate or MaxDate, is the server's calendar day when the form is
 // shown and when it is answered.
@@ -122,6 +140,13 @@ type Question struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Refused lists fields that were removed because they would collect a secret.
 	Refused []RefusedField `json:"refused,omitempty"`
+	// Link is a page the person is asked to open (an MCP URL elicitation: a sign-in, a
+	// payment): shown whole, opened only by the person's click, never fetched by Parley.
+	Link string `json:"link,omitempty"`
+	// SubmitLabel and DeclineLabel name the form's buttons where "Submit" and "Decline" do
+	// not say what they do ("Approve and run", "Reject").
+	SubmitLabel  string `json:"submit_label,omitempty"`
+	DeclineLabel string `json:"decline_label,omitempty"`
 }
 
 // RefusedField is a field Parley will not render, with the reason shown to person and agent.

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"net/mail"
 	"net/url"
 	"regexp"
 	"slices"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // maxValueRunes bounds any submitted value, whatever the question's own limits say.
@@ -120,7 +124,44 @@ func validateField(f Field, raw []string, now time.Time) (any, string) {
 		}
 		return s, ""
 	}
-	return s, textMessage(f, s)
+	if msg := textMessage(f, s); msg != "" {
+		return nil, msg
+	}
+	return formatValue(f, s)
+}
+
+// formatValue checks a text answer against the field's format and returns it as the format
+// writes it: a date and time as RFC 3339 in UTC.
+func formatValue(f Field, s string) (any, string) {
+	switch f.Format {
+	case FormatURI:
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, "Must be a web address starting with http:// or https://."
+		}
+	case FormatEmail:
+		a, err := mail.ParseAddress(s)
+		if err != nil || a.Address != s {
+			return nil, "Must be an email address, such as name@example.com."
+		}
+	case FormatJSON:
+		return jsonValue(f, s)
+	case FormatDateTime:
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			// What a datetime-local input sends; the field says the time is UTC.
+			for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"} {
+				if t, err = time.ParseInLocation(layout, s, time.UTC); err == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return nil, "Use a date and time such as 2026-11-24 09:30."
+		}
+		return t.UTC().Format(time.RFC3339), ""
+	}
+	return s, ""
 }
 
 // rangeMessage checks a number against the field's min and max.
@@ -286,8 +327,13 @@ func (q Question) Check() error {
 
 // check is Check; secretKinds also accepts the raw password and email kinds the parser keeps.
 func (q Question) check(secretKinds bool) error {
-	if len(q.Fields) == 0 && len(q.Refused) == 0 {
+	if len(q.Fields) == 0 && len(q.Refused) == 0 && q.Link == "" && q.SubmitLabel == "" {
 		return errors.New("question has no fields")
+	}
+	if q.Link != "" {
+		if u, err := url.Parse(q.Link); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("the link %q is not an http:// or https:// address", q.Link)
+		}
 	}
 	names := make(map[string]bool, len(q.Fields))
 	for i, f := range q.Fields {
@@ -306,6 +352,10 @@ func (q Question) check(secretKinds bool) error {
 		}
 		if err := checkDates(f); err != nil {
 			return err
+		}
+		if f.Format != "" && !(f.Kind == KindText && (f.Format == FormatURI || f.Format == FormatEmail || f.Format == FormatDateTime) ||
+			f.Kind == KindTextarea && f.Format == FormatJSON) {
+			return fmt.Errorf("field %q has the format %q: a text field may have uri, email or date-time, a textarea json", f.Name, f.Format)
 		}
 		if f.Min != nil && f.Max != nil && *f.Min > *f.Max ||
 			f.MinLength != nil && f.MaxLength != nil && *f.MinLength > *f.MaxLength ||
@@ -424,4 +474,27 @@ func AnswerErrors(q Question, form url.Values, files map[string]File, refused Fi
 	maps.Copy(out, errs)
 	maps.Copy(out, refused)
 	return out
+}
+
+// jsonValue checks a JSON answer: an object, meeting the field's schema if it has one.
+func jsonValue(f Field, s string) (any, string) {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(s), &v); err != nil || v == nil {
+		return nil, "Must be a JSON object, such as {\"name\": \"value\"}."
+	}
+	if len(f.Schema) == 0 {
+		return s, ""
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(f.Schema, &schema); err != nil {
+		return s, "" // a schema that cannot be read is the agent's mistake, not the person's
+	}
+	rs, err := schema.Resolve(nil)
+	if err != nil {
+		return s, ""
+	}
+	if err := rs.Validate(v); err != nil {
+		return nil, "Does not fit what the tool accepts: " + err.Error()
+	}
+	return s, ""
 }

@@ -63,6 +63,9 @@ func rebuild(history []agent.Event) []message {
 			for _, c := range cp.Calls {
 				content, ok := cp.Results[c.ID]
 				if !ok {
+					content, ok = calledAfter(history, i, c.ID)
+				}
+				if !ok {
 					q := askedAfter(history, i, c.ID, toolQuestions)
 					var res *agent.Resolution
 					if q != nil {
@@ -86,6 +89,27 @@ func rebuild(history []agent.Event) []message {
 		}
 	}
 	return out
+}
+
+// calledAfter finds what the model is told of its call id of the checkpoint at index i,
+// when it was a call of a tool server: the call as it stands at the end of history. The
+// calls of a checkpoint are recorded before the next checkpoint, so the search stops there.
+func calledAfter(history []agent.Event, i int, id string) (string, bool) {
+	var found *agent.ToolCall
+	for _, ev := range history[i+1:] {
+		if ev.Kind == agent.EventCheckpoint {
+			if _, ok := readCheckpoint(ev.Checkpoint); ok {
+				break
+			}
+		}
+		if ev.Kind == agent.EventToolCall && ev.ToolCall != nil && ev.ToolCall.ID == id {
+			found = ev.ToolCall
+		}
+	}
+	if found == nil {
+		return "", false
+	}
+	return toolCallResult(*found), true
 }
 
 // askedAfter finds the first question asked after index i under key that no earlier tool

@@ -23,6 +23,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/mcp"
 )
 
 // Defaults for the zero values of Config.
@@ -56,6 +57,8 @@ type Config struct {
 	FirstByteTimeout time.Duration
 	// HTTPClient is used for every request; nil means a client without any timeout.
 	HTTPClient *http.Client
+	// Tools are the agent's tool servers (MCP), started and stopped by the caller.
+	Tools *mcp.Pool
 }
 
 // Agent is an agent.Agent backed by an OpenAI-compatible chat-completions endpoint.

@@ -84,6 +84,10 @@ func (a *Agent) systemPrompt(t turn) string {
 		b.WriteString("\n\n")
 		b.WriteString(documentsAppendix)
 	}
+	if note := t.tools.note(); note != "" {
+		b.WriteString("\n\n")
+		b.WriteString(note)
+	}
 	if line := languageLine(t.language); line != "" {
 		b.WriteString("\n\n")
 		b.WriteString(line)
@@ -174,7 +178,7 @@ func (a *Agent) tools(t turn) []oai.ChatCompletionToolUnionParam {
 	if t.read {
 		tools = append(tools, oai.ChatCompletionFunctionTool(a.readTool()))
 	}
-	return tools
+	return append(tools, t.tools.functions()...)
 }
 
 // toolNames lists the tools offered, for a model that called another one.
@@ -185,6 +189,9 @@ func (a *Agent) toolNames(t turn) []string {
 	}
 	if t.read {
 		names = append(names, readToolName)
+	}
+	for _, tool := range t.tools.tools {
+		names = append(names, tool.Name)
 	}
 	return names
 }

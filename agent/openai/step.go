@@ -21,6 +21,8 @@ type turn struct {
 	final bool
 	// language is the person's language (ISO 639-1), "" when unknown.
 	language string
+	// tools are the tool servers' tools of the step, and the servers missing.
+	tools toolTurn
 }
 
 // Step runs one model turn on the conversation rebuilt from in.History. The trigger makes
@@ -35,9 +37,18 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msgs := rebuild(in.History)
+	history := in.History
+	if in.Trigger != agent.TriggerMessage {
+		// Tool calls that waited for the person go on first; the model hears of them after.
+		added, waiting, err := a.continueTools(ctx, in, out)
+		if err != nil || waiting {
+			return err
+		}
+		history = append(history[:len(history):len(history)], added...)
+	}
+	msgs := rebuild(history)
 	lib := listedDocuments(in.History, in.Documents)
-	t := turn{read: lib != nil, language: in.Language}
+	t := turn{read: lib != nil, language: in.Language, tools: a.toolTurn()}
 	retries, reads := 0, 0
 	for round := 0; ; round++ {
 		r, err := a.complete(ctx, a.prompt(msgs, t), t, out)
@@ -51,11 +62,14 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 			return a.finish(r, out)
 		}
 		calls := uniqueIDs(r.calls, in.StepID, round)
-		var asks, readCalls []toolCall
+		var asks, readCalls, toolCalls []toolCall
 		for _, c := range calls {
-			if c.Name == readToolName && t.read {
+			switch {
+			case c.Name == readToolName && t.read:
 				readCalls = append(readCalls, c)
-			} else {
+			case a.isToolCall(c, t):
+				toolCalls = append(toolCalls, c)
+			default:
 				asks = append(asks, c)
 			}
 		}
@@ -78,6 +92,13 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		}
 		qs, problems, problem := a.questions(asks, t)
 		maps.Copy(results, problems)
+		if problem != nil {
+			// Nothing runs until the model sends all its calls again, corrected.
+			for _, c := range toolCalls {
+				results[c.ID] = notRunResult
+			}
+			toolCalls = nil
+		}
 		cp := checkpoint{Backend: checkpointBackend, Version: 1, Content: r.content, Calls: calls}
 		if len(results) > 0 {
 			cp.Results = results
@@ -85,12 +106,20 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		if err := out.Checkpoint(cp); err != nil {
 			return err
 		}
+		ran, waiting, err := a.toolCalls(ctx, in, out, t, toolCalls, round)
+		if err != nil {
+			return err
+		}
+		maps.Copy(results, ran)
 		if len(asks) > 0 && problem == nil {
 			for _, q := range qs {
 				if _, err := out.Ask(q); err != nil {
 					return err
 				}
 			}
+			return nil
+		}
+		if waiting {
 			return nil
 		}
 		if problem != nil {
@@ -106,6 +135,9 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		}
 	}
 }
+
+// notRunResult is the result of a tool server's call in a reply with a call that could not be used.
+const notRunResult = `{"error":"Not run, because another tool call in the same reply could not be used. Send your calls again, corrected."}`
 
 // readLimitResult answers read_document calls past the step's limit.
 const readLimitResult = "Error: you have read documents as often as one turn allows. Answer now with what you have read; say what you could not check."

@@ -76,6 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return runBench(ctx, args, stdio)
 	case "bench-serve":
 		return runBenchServe(ctx, args, stdio)
+	case "mcp-demo":
+		return runMCPDemo(ctx, args, stdio)
 	case "help":
 		fmt.Fprintln(stdio.err, usage)
 		return nil
@@ -90,6 +92,7 @@ const usage = `usage:
   parley user reset-password NAME [--password-stdin]
   parley user list
   parley bench [flags]                           measure streaming (parley bench -h)
+  parley mcp-demo [--http ADDR]                  a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
 The user commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
 up and printed once.`
 

@@ -1,0 +1,253 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Call is one round of a tool call: the first, or one that sends the person's answers to
+// the input requests of the round before (Responses, keyed by the requests' ids) with the
+// state the server gave then.
+type Call struct {
+	Server, Tool string
+	Arguments    json.RawMessage
+	Responses    map[string]Response
+	State        string
+	// Progress is told each progress notification of the round.
+	Progress func(agent.ToolProgress)
+}
+
+// Response is the answer to one input request: accept (with the content), decline or cancel.
+type Response struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// Result is how a round of a call ended: with the tool's result (Content, and Text for the
+// model), or with input requests to put to the person before the call is sent again.
+type Result struct {
+	Content []agent.ToolContent
+	Text    string
+	IsError bool
+	// Inputs are the server's requests for input; the call is sent again with the answers
+	// and State. Retry marks requests of a URLElicitationRequired error: the call is sent
+	// again as it was, without answers, once the person has been to the URLs.
+	Inputs []Input
+	State  string
+	Retry  bool
+}
+
+// NeedsInput reports whether the call waits for the person.
+func (r Result) NeedsInput() bool { return len(r.Inputs) > 0 }
+
+// ErrUnavailable is the error of a call to a server that is not connected.
+var ErrUnavailable = errors.New("the tool server is not available")
+
+// Call runs one round of a call, within the server's timeout. An error is a call that did
+// not reach a result: the server is down, timed out, or answered with a protocol error.
+func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
+	var s *server
+	for _, srv := range p.servers {
+		if srv.cfg.Name == c.Server {
+			s = srv
+		}
+	}
+	if s == nil {
+		return Result{}, fmt.Errorf("there is no tool server %q", c.Server)
+	}
+	st, err := s.current()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (%s): %v", ErrUnavailable, c.Server, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	var args any = map[string]any{}
+	if len(c.Arguments) > 0 {
+		args = c.Arguments
+	}
+	params := &sdk.CallToolParams{Name: c.Tool, Arguments: args, RequestState: c.State}
+	if len(c.Responses) > 0 {
+		params.InputResponses = sdk.InputResponseMap{}
+		for id, r := range c.Responses {
+			params.InputResponses[id] = &sdk.ElicitResult{Action: r.Action, Content: r.Content}
+		}
+	}
+	if c.Progress != nil {
+		token := watchProgress(c.Progress)
+		defer unwatchProgress(token)
+		params.SetProgressToken(token)
+	}
+	res, err := st.cs.CallTool(ctx, params)
+	if err != nil {
+		return p.callError(ctx, s, st, err)
+	}
+	if res.NeedsInput() {
+		out := Result{State: res.RequestState}
+		for id, ir := range res.InputRequests {
+			out.Inputs = append(out.Inputs, s.input(id, ir))
+		}
+		sortInputs(out.Inputs)
+		return out, nil
+	}
+	return readResult(res), nil
+}
+
+// callError turns a failed call into a result the person and the model can read, or an error.
+func (p *Pool) callError(ctx context.Context, s *server, st *session, err error) (Result, error) {
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc) && rpc.Code == sdk.CodeURLElicitationRequired:
+		var data struct {
+			Elicitations []*sdk.ElicitParams `json:"elicitations"`
+		}
+		if jerr := json.Unmarshal(rpc.Data, &data); jerr != nil || len(data.Elicitations) == 0 {
+			return Result{}, fmt.Errorf("the server needs the person at a URL, but sent no URL it could be opened at (%v)", rpc.Message)
+		}
+		out := Result{Retry: true}
+		for i, e := range data.Elicitations {
+			e.Mode = "url"
+			out.Inputs = append(out.Inputs, s.input(fmt.Sprintf("url-%d", i+1), e))
+		}
+		return out, nil
+	case errors.As(err, &rpc):
+		return Result{}, fmt.Errorf("the server refused the call: %s (error %d)", rpc.Message, rpc.Code)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return Result{}, fmt.Errorf("the tool did not answer within %s", s.cfg.Timeout)
+	case ctx.Err() != nil:
+		return Result{}, ctx.Err()
+	}
+	// The connection itself failed: the server is started again.
+	st.markBroken(err)
+	return Result{}, fmt.Errorf("%w (%s): the connection failed: %v", ErrUnavailable, s.cfg.Name, err)
+}
+
+// maxImageBytes bounds an image kept to show the person; a bigger one is named only.
+const maxImageBytes = 1 << 20
+
+// readResult turns the tool's result into what the person sees and the text the model gets.
+// Text, images and resource links are shown; the model gets the text, the links, and a
+// note of each image; anything else is named, never dropped in silence.
+func readResult(res *sdk.CallToolResult) Result {
+	var out Result
+	out.IsError = res.IsError
+	var text []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			out.Content = append(out.Content, agent.ToolContent{Type: "text", Text: c.Text})
+			text = append(text, c.Text)
+		case *sdk.ImageContent:
+			note := fmt.Sprintf("[image, %s, %s: shown to the person, not to you]", c.MIMEType, agent.ByteSize(int64(len(c.Data))))
+			if len(c.Data) <= maxImageBytes && isImageType(c.MIMEType) {
+				out.Content = append(out.Content, agent.ToolContent{Type: "image", MIME: c.MIMEType, Data: base64.StdEncoding.EncodeToString(c.Data)})
+			} else {
+				note = fmt.Sprintf("[image, %s, %s: too large or of a kind Parley does not show]", c.MIMEType, agent.ByteSize(int64(len(c.Data))))
+				out.Content = append(out.Content, agent.ToolContent{Type: "unsupported", Text: note})
+			}
+			text = append(text, note)
+		case *sdk.ResourceLink:
+			out.Content = append(out.Content, agent.ToolContent{Type: "resource_link", URI: c.URI, Name: firstNonEmpty(c.Title, c.Name), MIME: c.MIMEType, Text: c.Description})
+			line := fmt.Sprintf("Resource link: %s <%s>", firstNonEmpty(c.Title, c.Name, c.URI), c.URI)
+			if c.MIMEType != "" {
+				line += " (" + c.MIMEType + ")"
+			}
+			if c.Description != "" {
+				line += ": " + c.Description
+			}
+			text = append(text, line)
+		case *sdk.EmbeddedResource:
+			r := c.Resource
+			switch {
+			case r == nil:
+				note := "[an embedded resource without contents]"
+				out.Content = append(out.Content, agent.ToolContent{Type: "unsupported", Text: note})
+				text = append(text, note)
+			case r.Text != "":
+				out.Content = append(out.Content, agent.ToolContent{Type: "text", Text: r.Text, URI: r.URI, MIME: r.MIMEType})
+				text = append(text, fmt.Sprintf("Resource %s:\n%s", r.URI, r.Text))
+			default:
+				note := fmt.Sprintf("[embedded resource %s, %s, %s of binary data: not shown]", r.URI, firstNonEmpty(r.MIMEType, "no type"), agent.ByteSize(int64(len(r.Blob))))
+				out.Content = append(out.Content, agent.ToolContent{Type: "unsupported", Text: note, URI: r.URI})
+				text = append(text, note)
+			}
+		case *sdk.AudioContent:
+			note := fmt.Sprintf("[audio, %s, %s: Parley does not play audio; not shown]", c.MIMEType, agent.ByteSize(int64(len(c.Data))))
+			out.Content = append(out.Content, agent.ToolContent{Type: "unsupported", Text: note})
+			text = append(text, note)
+		default:
+			note := fmt.Sprintf("[content of a kind Parley does not know (%T): not shown]", c)
+			out.Content = append(out.Content, agent.ToolContent{Type: "unsupported", Text: note})
+			text = append(text, note)
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			out.Content = append(out.Content, agent.ToolContent{Type: "text", Text: string(b)})
+			text = append(text, string(b))
+		}
+	}
+	out.Text = strings.Join(text, "\n\n")
+	if out.Text == "" {
+		out.Text = "(the tool returned nothing)"
+	}
+	return out
+}
+
+func isImageType(mime string) bool {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Progress notifications find their call by token: one table for every session.
+var (
+	progressMu    sync.Mutex
+	progressFuncs = map[string]func(agent.ToolProgress){}
+	progressSeq   atomic.Int64
+)
+
+func watchProgress(f func(agent.ToolProgress)) string {
+	token := fmt.Sprintf("parley-%d", progressSeq.Add(1))
+	progressMu.Lock()
+	progressFuncs[token] = f
+	progressMu.Unlock()
+	return token
+}
+
+func unwatchProgress(token string) {
+	progressMu.Lock()
+	delete(progressFuncs, token)
+	progressMu.Unlock()
+}
+
+func progressHandler(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	token, _ := req.Params.ProgressToken.(string)
+	progressMu.Lock()
+	f := progressFuncs[token]
+	progressMu.Unlock()
+	if f != nil {
+		f(agent.ToolProgress{Done: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	}
+}

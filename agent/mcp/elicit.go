@@ -1,0 +1,346 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Input is a server's request for input, as Parley puts it to the person: a form (Question
+// has the fields), or a URL to open (Question.Link). Refusal is set when Parley declines
+// the request itself, saying why (a form it cannot show, one that asks for a secret).
+type Input struct {
+	ID            string          `json:"id"`
+	Mode          string          `json:"mode"`
+	Question      agent.Question  `json:"-"`
+	Refusal       string          `json:"refusal,omitempty"`
+	ElicitationID string          `json:"elicitation_id,omitempty"`
+	Schema        json.RawMessage `json:"schema,omitempty"`
+}
+
+// Asker is who asks a server's question, as the card shows it: the spec requires that the
+// person sees which server asks.
+func Asker(server string) string { return "Tool server “" + server + "”" }
+
+// input maps one input request of the server.
+func (s *server) input(id string, ir sdk.InputRequest) Input {
+	p, ok := ir.(*sdk.ElicitParams)
+	if !ok {
+		return Input{ID: id, Mode: "other", Refusal: fmt.Sprintf("The server asked for %s, which Parley does not offer tool servers.", inputKind(ir))}
+	}
+	in := Input{ID: id, Mode: p.Mode, ElicitationID: p.ElicitationID}
+	if in.Mode == "" {
+		in.Mode = "form"
+		if p.URL != "" {
+			in.Mode = "url"
+		}
+	}
+	switch in.Mode {
+	case "url":
+		q, refusal := urlQuestion(s.cfg.Name, p)
+		in.Question, in.Refusal = q, refusal
+	case "form":
+		if b, err := json.Marshal(p.RequestedSchema); err == nil {
+			in.Schema = b
+		}
+		q, refusal := FormQuestion(s.cfg.Name, p.Message, in.Schema, s.cfg.AllowEmail)
+		in.Question, in.Refusal = q, refusal
+	default:
+		in.Refusal = fmt.Sprintf("The server asked in the mode %q, which Parley does not know.", p.Mode)
+	}
+	return in
+}
+
+func inputKind(ir sdk.InputRequest) string {
+	switch ir.(type) {
+	case *sdk.CreateMessageParams, *sdk.CreateMessageWithToolsParams:
+		return "a completion of the model (sampling)"
+	case *sdk.ListRootsParams:
+		return "the list of roots"
+	}
+	return fmt.Sprintf("%T", ir)
+}
+
+// urlQuestion asks the person to open a URL: the server, the whole URL and why are shown,
+// and the page opens only on their click.
+func urlQuestion(server string, p *sdk.ElicitParams) (agent.Question, string) {
+	u, err := url.Parse(p.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return agent.Question{}, fmt.Sprintf("The server sent the address %q to open, which is not a web address.", p.URL)
+	}
+	msg := strings.TrimSpace(p.Message)
+	if msg == "" {
+		msg = "The tool server asks you to open a page."
+	}
+	return agent.Question{Asker: Asker(server), Message: msg, Link: p.URL, Fields: []agent.Field{}, AllowCancel: true,
+		SubmitLabel: "I have finished there"}, ""
+}
+
+// FormQuestion maps a form's requested schema (MCP's restricted JSON Schema: an object of
+// flat properties) onto the question model; refusal says why Parley will not ask it:
+//
+//   - string: text (textarea above 200 characters), with minLength, maxLength and pattern;
+//     format date is a date, date-time, uri and email (email only if allowEmail) a text
+//     field of that format;
+//   - string with enum (titles from enumNames) or oneOf of const and title: a select;
+//   - number and integer, with minimum and maximum; boolean;
+//   - array of such enum or anyOf items: a multiselect, with minItems and maxItems;
+//   - default prefills; required is required.
+//
+// Anything else, and any field that asks for a secret, refuses the whole form: half a form
+// would not match what the server requires. The fields come required first, in the order
+// of "required", then the others by name (a decoded schema keeps no order of its own).
+func FormQuestion(server, message string, schema json.RawMessage, allowEmail bool) (agent.Question, string) {
+	q := agent.Question{Asker: Asker(server), Message: strings.TrimSpace(message), AllowCancel: true, Fields: []agent.Field{}}
+	if q.Message == "" {
+		q.Message = "The tool server asks for the following."
+	}
+	var s struct {
+		Type       string                    `json:"type"`
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+	}
+	if len(schema) > 0 && string(schema) != "null" {
+		if err := json.Unmarshal(schema, &s); err != nil {
+			return q, "Parley cannot show this form: its schema is not an object of simple fields."
+		}
+	}
+	if s.Type != "" && s.Type != "object" {
+		return q, fmt.Sprintf("Parley cannot show this form: it asks for a %s, not an object of fields.", s.Type)
+	}
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	rank := func(n string) int {
+		if i := slices.Index(s.Required, n); i >= 0 {
+			return i
+		}
+		return len(s.Required)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := rank(names[i]), rank(names[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	for _, name := range names {
+		f, refusal := formField(name, s.Properties[name], allowEmail)
+		if refusal != "" {
+			return q, refusal
+		}
+		f.Required = slices.Contains(s.Required, name)
+		q.Fields = append(q.Fields, f)
+	}
+	if refused := agent.RefuseSecrets(q); len(refused.Refused) > 0 {
+		return q, "Parley declined this form: " + refused.DeclineReason()
+	}
+	if len(q.Fields) == 0 {
+		// A confirmation: nothing to fill in, Submit accepts.
+		q.SubmitLabel = "Accept"
+	}
+	if err := q.Check(); err != nil {
+		return q, fmt.Sprintf("Parley cannot show this form: %v.", err)
+	}
+	return q, ""
+}
+
+// formField maps one property.
+func formField(name string, p map[string]any, allowEmail bool) (agent.Field, string) {
+	f := agent.Field{Name: name, Label: str(p["title"]), Description: str(p["description"]), Default: p["default"]}
+	cannot := func(what string) (agent.Field, string) {
+		return f, fmt.Sprintf("Parley cannot show this form: the field %q is %s.", name, what)
+	}
+	if b, _ := p["writeOnly"].(bool); b {
+		return f, fmt.Sprintf("Parley declined this form: the field %q is write-only, as secrets are. %s", name, agent.SecretRefusal)
+	}
+	typ := str(p["type"])
+	switch typ {
+	case "string":
+		if opts, ok := options(p); ok {
+			f.Kind, f.Options = agent.KindSelect, opts
+			return f, ""
+		}
+		f.Kind = agent.KindText
+		f.MinLength, f.MaxLength, f.Pattern = intPtr(p["minLength"]), intPtr(p["maxLength"]), str(p["pattern"])
+		switch format := str(p["format"]); format {
+		case "":
+			if f.MaxLength != nil && *f.MaxLength > 200 {
+				f.Kind = agent.KindTextarea
+			}
+		case "date":
+			f.Kind, f.MinLength, f.MaxLength, f.Pattern = agent.KindDate, nil, nil, ""
+		case "date-time":
+			f.Format = agent.FormatDateTime
+			if f.Description == "" {
+				f.Description = "Date and time in UTC."
+			}
+		case "uri":
+			f.Format = agent.FormatURI
+		case "email":
+			if !allowEmail {
+				return f, "Parley declined this form: " + agent.EmailRefusal + " (The operator can allow it for this server with allow_email.)"
+			}
+			f.Format = agent.FormatEmail
+		case "password":
+			return f, fmt.Sprintf("Parley declined this form: the field %q is a password. %s", name, agent.SecretRefusal)
+		default:
+			return cannot(fmt.Sprintf("a string of the format %q", format))
+		}
+	case "number", "integer":
+		f.Kind = agent.KindNumber
+		if typ == "integer" {
+			f.Kind = agent.KindInteger
+		}
+		f.Min, f.Max = floatPtr(p["minimum"]), floatPtr(p["maximum"])
+	case "boolean":
+		f.Kind = agent.KindBoolean
+	case "array":
+		items, _ := p["items"].(map[string]any)
+		opts, ok := options(items)
+		if !ok {
+			return cannot("a list of something other than choices")
+		}
+		f.Kind, f.Options = agent.KindMultiselect, opts
+		f.MinItems, f.MaxItems = intPtr(p["minItems"]), intPtr(p["maxItems"])
+	case "":
+		return cannot("without a type")
+	default:
+		return cannot("a " + typ)
+	}
+	return f, ""
+}
+
+// options reads the choices of a single-select string (enum, with enumNames as titles, or
+// oneOf/anyOf of const and title); ok is false when there are none.
+func options(p map[string]any) ([]agent.Option, bool) {
+	if p == nil {
+		return nil, false
+	}
+	if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
+		titles, _ := p["enumNames"].([]any)
+		out := make([]agent.Option, 0, len(enum))
+		for i, v := range enum {
+			o := agent.Option{Value: fmt.Sprint(v)}
+			if i < len(titles) {
+				o.Label = str(titles[i])
+			}
+			out = append(out, o)
+		}
+		return out, true
+	}
+	for _, key := range []string{"oneOf", "anyOf"} {
+		list, ok := p[key].([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		out := make([]agent.Option, 0, len(list))
+		for _, item := range list {
+			m, _ := item.(map[string]any)
+			c, ok := m["const"]
+			if !ok {
+				return nil, false
+			}
+			out = append(out, agent.Option{Value: fmt.Sprint(c), Label: str(m["title"])})
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func floatPtr(v any) *float64 {
+	if f, ok := v.(float64); ok {
+		return &f
+	}
+	return nil
+}
+
+func intPtr(v any) *int {
+	if f, ok := v.(float64); ok && f >= 0 && f == float64(int(f)) {
+		n := int(f)
+		return &n
+	}
+	return nil
+}
+
+// Respond is the answer sent back for an input request: accept with the person's typed
+// answers (checked against the requested schema first), decline with nothing, cancel for
+// a question cancelled, expired or set aside by a new message.
+func Respond(in Input, res agent.Resolution) (Response, error) {
+	switch res.Outcome {
+	case agent.Answered:
+	case agent.Declined:
+		return Response{Action: "decline"}, nil
+	default:
+		return Response{Action: "cancel"}, nil
+	}
+	if in.Mode != "form" {
+		return Response{Action: "accept"}, nil
+	}
+	// Typed values as JSON has them (int64 stays an integer, []string a list).
+	content := map[string]any{}
+	b, err := json.Marshal(res.Values)
+	if err != nil {
+		return Response{}, err
+	}
+	if err := json.Unmarshal(b, &content); err != nil {
+		return Response{}, err
+	}
+	if err := checkSchema(in.Schema, content); err != nil {
+		return Response{}, fmt.Errorf("the answer does not fit the form the server asked for: %w", err)
+	}
+	return Response{Action: "accept", Content: content}, nil
+}
+
+// checkSchema validates content against a requested schema.
+func checkSchema(schema json.RawMessage, content map[string]any) error {
+	if len(schema) == 0 || string(schema) == "null" {
+		return nil
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return err
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return err
+	}
+	return rs.Validate(content)
+}
+
+// sortInputs orders a round's requests by id, so that their questions come in a stable order.
+func sortInputs(in []Input) {
+	sort.Slice(in, func(i, j int) bool { return in[i].ID < in[j].ID })
+}
+
+// liveElicitation answers an elicitation/create sent in the middle of a call, the way of
+// protocol revisions before 2026-07-28. One session serves every conversation of the
+// agent, so Parley cannot tell which call, and which person, it belongs to: it declines,
+// and the log says which server asked.
+func (s *server) liveElicitation(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	s.log.Warn("tool server asked in the middle of a call (a protocol before 2026-07-28); declined: Parley asks people through the 2026-07-28 round trip",
+		"message", req.Params.Message)
+	return &sdk.ElicitResult{Action: "decline"}, nil
+}
+
+// complete passes on the server's word that an interaction at a URL is complete.
+func (s *server) complete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+	if f := s.pool.onComplete; f != nil && req.Params != nil {
+		f(s.cfg.Name, req.Params.ElicitationID)
+	}
+}

@@ -1,0 +1,276 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/mcp"
+)
+
+// maxInputRounds bounds the rounds of one tool call that Parley answers by itself (requests
+// it declined) before the call counts as failed.
+const maxInputRounds = 10
+
+// toolTurn is what the agent's tool servers offer in one step.
+type toolTurn struct {
+	tools   []mcp.Tool
+	missing []mcp.Missing
+}
+
+func (a *Agent) toolTurn() toolTurn {
+	if a.cfg.Tools == nil {
+		return toolTurn{}
+	}
+	tools, missing := a.cfg.Tools.Tools()
+	return toolTurn{tools: tools, missing: missing}
+}
+
+// find returns the tool the model called by name.
+func (tt toolTurn) find(name string) (mcp.Tool, bool) {
+	for _, t := range tt.tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return mcp.Tool{}, false
+}
+
+// functions are the tool servers' tools as the model is offered them.
+func (tt toolTurn) functions() []oai.ChatCompletionToolUnionParam {
+	out := make([]oai.ChatCompletionToolUnionParam, 0, len(tt.tools))
+	for _, t := range tt.tools {
+		desc := t.Description
+		if t.Title != "" && !strings.Contains(desc, t.Title) {
+			desc = strings.TrimSpace(t.Title + ". " + desc)
+		}
+		out = append(out, oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: t.Name, Description: oai.String(desc + " (tool server " + t.Server + ")"), Parameters: t.Schema,
+		}))
+	}
+	return out
+}
+
+// note tells the model which servers are missing, and so which tools it does not have.
+func (tt toolTurn) note() string {
+	if len(tt.missing) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Missing tools\n\nThese tool servers are not available now, so their tools are not offered; " +
+		"if you need them, tell the person:")
+	for _, m := range tt.missing {
+		fmt.Fprintf(&b, "\n- %s", m.Server)
+		if len(m.Tools) > 0 {
+			fmt.Fprintf(&b, " (its tools: %s)", strings.Join(m.Tools, ", "))
+		}
+		fmt.Fprintf(&b, ": %v", m.Err)
+	}
+	return b.String()
+}
+
+// isToolCall reports whether a call is for a tool server: one of its tools, or a tool of a
+// server that is not available now (the call then fails and says why).
+func (a *Agent) isToolCall(c toolCall, t turn) bool {
+	if _, ok := t.tools.find(c.Name); ok {
+		return true
+	}
+	if a.cfg.Tools == nil {
+		return false
+	}
+	_, _, ok := a.cfg.Tools.ServerOf(c.Name)
+	return ok
+}
+
+// toolCalls runs the model's calls of tool servers, in order: a call that needs the
+// person's approval asks for it instead; a call whose server asks something waits for the
+// answer. It returns the results of the calls that ended, by call id, and whether any waits.
+func (a *Agent) toolCalls(ctx context.Context, in agent.StepInput, out agent.Output, t turn, calls []toolCall, round int) (map[string]string, bool, error) {
+	results := map[string]string{}
+	waiting := false
+	for i, c := range calls {
+		tc := agent.ToolCall{Key: fmt.Sprintf("%d-%d-%d", in.StepID, round, i), ID: c.ID, Started: time.Now().UTC()}
+		tool, ok := t.tools.find(c.Name)
+		if !ok {
+			server, name, _ := a.cfg.Tools.ServerOf(c.Name)
+			tc.Server, tc.Tool, tc.Arguments = server, name, rawArgs(c.Arguments)
+			tc.Status, tc.Error = agent.ToolFailed, "The tool server "+server+" is not available now."
+			for _, m := range t.tools.missing {
+				if m.Server == server {
+					tc.Error = fmt.Sprintf("The tool server %s is not available now: %v", server, m.Err)
+				}
+			}
+			tc.Result = "Error: " + tc.Error
+			if err := out.Tool(tc); err != nil {
+				return nil, false, err
+			}
+			results[c.ID] = tc.Result
+			continue
+		}
+		tc.Server, tc.Tool = tool.Server, tool.Tool
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || args == nil {
+			tc.Arguments = rawArgs(c.Arguments)
+			tc.Status, tc.Error = agent.ToolFailed, "The arguments are not a JSON object."
+			tc.Result = "Error: the arguments are not a JSON object; call the tool again with valid JSON."
+			if err := out.Tool(tc); err != nil {
+				return nil, false, err
+			}
+			results[c.ID] = tc.Result
+			continue
+		}
+		tc.Arguments = json.RawMessage(c.Arguments)
+		if tool.Approve {
+			tc.Status, tc.Waiting = agent.ToolWaiting, "the person’s approval"
+			if err := out.Tool(tc); err != nil {
+				return nil, false, err
+			}
+			if _, err := out.Ask(approvalQuestion(a.info.Title, tool, tc)); err != nil {
+				return nil, false, err
+			}
+			waiting = true
+			continue
+		}
+		tc, err := a.runTool(ctx, out, tc, mcp.Call{})
+		if err != nil {
+			return nil, false, err
+		}
+		if tc.Status.Ended() {
+			results[c.ID] = tc.Result
+		} else {
+			waiting = true
+		}
+	}
+	return results, waiting, nil
+}
+
+func rawArgs(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// waitState is what a call waiting for the person keeps (in its event) to go on: the
+// server's requests and state, and the answers Parley gave itself.
+type waitState struct {
+	RequestState string                  `json:"request_state,omitempty"`
+	Inputs       []mcp.Input             `json:"inputs"`
+	Responses    map[string]mcp.Response `json:"responses,omitempty"`
+	// Retry is a call sent again as it was once the person has been to the URLs.
+	Retry  bool `json:"retry,omitempty"`
+	Rounds int  `json:"rounds"`
+}
+
+// runTool runs a call, round after round, until it ends or waits for the person; each
+// change shows on its card. c carries the answers and state of the round before, if any.
+// Only a cancelled ctx (a stop, a shutdown) is an error: the call is then left running,
+// and a later step reports it cut off.
+func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall, c mcp.Call) (agent.ToolCall, error) {
+	rounds := 0
+	for {
+		tc.Status, tc.Waiting, tc.Progress, tc.State = agent.ToolRunning, "", nil, nil
+		if err := out.Tool(tc); err != nil {
+			return tc, err
+		}
+		tc.Update = true
+		c.Server, c.Tool, c.Arguments = tc.Server, tc.Tool, tc.Arguments
+		p := &progress{out: out, tc: tc}
+		c.Progress = p.report
+		res, err := a.cfg.Tools.Call(ctx, c)
+		p.stop()
+		if err != nil && ctx.Err() != nil {
+			return tc, ctx.Err()
+		}
+		if err != nil {
+			tc.Status, tc.Error, tc.Result = agent.ToolFailed, err.Error(), "Error: the call failed: "+err.Error()
+			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+			return tc, out.Tool(tc)
+		}
+		if !res.NeedsInput() {
+			tc.Status, tc.Content, tc.Result = agent.ToolDone, res.Content, res.Text
+			if res.IsError {
+				tc.Status, tc.Error = agent.ToolFailed, "The tool reported an error."
+				tc.Result = "The tool reported an error:\n" + res.Text
+			}
+			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+			return tc, out.Tool(tc)
+		}
+		rounds++
+		ws := waitState{RequestState: res.State, Inputs: res.Inputs, Retry: res.Retry, Rounds: rounds, Responses: map[string]mcp.Response{}}
+		var ask []agent.Question
+		for _, in := range res.Inputs {
+			if in.Refusal != "" {
+				tc.Notes = append(tc.Notes, in.Refusal)
+				ws.Responses[in.ID] = mcp.Response{Action: "decline"}
+				continue
+			}
+			q := in.Question
+			q.Key = tc.Key + "/" + in.ID
+			ask = append(ask, q)
+		}
+		if len(ask) == 0 {
+			// Every request was declined by Parley: send that back at once.
+			if rounds >= maxInputRounds || res.Retry {
+				tc.Status, tc.Error = agent.ToolFailed, "The tool server kept asking for input Parley cannot give."
+				tc.Result = "Error: " + tc.Error + " " + strings.Join(tc.Notes, " ")
+				tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+				return tc, out.Tool(tc)
+			}
+			c = mcp.Call{Responses: ws.Responses, State: res.State}
+			continue
+		}
+		state, err := json.Marshal(ws)
+		if err != nil {
+			return tc, err
+		}
+		tc.Status, tc.Waiting, tc.State = agent.ToolWaiting, "the person’s answer", state
+		if err := out.Tool(tc); err != nil {
+			return tc, err
+		}
+		for _, q := range ask {
+			if _, err := out.Ask(q); err != nil {
+				return tc, err
+			}
+		}
+		return tc, nil
+	}
+}
+
+// progress shows a running call's progress on its card, at most every progressEvery: each
+// report is stored, and a call may report many times a second.
+type progress struct {
+	mu      sync.Mutex
+	out     agent.Output
+	tc      agent.ToolCall
+	last    time.Time
+	stopped bool
+}
+
+const progressEvery = 250 * time.Millisecond
+
+func (p *progress) report(pr agent.ToolProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || time.Since(p.last) < progressEvery {
+		return
+	}
+	p.last = time.Now()
+	p.tc.Progress = &pr
+	_ = p.out.Tool(p.tc)
+}
+
+// stop ends the reports: the call's result comes next.
+func (p *progress) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+}

@@ -1,0 +1,268 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/mcp"
+)
+
+// approvalQuestion asks the person to approve a call before it runs: Submit approves and
+// runs it with the arguments as the form holds them (changed or not, checked against the
+// tool's schema), Decline rejects it with a reason the model is told. A schema of simple
+// fields is a form of them; any other is its JSON, to edit as JSON.
+func approvalQuestion(asker string, tool mcp.Tool, tc agent.ToolCall) agent.Question {
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "Run the tool **%s** of the tool server **%s**?", mdEscape(tool.Tool), mdEscape(tool.Server))
+	if d := strings.TrimSpace(tool.Description); d != "" {
+		fmt.Fprintf(&msg, "\n\n> %s", strings.ReplaceAll(mdEscape(d), "\n", "\n> "))
+	}
+	msg.WriteString("\n\nThe arguments are what the model proposes: change them before you approve, if needed.")
+	q := agent.Question{Key: tc.Key + "/approve", Asker: asker, Message: msg.String(), Type: agent.RequestApproval,
+		SubmitLabel: "Approve and run", DeclineLabel: "Reject", Fields: []agent.Field{}}
+	schema, _ := json.Marshal(tool.Schema)
+	var args map[string]any
+	_ = json.Unmarshal(tc.Arguments, &args)
+	if form, refusal := mcp.FormQuestion(tool.Server, "", schema, true); refusal == "" && fieldsCover(form.Fields, args) {
+		for _, f := range form.Fields {
+			if v, ok := args[f.Name]; ok {
+				f.Default = v
+			}
+			q.Fields = append(q.Fields, f)
+		}
+		return q
+	}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, tc.Arguments, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(tc.Arguments)
+	}
+	q.Fields = []agent.Field{{Name: "arguments", Label: "Arguments (JSON)", Kind: agent.KindTextarea, Required: true,
+		Default: pretty.String(), Format: agent.FormatJSON, Schema: schema}}
+	return q
+}
+
+// fieldsCover reports whether the form has a field for every argument the model gave.
+func fieldsCover(fields []agent.Field, args map[string]any) bool {
+	for name := range args {
+		found := false
+		for _, f := range fields {
+			found = found || f.Name == name
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// mdEscape keeps a name from being read as Markdown.
+func mdEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "<", "&lt;").Replace(s)
+}
+
+// approvedArguments are the arguments the person approved, from their answers.
+func approvedArguments(q *agent.Question, res *agent.Resolution) (json.RawMessage, error) {
+	if len(q.Fields) == 1 && q.Fields[0].Format == agent.FormatJSON {
+		s, _ := res.Values[q.Fields[0].Name].(string)
+		if !json.Valid([]byte(s)) {
+			return nil, fmt.Errorf("the approved arguments are not JSON")
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(s)); err != nil {
+			return nil, err
+		}
+		return compact.Bytes(), nil
+	}
+	args := map[string]any{}
+	for _, f := range q.Fields {
+		if v, ok := res.Values[f.Name]; ok {
+			args[f.Name] = v
+		}
+	}
+	return json.Marshal(args)
+}
+
+// continueTools goes on with the tool calls of the step before, which waited for the person
+// (an approval, a server's question): each runs on with the answers, in call order. It
+// returns the events it added, and whether a call waits again.
+func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent.Output) ([]agent.Event, bool, error) {
+	h := in.History
+	last := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Kind == agent.EventUserMessage {
+			return nil, false, nil
+		}
+		if h[i].Kind == agent.EventCheckpoint {
+			if _, ok := readCheckpoint(h[i].Checkpoint); ok {
+				last = i
+				break
+			}
+		}
+	}
+	if last < 0 {
+		return nil, false, nil
+	}
+	cp, _ := readCheckpoint(h[last].Checkpoint)
+	calls, resolutions, questions := toolEvents(h[last+1:])
+	rec := &recorder{Output: out}
+	waiting := false
+	for _, c := range cp.Calls {
+		tc, ok := calls[c.ID]
+		if !ok || tc.Status.Ended() {
+			continue
+		}
+		tc.Update = true
+		var err error
+		switch {
+		case tc.Status == agent.ToolRunning:
+			// Cut off by a stop or a restart in the middle: whether it took effect is unknown.
+			tc.Status, tc.Error = agent.ToolFailed, "The call was cut off (Parley stopped or the run was stopped) before it ended; it may have taken effect in part."
+			tc.Result = "Error: " + tc.Error
+			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+			err = rec.Tool(tc)
+		case tc.Waiting == "the person’s approval":
+			q := questions[tc.Key+"/approve"]
+			res := resolutions[tc.Key+"/approve"]
+			if q == nil || res == nil {
+				waiting = true
+				continue
+			}
+			tc, err = a.approved(ctx, rec, tc, q, res)
+		default:
+			tc, err = a.answered(ctx, rec, tc, questions, resolutions)
+		}
+		if err != nil {
+			return rec.events, false, err
+		}
+		waiting = waiting || !tc.Status.Ended()
+	}
+	return rec.events, waiting, nil
+}
+
+// approved runs a call the person approved, or ends it rejected.
+func (a *Agent) approved(ctx context.Context, out agent.Output, tc agent.ToolCall, q *agent.Question, res *agent.Resolution) (agent.ToolCall, error) {
+	if res.Outcome != agent.Answered {
+		tc.Status, tc.Waiting = agent.ToolRejected, ""
+		tc.Error = "The person rejected the call."
+		if res.Outcome != agent.Declined {
+			tc.Error = fmt.Sprintf("The call did not run: its approval was %s.", res.Outcome)
+		}
+		tc.Result = "Not run: " + strings.ToLower(tc.Error[:1]) + tc.Error[1:]
+		if res.Reason != "" {
+			tc.Error += " Reason: " + res.Reason
+			tc.Result += " Their reason: " + res.Reason
+		}
+		tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+		return tc, out.Tool(tc)
+	}
+	args, err := approvedArguments(q, res)
+	if err != nil {
+		tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", err.Error()
+		tc.Result = "Error: " + err.Error()
+		return tc, out.Tool(tc)
+	}
+	if !bytes.Equal(args, tc.Arguments) {
+		tc.Notes = append(tc.Notes, "The person changed the arguments before approving.")
+	}
+	tc.Arguments = args
+	return a.runTool(ctx, out, tc, mcp.Call{})
+}
+
+// answered sends the person's answers to the server's requests, and goes on with the call.
+func (a *Agent) answered(ctx context.Context, out agent.Output, tc agent.ToolCall, questions map[string]*agent.Question, resolutions map[string]*agent.Resolution) (agent.ToolCall, error) {
+	var ws waitState
+	if err := json.Unmarshal(tc.State, &ws); err != nil {
+		tc.Status, tc.Error = agent.ToolFailed, "The call's state could not be read."
+		tc.Result = "Error: " + tc.Error
+		return tc, out.Tool(tc)
+	}
+	responses := map[string]mcp.Response{}
+	for id, r := range ws.Responses {
+		responses[id] = r
+	}
+	for _, input := range ws.Inputs {
+		if _, done := responses[input.ID]; done {
+			continue
+		}
+		res := resolutions[tc.Key+"/"+input.ID]
+		if res == nil {
+			// Never asked (the step stopped first): the request is cancelled.
+			res = &agent.Resolution{Outcome: agent.Cancelled}
+		}
+		r, err := mcp.Respond(input, *res)
+		if err != nil {
+			tc.Notes = append(tc.Notes, err.Error())
+			r = mcp.Response{Action: "decline"}
+		}
+		responses[input.ID] = r
+	}
+	if ws.Retry {
+		// The person has been to the URLs, or not: the call goes again as it was, unless
+		// they declined or cancelled.
+		for _, r := range responses {
+			if r.Action != "accept" {
+				tc.Status, tc.Waiting = agent.ToolFailed, ""
+				tc.Error = "The tool needs the person to finish something at a web address first, and they did not."
+				tc.Result = "Error: " + tc.Error
+				tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+				return tc, out.Tool(tc)
+			}
+		}
+		return a.runTool(ctx, out, tc, mcp.Call{})
+	}
+	return a.runTool(ctx, out, tc, mcp.Call{Responses: responses, State: ws.RequestState})
+}
+
+// toolEvents indexes the events after a checkpoint: each tool call as it stands now (by the
+// model's call id), and the questions and resolutions by question key.
+func toolEvents(h []agent.Event) (map[string]agent.ToolCall, map[string]*agent.Resolution, map[string]*agent.Question) {
+	calls := map[string]agent.ToolCall{}
+	byID := map[int64]*agent.Question{}
+	questions := map[string]*agent.Question{}
+	resolutions := map[string]*agent.Resolution{}
+	for _, ev := range h {
+		switch {
+		case ev.Kind == agent.EventToolCall && ev.ToolCall != nil:
+			calls[ev.ToolCall.ID] = *ev.ToolCall
+		case ev.Kind == agent.EventQuestionAsked && ev.Question != nil && ev.Question.Key != "":
+			byID[ev.Question.ID] = ev.Question
+			questions[ev.Question.Key] = ev.Question
+		case ev.Kind == agent.EventQuestionResolved && ev.Resolution != nil:
+			if q := byID[ev.Resolution.QuestionID]; q != nil {
+				resolutions[q.Key] = ev.Resolution
+			}
+		}
+	}
+	return calls, resolutions, questions
+}
+
+// toolCallResult is what the model is told of a tool call, as the log has it.
+func toolCallResult(tc agent.ToolCall) string {
+	switch {
+	case tc.Status.Ended():
+		return tc.Result
+	case tc.Status == agent.ToolWaiting:
+		return "Error: the call did not finish: it waited for " + tc.Waiting + ", and the person moved on."
+	}
+	return "Error: the call was cut off before it ended; it may have taken effect in part."
+}
+
+// recorder is an Output that keeps the tool calls it records, for the step's history.
+type recorder struct {
+	agent.Output
+	events []agent.Event
+}
+
+func (r *recorder) Tool(tc agent.ToolCall) error {
+	if err := r.Output.Tool(tc); err != nil {
+		return err
+	}
+	r.events = append(r.events, agent.Event{Kind: agent.EventToolCall, ToolCall: &tc})
+	return nil
+}

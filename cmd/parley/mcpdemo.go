@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-chat/parley/agent/mcp/demo"
+)
+
+// runMCPDemo serves the demo MCP tool server: over stdio (an agent's command), or over
+// Streamable HTTP with --http. Its sign-in pages are served on --pages (over HTTP, next to
+// the endpoint).
+func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
+	fs := flag.NewFlagSet("mcp-demo", flag.ContinueOnError)
+	fs.SetOutput(stdio.err)
+	addr := fs.String("http", "", "serve Streamable HTTP at this address (such as 127.0.0.1:8091) instead of stdio; the endpoint is /mcp")
+	pages := fs.String("pages", "127.0.0.1:0", "address of the sign-in pages, over stdio")
+	step := fs.Duration("step", 200*time.Millisecond, "pause between two steps of count_slowly")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s := demo.New(demo.Options{Step: *step})
+	if *addr == "" {
+		base, stop, err := s.ServePages(*pages)
+		if err != nil {
+			return fmt.Errorf("mcp-demo: pages: %w", err)
+		}
+		defer stop()
+		fmt.Fprintln(stdio.err, "parley mcp-demo: serving over stdio; sign-in pages at", base)
+		return s.Run(ctx, &sdk.StdioTransport{})
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("mcp-demo: %w", err)
+	}
+	base := "http://" + l.Addr().String()
+	s.SetPages(base)
+	mux := http.NewServeMux()
+	// Stateless: the only way the SDK serves protocol 2026-07-28 over HTTP, whose round trip
+	// lets a question outlive a restart.
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	mux.Handle("/connect", s.Pages())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintln(stdio.err, "parley mcp-demo: serving Streamable HTTP at", base+"/mcp")
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
