@@ -15,14 +15,36 @@ func Asset(name string) string { return "/static/" + name + "?v=" + AssetVersion
 // AssetVersion is set at start from the embedded files' hash.
 var AssetVersion = "dev"
 
-func inputType(k agent.FieldKind) string {
-	switch k {
+// inputType is the type of a field's <input>: its kind's, or its format's on a text field.
+func inputType(f agent.Field) string {
+	switch f.Kind {
 	case agent.KindNumber, agent.KindInteger:
 		return "number"
 	case agent.KindDate:
 		return "date"
+	case agent.KindText:
+		switch f.Format {
+		case agent.FormatURI:
+			return "url"
+		case agent.FormatEmail:
+			return "email"
+		case agent.FormatDateTime:
+			return "datetime-local"
+		}
 	}
 	return "text"
+}
+
+// inputValue is what a field's <input> shows. A date-time in RFC 3339 (a default) is
+// written as a datetime-local input reads it, in UTC as the field says.
+func inputValue(q QuestionView, f agent.Field) string {
+	v := q.fieldValue(f)
+	if f.Kind == agent.KindText && f.Format == agent.FormatDateTime {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t.UTC().Format("2006-01-02T15:04")
+		}
+	}
+	return v
 }
 
 func selectOptions(f agent.Field) []agent.Option {
@@ -96,4 +118,20 @@ func hasFileField(q agent.Question) bool {
 		}
 	}
 	return false
+}
+
+// submitLabel is the text of a question's submit button.
+func submitLabel(q agent.Question) string {
+	if q.SubmitLabel != "" {
+		return q.SubmitLabel
+	}
+	return "Submit"
+}
+
+// declineLabel is the text of a question's decline button.
+func declineLabel(q agent.Question) string {
+	if q.DeclineLabel != "" {
+		return q.DeclineLabel
+	}
+	return "Decline"
 }

@@ -21,6 +21,8 @@ const (
 	ItemAgent
 	ItemQuestion
 	ItemError
+	// ItemTool is a tool call: where it first appeared, as it stands now.
+	ItemTool
 )
 
 // Item is one entry of the thread as the page shows it.
@@ -40,6 +42,8 @@ type Item struct {
 	At             time.Time
 	// Question fields.
 	Question *QuestionView
+	// Tool is a tool call's latest state.
+	Tool *agent.ToolCall
 }
 
 // QuestionView is a question with what the form needs: the values typed and their errors.
@@ -65,6 +69,7 @@ func BuildThread(events []agent.Event) Thread {
 	var t Thread
 	users := map[int64]int{}
 	questions := map[int64]int{}
+	tools := map[string]int{}
 	for _, ev := range events {
 		t.LastEventID = ev.ID
 		switch ev.Kind {
@@ -87,6 +92,18 @@ func BuildThread(events []agent.Event) Thread {
 			if i, ok := questions[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
 				t.Items[i].Question.Record.Resolution = &r
+			}
+		case agent.EventToolCall:
+			if ev.ToolCall == nil {
+				continue
+			}
+			// A call stays where it first appeared; each later event replaces it.
+			if i, ok := tools[ev.ToolCall.Key]; ok {
+				tc := *ev.ToolCall
+				t.Items[i].Tool = &tc
+			} else {
+				tools[ev.ToolCall.Key] = len(t.Items)
+				t.Items = append(t.Items, ToolItem(ev))
 			}
 		case agent.EventRunState:
 			t.State, t.Error = ev.State, ev.Error

@@ -23,6 +23,7 @@ const (
 	EntryResolved EntryKind = "resolved" // a question was answered, declined, ...
 	EntryState    EntryKind = "state"    // the run moved
 	EntryAudit    EntryKind = "audit"    // staff acted on someone's behalf
+	EntryTool     EntryKind = "tool"     // an agent called a tool, which waited or ended
 )
 
 // Entry is one thing that happened in a conversation, as support staff read it: when, who,
@@ -59,7 +60,16 @@ type Answer struct {
 func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 	var out []Entry
 	asked := map[int64]agent.Event{}
+	tools := map[string]agent.ToolCall{}
 	for _, ev := range events {
+		if ev.Kind == agent.EventToolCall {
+			if ev.ToolCall != nil {
+				prev, seen := tools[ev.ToolCall.Key]
+				tools[ev.ToolCall.Key] = *ev.ToolCall
+				out = append(out, toolEntries(ev, prev, seen)...)
+			}
+			continue
+		}
 		e := Entry{At: ev.At}
 		switch ev.Kind {
 		case agent.EventUserMessage:
@@ -106,6 +116,35 @@ func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 		out = append(out, Entry{Kind: EntryAudit, At: a.At, Who: a.Actor, Summary: "audit: " + a.Action, Text: a.Detail})
 	}
 	slices.SortStableFunc(out, func(a, b Entry) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// toolEntries are what a tool call's event adds to the timeline: the call where it first
+// appears, a wait that begins, and its end; running and progress in between are left out.
+func toolEntries(ev agent.Event, prev agent.ToolCall, seen bool) []Entry {
+	tc := *ev.ToolCall
+	who := ev.Author
+	if who == "" {
+		who = tc.Server
+	}
+	var out []Entry
+	if !seen {
+		out = append(out, Entry{Kind: EntryTool, At: ev.At, Who: who, Summary: "called " + toolSummary(tc), Text: prettyJSON(tc.Arguments)})
+	}
+	switch {
+	case tc.Status == agent.ToolWaiting && (!seen || prev.Status != agent.ToolWaiting || prev.Waiting != tc.Waiting):
+		waits := "waits"
+		if tc.Waiting != "" {
+			waits += " for " + tc.Waiting
+		}
+		out = append(out, Entry{Kind: EntryTool, At: ev.At, Who: who, Summary: fmt.Sprintf("tool %s %s", tc.Tool, waits)})
+	case tc.Status.Ended() && (!seen || !prev.Status.Ended()):
+		s := toolSummary(tc) + ": " + string(tc.Status)
+		if tc.Took > 0 {
+			s += " in " + Took(tc.Took)
+		}
+		out = append(out, Entry{Kind: EntryTool, At: ev.At, Who: who, Summary: s, Text: toolOutcome(tc)})
+	}
 	return out
 }
 

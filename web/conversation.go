@@ -25,6 +25,9 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 		return err
 	}
 	d.Conversations, d.Agents, d.Problems, d.Attach = list, s.runner.Agents(), s.problems, s.attach()
+	if s.liveProblems != nil {
+		d.Problems = append(d.Problems[:len(d.Problems):len(d.Problems)], s.liveProblems()...)
+	}
 	if d.Nonce == "" {
 		d.Nonce = newNonce()
 	}

@@ -27,10 +27,12 @@ type Server struct {
 	log       *slog.Logger
 	heartbeat time.Duration
 	problems  []string
-	a2a       *A2AOptions
-	uploads   UploadLimits
-	auth      AuthOptions
-	limits    Limits
+	// liveProblems are the problems that come and go.
+	liveProblems func() []string
+	a2a          *A2AOptions
+	uploads      UploadLimits
+	auth         AuthOptions
+	limits       Limits
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
 	logins, signups, messages *bucket
 	streams                   streamCounter
@@ -55,6 +57,8 @@ type NewServerOptions struct {
 	Runner *agent.Runner
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
+	// LiveProblems are problems as they stand now (a tool server that is down), shown after them.
+	LiveProblems func() []string
 	// A2A, when set, serves every agent over A2A JSON-RPC.
 	A2A *A2AOptions
 	// Uploads bound attached files (zero fields take the defaults).
@@ -69,7 +73,7 @@ type NewServerOptions struct {
 
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, a2a: opts.A2A}
+	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems, a2a: opts.A2A}
 	s.closed, s.close = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()

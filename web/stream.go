@@ -316,6 +316,17 @@ func (ls *liveStream) event(ev agent.Event) error {
 			return err
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
+	case agent.EventToolCall:
+		if ev.ToolCall == nil {
+			break
+		}
+		// The first event of a call puts its card in the thread; each later one replaces it.
+		card := views.ToolCard(*ev.ToolCall)
+		if ev.ToolCall.Update {
+			ls.patch(card, "#"+views.ToolCardID(ev.ToolCall.Key), "replace", ls.id())
+		} else {
+			ls.patch(card, "#thread", "append", ls.id())
+		}
 	case agent.EventRunState:
 		busy := `{"_busy":false}`
 		if ev.State == agent.StateRunning {

@@ -323,3 +323,70 @@ func TestStream_ASlowReaderHurtsNoOne(t *testing.T) {
 	}
 	io.Copy(io.Discard, io.LimitReader(r, 0))
 }
+
+// A tool call's card is appended where the call appears, then replaced as it changes; the
+// page drawn afterwards shows the call once, as it ended, and the exports have it (and no
+// checkpoint).
+func TestStream_ToolCallAppendedThenReplaced(t *testing.T) {
+	gate := make(chan struct{})
+	tool := &scripted{name: "tooler", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		tc := agent.ToolCall{Key: "7-1", ID: "call_1", Server: "docs", Tool: "search", Arguments: []byte(`{"q":"<b>x</b>"}`), Status: agent.ToolRunning, Started: time.Now()}
+		if err := out.Checkpoint(map[string]string{"turn": "1"}); err != nil {
+			return err
+		}
+		if err := out.Tool(tc); err != nil {
+			return err
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		tc.Update, tc.Status, tc.Took = true, agent.ToolDone, 1200*time.Millisecond
+		tc.Content = []agent.ToolContent{{Type: "text", Text: "three pages"}}
+		return out.Tool(tc)
+	}}
+	ts := newTestServer(t, newDB(t), tool)
+	path := ts.start(t, "tooler", "search")
+	s := ts.open(t, path+"/stream?after=0", "")
+	isCard := func(ev sseEvent) bool {
+		return ev.Event == "datastar-patch-elements" && strings.Contains(ev.data(), `class="card tool-call`)
+	}
+	evs := s.until(nil, isCard)
+	first := evs[len(evs)-1].data()
+	if !strings.Contains(first, "selector #thread") || !strings.Contains(first, "mode append") || !strings.Contains(first, `id="tool-7-1"`) {
+		t.Errorf("the call came as %q, want its card appended to the thread", first)
+	}
+	if !strings.Contains(first, "running") || !strings.Contains(first, "&lt;b&gt;x&lt;/b&gt;") {
+		t.Errorf("the running card lacks its status or its escaped arguments: %q", first)
+	}
+	gate <- struct{}{}
+	evs = s.until(nil, isCard)
+	last := evs[len(evs)-1]
+	if d := last.data(); !strings.Contains(d, "selector #tool-7-1") || !strings.Contains(d, "mode replace") ||
+		!strings.Contains(d, "done") || !strings.Contains(d, "1.2 s") || !strings.Contains(d, "three pages") {
+		t.Errorf("the end came as %q, want the card replaced by the done one", d)
+	}
+	if last.ID == "" {
+		t.Error("the card's patch carries no event id")
+	}
+	ts.waitState(t, convID(t, path), agent.StateDone)
+	_, page := ts.get(t, path)
+	if n := strings.Count(page, `id="tool-7-1"`); n != 1 || !strings.Contains(page, "three pages") {
+		t.Errorf("the page shows the call %d times, or not as it ended", n)
+	}
+	_, tl := ts.get(t, path+"/timeline")
+	if !strings.Contains(tl, "entry entry-tool") || !strings.Contains(tl, "done in 1.2 s") {
+		t.Errorf("the timeline page lacks the call:\n%s", tl)
+	}
+	_, md := ts.get(t, path+"/export.md")
+	for _, want := range []string{"called tool search of server docs", "tool search of server docs: done in 1.2 s", "> three pages"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("export.md lacks %q:\n%s", want, md)
+		}
+	}
+	_, js := ts.get(t, path+"/export.json")
+	if n := strings.Count(js, `"kind": "tool_call"`); n != 2 || strings.Contains(js, `"kind": "checkpoint"`) {
+		t.Errorf("export.json has %d tool_call events, or a checkpoint:\n%s", n, js)
+	}
+}

@@ -340,7 +340,16 @@ func (s *server) liveElicitation(_ context.Context, req *sdk.ElicitRequest) (*sd
 
 // complete passes on the server's word that an interaction at a URL is complete.
 func (s *server) complete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
-	if f := s.pool.onComplete; f != nil && req.Params != nil {
-		f(s.cfg.Name, req.Params.ElicitationID)
+	p := s.pool
+	if req.Params == nil || p.onComplete == nil {
+		return
+	}
+	key := s.cfg.Name + " " + req.Params.ElicitationID
+	p.awaitMu.Lock()
+	id, ok := p.awaiting[key]
+	delete(p.awaiting, key)
+	p.awaitMu.Unlock()
+	if ok {
+		p.onComplete(s.cfg.Name, id)
 	}
 }

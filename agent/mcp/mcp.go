@@ -114,8 +114,11 @@ type Pool struct {
 	agent   string
 	log     *slog.Logger
 	servers []*server
-	// onComplete is told when a server says that an interaction the person had at a URL is complete.
-	onComplete func(server, elicitationID string)
+	// onComplete is told when a server says that an interaction the person had at a URL is
+	// complete, with the question that waits for it.
+	onComplete func(server string, questionID int64)
+	awaitMu    sync.Mutex
+	awaiting   map[string]int64 // server + " " + elicitation id: the question
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -170,8 +173,32 @@ func NewPool(opts Options) (*Pool, error) {
 }
 
 // OnComplete sets who is told that a URL interaction is complete (the server's
-// notifications/elicitation/complete); set it before Start.
-func (p *Pool) OnComplete(f func(server, elicitationID string)) { p.onComplete = f }
+// notifications/elicitation/complete), with the question asked for it (see Awaiting); set
+// it before Start.
+func (p *Pool) OnComplete(f func(server string, questionID int64)) { p.onComplete = f }
+
+// Awaiting notes that the question asks the person to go to the server's URL of the
+// elicitation: when the server says it is complete, OnComplete is told. Kept in memory:
+// after a restart the person says it themselves.
+func (p *Pool) Awaiting(server, elicitationID string, questionID int64) {
+	if elicitationID == "" {
+		return
+	}
+	p.awaitMu.Lock()
+	defer p.awaitMu.Unlock()
+	if p.awaiting == nil {
+		p.awaiting = map[string]int64{}
+	}
+	p.awaiting[server+" "+elicitationID] = questionID
+}
+
+// SetLogger sets the log of the pool's servers; call it before Start.
+func (p *Pool) SetLogger(l *slog.Logger) {
+	p.log = l.With("agent", p.agent)
+	for _, s := range p.servers {
+		s.log = p.log.With("mcp_server", s.cfg.Name)
+	}
+}
 
 // Start connects every server in the background, and again whenever one fails or dies.
 func (p *Pool) Start() {

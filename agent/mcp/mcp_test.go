@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -280,7 +281,7 @@ func TestURLModeOpensAPageAndTheServerSaysWhenItIsDone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.OnComplete(func(srv, id string) { completed <- srv + " " + id })
+		p.OnComplete(func(srv string, id int64) { completed <- fmt.Sprintf("%s %d", srv, id) })
 		p.Start()
 		t.Cleanup(p.Close)
 		if err := p.WaitReady(context.Background()); err != nil {
@@ -293,10 +294,11 @@ func TestURLModeOpensAPageAndTheServerSaysWhenItIsDone(t *testing.T) {
 		if in.Mode != "url" || !strings.Contains(in.Question.Link, "/connect?id=signin-") || in.ElicitationID == "" {
 			t.Fatalf("input = %+v", in)
 		}
+		p.Awaiting(server, in.ElicitationID, 7)
 		visit(t, in.Question.Link)
 		if server == "demo" {
 			// Over stateless HTTP the server has no session to send the notification on.
-			if got := waitFor(t, completed); got != server+" "+in.ElicitationID {
+			if got := waitFor(t, completed); got != server+" 7" {
 				t.Errorf("completed = %q", got)
 			}
 		}
@@ -311,9 +313,12 @@ func TestURLModeOpensAPageAndTheServerSaysWhenItIsDone(t *testing.T) {
 		if !res.Retry || len(res.Inputs) != 1 || res.Inputs[0].Mode != "url" {
 			t.Fatalf("result = %+v", res)
 		}
+		p.Awaiting(server, res.Inputs[0].ElicitationID, 8)
 		visit(t, res.Inputs[0].Question.Link)
 		if server == "demo" {
-			waitFor(t, completed)
+			if got := waitFor(t, completed); got != server+" 8" {
+				t.Errorf("completed = %q", got)
+			}
 		}
 		if done := call(t, p, mcp.Call{Server: server, Tool: "sync_calendar"}); done.Text != "Synced 3 events." {
 			t.Errorf("after the page: %q", done.Text)

@@ -127,5 +127,8 @@ func New(cfg Config) (*Agent, error) {
 	}, nil
 }
 
+// Tools are the agent's tool servers, nil when it has none: the caller starts and closes them.
+func (a *Agent) Tools() *mcp.Pool { return a.cfg.Tools }
+
 // Info describes the agent in the agent picker.
 func (a *Agent) Info() agent.Info { return a.info }

@@ -207,6 +207,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 		rounds++
 		ws := waitState{RequestState: res.State, Inputs: res.Inputs, Retry: res.Retry, Rounds: rounds, Responses: map[string]mcp.Response{}}
 		var ask []agent.Question
+		var askedInputs []mcp.Input
 		for _, in := range res.Inputs {
 			if in.Refusal != "" {
 				tc.Notes = append(tc.Notes, in.Refusal)
@@ -216,6 +217,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 			q := in.Question
 			q.Key = tc.Key + "/" + in.ID
 			ask = append(ask, q)
+			askedInputs = append(askedInputs, in)
 		}
 		if len(ask) == 0 {
 			// Every request was declined by Parley: send that back at once.
@@ -236,10 +238,12 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 		if err := out.Tool(tc); err != nil {
 			return tc, err
 		}
-		for _, q := range ask {
-			if _, err := out.Ask(q); err != nil {
+		for i, q := range ask {
+			id, err := out.Ask(q)
+			if err != nil {
 				return tc, err
 			}
+			a.cfg.Tools.Awaiting(tc.Server, askedInputs[i].ElicitationID, id)
 		}
 		return tc, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-chat/parley/agent"
 	a2aagent "github.com/parley-chat/parley/agent/a2a"
 	"github.com/parley-chat/parley/agent/intake"
+	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/openai"
 )
 
@@ -49,6 +50,53 @@ type AgentConfig struct {
 	Analyzer string `toml:"analyzer"`
 	// IntakeShare is the share of the context window above which a message is split (0.10).
 	IntakeShare float64 `toml:"intake_share"`
+	// MCP are the agent's tool servers ([[agents.mcp]]), openai back end only.
+	MCP []MCPConfig `toml:"mcp"`
+}
+
+// MCPConfig is one [[agents.mcp]] entry: a tool server started as a command (stdio) or
+// reached at a URL (Streamable HTTP).
+type MCPConfig struct {
+	Name    string            `toml:"name"`
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Dir     string            `toml:"dir"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	// BearerTokenEnv names the environment variable holding the bearer token.
+	BearerTokenEnv string   `toml:"bearer_token_env"`
+	Timeout        duration `toml:"timeout"`
+	Approve        bool     `toml:"approve"`
+	ApproveTools   []string `toml:"approve_tools"`
+	ReadOnly       []string `toml:"read_only"`
+	AllowEmail     bool     `toml:"allow_email"`
+}
+
+// mcpKeys are the keys an [[agents.mcp]] entry may have.
+var mcpKeys = map[string]bool{"name": true, "command": true, "args": true, "env": true, "dir": true, "url": true,
+	"headers": true, "bearer_token_env": true, "timeout": true, "approve": true, "approve_tools": true,
+	"read_only": true, "allow_email": true}
+
+// mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
+func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, error) {
+	out := make([]mcp.ServerConfig, 0, len(c.MCP))
+	for i, m := range c.MCP {
+		name := m.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", i+1)
+		}
+		s := mcp.ServerConfig{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, URL: m.URL,
+			Headers: m.Headers, Timeout: m.Timeout.Duration, Approve: m.Approve, ApproveTools: m.ApproveTools,
+			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail}
+		if m.BearerTokenEnv != "" {
+			if s.Bearer = getenv(m.BearerTokenEnv); s.Bearer == "" {
+				return nil, fmt.Errorf("mcp server %q: bearer_token_env: the environment variable %s is empty or not set", name, m.BearerTokenEnv)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // intakeSettings is the [intake] section: how messages are analyzed for agents that say
@@ -85,7 +133,7 @@ func (d *duration) UnmarshalText(b []byte) error {
 var agentKeys = map[string]bool{"name": true, "title": true, "description": true, "backend": true,
 	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
 	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
-	"card_url": true, "analyzer": true, "intake_share": true}
+	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -194,6 +242,19 @@ func decodeAgent(entry map[string]any) (AgentConfig, error) {
 		sort.Strings(unknown)
 		return AgentConfig{}, fmt.Errorf("unknown key %s", strings.Join(unknown, ", "))
 	}
+	if servers, ok := entry["mcp"].([]map[string]any); ok {
+		for i, m := range servers {
+			for k := range m {
+				if !mcpKeys[k] {
+					unknown = append(unknown, fmt.Sprintf("mcp #%d: %s", i+1, k))
+				}
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return AgentConfig{}, fmt.Errorf("unknown key %s", strings.Join(unknown, ", "))
+		}
+	}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(entry); err != nil {
 		return AgentConfig{}, err
@@ -256,6 +317,9 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 	switch c.Backend {
 	case "openai", "":
 	case "a2a":
+		if len(c.MCP) > 0 {
+			return nil, errors.New("mcp: tool servers are for model-backed (openai) agents; a remote A2A agent has its own tools")
+		}
 		if c.Analyzer == "model" {
 			return nil, errors.New(`analyzer: "model" needs a model endpoint; an a2a agent has the built-in analyzer`)
 		}
@@ -271,7 +335,17 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 	default:
 		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
 	}
-	return openai.New(openaiConfig(c, key))
+	cfg := openaiConfig(c, key)
+	if len(c.MCP) > 0 {
+		servers, err := mcpServers(c, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Tools, err = mcp.NewPool(mcp.Options{Agent: c.Name, Servers: servers, Logger: slog.Default()}); err != nil {
+			return nil, err
+		}
+	}
+	return openai.New(cfg)
 }
 
 // openaiConfig is the openai back end's configuration of an agent.

@@ -241,3 +241,62 @@ analyzer = "model"
 		t.Errorf("a2a agent with analyzer = model: %v", err)
 	}
 }
+
+func TestToolServersFromTheConfigFile(t *testing.T) {
+	path := writeConfig(t, `
+[[agents]]
+name = "helper"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5"
+
+  [[agents.mcp]]
+  name = "files"
+  command = "/usr/local/bin/files-mcp"
+  args = ["--root", "/srv"]
+  env = { LOG = "debug" }
+  dir = "/srv"
+  approve = true
+  read_only = ["list_files"]
+
+  [[agents.mcp]]
+  name = "tickets"
+  url = "https://tickets.example.com/mcp"
+  headers = { "X-Team" = "infra" }
+  bearer_token_env = "TICKETS_TOKEN"
+  approve_tools = ["close_ticket"]
+  timeout = "30s"
+
+[[agents]]
+name = "typo"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5"
+  [[agents.mcp]]
+  name = "x"
+  comand = "oops"
+`)
+	cfgs, problems, err := loadConfig(path, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], `agent "typo": unknown key mcp #1: comand`) {
+		t.Errorf("problems = %q", problems)
+	}
+	if len(cfgs) != 1 || len(cfgs[0].MCP) != 2 {
+		t.Fatalf("cfgs = %+v", cfgs)
+	}
+	files, tickets := cfgs[0].MCP[0], cfgs[0].MCP[1]
+	if files.Command != "/usr/local/bin/files-mcp" || files.Args[1] != "/srv" || files.Env["LOG"] != "debug" || !files.Approve || files.ReadOnly[0] != "list_files" {
+		t.Errorf("files = %+v", files)
+	}
+	if tickets.URL != "https://tickets.example.com/mcp" || tickets.Headers["X-Team"] != "infra" || tickets.Timeout.Seconds() != 30 {
+		t.Errorf("tickets = %+v", tickets)
+	}
+	_, problems = buildAgents(cfgs, env(nil), map[string]bool{})
+	if len(problems) != 1 || !strings.Contains(problems[0], `agent "helper": mcp server "tickets": bearer_token_env: the environment variable TICKETS_TOKEN is empty or not set`) {
+		t.Errorf("without the token: %q", problems)
+	}
+	agents, problems := buildAgents(cfgs, env(map[string]string{"TICKETS_TOKEN": "t0k"}), map[string]bool{})
+	if len(problems) != 0 || len(agents) != 1 {
+		t.Fatalf("agents %d, problems %q", len(agents), problems)
+	}
+}

@@ -309,15 +309,28 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
 	})
+	pools := startTools(configured, runner, log)
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
 	srv := web.NewServer(web.NewServerOptions{
 		A2A:      a2aOpts,
 		DB:       db,
 		Runner:   runner,
 		Logger:   log,
 		Problems: problems,
-		Uploads:  cfg.Uploads,
-		Auth:     cfg.Auth,
-		Limits:   cfg.Limits,
+		LiveProblems: func() []string {
+			var out []string
+			for _, p := range pools {
+				out = append(out, p.Problems()...)
+			}
+			return out
+		},
+		Uploads: cfg.Uploads,
+		Auth:    cfg.Auth,
+		Limits:  cfg.Limits,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

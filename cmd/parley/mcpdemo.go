@@ -5,13 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/mcp/demo"
+	"github.com/parley-chat/parley/agent/openai"
 )
 
 // runMCPDemo serves the demo MCP tool server: over stdio (an agent's command), or over
@@ -57,4 +62,34 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 		return err
 	}
 	return nil
+}
+
+// startTools starts the tool servers of the model-backed agents, and gives them up to five
+// seconds to be ready before Parley serves. A URL interaction that a
+// server says is complete answers the question that waits for it, as the server.
+func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []*mcp.Pool {
+	var pools []*mcp.Pool
+	for _, a := range agents {
+		oa, ok := a.(*openai.Agent)
+		if !ok || oa.Tools() == nil {
+			continue
+		}
+		p := oa.Tools()
+		p.SetLogger(log)
+		p.OnComplete(func(server string, questionID int64) {
+			_, err := runner.Answer(context.Background(), questionID, url.Values{}, nil, agent.Actor{Name: mcp.Asker(server)})
+			if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+				log.Error("answer a completed URL question", "question", questionID, "error", err)
+			}
+		})
+		p.Start()
+		pools = append(pools, p)
+	}
+	// The first messages find the tools there: wait a little for the servers to start.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, p := range pools {
+		_ = p.WaitReady(ctx)
+	}
+	return pools
 }

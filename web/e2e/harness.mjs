@@ -4,6 +4,8 @@ import { mkdtempSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { chromium } from 'playwright-core'
+import AxeBuilder from '@axe-core/playwright'
+import assert from 'node:assert/strict'
 
 export const root = resolve(import.meta.dirname, '..', '..')
 export const results = join(root, 'test-results')
@@ -70,4 +72,11 @@ export async function startConversation (page, url, agent, text) {
   await page.getByLabel('Message').fill(text)
   await page.getByRole('button', { name: 'Send' }).click()
   await page.waitForURL(/\/c\/\d+$/)
+}
+
+// axe runs axe-core on the page and fails on any critical or serious violation.
+export async function axe (page, what) {
+  const r = await new AxeBuilder({ page }).analyze()
+  const bad = r.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious')
+  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`), [], `axe on ${what}`)
 }

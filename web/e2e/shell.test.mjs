@@ -7,20 +7,12 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import AxeBuilder from '@axe-core/playwright'
-import { startParley, launch, tempDB, results, pageErrors, startConversation } from './harness.mjs'
+import { startParley, launch, tempDB, results, pageErrors, startConversation, axe } from './harness.mjs'
 import { startFakeOpenAI } from './fake-openai.mjs'
 
 let browser
 before(async () => { browser = await launch() })
 after(async () => { await browser?.close() })
-
-// axe runs axe-core on the page and fails on any critical or serious violation.
-async function axe (page, what) {
-  const r = await new AxeBuilder({ page }).analyze()
-  const bad = r.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious')
-  assert.deepEqual(bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`), [], `axe on ${what}`)
-}
 
 const pages = ['/', '/inbox', '/search?q=party', '/archived', '/settings', '/review', '/review/figures', '/c/999']
 
@@ -201,6 +193,8 @@ test('code is highlighted as it streams, copied with one click, and axe passes m
     // The reply ended: the message box has the focus back, and a screen reader heard the
     // reply once, whole.
     await page.waitForFunction(() => document.activeElement?.id === 'message')
+    // The announcer speaks a moment after it is emptied (so that the same text is heard again).
+    await page.waitForFunction(() => document.getElementById('announcer')?.textContent !== '')
     const heard = await page.locator('#announcer').textContent()
     assert.match(heard, /^fake-model: Here is the handler: func hello\(w http\.ResponseWriter/)
     assert.doesNotMatch(heard, /Copy/)
