@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/mcp/demo"
+	"github.com/parley-chat/parley/agent/mcp/mcptest"
 )
 
 // TestMain lets the test binary be the demo server over stdio, as an agent's command.
@@ -41,37 +41,24 @@ func stdioServer(name string) mcp.ServerConfig {
 	return mcp.ServerConfig{Name: name, Command: os.Args[0], Env: map[string]string{"PARLEY_TEST_MCP_DEMO": "1"}}
 }
 
-// httpServer is the demo over Streamable HTTP, its pages beside it.
+// httpServer is the demo over Streamable HTTP, answering only with the headers Parley must send.
 func httpServer(t *testing.T, name string) (mcp.ServerConfig, *demo.Server) {
-	s := demo.New(demo.Options{Step: 20 * time.Millisecond})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		if r.Header.Get("Authorization") != "Bearer s3cret" || r.Header.Get("X-Team") != "infra" {
-			return nil
-		}
-		return s.Server
-	}, &sdk.StreamableHTTPOptions{Stateless: true}))
-	mux.Handle("/connect", s.Pages())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	s.SetPages(srv.URL)
-	return mcp.ServerConfig{Name: name, URL: srv.URL + "/mcp", Bearer: "s3cret", Headers: map[string]string{"X-Team": "infra"}}, s
+	cfg, s := mcptest.HTTPDemo(t, name, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/mcp" && (r.Header.Get("Authorization") != "Bearer s3cret" || r.Header.Get("X-Team") != "infra") {
+				http.Error(w, "who are you?", http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	cfg.Bearer, cfg.Headers = "s3cret", map[string]string{"X-Team": "infra"}
+	return cfg, s
 }
 
 func startPool(t *testing.T, servers ...mcp.ServerConfig) *mcp.Pool {
 	t.Helper()
-	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: servers, Retry: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Start()
-	t.Cleanup(p.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return mcptest.Pool(t, servers...)
 }
 
 func call(t *testing.T, p *mcp.Pool, c mcp.Call) mcp.Result {

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/mcp"
-	"github.com/parley-chat/parley/agent/mcp/demo"
+	"github.com/parley-chat/parley/agent/mcp/mcptest"
 	"github.com/parley-chat/parley/agent/openai"
 )
 
@@ -21,29 +18,11 @@ import (
 // with the given changes to its settings.
 func demoTools(t *testing.T, change ...func(*mcp.ServerConfig)) *mcp.Pool {
 	t.Helper()
-	s := demo.New(demo.Options{Step: 10 * time.Millisecond})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	mux.Handle("/connect", s.Pages())
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	s.SetPages(srv.URL)
-	cfg := mcp.ServerConfig{Name: "demo", URL: srv.URL + "/mcp"}
+	cfg, _ := mcptest.HTTPDemo(t, "demo", nil)
 	for _, f := range change {
 		f(&cfg)
 	}
-	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: []mcp.ServerConfig{cfg}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Start()
-	t.Cleanup(p.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return mcptest.Pool(t, cfg)
 }
 
 func withTools(p *mcp.Pool) func(*openai.Config) { return func(c *openai.Config) { c.Tools = p } }

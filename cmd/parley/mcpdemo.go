@@ -47,12 +47,7 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	}
 	base := "http://" + l.Addr().String()
 	s.SetPages(base)
-	mux := http.NewServeMux()
-	// Stateless: the only way the SDK serves protocol 2026-07-28 over HTTP, whose round trip
-	// lets a question outlive a restart.
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, &sdk.StreamableHTTPOptions{Stateless: true}))
-	mux.Handle("/connect", s.Pages())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintln(stdio.err, "parley mcp-demo: serving Streamable HTTP at", base+"/mcp")
 	go func() {
 		<-ctx.Done()

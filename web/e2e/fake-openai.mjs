@@ -5,6 +5,16 @@
 // (the last request's abort is told by aborted), and the rest of it at once when asked again.
 import { createServer } from 'node:http'
 
+// startStream begins a streamed chat completion on res and returns send(delta, finish),
+// which writes one chunk of it.
+export function startStream (res, model) {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+  return (delta, finish = null) => res.write(`data: ${JSON.stringify({
+    id: 'chatcmpl-1', object: 'chat.completion.chunk', model,
+    choices: [{ index: 0, delta, finish_reason: finish }]
+  })}\n\n`)
+}
+
 export function startFakeOpenAI ({ reply, pace = 40 } = {}) {
   const requests = []
   let aborted = () => {}
@@ -18,11 +28,7 @@ export function startFakeOpenAI ({ reply, pace = 40 } = {}) {
     }
     const body = JSON.parse(raw)
     requests.push(body)
-    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-    const send = (delta, finish = null) => res.write(`data: ${JSON.stringify({
-      id: 'chatcmpl-1', object: 'chat.completion.chunk', model: body.model,
-      choices: [{ index: 0, delta, finish_reason: finish }]
-    })}\n\n`)
+    const send = startStream(res, body.model)
     const last = body.messages[body.messages.length - 1]
     if (reply && last.role === 'user') {
       let gone = false

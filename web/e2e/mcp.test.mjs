@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, root, results, startConversation, pageErrors, axe } from './harness.mjs'
+import { startStream } from './fake-openai.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -22,11 +23,7 @@ function fakeModel () {
     for await (const chunk of req) raw += chunk
     const body = JSON.parse(raw)
     requests.push(body)
-    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-    const send = (delta, finish = null) => res.write(`data: ${JSON.stringify({
-      id: 'chatcmpl-1', object: 'chat.completion.chunk', model: body.model,
-      choices: [{ index: 0, delta, finish_reason: finish }]
-    })}\n\n`)
+    const send = startStream(res, body.model)
     const last = body.messages.at(-1)
     if (last.role === 'tool') {
       send({ role: 'assistant', content: `The tool says: ${last.content}` })

@@ -283,6 +283,17 @@ func (s *Server) Pages() http.Handler {
 	})
 }
 
+// Handler serves the demo over Streamable HTTP at /mcp, and its pages at /connect; set
+// the pages' base URL with SetPages. The handler is stateless: that is how the SDK serves
+// protocol 2026-07-28 over HTTP, whose round trip lets a question outlive a restart.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server },
+		&sdk.StreamableHTTPOptions{Stateless: true}))
+	mux.Handle("/connect", s.Pages())
+	return mux
+}
+
 // ServePages listens on addr (127.0.0.1:0 for any port) for the pages and returns their base URL.
 func (s *Server) ServePages(addr string) (string, func(), error) {
 	l, err := net.Listen("tcp", addr)

@@ -1,0 +1,46 @@
+// Package mcptest starts the demo tool server and pools of it for tests.
+package mcptest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent/mcp"
+	"github.com/parley-chat/parley/agent/mcp/demo"
+)
+
+// HTTPDemo serves the demo over Streamable HTTP, its pages beside it, until the test ends;
+// wrap, if not nil, wraps its handler (to check what Parley sends, say).
+func HTTPDemo(t testing.TB, name string, wrap func(http.Handler) http.Handler) (mcp.ServerConfig, *demo.Server) {
+	t.Helper()
+	s := demo.New(demo.Options{Step: 10 * time.Millisecond})
+	h := s.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s.SetPages(srv.URL)
+	return mcp.ServerConfig{Name: name, URL: srv.URL + "/mcp"}, s
+}
+
+// Pool starts a pool of the servers for the agent "helper", waits until each was tried
+// once, and closes it when the test ends.
+func Pool(t testing.TB, servers ...mcp.ServerConfig) *mcp.Pool {
+	t.Helper()
+	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: servers, Retry: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
