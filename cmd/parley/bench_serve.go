@@ -30,8 +30,12 @@ func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
 	if args[0] == "model" {
 		h = serveModel
 	}
-	srv := &http.Server{Handler: h}
 	fmt.Fprintln(stdio.out, l.Addr().String())
+	return serveUntil(ctx, &http.Server{Handler: h}, l)
+}
+
+// serveUntil serves on l until ctx ends.
+func serveUntil(ctx context.Context, srv *http.Server, l net.Listener) error {
 	go func() {
 		<-ctx.Done()
 		srv.Close()

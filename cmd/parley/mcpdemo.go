@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -47,16 +46,8 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	}
 	base := "http://" + l.Addr().String()
 	s.SetPages(base)
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintln(stdio.err, "parley mcp-demo: serving Streamable HTTP at", base+"/mcp")
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveUntil(ctx, &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}, l)
 }
 
 // startTools starts the tool servers of the model-backed agents, and gives them up to five

@@ -1,0 +1,243 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// server is one tool server and its session.
+type server struct {
+	pool       *Pool
+	cfg        ServerConfig
+	httpClient *http.Client
+	retry      time.Duration
+	log        *slog.Logger
+	ready      chan struct{} // closed once the first attempt is over
+	readyOnce  sync.Once
+
+	mu    sync.Mutex
+	state *session
+	err   error
+	names []string // the tools it had when last connected
+}
+
+// session is a connected server: its session and tools.
+type session struct {
+	cs    *sdk.ClientSession
+	tools []Tool
+	// broken is closed when a call finds the connection gone.
+	broken     chan struct{}
+	breakOnce  sync.Once
+	brokenWhy  error
+	protocol   string
+	serverName string
+}
+
+func (st *session) markBroken(err error) {
+	st.breakOnce.Do(func() {
+		st.brokenWhy = err
+		close(st.broken)
+	})
+}
+
+// current returns the connected session, or why there is none.
+func (s *server) current() (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == nil {
+		if s.err == nil {
+			return nil, errors.New("not started yet")
+		}
+		return nil, s.err
+	}
+	return s.state, nil
+}
+
+func (s *server) lastToolNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.names)
+}
+
+// run connects the server, waits until its session ends, and connects it again after a
+// wait that doubles while it keeps failing, until ctx ends.
+func (s *server) run(ctx context.Context) {
+	wait := s.retry
+	for {
+		start := time.Now()
+		err := s.serve(ctx)
+		s.readyOnce.Do(func() { close(s.ready) })
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		s.state, s.err = nil, err
+		s.mu.Unlock()
+		s.log.Error("tool server not available", "server", s.cfg.place(), "error", err, "retry_in", wait.String())
+		if time.Since(start) > time.Minute {
+			wait = s.retry // it ran a good while: start again soon
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Minute)
+	}
+}
+
+// serve connects the server and returns when its session ends, saying why.
+func (s *server) serve(ctx context.Context) error {
+	st, err := s.connect(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.state, s.err = st, nil
+	s.names = s.names[:0]
+	for _, t := range st.tools {
+		s.names = append(s.names, t.Tool)
+	}
+	s.mu.Unlock()
+	s.log.Info("tool server ready", "server", s.cfg.place(), "tools", len(st.tools), "protocol", st.protocol, "implementation", st.serverName)
+	s.readyOnce.Do(func() { close(s.ready) })
+	ended := make(chan error, 1)
+	go func() { ended <- st.cs.Wait() }()
+	select {
+	case <-ctx.Done():
+		st.cs.Close()
+		<-ended
+		return ctx.Err()
+	case err := <-ended:
+		if err == nil {
+			err = errors.New("the server ended its session")
+		}
+		return fmt.Errorf("the server stopped: %w", err)
+	case <-st.broken:
+		st.cs.Close()
+		<-ended
+		return fmt.Errorf("the connection failed: %w", st.brokenWhy)
+	}
+}
+
+// connectTimeout bounds starting and initializing a server and listing its tools.
+const connectTimeout = 30 * time.Second
+
+func (s *server) connect(ctx context.Context) (*session, error) {
+	st := &session{broken: make(chan struct{})}
+	client := sdk.NewClient(&sdk.Implementation{Name: "parley", Title: "Parley", Version: "1"}, &sdk.ClientOptions{
+		Logger: s.log,
+		Capabilities: &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
+		// Parley answers input requests itself, once the person has: see Call.
+		MultiRoundTrip:              &sdk.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler:          s.liveElicitation,
+		ElicitationCompleteHandler:  s.complete,
+		ProgressNotificationHandler: progressHandler,
+	})
+	var t sdk.Transport
+	if s.cfg.Command != "" {
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = s.cfg.Dir
+		cmd.Env = os.Environ()
+		for k, v := range s.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = &logWriter{log: s.log}
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	} else {
+		hc := s.httpClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(s.cfg.Headers) > 0 || s.cfg.Bearer != "" {
+			base := hc.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			hc = &http.Client{Transport: headerTransport{base: base, headers: s.cfg.Headers, bearer: s.cfg.Bearer}, Jar: hc.Jar}
+		}
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	cs, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("could not start and initialize it: %w", err)
+	}
+	st.cs = cs
+	if res := cs.InitializeResult(); res != nil {
+		st.protocol = res.ProtocolVersion
+		if res.ServerInfo != nil {
+			st.serverName = res.ServerInfo.Name
+		}
+	}
+	for tool, err := range cs.Tools(cctx, nil) {
+		if err != nil {
+			cs.Close()
+			return nil, fmt.Errorf("could not list its tools: %w", err)
+		}
+		st.tools = append(st.tools, s.tool(tool))
+	}
+	return st, nil
+}
+
+// headerTransport adds the server's headers and bearer token to each request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	bearer  string
+}
+
+// RoundTrip implements http.RoundTripper.
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	if h.bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+h.bearer)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// logWriter logs what a local server writes to stderr, line by line.
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := slices.Index(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.log.Info("tool server says", "line", line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.log.Info("tool server says", "line", string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(b), nil
+}
