@@ -50,6 +50,8 @@ type ToolCall struct {
 	Took time.Duration `json:"took,omitempty"`
 	// State is the back end's own state of a call that waits (what to send back when it goes on).
 	State json.RawMessage `json:"state,omitempty"`
+	// Round counts the times the call waited for the person's answers; its questions' keys carry it.
+	Round int `json:"round,omitempty"`
 }
 
 // ToolContent is one piece of a tool's result: text, an image (Data is base64), a link to a

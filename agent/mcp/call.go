@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,13 +87,16 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 		}
 	}
 	if c.Progress != nil {
-		token := watchProgress(c.Progress)
+		token := watchProgress(st.cs, c.Progress)
 		defer unwatchProgress(token)
 		params.SetProgressToken(token)
 	}
 	res, err := st.cs.CallTool(ctx, params)
 	if err != nil {
 		return p.callError(ctx, s, st, err)
+	}
+	if res.NeedsInput() && len(res.InputRequests) == 0 {
+		return Result{}, errors.New("the tool server is busy (it asked to be called again later)")
 	}
 	if res.NeedsInput() {
 		out := Result{State: res.RequestState}
@@ -127,10 +133,17 @@ func (p *Pool) callError(ctx context.Context, s *server, st *session, err error)
 	case ctx.Err() != nil:
 		return Result{}, ctx.Err()
 	}
-	// The connection itself failed: the server is started again.
-	st.markBroken(err)
-	return Result{}, fmt.Errorf("%w (%s): the connection failed: %v", ErrUnavailable, s.cfg.Name, err)
+	var netErr net.Error
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.As(err, &netErr) {
+		// The connection itself failed: the server is started again.
+		st.markBroken(err)
+		return Result{}, fmt.Errorf("%w (%s): the connection failed: %v", ErrUnavailable, s.cfg.Name, s.cfg.scrub(err))
+	}
+	return Result{}, fmt.Errorf("the call failed: %v", s.cfg.scrub(err))
 }
+
+// maxResultBytes bounds the text of a result the model gets; the person sees all of it.
+const maxResultBytes = 32 << 10
 
 // maxImageBytes bounds an image kept to show the person; a bigger one is named only.
 const maxImageBytes = 1 << 20
@@ -198,6 +211,13 @@ func readResult(res *sdk.CallToolResult) Result {
 		}
 	}
 	out.Text = strings.Join(text, "\n\n")
+	if len(out.Text) > maxResultBytes {
+		cut := maxResultBytes
+		for cut > 0 && !utf8.RuneStart(out.Text[cut]) {
+			cut--
+		}
+		out.Text = out.Text[:cut] + fmt.Sprintf("\n\n[the result goes on for %s more; cut here to fit your context]", agent.ByteSize(int64(len(out.Text)-cut)))
+	}
 	if out.Text == "" {
 		out.Text = "(the tool returned nothing)"
 	}
@@ -221,17 +241,22 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// Progress notifications find their call by token: one table for every session.
+// Progress notifications find their call by token, and only from the session of the call.
 var (
 	progressMu    sync.Mutex
-	progressFuncs = map[string]func(agent.ToolProgress){}
+	progressFuncs = map[string]progressWatch{}
 	progressSeq   atomic.Int64
 )
 
-func watchProgress(f func(agent.ToolProgress)) string {
+type progressWatch struct {
+	cs *sdk.ClientSession
+	f  func(agent.ToolProgress)
+}
+
+func watchProgress(cs *sdk.ClientSession, f func(agent.ToolProgress)) string {
 	token := fmt.Sprintf("parley-%d", progressSeq.Add(1))
 	progressMu.Lock()
-	progressFuncs[token] = f
+	progressFuncs[token] = progressWatch{cs: cs, f: f}
 	progressMu.Unlock()
 	return token
 }
@@ -245,9 +270,9 @@ func unwatchProgress(token string) {
 func progressHandler(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	token, _ := req.Params.ProgressToken.(string)
 	progressMu.Lock()
-	f := progressFuncs[token]
+	w, ok := progressFuncs[token]
 	progressMu.Unlock()
-	if f != nil {
-		f(agent.ToolProgress{Done: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+	if ok && w.cs == req.Session {
+		w.f(agent.ToolProgress{Done: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
 	}
 }

@@ -161,6 +161,11 @@ func formField(name string, p map[string]any, allowEmail bool) (agent.Field, str
 	cannot := func(what string) (agent.Field, string) {
 		return f, fmt.Sprintf("Parley cannot show this form: the field %q is %s.", name, what)
 	}
+	for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "const", "not", "allOf", "if", "$ref", "uniqueItems"} {
+		if _, ok := p[k]; ok {
+			return cannot(fmt.Sprintf("limited by %q, which Parley's forms cannot check", k))
+		}
+	}
 	if b, _ := p["writeOnly"].(bool); b {
 		return f, fmt.Sprintf("Parley declined this form: the field %q is write-only, as secrets are. %s", name, agent.SecretRefusal)
 	}
@@ -170,6 +175,9 @@ func formField(name string, p map[string]any, allowEmail bool) (agent.Field, str
 		if opts, ok := options(p); ok {
 			f.Kind, f.Options = agent.KindSelect, opts
 			return f, ""
+		}
+		if p["enum"] != nil || p["oneOf"] != nil || p["anyOf"] != nil {
+			return cannot("a choice among values that are not all strings")
 		}
 		f.Kind = agent.KindText
 		f.MinLength, f.MaxLength, f.Pattern = intPtr(p["minLength"]), intPtr(p["maxLength"]), str(p["pattern"])
@@ -231,7 +239,11 @@ func options(p map[string]any) ([]agent.Option, bool) {
 		titles, _ := p["enumNames"].([]any)
 		out := make([]agent.Option, 0, len(enum))
 		for i, v := range enum {
-			o := agent.Option{Value: fmt.Sprint(v)}
+			sv, ok := v.(string)
+			if !ok {
+				return nil, false // a choice of numbers would come back as text
+			}
+			o := agent.Option{Value: sv}
 			if i < len(titles) {
 				o.Label = str(titles[i])
 			}
@@ -247,11 +259,11 @@ func options(p map[string]any) ([]agent.Option, bool) {
 		out := make([]agent.Option, 0, len(list))
 		for _, item := range list {
 			m, _ := item.(map[string]any)
-			c, ok := m["const"]
+			c, ok := m["const"].(string)
 			if !ok {
 				return nil, false
 			}
-			out = append(out, agent.Option{Value: fmt.Sprint(c), Label: str(m["title"])})
+			out = append(out, agent.Option{Value: c, Label: str(m["title"])})
 		}
 		return out, true
 	}
@@ -330,12 +342,23 @@ func sortInputs(in []Input) {
 
 // liveElicitation answers an elicitation/create sent in the middle of a call, the way of
 // protocol revisions before 2026-07-28. One session serves every conversation of the
-// agent, so Parley cannot tell which call, and which person, it belongs to: it declines,
-// and the log says which server asked.
+// agent, so Parley cannot tell which call, and which person, it belongs to: it cancels (no
+// person refused anything), and the log and the home page say which server asked.
 func (s *server) liveElicitation(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	s.log.Warn("tool server asked in the middle of a call (a protocol before 2026-07-28); declined: Parley asks people through the 2026-07-28 round trip",
-		"message", req.Params.Message)
-	return &sdk.ElicitResult{Action: "decline"}, nil
+	protocol := "before 2026-07-28"
+	if st, err := s.current(); err == nil && st.protocol != "" {
+		protocol = st.protocol
+	}
+	s.mu.Lock()
+	s.liveAsked = protocol
+	s.mu.Unlock()
+	msg := ""
+	if req.Params != nil {
+		msg = req.Params.Message
+	}
+	s.log.Warn("tool server asked in the middle of a call; cancelled: Parley asks people through the 2026-07-28 round trip",
+		"protocol", protocol, "message", msg)
+	return &sdk.ElicitResult{Action: "cancel"}, nil
 }
 
 // complete passes on the server's word that an interaction at a URL is complete.

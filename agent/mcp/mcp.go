@@ -50,6 +50,9 @@ type ServerConfig struct {
 	ReadOnly     []string
 	// AllowEmail lets the server ask for an email address (a string of format email).
 	AllowEmail bool
+	// InheritEnv gives a local server all of Parley's environment; without it, it gets only
+	// what a program needs to run (PATH, HOME, the locale, ...) and Env.
+	InheritEnv bool
 }
 
 // Check reports what is wrong with the server's settings, naming the setting.
@@ -57,8 +60,8 @@ func (c ServerConfig) Check() error {
 	switch {
 	case strings.TrimSpace(c.Name) == "":
 		return errors.New("name is required")
-	case !validName(c.Name):
-		return fmt.Errorf("name %q: use letters, digits, - and _ only", c.Name)
+	case !validName(c.Name) || strings.Contains(c.Name, toolSeparator):
+		return fmt.Errorf("name %q: use letters, digits, - and single _ only (__ separates a server's name from its tools')", c.Name)
 	case c.Command == "" && c.URL == "":
 		return errors.New("command (a local server) or url (a remote one) is required")
 	case c.Command != "" && c.URL != "":
@@ -84,16 +87,24 @@ func (c ServerConfig) Check() error {
 	return nil
 }
 
-// place says where the server is, for the log and the home page: the command or the URL
-// (without credentials).
+// place says where the server is, for the log and the home page: the command, or the URL's
+// scheme and host (a path or query may hold a key).
 func (c ServerConfig) place() string {
 	if c.Command != "" {
 		return c.Command
 	}
 	if u, err := url.Parse(c.URL); err == nil {
-		return u.Redacted()
+		return u.Scheme + "://" + u.Host
 	}
-	return c.URL
+	return "(a URL that does not parse)"
+}
+
+// scrub takes the server's URL out of an error's text, leaving its place.
+func (c ServerConfig) scrub(err error) error {
+	if err == nil || c.URL == "" || !strings.Contains(err.Error(), c.URL) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), c.URL, c.place()))
 }
 
 func validName(s string) bool {
@@ -232,6 +243,12 @@ func (p *Pool) Problems() []string {
 		if _, err := s.current(); err != nil {
 			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s): %v", p.agent, s.cfg.Name, s.cfg.place(), err))
 		}
+		s.mu.Lock()
+		if s.liveAsked != "" {
+			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s) speaks MCP %s and asked a person in the middle of a call; "+
+				"Parley asks through the round trip of 2026-07-28 only, and cancelled it", p.agent, s.cfg.Name, s.cfg.place(), s.liveAsked))
+		}
+		s.mu.Unlock()
 	}
 	return out
 }

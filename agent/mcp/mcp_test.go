@@ -243,6 +243,8 @@ func TestSecretsAndUnshowableFormsAreDeclinedWithAReason(t *testing.T) {
 		`{"type":"object","properties":{"address":{"type":"object","properties":{}}}}`:             `the field "address" is a object`,
 		`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}`:       "a list of something other than choices",
 		`{"type":"object","properties":{"pin":{"type":"string","writeOnly":true}}}`:                "write-only",
+		`{"type":"object","properties":{"n":{"type":"number","exclusiveMinimum":0}}}`:              "exclusiveMinimum",
+		`{"type":"object","properties":{"n":{"type":"string","enum":[1,2]}}}`:                      "not all strings",
 		`{"type":"object","properties":{"github_token":{"type":"string","title":"GitHub token"}}}`: agent.SecretRefusal,
 	} {
 		if _, refusal := mcp.FormQuestion("demo", "m", json.RawMessage(schema), false); !strings.Contains(refusal, want) {

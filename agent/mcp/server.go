@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -30,6 +31,8 @@ type server struct {
 	state *session
 	err   error
 	names []string // the tools it had when last connected
+	// liveAsked is the protocol of a session in which the server asked in the middle of a call.
+	liveAsked string
 }
 
 // session is a connected server: its session and tools.
@@ -81,6 +84,7 @@ func (s *server) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		err = s.cfg.scrub(err)
 		s.mu.Lock()
 		s.state, s.err = nil, err
 		s.mu.Unlock()
@@ -113,6 +117,11 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.log.Info("tool server ready", "server", s.cfg.place(), "tools", len(st.tools), "protocol", st.protocol, "implementation", st.serverName)
+	for _, name := range slices.Concat(s.cfg.ApproveTools, s.cfg.ReadOnly) {
+		if !slices.Contains(s.names, name) {
+			s.log.Warn("approve_tools or read_only names a tool the server does not have", "tool", name, "tools", strings.Join(s.names, ", "))
+		}
+	}
 	s.readyOnce.Do(func() { close(s.ready) })
 	ended := make(chan error, 1)
 	go func() { ended <- st.cs.Wait() }()
@@ -148,11 +157,25 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		ElicitationCompleteHandler:  s.complete,
 		ProgressNotificationHandler: progressHandler,
 	})
+	// A completion notification without params would crash the SDK's own handler (v1.8.0
+	// reads its id unchecked): such a message is dropped before it gets there.
+	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/elicitation/complete" {
+				if p, ok := req.GetParams().(*sdk.ElicitationCompleteParams); !ok || p == nil {
+					return nil, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	var t sdk.Transport
 	if s.cfg.Command != "" {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Dir
-		cmd.Env = os.Environ()
+		cmd.Env = childEnv(os.Environ(), s.cfg.InheritEnv)
+		// A server that leaves a child holding its stderr does not hold up its stop.
+		cmd.WaitDelay = 5 * time.Second
 		for k, v := range s.cfg.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
@@ -168,9 +191,13 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 			if base == nil {
 				base = http.DefaultTransport
 			}
-			hc = &http.Client{Transport: headerTransport{base: base, headers: s.cfg.Headers, bearer: s.cfg.Bearer}, Jar: hc.Jar}
+			host := ""
+			if u, err := url.Parse(s.cfg.URL); err == nil {
+				host = u.Host
+			}
+			hc = &http.Client{Transport: headerTransport{base: base, host: host, headers: s.cfg.Headers, bearer: s.cfg.Bearer}, Jar: hc.Jar}
 		}
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -195,15 +222,41 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	return st, nil
 }
 
-// headerTransport adds the server's headers and bearer token to each request.
+// passedEnv are the environment variables a local server gets from Parley's own: what a
+// program needs to run, and none of Parley's keys and tokens.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
+	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "SYSTEMROOT"}
+
+// childEnv is the part of env a local server gets: all of it with inherit_env, else passedEnv
+// and the locale (LC_*).
+func childEnv(env []string, inherit bool) []string {
+	if inherit {
+		return env
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// headerTransport adds the server's headers and bearer token to each request to its host,
+// and to no other (a redirect elsewhere goes without them).
 type headerTransport struct {
 	base    http.RoundTripper
+	host    string
 	headers map[string]string
 	bearer  string
 }
 
 // RoundTrip implements http.RoundTripper.
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != h.host {
+		return h.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)

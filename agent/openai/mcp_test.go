@@ -322,3 +322,44 @@ func TestACallCutOffByAStopIsReportedOnRetry(t *testing.T) {
 		t.Errorf("tool message = %q", got)
 	}
 }
+
+func TestAnApprovalNeverAskedIsAskedOnRetry(t *testing.T) {
+	pool := demoTools(t, func(c *mcp.ServerConfig) { c.Approve = true })
+	model := newFakeServer(t)
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	// A crash came between the card and its question.
+	c.History = append(c.History,
+		agent.Event{Kind: agent.EventUserMessage, Text: "Delete feature/x", Author: "person"},
+		agent.Event{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"openai","v":1,"tool_calls":[{"id":"c1","name":"demo__delete_branch","arguments":"{\"branch\":\"feature/x\"}"}]}`)},
+		agent.Event{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "1-0-0", ID: "c1", Server: "demo", Tool: "delete_branch",
+			Arguments: json.RawMessage(`{"branch":"feature/x"}`), Status: agent.ToolWaiting, Waiting: "the person’s approval", Started: time.Now()}},
+		agent.Event{Kind: agent.EventRunState, State: agent.StateInterrupted})
+	if _, err := c.Retry(); err != nil {
+		t.Fatal(err)
+	}
+	q := onlyPending(t, c)
+	if q.Key != "1-0-0/approve" || q.Fields[0].Default != "feature/x" {
+		t.Fatalf("question = %+v", q)
+	}
+	if len(model.sent()) != 0 {
+		t.Error("the model was called while the approval waits")
+	}
+}
+
+func TestANewMessageEndsTheCallsThatWaited(t *testing.T) {
+	pool := demoTools(t)
+	model := newFakeServer(t, toolCalls("", call{id: "c1", name: "demo__book_table", args: []string{`{}`}}))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	c.MustSend("Book a table")
+	q := onlyPending(t, c)
+	c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Superseded, Reason: "A new message came."})
+	model.then(text("Forget the table then."))
+	rec := c.MustSend("Never mind, no table")
+	calls := toolCallsOf(rec)
+	if len(calls) != 1 || calls[0].Status != agent.ToolFailed || !strings.Contains(calls[0].Error, "new message") {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if got := toolMessage(t, model.last(), "c1"); !strings.Contains(got, "did not finish") {
+		t.Errorf("tool message = %q", got)
+	}
+}

@@ -37,18 +37,17 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	history := in.History
-	if in.Trigger != agent.TriggerMessage {
-		// Tool calls that waited for the person go on first; the model hears of them after.
-		added, waiting, err := a.continueTools(ctx, in, out)
-		if err != nil || waiting {
-			return err
-		}
-		history = append(history[:len(history):len(history)], added...)
+	tools := a.toolTurn()
+	// Tool calls that waited for the person go on first (or end, if the person moved on);
+	// the model hears of them after.
+	added, waiting, err := a.continueTools(ctx, in, out, tools)
+	if err != nil || waiting {
+		return err
 	}
+	history := append(in.History[:len(in.History):len(in.History)], added...)
 	msgs := rebuild(history)
 	lib := listedDocuments(in.History, in.Documents)
-	t := turn{read: lib != nil, language: in.Language, tools: a.toolTurn()}
+	t := turn{read: lib != nil, language: in.Language, tools: tools}
 	retries, reads := 0, 0
 	for round := 0; ; round++ {
 		r, err := a.complete(ctx, a.prompt(msgs, t), t, out)

@@ -58,6 +58,33 @@ func (tt toolTurn) functions() []oai.ChatCompletionToolUnionParam {
 	return out
 }
 
+// unknown says why a call of the server's tool cannot run: the server is missing, or has
+// no such tool.
+func (tt toolTurn) unknown(server, tool string) string {
+	for _, m := range tt.missing {
+		if m.Server == server {
+			return fmt.Sprintf("The tool server %s is not available now: %v", server, m.Err)
+		}
+	}
+	var names []string
+	for _, t := range tt.tools {
+		if t.Server == server {
+			names = append(names, t.Name)
+		}
+	}
+	return fmt.Sprintf("The tool server %s has no tool %q; its tools are %s.", server, tool, strings.Join(names, ", "))
+}
+
+// byName finds a tool by its server and its own name.
+func (tt toolTurn) byName(server, tool string) (mcp.Tool, bool) {
+	for _, t := range tt.tools {
+		if t.Server == server && t.Tool == tool {
+			return t, true
+		}
+	}
+	return mcp.Tool{}, false
+}
+
 // note tells the model which servers are missing, and so which tools it does not have.
 func (tt toolTurn) note() string {
 	if len(tt.missing) == 0 {
@@ -101,12 +128,7 @@ func (a *Agent) toolCalls(ctx context.Context, in agent.StepInput, out agent.Out
 		if !ok {
 			server, name, _ := a.cfg.Tools.ServerOf(c.Name)
 			tc.Server, tc.Tool, tc.Arguments = server, name, rawArgs(c.Arguments)
-			tc.Status, tc.Error = agent.ToolFailed, "The tool server "+server+" is not available now."
-			for _, m := range t.tools.missing {
-				if m.Server == server {
-					tc.Error = fmt.Sprintf("The tool server %s is not available now: %v", server, m.Err)
-				}
-			}
+			tc.Status, tc.Error = agent.ToolFailed, t.tools.unknown(server, name)
 			tc.Result = "Error: " + tc.Error
 			if err := out.Tool(tc); err != nil {
 				return nil, false, err
@@ -149,6 +171,12 @@ func (a *Agent) toolCalls(ctx context.Context, in agent.StepInput, out agent.Out
 		}
 	}
 	return results, waiting, nil
+}
+
+// inputKey is the key of the question asked for a server's input request in the call's
+// current round: ids repeat from round to round.
+func inputKey(tc agent.ToolCall, id string) string {
+	return fmt.Sprintf("%s/%d/%s", tc.Key, tc.Round, id)
 }
 
 func rawArgs(s string) json.RawMessage {
@@ -205,6 +233,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 			return tc, out.Tool(tc)
 		}
 		rounds++
+		tc.Round++
 		ws := waitState{RequestState: res.State, Inputs: res.Inputs, Retry: res.Retry, Rounds: rounds, Responses: map[string]mcp.Response{}}
 		var ask []agent.Question
 		var askedInputs []mcp.Input
@@ -215,7 +244,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 				continue
 			}
 			q := in.Question
-			q.Key = tc.Key + "/" + in.ID
+			q.Key = inputKey(tc, in.ID)
 			ask = append(ask, q)
 			askedInputs = append(askedInputs, in)
 		}

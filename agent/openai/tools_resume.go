@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -66,42 +67,70 @@ func mdEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "<", "&lt;").Replace(s)
 }
 
-// approvedArguments are the arguments the person approved, from their answers.
-func approvedArguments(q *agent.Question, res *agent.Resolution) (json.RawMessage, error) {
+// approvedArguments are the arguments the person approved, from their answers: an
+// optional yes/no the model left out and the person left at no stays out, and arguments
+// the same as the model's keep the model's bytes.
+func approvedArguments(q *agent.Question, res *agent.Resolution, proposed json.RawMessage) (json.RawMessage, error) {
+	var approved []byte
 	if len(q.Fields) == 1 && q.Fields[0].Format == agent.FormatJSON {
 		s, _ := res.Values[q.Fields[0].Name].(string)
-		if !json.Valid([]byte(s)) {
-			return nil, fmt.Errorf("the approved arguments are not JSON")
-		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, []byte(s)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the approved arguments are not JSON: %v", err)
 		}
-		return compact.Bytes(), nil
-	}
-	args := map[string]any{}
-	for _, f := range q.Fields {
-		if v, ok := res.Values[f.Name]; ok {
+		approved = compact.Bytes()
+	} else {
+		var before map[string]any
+		_ = json.Unmarshal(proposed, &before)
+		args := map[string]any{}
+		for _, f := range q.Fields {
+			v, ok := res.Values[f.Name]
+			if !ok {
+				continue
+			}
+			if _, given := before[f.Name]; !given && f.Kind == agent.KindBoolean && v == false {
+				continue
+			}
 			args[f.Name] = v
 		}
+		var err error
+		if approved, err = json.Marshal(args); err != nil {
+			return nil, err
+		}
 	}
-	return json.Marshal(args)
+	if sameJSON(approved, proposed) {
+		return proposed, nil
+	}
+	return approved, nil
 }
 
-// continueTools goes on with the tool calls of the step before, which waited for the person
-// (an approval, a server's question): each runs on with the answers, in call order. It
-// returns the events it added, and whether a call waits again.
-func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent.Output) ([]agent.Event, bool, error) {
+// sameJSON reports whether two JSON texts hold the same value (numbers compared as written).
+func sameJSON(a, b []byte) bool {
+	decode := func(raw []byte) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
+}
+
+// continueTools goes on with the tool calls of the newest tool-call turn that are not
+// over: on a resume or a Retry each runs on with the person's answers, in call order; after
+// a new message from the person they end, told that the person moved on, so that no card
+// stays running. It returns the events it added, and whether a call waits again.
+func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent.Output, tt toolTurn) ([]agent.Event, bool, error) {
 	h := in.History
-	last := -1
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].Kind == agent.EventUserMessage {
-			return nil, false, nil
-		}
-		if h[i].Kind == agent.EventCheckpoint {
+	last, moved := -1, false
+	for i := len(h) - 1; i >= 0 && last < 0; i-- {
+		switch h[i].Kind {
+		case agent.EventUserMessage:
+			moved = true
+		case agent.EventCheckpoint:
 			if _, ok := readCheckpoint(h[i].Checkpoint); ok {
 				last = i
-				break
 			}
 		}
 	}
@@ -112,14 +141,35 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 	calls, resolutions, questions := toolEvents(h[last+1:])
 	rec := &recorder{Output: out}
 	waiting := false
-	for _, c := range cp.Calls {
+	for i, c := range cp.Calls {
 		tc, ok := calls[c.ID]
-		if !ok || tc.Status.Ended() {
+		if ok && tc.Status.Ended() {
+			continue
+		}
+		if !ok {
+			if _, done := cp.Results[c.ID]; done || c.Name == toolName || c.Name == readToolName || !strings.Contains(c.Name, "__") {
+				continue
+			}
+			// A call of a tool server the step was cut off before: it never ran.
+			server, tool, _ := strings.Cut(c.Name, "__")
+			tc = agent.ToolCall{Key: fmt.Sprintf("%d-c-%d", in.StepID, i), ID: c.ID, Server: server, Tool: tool,
+				Arguments: rawArgs(c.Arguments), Status: agent.ToolFailed, Started: time.Now().UTC(),
+				Error: "Not run: the step was cut off before this call started."}
+			tc.Result = tc.Error
+			if err := rec.Tool(tc); err != nil {
+				return rec.events, false, err
+			}
 			continue
 		}
 		tc.Update = true
 		var err error
 		switch {
+		case moved:
+			tc.Status, tc.Waiting = agent.ToolFailed, ""
+			tc.Error = "Not finished: the person sent a new message first."
+			tc.Result = toolCallResult(agent.ToolCall{Status: agent.ToolWaiting, Waiting: "the person"})
+			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+			err = rec.Tool(tc)
 		case tc.Status == agent.ToolRunning:
 			// Cut off by a stop or a restart in the middle: whether it took effect is unknown.
 			tc.Status, tc.Error = agent.ToolFailed, "The call was cut off (Parley stopped or the run was stopped) before it ended; it may have taken effect in part."
@@ -127,13 +177,23 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
 			err = rec.Tool(tc)
 		case tc.Waiting == "the person’s approval":
-			q := questions[tc.Key+"/approve"]
-			res := resolutions[tc.Key+"/approve"]
-			if q == nil || res == nil {
-				waiting = true
-				continue
+			q, res := questions[tc.Key+"/approve"], resolutions[tc.Key+"/approve"]
+			switch {
+			case q == nil:
+				// The step stopped between the card and its question: ask now.
+				tool, found := tt.byName(tc.Server, tc.Tool)
+				if !found {
+					tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", tt.unknown(tc.Server, tc.Tool)
+					tc.Result = "Error: " + tc.Error
+					err = rec.Tool(tc)
+					break
+				}
+				_, err = out.Ask(approvalQuestion(a.info.Title, tool, tc))
+			case res == nil:
+				// Still pending.
+			default:
+				tc, err = a.approved(ctx, rec, tc, q, res)
 			}
-			tc, err = a.approved(ctx, rec, tc, q, res)
 		default:
 			tc, err = a.answered(ctx, rec, tc, questions, resolutions)
 		}
@@ -161,13 +221,13 @@ func (a *Agent) approved(ctx context.Context, out agent.Output, tc agent.ToolCal
 		tc.Took = time.Since(tc.Started).Round(time.Millisecond)
 		return tc, out.Tool(tc)
 	}
-	args, err := approvedArguments(q, res)
+	args, err := approvedArguments(q, res, tc.Arguments)
 	if err != nil {
 		tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", err.Error()
 		tc.Result = "Error: " + err.Error()
 		return tc, out.Tool(tc)
 	}
-	if !bytes.Equal(args, tc.Arguments) {
+	if !sameJSON(args, tc.Arguments) {
 		tc.Notes = append(tc.Notes, "The person changed the arguments before approving.")
 	}
 	tc.Arguments = args
@@ -190,15 +250,16 @@ func (a *Agent) answered(ctx context.Context, out agent.Output, tc agent.ToolCal
 		if _, done := responses[input.ID]; done {
 			continue
 		}
-		res := resolutions[tc.Key+"/"+input.ID]
+		res := resolutions[inputKey(tc, input.ID)]
 		if res == nil {
 			// Never asked (the step stopped first): the request is cancelled.
 			res = &agent.Resolution{Outcome: agent.Cancelled}
 		}
 		r, err := mcp.Respond(input, *res)
 		if err != nil {
+			// Parley could not send the answer; the person refused nothing.
 			tc.Notes = append(tc.Notes, err.Error())
-			r = mcp.Response{Action: "decline"}
+			r = mcp.Response{Action: "cancel"}
 		}
 		responses[input.ID] = r
 	}

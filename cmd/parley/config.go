@@ -71,12 +71,13 @@ type MCPConfig struct {
 	ApproveTools   []string `toml:"approve_tools"`
 	ReadOnly       []string `toml:"read_only"`
 	AllowEmail     bool     `toml:"allow_email"`
+	InheritEnv     bool     `toml:"inherit_env"`
 }
 
 // mcpKeys are the keys an [[agents.mcp]] entry may have.
 var mcpKeys = map[string]bool{"name": true, "command": true, "args": true, "env": true, "dir": true, "url": true,
 	"headers": true, "bearer_token_env": true, "timeout": true, "approve": true, "approve_tools": true,
-	"read_only": true, "allow_email": true}
+	"read_only": true, "allow_email": true, "inherit_env": true}
 
 // mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
 func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, error) {
@@ -88,7 +89,7 @@ func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, 
 		}
 		s := mcp.ServerConfig{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, URL: m.URL,
 			Headers: m.Headers, Timeout: m.Timeout.Duration, Approve: m.Approve, ApproveTools: m.ApproveTools,
-			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail}
+			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail, InheritEnv: m.InheritEnv}
 		if m.BearerTokenEnv != "" {
 			if s.Bearer = getenv(m.BearerTokenEnv); s.Bearer == "" {
 				return nil, fmt.Errorf("mcp server %q: bearer_token_env: the environment variable %s is empty or not set", name, m.BearerTokenEnv)
@@ -242,8 +243,21 @@ func decodeAgent(entry map[string]any) (AgentConfig, error) {
 		sort.Strings(unknown)
 		return AgentConfig{}, fmt.Errorf("unknown key %s", strings.Join(unknown, ", "))
 	}
-	if servers, ok := entry["mcp"].([]map[string]any); ok {
-		for i, m := range servers {
+	if servers, ok := entry["mcp"]; ok {
+		var list []map[string]any
+		switch v := servers.(type) {
+		case []map[string]any: // [[agents.mcp]] tables
+			list = v
+		case []any: // mcp = [{...}] inline
+			for _, item := range v {
+				m, ok := item.(map[string]any)
+				if !ok {
+					return AgentConfig{}, errors.New("mcp: each server is a table of settings")
+				}
+				list = append(list, m)
+			}
+		}
+		for i, m := range list {
 			for k := range m {
 				if !mcpKeys[k] {
 					unknown = append(unknown, fmt.Sprintf("mcp #%d: %s", i+1, k))

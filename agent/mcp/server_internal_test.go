@@ -1,0 +1,57 @@
+package mcp
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
+
+func TestALocalServerGetsNoneOfParleysKeys(t *testing.T) {
+	env := []string{"PATH=/usr/bin", "HOME=/home/p", "LC_ALL=C.UTF-8", "PARLEY_OPENAI_API_KEY=sk-1", "TICKETS_TOKEN=t0k", "AWS_SECRET_ACCESS_KEY=x"}
+	got := childEnv(env, false)
+	if !slices.Equal(got, []string{"PATH=/usr/bin", "HOME=/home/p", "LC_ALL=C.UTF-8"}) {
+		t.Errorf("env = %q", got)
+	}
+	if got := childEnv(env, true); len(got) != len(env) {
+		t.Errorf("inherit_env: %q", got)
+	}
+}
+
+func TestTheBearerTokenGoesOnlyToTheServersHost(t *testing.T) {
+	var seen []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, "other:"+r.Header.Get("Authorization"))
+	}))
+	defer other.Close()
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, "home:"+r.Header.Get("Authorization"))
+		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer home.Close()
+	host := home.Listener.Addr().String()
+	c := &http.Client{Transport: headerTransport{base: http.DefaultTransport, host: host, bearer: "s3cret"}}
+	resp, err := c.Get(home.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !slices.Equal(seen, []string{"home:Bearer s3cret", "other:"}) {
+		t.Errorf("requests = %q", seen)
+	}
+}
+
+func TestAURLKeepsItsSecretsOutOfProblems(t *testing.T) {
+	c := ServerConfig{Name: "z", URL: "https://hooks.example.com/s/abc123secret/mcp?api_key=k"}
+	if got := c.place(); got != "https://hooks.example.com" {
+		t.Errorf("place = %q", got)
+	}
+	err := c.scrub(errTest("Post " + c.URL + ": connection refused"))
+	if err.Error() != "Post https://hooks.example.com: connection refused" {
+		t.Errorf("scrubbed = %q", err)
+	}
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
