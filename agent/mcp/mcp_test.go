@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -419,5 +420,35 @@ func TestSettingsAreChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+func TestStoppingALocalServerStopsWhatItStarted(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cfg := stdioServer("demo")
+	cfg.Command, cfg.Args = "/bin/sh", []string{"-c", "sleep 300 & echo $! > " + pidFile + "; exec " + os.Args[0]}
+	p := startPool(t, cfg)
+	if _, missing := p.Tools(); len(missing) > 0 {
+		t.Fatalf("missing: %+v", missing)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := "/proc/" + strings.TrimSpace(string(b))
+	if _, err := os.Stat(proc); err != nil {
+		t.Fatalf("the grandchild is not running: %v", err)
+	}
+	p.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, err := os.ReadFile(proc + "/status")
+		if err != nil || strings.Contains(string(status), "State:\tZ") {
+			break // gone, or a zombie waiting for its reaper
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's child outlived it")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

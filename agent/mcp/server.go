@@ -45,6 +45,8 @@ type session struct {
 	brokenWhy  error
 	protocol   string
 	serverName string
+	// cmd is a local server's process.
+	cmd *exec.Cmd
 }
 
 func (st *session) markBroken(err error) {
@@ -123,6 +125,8 @@ func (s *server) serve(ctx context.Context) error {
 		}
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
+	// What a local server started (npx and uvx start the real one) goes with it.
+	defer killGroup(st.cmd)
 	ended := make(chan error, 1)
 	go func() { ended <- st.cs.Wait() }()
 	select {
@@ -180,6 +184,8 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = &logWriter{log: s.log}
+		ownGroup(cmd)
+		st.cmd = cmd
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
 		hc := s.httpClient
@@ -203,6 +209,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	defer cancel()
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
+		killGroup(st.cmd)
 		return nil, fmt.Errorf("could not start and initialize it: %w", err)
 	}
 	st.cs = cs
@@ -215,6 +222,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	for tool, err := range cs.Tools(cctx, nil) {
 		if err != nil {
 			cs.Close()
+			killGroup(st.cmd)
 			return nil, fmt.Errorf("could not list its tools: %w", err)
 		}
 		st.tools = append(st.tools, s.tool(tool))

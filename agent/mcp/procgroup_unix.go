@@ -1,0 +1,21 @@
+//go:build unix
+
+package mcp
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts a local server in a process group of its own.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killGroup kills what is left of a local server's process group, once the server is stopped.
+func killGroup(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
