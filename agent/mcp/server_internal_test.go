@@ -55,3 +55,24 @@ func TestAURLKeepsItsSecretsOutOfProblems(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+func TestToolNamesStayApartAndWithinLimits(t *testing.T) {
+	long := "a_tool_with_a_name_long_enough_to_pass_the_limit_of_sixty_four_characters"
+	names := map[string]string{
+		"plain":   toolName("files", "read_file"),
+		"dotted":  toolName("files", "read.file"),
+		"cleaned": toolName("files", "read_file."),
+		"long1":   toolName("files", long+"_1"),
+		"long2":   toolName("files", long+"_2"),
+	}
+	if names["plain"] != "files__read_file" {
+		t.Errorf("plain = %q", names["plain"])
+	}
+	seen := map[string]bool{}
+	for k, n := range names {
+		if len(n) > 64 || seen[n] {
+			t.Errorf("%s: %q is too long or taken", k, n)
+		}
+		seen[n] = true
+	}
+}
