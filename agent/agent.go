@@ -58,6 +58,9 @@ type Output interface {
 	Checkpoint(state any) error
 	// Tool records a tool call as it stands: where it appears first, and each change after.
 	Tool(call ToolCall) error
+	// Await waits, within the step, for the resolution of a Live question the step asked.
+	// When ctx ends first, the question is resolved as expired and the error returned.
+	Await(ctx context.Context, questionID int64) (Resolution, error)
 }
 
 // Agent is one back end behind Parley's single interface.

@@ -81,6 +81,8 @@ type Ledger interface {
 	Recover(ctx context.Context) (queued []QueuedStep, err error)
 	// InterruptedConversations lists the agent's conversations whose run was cut off.
 	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
+	// LiveQuestions returns the pending questions asked on a live connection (Question.Live).
+	LiveQuestions(ctx context.Context) ([]int64, error)
 	// DueQuestions returns pending questions whose deadline has passed.
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
 	// NextDeadline returns the earliest deadline of a pending question, zero when none.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,6 +19,8 @@ type Sink interface {
 	Store(ev Event) error
 	// Ask stores a question, checked already, and returns its id.
 	Ask(q Question) (int64, error)
+	// Await waits for a live question's resolution; see Output.Await.
+	Await(ctx context.Context, questionID int64) (Resolution, error)
 }
 
 // StepOutput is the Output of one step. It holds the message being written: a message that
@@ -211,6 +214,11 @@ func (o *StepOutput) Tool(call ToolCall) error {
 		return err
 	}
 	return o.sink.Store(Event{Kind: EventToolCall, ToolCall: &call, Author: o.author})
+}
+
+// Await waits for the resolution of a live question the step asked.
+func (o *StepOutput) Await(ctx context.Context, questionID int64) (Resolution, error) {
+	return o.sink.Await(ctx, questionID)
 }
 
 // Draft is text of a message still being written, stored in a batch so that a crash loses

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +19,9 @@ func (s *sinkRecord) Live(msgID, author, delta string) {
 	s.live = append(s.live, msgID+"|"+author+"|"+delta)
 }
 func (s *sinkRecord) Store(ev Event) error { s.stored = append(s.stored, ev); return nil }
+func (s *sinkRecord) Await(context.Context, int64) (Resolution, error) {
+	return Resolution{}, errors.New("no live questions here")
+}
 func (s *sinkRecord) Ask(q Question) (int64, error) {
 	s.asked = append(s.asked, q)
 	return int64(len(s.asked)), nil

@@ -147,7 +147,14 @@ type Question struct {
 	// not say what they do ("Approve and run", "Reject").
 	SubmitLabel  string `json:"submit_label,omitempty"`
 	DeclineLabel string `json:"decline_label,omitempty"`
+	// Live marks a question asked on a live connection (a tool server that asks in the middle
+	// of a call): the step that asked waits for it (Output.Await), and it expires when the
+	// connection ends, Parley's restart included.
+	Live bool `json:"live,omitempty"`
 }
+
+// SessionEnded is why a live question expires when Parley stops or restarts.
+const SessionEnded = "The tool server's session ended."
 
 // RefusedField is a field Parley will not render, with the reason shown to person and agent.
 type RefusedField struct {

@@ -35,8 +35,10 @@ type Runner struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 
-	mu      sync.Mutex // guards stopped, wg.Add, running and outputs
+	mu      sync.Mutex // guards stopped, wg.Add, running, outputs and waiters
 	stopped bool
+	// waiters are the running steps that wait for a live question, by question id.
+	waiters map[int64]chan Resolution
 	wg      sync.WaitGroup
 	running map[int64]*activeStep // by conversation
 	outputs map[*StepOutput]int64 // the outputs of running steps, with their conversation
@@ -75,7 +77,7 @@ type RunnerOptions struct {
 func NewRunner(opts RunnerOptions) *Runner {
 	r := &Runner{ledger: opts.Ledger, hub: NewHub(), agents: map[string]Agent{}, log: opts.Logger, now: opts.Now,
 		analyzer: opts.Analyzer, analyzers: opts.Analyzers,
-		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, outputs: map[*StepOutput]int64{},
+		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, outputs: map[*StepOutput]int64{}, waiters: map[int64]chan Resolution{},
 		flushEvery: opts.FlushEvery, flushBytes: opts.FlushBytes, flushNow: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
 		r.agents[a.Info().Name] = a
@@ -135,6 +137,16 @@ func (r *Runner) Start(ctx context.Context) error {
 	queued, err := r.ledger.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
+	}
+	// A live question waited on a connection that is gone.
+	live, err := r.ledger.LiveQuestions(ctx)
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, id := range live {
+		if _, err := r.close(ctx, id, Resolution{QuestionID: id, Outcome: Expired, Reason: SessionEnded, By: "parley"}); err != nil && ErrorCode(err) != ECONFLICT {
+			return fmt.Errorf("recover: expire question %d: %w", id, err)
+		}
 	}
 	for _, q := range queued {
 		r.dispatch(q.ConversationID, q.ID)
@@ -300,6 +312,13 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	if w, ok := r.waiters[res.QuestionID]; ok {
+		res.At = r.now()
+		w <- res // buffered: the one resolution of the question
+		delete(r.waiters, res.QuestionID)
+	}
+	r.mu.Unlock()
 	if step != 0 {
 		r.dispatch(q.ConversationID, step)
 	}

@@ -45,6 +45,43 @@ func (s *stepSink) Ask(q Question) (int64, error) {
 	return rec.ID, nil
 }
 
+// Await waits for the resolution of a live question of the step. When ctx ends first (a
+// stop, a shutdown), the question expires: nothing waits for its answer any more.
+func (s *stepSink) Await(ctx context.Context, id int64) (Resolution, error) {
+	r := s.r
+	w := make(chan Resolution, 1)
+	r.mu.Lock()
+	r.waiters[id] = w
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiters, id)
+		r.mu.Unlock()
+	}()
+	// It may have been resolved before the waiter was there.
+	if q, err := r.ledger.Question(s.ctx, id); err != nil {
+		return Resolution{}, err
+	} else if q.Resolution != nil {
+		return *q.Resolution, nil
+	}
+	select {
+	case res := <-w:
+		return res, nil
+	case <-ctx.Done():
+	}
+	reason := SessionEnded
+	if r.ctx.Err() == nil {
+		reason = "The run was stopped."
+	}
+	if _, err := r.close(s.ctx, id, Resolution{QuestionID: id, Outcome: Expired, Reason: reason, By: "parley"}); err != nil && ErrorCode(err) != ECONFLICT {
+		return Resolution{}, err
+	}
+	if q, err := r.ledger.Question(s.ctx, id); err == nil && q.Resolution != nil && q.Resolution.Outcome != Expired {
+		return *q.Resolution, nil // answered just before the end
+	}
+	return Resolution{}, ctx.Err()
+}
+
 // track makes a running step's output known to the flusher; untrack forgets it.
 func (r *Runner) track(out *StepOutput, conversationID int64) {
 	r.mu.Lock()

@@ -214,6 +214,15 @@ func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) 
 	return ids, nil
 }
 
+// LiveQuestions returns the pending questions asked on a live connection (Question.Live).
+func (db *DB) LiveQuestions(ctx context.Context) ([]int64, error) {
+	ids, err := queryIDs(ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND json_extract(spec, '$.live') = 1 ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("live questions: %w", err)
+	}
+	return ids, nil
+}
+
 // NextDeadline returns the earliest deadline among pending questions, zero when there is none.
 func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
 	var d sql.NullString

@@ -162,9 +162,10 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 		if pending > 0 {
 			return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
 		}
-		// Questions resolved while this step ran (refused secrets, a fast answer) resume the run now.
+		// Questions resolved while this step ran (refused secrets, a fast answer) resume the run
+		// now; live ones the step itself waited for and has had (agent.Question.Live).
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
-			WHERE q.run_id = ? AND a.id > ?`, runID, seen).Scan(&resolvedMeanwhile); err != nil {
+			WHERE q.run_id = ? AND a.id > ? AND json_extract(q.spec, '$.live') IS NOT 1`, runID, seen).Scan(&resolvedMeanwhile); err != nil {
 			return err
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&queued); err != nil {

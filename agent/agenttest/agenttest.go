@@ -6,6 +6,7 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,6 +38,8 @@ type Recorder struct {
 	// asked as UserInputMetaData forms.
 	Asked    int
 	FromText []agent.Question
+	// LiveAnswer answers the live questions of the step (see Await).
+	LiveAnswer func(agent.Question) agent.Resolution
 }
 
 // NewRecorder returns the Output of step in, speaking as author; questions are numbered
@@ -102,6 +105,24 @@ func (s memorySink) Ask(q agent.Question) (int64, error) {
 	return q.ID, nil
 }
 
+// Await answers a live question with the Convo's LiveAnswer, as if the person answered it
+// while the step waited; without one the question expires, as at a restart.
+func (s memorySink) Await(ctx context.Context, id int64) (agent.Resolution, error) {
+	var q agent.Question
+	for _, ev := range s.r.Events {
+		if ev.Kind == agent.EventQuestionAsked && ev.Question.ID == id {
+			q = *ev.Question
+		}
+	}
+	if s.r.LiveAnswer == nil {
+		return agent.Resolution{}, errors.New("the test gives no live answers")
+	}
+	res := s.r.LiveAnswer(q)
+	res.QuestionID = id
+	s.r.Events = append(s.r.Events, agent.Event{Kind: agent.EventQuestionResolved, Resolution: &res})
+	return res, nil
+}
+
 // Messages returns the finished agent messages of the step.
 func (r *Recorder) Messages() []string {
 	var out []string
@@ -160,6 +181,8 @@ type Convo struct {
 	Ctx     context.Context
 	// OnText is handed to each step's Recorder.
 	OnText func(string)
+	// LiveAnswer answers live questions while the step waits (see Recorder.Await).
+	LiveAnswer func(agent.Question) agent.Resolution
 	// RejectFormText fails the test when a message asks through a UserInputMetaData form
 	// written as text: for back ends that must ask such forms themselves.
 	RejectFormText bool
@@ -280,6 +303,7 @@ func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
 	rec := NewRecorder(c.t, in, c.Agent.Info().Title, &c.ids)
 	rec.OnText = c.OnText
+	rec.LiveAnswer = c.LiveAnswer
 	err := c.Agent.Step(c.Ctx, in, rec)
 	if err == nil {
 		if err := rec.EndMessage(); err != nil {

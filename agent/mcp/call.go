@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,6 +30,10 @@ type Call struct {
 	State        string
 	// Progress is told each progress notification of the round.
 	Progress func(agent.ToolProgress)
+	// Live asks the person a request the server sends in the middle of the call (protocol
+	// revisions before 2026-07-28) and waits for the answer; the call's timeout stops while
+	// it waits. Without it, such a request is cancelled.
+	Live func(ctx context.Context, in Input) (Response, error)
 }
 
 // Response is the answer to one input request: accept (with the content), decline or cancel.
@@ -54,6 +59,9 @@ type Result struct {
 // NeedsInput reports whether the call waits for the person.
 func (r Result) NeedsInput() bool { return len(r.Inputs) > 0 }
 
+// errTimeout ends a round that took longer than the server's timeout.
+var errTimeout = errors.New("timeout")
+
 // ErrUnavailable is the error of a call to a server that is not connected.
 var ErrUnavailable = errors.New("the tool server is not available")
 
@@ -73,8 +81,19 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%w (%s): %v", ErrUnavailable, c.Server, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
+	// The timeout of the round, stopped while the person answers a live request.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := time.AfterFunc(s.cfg.Timeout, func() { cancel(errTimeout) })
+	defer clock.Stop()
+	if c.Live != nil {
+		done := st.track(func(ctx context.Context, in Input) (Response, error) {
+			clock.Stop()
+			defer clock.Reset(s.cfg.Timeout)
+			return c.Live(ctx, in)
+		})
+		defer done()
+	}
 	var args any = map[string]any{}
 	if len(c.Arguments) > 0 {
 		args = c.Arguments
@@ -98,7 +117,9 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	if res.NeedsInput() && len(res.InputRequests) == 0 {
 		return Result{}, errors.New("the tool server is busy (it asked to be called again later)")
 	}
-	if res.NeedsInput() {
+	// Over an older revision the result is not marked, but its requests are there all the same
+	// (the SDK's server asks one round live, and returns the next).
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
 		out := Result{State: res.RequestState}
 		for id, ir := range res.InputRequests {
 			out.Inputs = append(out.Inputs, s.input(id, ir))
@@ -128,7 +149,7 @@ func (p *Pool) callError(ctx context.Context, s *server, st *session, err error)
 		return out, nil
 	case errors.As(err, &rpc):
 		return Result{}, fmt.Errorf("the server refused the call: %s (error %d)", rpc.Message, rpc.Code)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(context.Cause(ctx), errTimeout):
 		return Result{}, fmt.Errorf("the tool did not answer within %s", s.cfg.Timeout)
 	case ctx.Err() != nil:
 		return Result{}, ctx.Err()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -341,25 +342,38 @@ func sortInputs(in []Input) {
 }
 
 // liveElicitation answers an elicitation/create sent in the middle of a call, the way of
-// protocol revisions before 2026-07-28. One session serves every conversation of the
-// agent, so Parley cannot tell which call, and which person, it belongs to: it cancels (no
-// person refused anything), and the log and the home page say which server asked.
-func (s *server) liveElicitation(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+// protocol revisions before 2026-07-28: the request is put to the person by the call it
+// belongs to, which waits for the answer. One session serves every conversation of the
+// agent and the request does not say which call it is for, so it is asked only while one
+// call is in flight; otherwise it is cancelled (no person refused anything), and the log
+// and the home page say which server asked.
+func (s *server) liveElicitation(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	protocol := "before 2026-07-28"
-	if st, err := s.current(); err == nil && st.protocol != "" {
+	st, err := s.current()
+	if err == nil && st.protocol != "" {
 		protocol = st.protocol
 	}
-	s.mu.Lock()
-	s.liveAsked = protocol
-	s.mu.Unlock()
-	msg := ""
-	if req.Params != nil {
-		msg = req.Params.Message
+	var ask func(context.Context, Input) (Response, error)
+	if err == nil && req.Params != nil {
+		ask = st.only()
 	}
-	s.log.Warn("tool server asked in the middle of a call; cancelled: Parley asks people through the 2026-07-28 round trip",
-		"protocol", protocol, "message", msg)
-	return &sdk.ElicitResult{Action: "cancel"}, nil
+	if ask == nil {
+		s.mu.Lock()
+		s.liveAsked = protocol
+		s.mu.Unlock()
+		s.log.Warn("tool server asked in the middle of a call while several calls were in flight; cancelled", "protocol", protocol)
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+	in := s.input(fmt.Sprintf("live-%d", liveSeq.Add(1)), req.Params)
+	r, err := ask(ctx, in)
+	if err != nil {
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
+	return &sdk.ElicitResult{Action: r.Action, Content: r.Content}, nil
 }
+
+// liveSeq numbers the live requests, for their question keys.
+var liveSeq atomic.Int64
 
 // complete passes on the server's word that an interaction at a URL is complete.
 func (s *server) complete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {

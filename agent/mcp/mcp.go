@@ -245,8 +245,8 @@ func (p *Pool) Problems() []string {
 		}
 		s.mu.Lock()
 		if s.liveAsked != "" {
-			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s) speaks MCP %s and asked a person in the middle of a call; "+
-				"Parley asks through the round trip of 2026-07-28 only, and cancelled it", p.agent, s.cfg.Name, s.cfg.place(), s.liveAsked))
+			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s) speaks MCP %s and asked a person in the middle of a call "+
+				"while other calls were in flight, so Parley could not tell whose it was, and cancelled it", p.agent, s.cfg.Name, s.cfg.place(), s.liveAsked))
 		}
 		s.mu.Unlock()
 	}

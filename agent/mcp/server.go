@@ -47,6 +47,42 @@ type session struct {
 	serverName string
 	// cmd is a local server's process.
 	cmd *exec.Cmd
+
+	// live are the calls in flight that can ask the person mid-call, by a number of their own.
+	liveMu   sync.Mutex
+	live     map[int]func(context.Context, Input) (Response, error)
+	liveNext int
+}
+
+// track notes a call in flight that asks the person through ask; done forgets it.
+func (st *session) track(ask func(context.Context, Input) (Response, error)) (done func()) {
+	st.liveMu.Lock()
+	defer st.liveMu.Unlock()
+	if st.live == nil {
+		st.live = map[int]func(context.Context, Input) (Response, error){}
+	}
+	st.liveNext++
+	n := st.liveNext
+	st.live[n] = ask
+	return func() {
+		st.liveMu.Lock()
+		delete(st.live, n)
+		st.liveMu.Unlock()
+	}
+}
+
+// only returns the one call in flight, if there is exactly one: a request of the server in
+// the middle of a call carries nothing that says which call it belongs to.
+func (st *session) only() func(context.Context, Input) (Response, error) {
+	st.liveMu.Lock()
+	defer st.liveMu.Unlock()
+	if len(st.live) != 1 {
+		return nil
+	}
+	for _, f := range st.live {
+		return f
+	}
+	return nil
 }
 
 func (st *session) markBroken(err error) {

@@ -363,3 +363,68 @@ func TestANewMessageEndsTheCallsThatWaited(t *testing.T) {
 		t.Errorf("tool message = %q", got)
 	}
 }
+
+func TestAnOlderServerAsksInTheMiddleOfTheCallAndWaits(t *testing.T) {
+	// A stateful HTTP server speaks MCP 2025-11-25: its questions come as elicitation/create
+	// while the call is open, and the step waits for the answers.
+	pool := mcptest.Pool(t, mcptest.StatefulHTTPDemo(t, "demo"))
+	model := newFakeServer(t,
+		toolCalls("", call{id: "c1", name: "demo__deploy", args: []string{`{"service":"api"}`}}),
+		text("Deployed."))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	var asked []agent.Question
+	c.LiveAnswer = func(q agent.Question) agent.Resolution {
+		asked = append(asked, q)
+		values := map[string]any{"environment": "production"}
+		if q.Fields[0].Name == "version" {
+			values = map[string]any{"version": "1.4.2"}
+		}
+		return agent.Resolution{Outcome: agent.Answered, Values: values, By: "person"}
+	}
+	c.MustSend("Deploy the api")
+	if len(asked) != 1 || !asked[0].Live || asked[0].Asker != mcp.Asker("demo") || asked[0].Message != "Where should api go?" {
+		t.Fatalf("asked = %+v", asked)
+	}
+	// The Go SDK's server asks one round live, and sends the next as a round trip.
+	q := onlyPending(t, c)
+	if q.Live || q.Message != "Which version of api goes to production?" {
+		t.Fatalf("second question = %+v", q)
+	}
+	c.Answer(q, form("version", "1.4.2"))
+	rec := c.MustResume()
+	if got := toolMessage(t, model.last(), "c1"); got != "Deployed api 1.4.2 to production." {
+		t.Errorf("tool message = %q", got)
+	}
+	if calls := toolCallsOf(rec); calls[len(calls)-1].Status != agent.ToolDone {
+		t.Errorf("calls = %+v", calls)
+	}
+	if len(pool.Problems()) != 0 {
+		t.Errorf("problems = %q", pool.Problems())
+	}
+}
+
+func TestALiveQuestionLeftByARestartFailsTheCallOnRetry(t *testing.T) {
+	pool := demoTools(t)
+	model := newFakeServer(t, text("The deploy did not finish."))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	c.History = append(c.History,
+		agent.Event{Kind: agent.EventUserMessage, Text: "Deploy", Author: "person"},
+		agent.Event{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"openai","v":1,"tool_calls":[{"id":"c1","name":"demo__deploy","arguments":"{}"}]}`)},
+		agent.Event{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "1-0-0", ID: "c1", Server: "demo", Tool: "deploy",
+			Status: agent.ToolWaiting, Waiting: "the person’s answer", Round: 1, Started: time.Now()}},
+		agent.Event{Kind: agent.EventQuestionAsked, Question: &agent.Question{ID: 7, Key: "1-0-0/1/live-1", Live: true, Message: "Where?",
+			Fields: []agent.Field{{Name: "environment", Kind: agent.KindText}}}},
+		agent.Event{Kind: agent.EventQuestionResolved, Resolution: &agent.Resolution{QuestionID: 7, Outcome: agent.Expired, Reason: agent.SessionEnded}},
+		agent.Event{Kind: agent.EventRunState, State: agent.StateInterrupted})
+	rec, err := c.Retry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := toolCallsOf(rec)
+	if len(calls) != 1 || calls[0].Status != agent.ToolFailed || !strings.Contains(calls[0].Error, "session ended") {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if got := toolMessage(t, model.last(), "c1"); !strings.Contains(got, "session ended") {
+		t.Errorf("tool message = %q", got)
+	}
+}

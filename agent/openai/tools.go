@@ -213,8 +213,9 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 		c.Server, c.Tool, c.Arguments = tc.Server, tc.Tool, tc.Arguments
 		p := &progress{out: out, tc: tc}
 		c.Progress = p.report
+		c.Live = p.ask
 		res, err := a.cfg.Tools.Call(ctx, c)
-		p.stop()
+		tc = p.stop()
 		if err != nil && ctx.Err() != nil {
 			return tc, ctx.Err()
 		}
@@ -301,9 +302,54 @@ func (p *progress) report(pr agent.ToolProgress) {
 	_ = p.out.Tool(p.tc)
 }
 
-// stop ends the reports: the call's result comes next.
-func (p *progress) stop() {
+// stop ends the reports, and returns the call as the reports and live questions left it:
+// its result comes next.
+func (p *progress) stop() agent.ToolCall {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.stopped = true
+	p.tc.Progress = nil
+	return p.tc
+}
+
+// ask puts a request the server sends in the middle of the call (a protocol before
+// 2026-07-28) to the person, and waits for the answer: the call's card waits meanwhile. A
+// request Parley cannot ask is declined, and the card says why. If the step ends first,
+// the question expires.
+func (p *progress) ask(ctx context.Context, in mcp.Input) (mcp.Response, error) {
+	p.mu.Lock()
+	if in.Refusal != "" {
+		p.tc.Notes = append(p.tc.Notes, in.Refusal)
+		err := p.out.Tool(p.tc)
+		p.mu.Unlock()
+		return mcp.Response{Action: "decline"}, err
+	}
+	p.tc.Round++
+	q := in.Question
+	q.Key, q.Live = inputKey(p.tc, in.ID), true
+	id, err := p.out.Ask(q)
+	if err == nil {
+		p.tc.Status, p.tc.Waiting, p.tc.Progress = agent.ToolWaiting, "the person’s answer", nil
+		err = p.out.Tool(p.tc)
+	}
 	p.mu.Unlock()
+	if err != nil {
+		return mcp.Response{}, err
+	}
+	res, err := p.out.Await(ctx, id)
+	if err != nil {
+		return mcp.Response{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tc.Status, p.tc.Waiting = agent.ToolRunning, ""
+	if err := p.out.Tool(p.tc); err != nil {
+		return mcp.Response{}, err
+	}
+	r, err := mcp.Respond(in, res)
+	if err != nil {
+		p.tc.Notes = append(p.tc.Notes, err.Error())
+		return mcp.Response{Action: "cancel"}, nil
+	}
+	return r, nil
 }

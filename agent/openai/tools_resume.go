@@ -194,6 +194,12 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 			default:
 				tc, err = a.approved(ctx, rec, tc, q, res)
 			}
+		case tc.State == nil:
+			// It waited on a live connection (a server asking mid-call), which is gone.
+			tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", "The call failed: "+strings.ToLower(agent.SessionEnded[:1])+agent.SessionEnded[1:]
+			tc.Result = "Error: " + tc.Error + " It may have taken effect in part."
+			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
+			err = rec.Tool(tc)
 		default:
 			tc, err = a.answered(ctx, rec, tc, questions, resolutions)
 		}

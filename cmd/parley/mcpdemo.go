@@ -27,6 +27,7 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	addr := fs.String("http", "", "serve Streamable HTTP at this address (such as 127.0.0.1:8091) instead of stdio; the endpoint is /mcp")
 	pages := fs.String("pages", "127.0.0.1:0", "address of the sign-in pages, over stdio")
 	step := fs.Duration("step", 200*time.Millisecond, "pause between two steps of count_slowly")
+	stateful := fs.Bool("stateful", false, "over HTTP, a stateful handler: it speaks MCP 2025-11-25 and asks in the middle of a call")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,7 +48,11 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	base := "http://" + l.Addr().String()
 	s.SetPages(base)
 	fmt.Fprintln(stdio.err, "parley mcp-demo: serving Streamable HTTP at", base+"/mcp")
-	return serveUntil(ctx, &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}, l)
+	h := s.Handler()
+	if *stateful {
+		h = s.StatefulHandler()
+	}
+	return serveUntil(ctx, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, l)
 }
 
 // startTools starts the tool servers of the model-backed agents, and gives them up to five

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -110,6 +111,65 @@ model = "fake-model"
   } finally {
     await context.close()
     await parley.stop()
+    await model.close()
+  }
+})
+
+// startDemo runs parley mcp-demo over HTTP with the older (stateful) revision, and resolves
+// with its endpoint once it says where it is.
+function startDemo () {
+  const proc = spawn(join(root, 'parley'), ['mcp-demo', '--http', '127.0.0.1:0', '--stateful'], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let log = ''
+  return new Promise((resolve, reject) => {
+    proc.stderr.on('data', (b) => {
+      log += b.toString()
+      const m = log.match(/at (http:\/\/[\d.:]+\/mcp)/)
+      if (m) resolve({ url: m[1], stop: () => proc.kill() })
+    })
+    proc.once('exit', (code) => reject(new Error(`mcp-demo exited with ${code}: ${log}`)))
+  })
+}
+
+test('a server of the older revision asks in the middle of the call; the answer reaches the open call', async () => {
+  const model = await fakeModel()
+  const demo = await startDemo()
+  const config = join(mkdtempSync(join(tmpdir(), 'parley-mcp-')), 'agents.toml')
+  writeFileSync(config, `
+[[agents]]
+name = "tools"
+title = "Tool helper"
+base_url = "${model.url}"
+model = "fake-model"
+
+  [[agents.mcp]]
+  name = "demo"
+  url = "${demo.url}"
+`)
+  const parley = await startParley({ db: tempDB(), env: { PARLEY_CONFIG: config } })
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const errors = pageErrors(page)
+  try {
+    await startConversation(page, parley.url, /Tool helper/, 'Deploy the api')
+    // The first question comes while the call is open: the card says it waits.
+    const first = page.locator('#thread section.question.pending')
+    await first.getByText('Where should api go?').waitFor()
+    await page.locator('#thread details.tool-call .tool-status').getByText(/waiting/).waitFor()
+    await first.getByLabel(/^Environment/).selectOption('staging')
+    await first.getByRole('button', { name: 'Submit' }).click()
+    // The SDK's server sends the next round as a round trip.
+    const second = page.locator('#thread section.question.pending')
+    await second.getByText('Which version of api goes to staging?').waitFor({ timeout: 15000 })
+    await second.getByLabel(/^Version/).selectOption('1.4.1')
+    await second.getByRole('button', { name: 'Submit' }).click()
+    await page.locator('#thread .msg.agent').getByText('The tool says: Deployed api 1.4.1 to staging.').waitFor({ timeout: 15000 })
+    await page.locator('#state .state-done').waitFor()
+    assert.equal(model.requests.length, 2, 'the model is called once for the call and once for the reply')
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
+    await parley.stop()
+    demo.stop()
     await model.close()
   }
 })

@@ -287,9 +287,16 @@ func (s *Server) Pages() http.Handler {
 // the pages' base URL with SetPages. The handler is stateless: that is how the SDK serves
 // protocol 2026-07-28 over HTTP, whose round trip lets a question outlive a restart.
 func (s *Server) Handler() http.Handler {
+	return s.handler(&sdk.StreamableHTTPOptions{Stateless: true})
+}
+
+// StatefulHandler is Handler with a stateful MCP endpoint: it speaks MCP 2025-11-25, so the
+// tools' questions go to the client in the middle of the call (elicitation/create).
+func (s *Server) StatefulHandler() http.Handler { return s.handler(nil) }
+
+func (s *Server) handler(opts *sdk.StreamableHTTPOptions) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server },
-		&sdk.StreamableHTTPOptions{Stateless: true}))
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.Server }, opts))
 	mux.Handle("/connect", s.Pages())
 	return mux
 }

@@ -27,6 +27,17 @@ func HTTPDemo(t testing.TB, name string, wrap func(http.Handler) http.Handler) (
 	return mcp.ServerConfig{Name: name, URL: srv.URL + "/mcp"}, s
 }
 
+// StatefulHTTPDemo serves the demo over a stateful Streamable HTTP handler, which speaks
+// MCP 2025-11-25: its tools then ask in the middle of the call (elicitation/create).
+func StatefulHTTPDemo(t testing.TB, name string) mcp.ServerConfig {
+	t.Helper()
+	s := demo.New(demo.Options{Step: 10 * time.Millisecond})
+	srv := httptest.NewServer(s.StatefulHandler())
+	t.Cleanup(srv.Close)
+	s.SetPages(srv.URL)
+	return mcp.ServerConfig{Name: name, URL: srv.URL + "/mcp"}
+}
+
 // Pool starts a pool of the servers for the agent "helper", waits until each was tried
 // once, and closes it when the test ends.
 func Pool(t testing.TB, servers ...mcp.ServerConfig) *mcp.Pool {

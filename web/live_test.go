@@ -1,0 +1,106 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+// liveAsker asks a live question (as a tool server does in the middle of a call) and waits
+// for the answer within its step.
+func liveAsker() *scripted {
+	return &scripted{name: "live", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		id, err := out.Ask(agent.Question{Message: "Which branch?", Live: true, AllowCancel: true,
+			Fields: []agent.Field{{Name: "branch", Kind: agent.KindText, Required: true}}})
+		if err != nil {
+			return err
+		}
+		res, err := out.Await(ctx, id)
+		if err != nil {
+			return err
+		}
+		return out.Text(fmt.Sprintf("The tool got %s %v.", res.Outcome, res.Values["branch"]))
+	}}
+}
+
+func TestALiveQuestionIsAnsweredToTheWaitingStep(t *testing.T) {
+	ts := newTestServer(t, newDB(t), liveAsker())
+	path := ts.start(t, "live", "Delete a branch")
+	id := convID(t, path)
+	waitPending(t, ts, id)
+	if code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"branch": {"feature/x"}}); code != 200 {
+		t.Fatalf("answer = %d %s", code, body)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	if _, page := ts.get(t, path); !strings.Contains(page, "The tool got answered feature/x.") {
+		t.Error("the step did not get the answer")
+	}
+	// The step had its answer: the run is not resumed for it.
+	if _, err := ts.db.Question(context.Background(), 2); err == nil {
+		t.Error("the agent ran again and asked a second time")
+	}
+}
+
+func TestALiveQuestionExpiresWhenParleyStops(t *testing.T) {
+	db := newDB(t)
+	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, liveAsker()), Heartbeat: time.Hour})
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServerFrom(t, db, srv)
+	id := convID(t, ts.start(t, "live", "Delete a branch"))
+	waitPending(t, ts, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q, err := db.Question(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.SessionEnded {
+		t.Fatalf("after the stop: %+v", q.Resolution)
+	}
+}
+
+func TestALiveQuestionACrashLeftExpiresAtStart(t *testing.T) {
+	db := newDB(t)
+	// A first process asks; a second starts on the same file as after kill -9 of the first
+	// (whose runner, here, never hears of it).
+	ts := newTestServer(t, db, liveAsker())
+	id := convID(t, ts.start(t, "live", "Delete a branch"))
+	waitPending(t, ts, id)
+	second := runnerFor(db, liveAsker())
+	if err := second.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Stop(context.Background())
+	q, err := db.Question(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.SessionEnded {
+		t.Fatalf("after the restart: %+v", q.Resolution)
+	}
+}
+
+func waitPending(t *testing.T, ts *testServer, convID int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if q, err := ts.db.Question(context.Background(), 1); err == nil && q.Pending() && q.ConversationID == convID {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the live question was not asked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
