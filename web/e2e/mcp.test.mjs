@@ -44,8 +44,9 @@ function fakeModel () {
   })))
 }
 
-test('an MCP tool server asks through forms and its result reaches the model', async () => {
-  const model = await fakeModel()
+// startToolHelper starts Parley with one agent, "Tool helper", on the fake model, whose
+// tool server "demo" is told where it is by server (TOML lines).
+function startToolHelper (model, server) {
   const config = join(mkdtempSync(join(tmpdir(), 'parley-mcp-')), 'agents.toml')
   writeFileSync(config, `
 [[agents]]
@@ -56,10 +57,14 @@ model = "fake-model"
 
   [[agents.mcp]]
   name = "demo"
-  command = "${join(root, 'parley')}"
-  args = ["mcp-demo"]
+  ${server}
 `)
-  const parley = await startParley({ db: tempDB(), env: { PARLEY_CONFIG: config } })
+  return startParley({ db: tempDB(), env: { PARLEY_CONFIG: config } })
+}
+
+test('an MCP tool server asks through forms and its result reaches the model', async () => {
+  const model = await fakeModel()
+  const parley = await startToolHelper(model, `command = "${join(root, 'parley')}"\n  args = ["mcp-demo"]`)
   const context = await browser.newContext()
   const page = await context.newPage()
   const errors = pageErrors(page)
@@ -133,19 +138,7 @@ function startDemo () {
 test('a server of the older revision asks in the middle of the call; the answer reaches the open call', async () => {
   const model = await fakeModel()
   const demo = await startDemo()
-  const config = join(mkdtempSync(join(tmpdir(), 'parley-mcp-')), 'agents.toml')
-  writeFileSync(config, `
-[[agents]]
-name = "tools"
-title = "Tool helper"
-base_url = "${model.url}"
-model = "fake-model"
-
-  [[agents.mcp]]
-  name = "demo"
-  url = "${demo.url}"
-`)
-  const parley = await startParley({ db: tempDB(), env: { PARLEY_CONFIG: config } })
+  const parley = await startToolHelper(model, `url = "${demo.url}"`)
   const context = await browser.newContext()
   const page = await context.newPage()
   const errors = pageErrors(page)
