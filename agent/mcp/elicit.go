@@ -22,7 +22,7 @@ import (
 type Input struct {
 	ID            string          `json:"id"`
 	Mode          string          `json:"mode"`
-	Question      agent.Question  `json:"-"`
+	Question      agent.Question  `json:"question"`
 	Refusal       string          `json:"refusal,omitempty"`
 	ElicitationID string          `json:"elicitation_id,omitempty"`
 	Schema        json.RawMessage `json:"schema,omitempty"`

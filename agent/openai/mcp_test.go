@@ -428,3 +428,37 @@ func TestALiveQuestionLeftByARestartFailsTheCallOnRetry(t *testing.T) {
 		t.Errorf("tool message = %q", got)
 	}
 }
+
+func TestRetryAsksAgainWhatAFailureSetAside(t *testing.T) {
+	pool := demoTools(t, func(c *mcp.ServerConfig) { c.ApproveTools = []string{"delete_branch"} })
+	model := newFakeServer(t,
+		toolCalls("", call{id: "c1", name: "demo__delete_branch", args: []string{`{"branch":"old"}`}}, call{id: "c2", name: "demo__book_table", args: []string{`{}`}}))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	c.MustSend("Clean up and book")
+	if len(c.Pending()) != 2 {
+		t.Fatalf("pending = %+v", c.Pending())
+	}
+	// The run fails: its questions are set aside, and Retry asks them again.
+	for _, q := range c.Pending() {
+		c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Superseded, Reason: "The run failed; Retry asks again."})
+	}
+	c.History = append(c.History, agent.Event{Kind: agent.EventRunState, State: agent.StateFailed, Error: "boom"})
+	if _, err := c.Retry(); err != nil {
+		t.Fatal(err)
+	}
+	again := c.Pending()
+	if len(again) != 2 || !strings.HasSuffix(again[0].Key, "/approve") || again[1].Message != "Which table should I book?" {
+		t.Fatalf("asked again = %+v", again)
+	}
+	c.Answer(again[0], form("branch", "old"))
+	c.Resolve(agent.Resolution{QuestionID: again[1].ID, Outcome: agent.Declined})
+	model.then(text("Done."))
+	c.MustResume()
+	req := model.last()
+	if got := toolMessage(t, req, "c1"); got != "Deleted branch old (force=false)." {
+		t.Errorf("c1 = %q", got)
+	}
+	if got := toolMessage(t, req, "c2"); got != "No table booked: the person chose decline." {
+		t.Errorf("c2 = %q", got)
+	}
+}

@@ -211,8 +211,15 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 	return rec.events, waiting, nil
 }
 
-// approved runs a call the person approved, or ends it rejected.
+// approved runs a call the person approved, or ends it rejected. An approval set aside by a
+// failure of the run is asked again (the run failed, and Retry asks anew).
 func (a *Agent) approved(ctx context.Context, out agent.Output, tc agent.ToolCall, q *agent.Question, res *agent.Resolution) (agent.ToolCall, error) {
+	if res.Outcome == agent.Superseded {
+		again := *q
+		again.ID = 0
+		_, err := out.Ask(again)
+		return tc, err
+	}
 	if res.Outcome != agent.Answered {
 		tc.Status, tc.Waiting = agent.ToolRejected, ""
 		tc.Error = "The person rejected the call."
@@ -247,6 +254,23 @@ func (a *Agent) answered(ctx context.Context, out agent.Output, tc agent.ToolCal
 		tc.Status, tc.Error = agent.ToolFailed, "The call's state could not be read."
 		tc.Result = "Error: " + tc.Error
 		return tc, out.Tool(tc)
+	}
+	// Questions set aside by a failure of the run are asked again (Retry asks anew).
+	var again []agent.Question
+	for _, input := range ws.Inputs {
+		if res := resolutions[inputKey(tc, input.ID)]; res != nil && res.Outcome == agent.Superseded && input.Refusal == "" {
+			q := *questions[inputKey(tc, input.ID)]
+			q.ID = 0
+			again = append(again, q)
+		}
+	}
+	if len(again) > 0 {
+		for _, q := range again {
+			if _, err := out.Ask(q); err != nil {
+				return tc, err
+			}
+		}
+		return tc, nil
 	}
 	responses := map[string]mcp.Response{}
 	for id, r := range ws.Responses {
