@@ -92,7 +92,7 @@ const usage = `usage:
   parley user reset-password NAME [--password-stdin]
   parley user list
   parley bench [flags]                           measure streaming (parley bench -h)
-  parley mcp-demo [--http ADDR]                  a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
+  parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
 The user commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
 up and printed once.`
 
