@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -138,15 +137,8 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	// A live question waited on a connection that is gone.
-	live, err := r.ledger.LiveQuestions(ctx)
-	if err != nil {
+	if err := r.expireLive(ctx); err != nil {
 		return fmt.Errorf("recover: %w", err)
-	}
-	for _, id := range live {
-		if _, err := r.close(ctx, id, Resolution{QuestionID: id, Outcome: Expired, Reason: SessionEnded, By: "parley"}); err != nil && ErrorCode(err) != ECONFLICT {
-			return fmt.Errorf("recover: expire question %d: %w", id, err)
-		}
 	}
 	for _, q := range queued {
 		r.dispatch(q.ConversationID, q.ID)
@@ -253,76 +245,6 @@ func normalizeNewlines(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-}
-
-// Answer validates form against the question and stores the answer; invalid input returns
-// FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
-// Files answer the question's file fields, by field name.
-func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by Actor) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
-	if err != nil {
-		return q, err
-	}
-	if !q.Pending() {
-		return q, Errorf(ECONFLICT, "This question was already resolved.")
-	}
-	clean, answered := answerForm(q.Question, form, files)
-	values, ferrs := Validate(q.Question, clean)
-	if len(ferrs) > 0 {
-		return q, ferrs
-	}
-	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by.Name, OnBehalfOf: by.OnBehalfOf, Files: answered}
-	if len(q.Refused) > 0 {
-		// The fields Parley would not show are declined: the agent is told which, and why.
-		res.Reason = q.DeclineReason()
-	}
-	return q, r.resolve(ctx, q, res)
-}
-
-// Decline resolves a question as declined, with the person's optional reason.
-func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Declined, Reason: trimSpace(reason), By: by.Name, OnBehalfOf: by.OnBehalfOf})
-}
-
-// Cancel resolves a question as cancelled; only where the asking agent allows it.
-func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
-	if err != nil {
-		return q, err
-	}
-	if !q.AllowCancel {
-		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
-	}
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
-}
-
-func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
-	if err != nil {
-		return q, err
-	}
-	if !q.Pending() {
-		return q, Errorf(ECONFLICT, "This question was already resolved.")
-	}
-	return q, r.resolve(ctx, q, res)
-}
-
-func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) error {
-	step, err := r.ledger.Resolve(ctx, res)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	if w, ok := r.waiters[res.QuestionID]; ok {
-		res.At = r.now()
-		w <- res // buffered: the one resolution of the question
-		delete(r.waiters, res.QuestionID)
-	}
-	r.mu.Unlock()
-	if step != 0 {
-		r.dispatch(q.ConversationID, step)
-	}
-	return nil
 }
 
 // StopRun cuts off the agent's running step in the conversation, why being the error the
@@ -463,42 +385,4 @@ func safeStep(ctx context.Context, a Agent, in StepInput, out Output) (err error
 		}
 	}()
 	return a.Step(ctx, in, out)
-}
-
-// deadlines expires questions whose deadline has passed, sleeping until the next one.
-func (r *Runner) deadlines() {
-	defer r.wg.Done()
-	bg := context.WithoutCancel(r.ctx)
-	for {
-		ids, err := r.ledger.DueQuestions(bg, r.now())
-		if err != nil {
-			r.log.Error("due questions", "error", err)
-		}
-		for _, id := range ids {
-			_, err := r.close(bg, id, Resolution{QuestionID: id, Outcome: Expired, Reason: "No answer came before the deadline.", By: "parley"})
-			if err != nil && ErrorCode(err) != ECONFLICT {
-				r.log.Error("expire question", "question", id, "error", err)
-			}
-		}
-		wait := time.Minute
-		if next, err := r.ledger.NextDeadline(bg); err == nil && !next.IsZero() {
-			wait = min(wait, max(next.Sub(r.now()), 10*time.Millisecond))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-r.ctx.Done():
-			t.Stop()
-			return
-		case <-r.wake:
-			t.Stop()
-		case <-t.C:
-		}
-	}
-}
-
-func (r *Runner) wakeDeadlines() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
 }
