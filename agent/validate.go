@@ -135,8 +135,7 @@ func validateField(f Field, raw []string, now time.Time) (any, string) {
 func formatValue(f Field, s string) (any, string) {
 	switch f.Format {
 	case FormatURI:
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := WebURL(s); !ok {
 			return nil, "Must be a web address starting with http:// or https://."
 		}
 	case FormatEmail:
@@ -331,7 +330,7 @@ func (q Question) check(secretKinds bool) error {
 		return errors.New("question has no fields")
 	}
 	if q.Link != "" {
-		if u, err := url.Parse(q.Link); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := WebURL(q.Link); !ok {
 			return fmt.Errorf("the link %q is not an http:// or https:// address", q.Link)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -120,11 +119,8 @@ func toolImage(c agent.ToolContent) (templ.SafeURL, bool) {
 // webLink is a URL as a link's href, if it is an absolute http or https address: other
 // schemes (javascript:, data:, file:) are shown as text, never followed.
 func webLink(s string) (templ.SafeURL, bool) {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return "", false
-	}
-	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
+	u, ok := agent.WebURL(s)
+	if !ok {
 		return "", false
 	}
 	return templ.SafeURL(u.String()), true

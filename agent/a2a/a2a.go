@@ -97,8 +97,8 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if cfg.CardURL == "" {
 		return nil, fmt.Errorf("agent %q: card_url is required", cfg.Name)
 	}
-	u, err := url.Parse(cfg.CardURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := agent.WebURL(cfg.CardURL)
+	if !ok {
 		return nil, fmt.Errorf("agent %q: card_url %q must be an http:// or https:// URL", cfg.Name, cfg.CardURL)
 	}
 	if cfg.IdleTimeout <= 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -74,8 +73,7 @@ func inputKind(ir sdk.InputRequest) string {
 // urlQuestion asks the person to open a URL: the server, the whole URL and why are shown,
 // and the page opens only on their click.
 func urlQuestion(server string, p *sdk.ElicitParams) (agent.Question, string) {
-	u, err := url.Parse(p.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if _, ok := agent.WebURL(p.URL); !ok {
 		return agent.Question{}, fmt.Sprintf("The server sent the address %q to open, which is not a web address.", p.URL)
 	}
 	msg := strings.TrimSpace(p.Message)

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 // DefaultTimeout bounds one call of a tool (one round of it: the wait for a person is not counted).
@@ -74,8 +76,7 @@ func (c ServerConfig) Check() error {
 		return errors.New("timeout must not be negative")
 	}
 	if c.URL != "" {
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := agent.WebURL(c.URL); !ok {
 			return fmt.Errorf("url %q must be an http:// or https:// URL", c.URL)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -84,8 +83,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.BaseURL == "" {
 		return nil, fmt.Errorf("agent %q: base_url is required", cfg.Name)
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := agent.WebURL(cfg.BaseURL)
+	if !ok {
 		return nil, fmt.Errorf("agent %q: base_url %q must be an http:// or https:// URL", cfg.Name, cfg.BaseURL)
 	}
 	if cfg.ContextWindow < 0 {

@@ -211,7 +211,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 		}
 		tc.Update = true
 		c.Server, c.Tool, c.Arguments = tc.Server, tc.Tool, tc.Arguments
-		p := &progress{out: out, tc: tc}
+		p := &callCard{out: out, tc: tc}
 		c.Progress = p.report
 		c.Live = p.ask
 		res, err := a.cfg.Tools.Call(ctx, c)
@@ -279,9 +279,10 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 	}
 }
 
-// progress shows a running call's progress on its card, at most every progressEvery: each
-// report is stored, and a call may report many times a second.
-type progress struct {
+// callCard is the card of a running call: it shows the call's progress, at most every
+// progressEvery (each report is stored, and a call may report many times a second), and
+// the questions the server asks in the middle of it.
+type callCard struct {
 	mu      sync.Mutex
 	out     agent.Output
 	tc      agent.ToolCall
@@ -291,7 +292,7 @@ type progress struct {
 
 const progressEvery = 250 * time.Millisecond
 
-func (p *progress) report(pr agent.ToolProgress) {
+func (p *callCard) report(pr agent.ToolProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped || time.Since(p.last) < progressEvery {
@@ -304,7 +305,7 @@ func (p *progress) report(pr agent.ToolProgress) {
 
 // stop ends the reports, and returns the call as the reports and live questions left it:
 // its result comes next.
-func (p *progress) stop() agent.ToolCall {
+func (p *callCard) stop() agent.ToolCall {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopped = true
@@ -316,7 +317,7 @@ func (p *progress) stop() agent.ToolCall {
 // 2026-07-28) to the person, and waits for the answer: the call's card waits meanwhile. A
 // request Parley cannot ask is declined, and the card says why. If the step ends first,
 // the question expires.
-func (p *progress) ask(ctx context.Context, in mcp.Input) (mcp.Response, error) {
+func (p *callCard) ask(ctx context.Context, in mcp.Input) (mcp.Response, error) {
 	p.mu.Lock()
 	if in.Refusal != "" {
 		p.tc.Notes = append(p.tc.Notes, in.Refusal)

@@ -147,11 +147,14 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 			continue
 		}
 		if !ok {
-			if _, done := cp.Results[c.ID]; done || c.Name == toolName || c.Name == readToolName || !strings.Contains(c.Name, "__") {
+			if _, done := cp.Results[c.ID]; done || a.cfg.Tools == nil {
+				continue
+			}
+			server, tool, isTool := a.cfg.Tools.ServerOf(c.Name)
+			if !isTool {
 				continue
 			}
 			// A call of a tool server the step was cut off before: it never ran.
-			server, tool, _ := strings.Cut(c.Name, "__")
 			tc = agent.ToolCall{Key: fmt.Sprintf("%d-c-%d", in.StepID, i), ID: c.ID, Server: server, Tool: tool,
 				Arguments: rawArgs(c.Arguments), Status: agent.ToolFailed, Started: time.Now().UTC(),
 				Error: "Not run: the step was cut off before this call started."}
@@ -167,7 +170,7 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 		case moved:
 			tc.Status, tc.Waiting = agent.ToolFailed, ""
 			tc.Error = "Not finished: the person sent a new message first."
-			tc.Result = toolCallResult(agent.ToolCall{Status: agent.ToolWaiting, Waiting: "the person"})
+			tc.Result = "Error: the call did not finish: it waited for the person, and the person moved on."
 			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
 			err = rec.Tool(tc)
 		case tc.Status == agent.ToolRunning:
