@@ -12,6 +12,12 @@ type Info struct {
 	Description string
 	// Builtin agents run offline and say so.
 	Builtin bool
+	// NoForms says the agent may not ask by form: a UserInputMetaData form in its text is
+	// shown as its text, not asked.
+	NoForms bool
+	// Cancels says the agent stops its run when the person cancels one of its questions:
+	// each of its questions then offers Cancel beside Decline.
+	Cancels bool
 }
 
 // Trigger is why a step of an agent runs.

@@ -41,11 +41,20 @@ type StepOutput struct {
 	holding bool
 	live    int // how much of text went live: whole characters only
 	saved   int // how much of text the flusher has taken
+
+	// noForms keeps UserInputMetaData forms in the text as text; cancels offers Cancel on
+	// every question (see Info).
+	noForms, cancels bool
 }
 
 // NewStepOutput returns the output of step in, speaking as author until As says otherwise.
 func NewStepOutput(in StepInput, author string, sink Sink) *StepOutput {
 	return &StepOutput{sink: sink, stepID: in.StepID, runID: in.RunID, author: author}
+}
+
+// Follow applies what the agent's Info says about its questions: NoForms and Cancels.
+func (o *StepOutput) Follow(info Info) {
+	o.noForms, o.cancels = info.NoForms, info.Cancels
 }
 
 // Text appends to the current message, starting one if needed. Carriage returns become
@@ -65,7 +74,7 @@ func (o *StepOutput) Text(delta string) error {
 	}
 	o.text = append(o.text, delta...)
 	if o.holding {
-		if StartsWithUserInputMetaData(string(o.text)) {
+		if !o.noForms && StartsWithUserInputMetaData(string(o.text)) {
 			o.mu.Unlock()
 			return nil
 		}
@@ -114,7 +123,7 @@ func (o *StepOutput) EndMessage() error {
 		return nil
 	}
 	q, before, after, ok := SplitUserInputMetaData(text)
-	if !ok {
+	if !ok || o.noForms {
 		if held && trimSpace(text) == "" {
 			return nil
 		}
@@ -191,6 +200,7 @@ func (o *StepOutput) Ask(q Question) (int64, error) {
 	if q.Asker == "" {
 		q.Asker = o.author
 	}
+	q.AllowCancel = q.AllowCancel || o.cancels
 	q = RefuseSecrets(q)
 	if err := q.Check(); err != nil {
 		return 0, fmt.Errorf("the agent asked an invalid question: %w", err)

@@ -333,6 +333,7 @@ func (r *Runner) runStep(ctx context.Context, stepID int64) (resume int64) {
 	} else {
 		sink := &stepSink{r: r, ctx: bg, in: in}
 		out = NewStepOutput(in, a.Info().Title, sink)
+		out.Follow(a.Info())
 		sink.out = out
 		r.track(out, conv.ID)
 		defer r.untrack(out)

@@ -107,6 +107,19 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 			return err
 		}
+		if r.Outcome == agent.Cancelled {
+			// Cancel stops the run: the questions it asked beside this one go with it (not a
+			// live one, which its waiting step resolves).
+			others, err := queryIDs(ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
+			if err != nil {
+				return fmt.Errorf("resolve: %w", err)
+			}
+			for _, id := range others {
+				if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Cancelled, By: r.By, OnBehalfOf: r.OnBehalfOf, Reason: "Cancelled with another question of the same run."}); err != nil {
+					return err
+				}
+			}
+		}
 		var pending, active int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
 			return err

@@ -169,6 +169,24 @@ func TestDB_Resolve(t *testing.T) {
 			t.Fatalf("last of two: %d, %v; want a resume", step, err)
 		}
 	})
+	t.Run("cancel stops the run: its other questions are cancelled and the resume queued", func(t *testing.T) {
+		db := storetest.New(t)
+		_, ids := startWaiting(t, db, textQuestion(), textQuestion(), textQuestion())
+		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[2], Outcome: agent.Answered, Values: map[string]any{"branch": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+		step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Cancelled, By: "you"})
+		if err != nil || step == 0 {
+			t.Fatalf("cancel: %d, %v; want the resume queued", step, err)
+		}
+		want := []agent.Outcome{agent.Cancelled, agent.Cancelled, agent.Answered}
+		for i, id := range ids {
+			rec, _ := db.Question(ctx, id)
+			if rec.Pending() || rec.Resolution.Outcome != want[i] {
+				t.Errorf("question %d: got %+v, want %s", i, rec.Resolution, want[i])
+			}
+		}
+	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		db := storetest.New(t)
 		_, err := db.Resolve(ctx, agent.Resolution{QuestionID: 42, Outcome: agent.Answered})

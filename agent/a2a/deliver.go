@@ -126,6 +126,10 @@ func (s *session) cancel(ctx context.Context, q *agent.Question) error {
 		if err := s.save(); err != nil {
 			return err
 		}
+		if s.cp.TaskID == "" {
+			// The agent asked in a message, not a task: there is nothing to cancel there.
+			return s.w.final("Stopped, as you asked. Send a message when you want to go on.")
+		}
 		return s.w.final("The task had already ended.")
 	}
 	cctx, w := withWatch(ctx)

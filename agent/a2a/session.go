@@ -444,7 +444,7 @@ func (s *session) ask(q agent.Question) error {
 		return err
 	}
 	q.Key = string(s.cp.TaskID)
-	q.AllowCancel = s.cp.TaskID != ""
+	q.AllowCancel = true
 	if err := s.save(); err != nil {
 		return err
 	}

@@ -302,6 +302,7 @@ func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 	in := agent.StepInput{ConversationID: 1, RunID: c.Run, StepID: c.Step, Trigger: trigger,
 		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
 	rec := NewRecorder(c.t, in, c.Agent.Info().Title, &c.ids)
+	rec.Follow(c.Agent.Info())
 	rec.OnText = c.OnText
 	rec.LiveAnswer = c.LiveAnswer
 	err := c.Agent.Step(c.Ctx, in, rec)

@@ -294,3 +294,36 @@ func TestStep_CheckpointFormat(t *testing.T) {
 func isKind(k agent.EventKind) func(agent.Event) bool {
 	return func(ev agent.Event) bool { return ev.Kind == k }
 }
+
+func TestStep_CancelStopsTheRun(t *testing.T) {
+	srv := newFakeServer(t, toolCalls("", askCall("call_c", `{"prompt":"Deploy build 1.4.2?","request_type":"approval"}`)))
+	c := newConvo(t, newAgent(t, srv.url()))
+	rec := c.MustSend("Deploy it")
+	q := rec.Questions()[0]
+	if !q.AllowCancel {
+		t.Fatal("the model's question offers no Cancel")
+	}
+	asked := len(srv.sent())
+	c.Resolve(agent.Resolution{QuestionID: q.ID, Outcome: agent.Cancelled})
+	rec = c.MustResume()
+	if n := len(srv.sent()); n != asked {
+		t.Errorf("the model was called %d more times after Cancel, want none", n-asked)
+	}
+	if got := rec.Messages(); len(got) != 1 || !strings.HasPrefix(got[0], "Stopped, as you asked.") {
+		t.Errorf("messages: got %q", got)
+	}
+
+	// The next message goes on, and the model hears that its question was cancelled.
+	srv.then(text("Alright."))
+	c.MustSend("Let's talk about something else")
+	req := srv.last()
+	var result string
+	for _, m := range req.Messages {
+		if m.ToolCallID == "call_c" {
+			result = m.Content
+		}
+	}
+	if !strings.Contains(result, `"outcome":"cancelled"`) {
+		t.Errorf("tool result: got %q, want the cancelled outcome", result)
+	}
+}

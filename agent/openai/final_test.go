@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/openai"
 )
 
 // split cuts s into pieces of n bytes, as a stream would deliver it.
@@ -140,4 +141,28 @@ func TestStep_EmptyReply(t *testing.T) {
 	c := newConvo(t, newAgent(t, srv.url()))
 	_, err := c.Send("Hi")
 	wantFault(t, err, "empty reply")
+}
+
+func TestStep_NoFormsWhenTheAgentMayNotAsk(t *testing.T) {
+	reply := `UserInputMetaData: {"require_user_input": true, "content": "I need:", "metadata": {"input_fields": [{"name": "title", "type": "text"}]}}`
+	srv := newFakeServer(t, text(split(reply, 9)...))
+	c := newConvo(t, newAgent(t, srv.url(), func(c *openai.Config) { c.AllowQuestions = false }))
+	rec := c.MustSend("File an issue")
+	if qs := rec.Questions(); len(qs) != 0 {
+		t.Fatalf("questions: got %+v, want none from an agent with ask = false", qs)
+	}
+	msgs := rec.Messages()
+	if len(msgs) != 1 || msgs[0] != reply {
+		t.Fatalf("messages: got %+v, want the reply as the agent's text", msgs)
+	}
+	if len(rec.Live) < 2 {
+		t.Errorf("live pieces: got %d, want the text streamed, not held back", len(rec.Live))
+	}
+	req := srv.last()
+	if len(req.Tools) != 0 {
+		t.Errorf("tools: got %d, want none", len(req.Tools))
+	}
+	if sys := req.Messages[0].Content; strings.Count(sys, "Do not ask for forms") != 1 || strings.Contains(sys, "UserInputMetaData") {
+		t.Errorf("system prompt: want forms turned off once and the format never taught, got\n%s", sys)
+	}
 }

@@ -118,7 +118,8 @@ func New(cfg Config) (*Agent, error) {
 	}
 	return &Agent{
 		cfg:      cfg,
-		info:     agent.Info{Name: cfg.Name, Title: cfg.Title, Description: cfg.Description},
+		info: agent.Info{Name: cfg.Name, Title: cfg.Title, Description: cfg.Description,
+			NoForms: !cfg.AllowQuestions, Cancels: true},
 		endpoint: u.Redacted(),
 		// The service is built without oai.NewClient, which would pick up OPENAI_API_KEY,
 		// OPENAI_ORG_ID and friends from the environment and send them to this endpoint.

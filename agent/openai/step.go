@@ -44,6 +44,14 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	if err != nil || waiting {
 		return err
 	}
+	if in.Trigger == agent.TriggerResume && a.cancelled(in.History) {
+		// The person stopped the run from a question: the model is not asked again until
+		// the next message, which it reads with the cancelled question in the history.
+		if err := out.Text(stoppedText); err != nil {
+			return err
+		}
+		return out.EndMessage()
+	}
 	history := append(in.History[:len(in.History):len(in.History)], added...)
 	msgs := rebuild(history)
 	lib := listedDocuments(in.History, in.Documents)
@@ -133,6 +141,30 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 			msgs = append(msgs, message{Role: roleTool, Content: results[c.ID], CallID: c.ID})
 		}
 	}
+}
+
+// stoppedText ends a run the person cancelled from one of the agent's questions.
+const stoppedText = "Stopped, as you asked. Send a message when you want to go on."
+
+// cancelled reports whether the person cancelled one of the agent's own questions (not a
+// tool server's, whose Cancel goes to the server) since the last message.
+func (a *Agent) cancelled(history []agent.Event) bool {
+	asked := map[int64]string{}
+	for _, ev := range history {
+		if ev.Kind == agent.EventQuestionAsked && ev.Question != nil {
+			asked[ev.Question.ID] = ev.Question.Asker
+		}
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		ev := history[i]
+		if ev.Kind == agent.EventUserMessage {
+			return false
+		}
+		if r := ev.Resolution; ev.Kind == agent.EventQuestionResolved && r != nil && r.Outcome == agent.Cancelled && asked[r.QuestionID] == a.info.Title {
+			return true
+		}
+	}
+	return false
 }
 
 // notRunResult is the result of a tool server's call in a reply with a call that could not be used.
