@@ -117,7 +117,7 @@ func New(cfg Config) (*Agent, error) {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Agent{
-		cfg:      cfg,
+		cfg: cfg,
 		info: agent.Info{Name: cfg.Name, Title: cfg.Title, Description: cfg.Description,
 			NoForms: !cfg.AllowQuestions, Cancels: true},
 		endpoint: u.Redacted(),
