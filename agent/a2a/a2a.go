@@ -55,6 +55,9 @@ type Config struct {
 	CardURL string
 	// HTTPClient is used for every request; nil means a client without any timeout.
 	HTTPClient *http.Client
+	// Credential names the setting the bearer token comes from (an environment variable, a
+	// key of the agents file): a 401 or 403 names it as the one to fix.
+	Credential string
 	// IdleTimeout is how long a stream may send nothing before it counts as stalled;
 	// 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration

@@ -64,6 +64,8 @@ func (a *Agent) callFault(e *callError) error {
 		return a.faultf(e, "the agent at %s reported an error in the middle of %s: %s", a.endpoint, e.method, rpc.describe())
 	case rpc != nil:
 		return a.faultf(e, "the agent at %s answered %s with an error: %s", a.endpoint, e.method, rpc.describe())
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return a.faultf(e, "the agent at %s refused %s with HTTP %d %s%s: %s", a.endpoint, e.method, status, http.StatusText(status), bodyDetail(body), a.credentialHint())
 	case status != 0 && status != http.StatusOK:
 		return a.faultf(e, "the agent at %s answered %s with HTTP %d %s%s", a.endpoint, e.method, status, http.StatusText(status), bodyDetail(body))
 	case errors.Is(e.err, syscall.ECONNREFUSED):
@@ -88,6 +90,8 @@ func (a *Agent) cardFault(err error) error {
 	var dnsErr *net.DNSError
 	var netErr *net.OpError
 	switch {
+	case errors.As(err, &status) && (status.StatusCode == http.StatusUnauthorized || status.StatusCode == http.StatusForbidden):
+		return a.faultf(err, "cannot read the agent card at %s: HTTP %s: %s", a.endpoint, status.Status, a.credentialHint())
 	case errors.As(err, &status):
 		return a.faultf(err, "cannot read the agent card at %s: HTTP %s", a.endpoint, status.Status)
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -100,6 +104,14 @@ func (a *Agent) cardFault(err error) error {
 		return a.faultf(err, "cannot reach the agent at %s: no answer in %s", a.endpoint, callTimeout)
 	}
 	return a.faultf(err, "cannot read the agent card at %s: %v", a.endpoint, err)
+}
+
+// credentialHint says which setting holds the bearer token a 401 or 403 refused.
+func (a *Agent) credentialHint() string {
+	if a.cfg.Credential == "" {
+		return "check the agent's bearer token"
+	}
+	return "check the bearer token set by " + a.cfg.Credential
 }
 
 // describe is the error as the person reads it: the agent's own message, its detail and code.

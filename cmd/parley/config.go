@@ -41,6 +41,9 @@ type AgentConfig struct {
 	Temperature   *float64 `toml:"temperature"`
 	// Ask says whether the agent may ask the person questions at all (default true).
 	Ask *bool `toml:"ask"`
+	// credential names the setting the bearer token of an A2A agent comes from, for the
+	// message of a 401; credentialOf fills it in for the agents file.
+	credential string
 	// IdleTimeout bounds a silence in the middle of a reply ("60s"); FirstByteTimeout the
 	// wait for its first byte ("5m", for a model that loads first).
 	IdleTimeout      duration `toml:"idle_timeout"`
@@ -193,12 +196,44 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 			Description: fmt.Sprintf("%s at %s (from PARLEY_OPENAI_*).", model, base),
 		})
 	}
-	for i, u := range strings.Split(getenv("PARLEY_A2A_AGENTS"), ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			cfgs = append(cfgs, AgentConfig{Name: a2aName(u, i), Backend: "a2a", CardURL: u})
+	for i, entry := range strings.Split(getenv("PARLEY_A2A_AGENTS"), ",") {
+		if strings.TrimSpace(entry) == "" {
+			continue
 		}
+		c, err := a2aShortcut(entry, i)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("PARLEY_A2A_AGENTS: entry %d: %v", i+1, err))
+			continue
+		}
+		cfgs = append(cfgs, c)
 	}
 	return cfgs, problems, nil
+}
+
+// a2aShortcut reads one entry of PARLEY_A2A_AGENTS: a card URL, then optionally its bearer
+// token, named as token_env=VARIABLE (read from the environment) or given as token=VALUE.
+func a2aShortcut(entry string, i int) (AgentConfig, error) {
+	words := strings.Fields(entry)
+	c := AgentConfig{Name: a2aName(words[0], i), Backend: "a2a", CardURL: words[0],
+		credential: "PARLEY_A2A_AGENTS (add token_env=VARIABLE after the agent's URL)"}
+	for _, w := range words[1:] {
+		key, value, _ := strings.Cut(w, "=")
+		switch {
+		case value == "":
+			return c, fmt.Errorf("%q: want token_env=VARIABLE or token=VALUE after the URL", w)
+		case key == "token_env" && c.APIKeyEnv == "" && c.APIKey == "":
+			c.APIKeyEnv = value
+			c.credential = "the environment variable " + value + " (token_env in PARLEY_A2A_AGENTS)"
+		case key == "token" && c.APIKeyEnv == "" && c.APIKey == "":
+			c.APIKey = value
+			c.credential = "the token= of " + words[0] + " in PARLEY_A2A_AGENTS"
+		case key == "token" || key == "token_env":
+			return c, errors.New("one token per agent: token_env or token")
+		default:
+			return c, fmt.Errorf("unknown option %q (known: token_env, token)", key)
+		}
+	}
+	return c, nil
 }
 
 // a2aName names a remote A2A agent of PARLEY_A2A_AGENTS after its card URL's host and path.
@@ -319,7 +354,11 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 	key := c.APIKey
 	if c.APIKeyEnv != "" {
 		if key = getenv(c.APIKeyEnv); key == "" {
-			return nil, fmt.Errorf("api_key_env: the environment variable %s is empty or not set", c.APIKeyEnv)
+			setting := "api_key_env"
+			if c.credential != "" {
+				setting = "token_env"
+			}
+			return nil, fmt.Errorf("%s: the environment variable %s is empty or not set", setting, c.APIKeyEnv)
 		}
 	}
 	if c.Analyzer != "" && c.Analyzer != "builtin" && c.Analyzer != "model" {
@@ -345,7 +384,7 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 			client = &http.Client{Transport: bearerTransport{token: key}}
 		}
 		return a2aagent.New(context.Background(), a2aagent.Config{Name: c.Name, Title: c.Title, Description: c.Description,
-			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration})
+			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration, Credential: credentialOf(c)})
 	default:
 		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
 	}
@@ -360,6 +399,19 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 		}
 	}
 	return openai.New(cfg)
+}
+
+// credentialOf names where an A2A agent's bearer token is set, for the message of a 401.
+func credentialOf(c AgentConfig) string {
+	switch {
+	case c.credential != "":
+		return c.credential
+	case c.APIKeyEnv != "":
+		return fmt.Sprintf("the environment variable %s (api_key_env of agent %q)", c.APIKeyEnv, c.Name)
+	case c.APIKey != "":
+		return fmt.Sprintf("api_key of agent %q", c.Name)
+	}
+	return fmt.Sprintf("api_key_env of agent %q in the agents file", c.Name)
 }
 
 // openaiConfig is the openai back end's configuration of an agent.
