@@ -134,6 +134,9 @@ type Question struct {
 	Message string      `json:"message"`
 	Type    RequestType `json:"type,omitempty"`
 	Fields  []Field     `json:"fields"`
+	// Context is the supporting data the agent gave with the question (a text, shown as
+	// Markdown, or an object or list, shown as a table): the person decides by it.
+	Context any `json:"context,omitempty"`
 	// AllowCancel shows a "Cancel" button: the agent accepts that the whole task stops here.
 	AllowCancel bool `json:"allow_cancel,omitempty"`
 	// Deadline, when set, resolves the question as expired at that time.

@@ -12,10 +12,12 @@ import (
 // LLM agents and the built-in workflow agents use to ask. Fields is optional: without it the
 // request type decides the form (see Question).
 type UserInputRequest struct {
-	Prompt      string         `json:"prompt"`
-	Context     map[string]any `json:"context,omitempty"`
-	RequestType RequestType    `json:"request_type"`
-	Fields      []Field        `json:"fields,omitempty"`
+	Prompt string `json:"prompt"`
+	// Context is the supporting data the person decides by: a text, or an object (a list is
+	// the options of a selection). The question carries it as it is.
+	Context     any         `json:"context,omitempty"`
+	RequestType RequestType `json:"request_type"`
+	Fields      []Field     `json:"fields,omitempty"`
 }
 
 // optionListKeys are the context keys a selection's options are looked for under, in order.
@@ -30,7 +32,7 @@ func (r UserInputRequest) Question() Question {
 	if t != RequestSelection && t != RequestApproval {
 		t = RequestClarification
 	}
-	q := Question{Message: r.Prompt, Type: t}
+	q := Question{Message: r.Prompt, Type: t, Context: r.Context}
 	if len(r.Fields) > 0 {
 		q.Fields = make([]Field, 0, len(r.Fields))
 		for _, f := range r.Fields {
@@ -64,14 +66,21 @@ func (r UserInputRequest) Question() Question {
 // OtherChoice is the value of the selection option that points to the free "other" answer.
 const OtherChoice = "other"
 
-// contextOptions finds the list of things to choose from in a selection's context: under a
-// known key, else the first list (by key order) in it.
-func contextOptions(ctx map[string]any) []Option {
+// contextOptions finds the list of things to choose from in a selection's context: the
+// context itself when it is a list, else under a known key, else the first list (by key
+// order) in it.
+func contextOptions(v any) []Option {
 	// A round trip through JSON turns Go values ([]string, structs) into the decoded shapes.
-	if b, err := json.Marshal(ctx); err == nil {
-		var m map[string]any
-		if json.Unmarshal(b, &m) == nil {
-			ctx = m
+	var ctx map[string]any
+	if b, err := json.Marshal(v); err == nil {
+		var decoded any
+		if json.Unmarshal(b, &decoded) == nil {
+			switch x := decoded.(type) {
+			case []any:
+				ctx = map[string]any{"options": x}
+			case map[string]any:
+				ctx = x
+			}
 		}
 	}
 	var list []any

@@ -88,7 +88,8 @@ func TestUserInputRequest_Question(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.req.Question()
-			want := agent.Question{Message: tt.req.Prompt, Type: tt.wantType, Fields: tt.want}
+			// The context goes with the question as the agent sent it: the person decides by it.
+			want := agent.Question{Message: tt.req.Prompt, Type: tt.wantType, Fields: tt.want, Context: tt.req.Context}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %#v\nwant %#v", got, want)
 			}

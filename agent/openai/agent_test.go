@@ -327,3 +327,31 @@ func TestStep_CancelStopsTheRun(t *testing.T) {
 		t.Errorf("tool result: got %q, want the cancelled outcome", result)
 	}
 }
+
+func TestStep_QuestionCarriesItsContext(t *testing.T) {
+	for _, tt := range []struct {
+		name, context string
+		want          any
+	}{
+		{"text", `"Build 1.4.2 passed 212/212 tests. Rollback takes about 3 minutes."`, "Build 1.4.2 passed 212/212 tests. Rollback takes about 3 minutes."},
+		{"object", `{"build":"1.4.2","tests":{"passed":212,"failed":0}}`, map[string]any{"build": "1.4.2", "tests": map[string]any{"passed": json.Number("212"), "failed": json.Number("0")}}},
+		{"list", `["blue","green"]`, []any{"blue", "green"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := `{"prompt":"Approve deploying build 1.4.2 to production?","request_type":"approval","context":` + tt.context + `}`
+			srv := newFakeServer(t, toolCalls("", askCall("call_x", args)))
+			c := newConvo(t, newAgent(t, srv.url()))
+			q := c.MustSend("Ship it").Questions()[0]
+			if !reflect.DeepEqual(q.Context, tt.want) {
+				t.Errorf("context: got %#v, want %#v", q.Context, tt.want)
+			}
+			// The model reads its own call back exactly as it sent it.
+			c.Answer(q, form("decision", "approve"))
+			srv.then(text("Deploying."))
+			c.MustResume()
+			if got := srv.last().Messages[2].ToolCalls[0].Function.Arguments; got != args {
+				t.Errorf("arguments sent back: got %s, want %s", got, args)
+			}
+		})
+	}
+}

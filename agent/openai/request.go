@@ -78,7 +78,7 @@ func decodeRequest(args string) (agent.UserInputRequest, error) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		_ = dec.Decode(&ctx) // raw is valid JSON: checked above
-		req.Context = contextMap(ctx)
+		req.Context = ctx
 	}
 	if raw, ok := m["fields"]; ok && string(raw) != "null" {
 		var fields []map[string]any
@@ -96,20 +96,6 @@ func decodeRequest(args string) (agent.UserInputRequest, error) {
 		}
 	}
 	return req, nil
-}
-
-// contextMap keeps an object context as it is; a bare list becomes the options of a
-// selection, anything else a single value.
-func contextMap(v any) map[string]any {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case map[string]any:
-		return x
-	case []any:
-		return map[string]any{"options": x}
-	}
-	return map[string]any{"value": v}
 }
 
 // decodeFields reads the fields through ParseUserInputMetaData, so that both formats a
