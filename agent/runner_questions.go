@@ -48,6 +48,12 @@ func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (Questi
 	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
 }
 
+// Withdraw resolves a question as cancelled whatever its agent allows: whoever asked for the
+// work called it off (an A2A client's tasks/cancel). The run's other questions go with it.
+func (r *Runner) Withdraw(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
+	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
+}
+
 func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {
 	q, err := r.ledger.Question(ctx, questionID)
 	if err != nil {

@@ -9,42 +9,55 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// LinkA2ATask records which conversation an A2A task of Parley's server belongs to.
+// LinkA2ATask records which conversation an A2A task of Parley's server belongs to. The
+// task's part of the conversation's log starts after the conversation's newest event at its
+// first link; a later link of the same task (a follow-up message) keeps that start.
 func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, conversationID int64) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, conversation_id, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id`,
-		taskID, contextID, agentName, conversationID, formatTime(db.Now()))
+	_, err := db.write.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, conversation_id, updated_at, from_event)
+		VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events WHERE conversation_id = ?))
+		ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, updated_at = excluded.updated_at
+		WHERE a2a_tasks.agent = excluded.agent`,
+		taskID, contextID, agentName, conversationID, formatTime(db.Now()), conversationID)
 	if err != nil {
 		return fmt.Errorf("link a2a task: %w", err)
 	}
 	return nil
 }
 
-// SaveA2ATask stores an A2A task's JSON.
-func (db *DB) SaveA2ATask(ctx context.Context, taskID, contextID, agentName string, task []byte) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, task, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET task = excluded.task, context_id = excluded.context_id, updated_at = excluded.updated_at
-		WHERE a2a_tasks.agent = excluded.agent`,
-		taskID, contextID, agentName, task, formatTime(db.Now()))
-	if err != nil {
-		return fmt.Errorf("save a2a task: %w", err)
-	}
-	return nil
+// A2ATaskSpan is an A2A task of Parley's server: its context, its conversation, and its part
+// of the conversation's log, the events after From up to Until (0: up to now, as the
+// conversation's newest task).
+type A2ATaskSpan struct {
+	ContextID      string
+	ConversationID int64
+	From, Until    int64
 }
 
-// A2ATask returns a stored A2A task of the agent: its JSON (empty before its first save) and
-// its conversation (0 when none yet), or ENOTFOUND. Another agent's task is not found.
-func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) ([]byte, int64, error) {
-	var task string
+// A2ATask returns an A2A task of the agent, or ENOTFOUND. Another agent's task is not found.
+func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) (A2ATaskSpan, error) {
+	var t A2ATaskSpan
 	var conv sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT task, conversation_id FROM a2a_tasks WHERE id = ? AND agent = ?`, taskID, agentName).Scan(&task, &conv)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
+	err := db.read.QueryRowContext(ctx, `SELECT context_id, conversation_id, from_event,
+		coalesce((SELECT min(n.from_event) FROM a2a_tasks n WHERE n.conversation_id = t.conversation_id AND n.from_event > t.from_event), 0)
+		FROM a2a_tasks t WHERE id = ? AND agent = ?`, taskID, agentName).Scan(&t.ContextID, &conv, &t.From, &t.Until)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !conv.Valid) {
+		return t, agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("a2a task: %w", err)
+		return t, fmt.Errorf("a2a task: %w", err)
 	}
-	return []byte(task), conv.Int64, nil
+	t.ConversationID = conv.Int64
+	return t, nil
+}
+
+// InterruptedA2ATasks lists the conversations of A2A tasks whose run a stop or a crash cut off.
+func (db *DB) InterruptedA2ATasks(ctx context.Context) ([]int64, error) {
+	ids, err := queryIDs(ctx, db.read, `SELECT id FROM conversations WHERE state = 'interrupted'
+		AND id IN (SELECT conversation_id FROM a2a_tasks) ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("interrupted a2a tasks: %w", err)
+	}
+	return ids, nil
 }
 
 // A2AContextConversation returns the conversation of the agent's newest task in an A2A

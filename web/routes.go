@@ -53,7 +53,11 @@ func (s *Server) routes() {
 	staff.GET("/review", s.handleReview)
 	staff.GET("/review/figures", s.handleFigures)
 	if s.a2a != nil {
-		s.a2aRoutes()
+		// The A2A server is a protocol adapter of its own (agent/a2a/server): mounted here.
+		a2a := echo.WrapHandler(s.a2a)
+		s.echo.GET("/.well-known/agent-card.json", a2a)
+		s.echo.GET("/a2a/:agent/.well-known/agent-card.json", a2a)
+		s.echo.POST("/a2a/:agent", a2a)
 	}
 }
 

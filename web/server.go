@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -29,7 +30,7 @@ type Server struct {
 	problems  []string
 	// liveProblems are the problems that come and go.
 	liveProblems func() []string
-	a2a          *A2AOptions
+	a2a          *a2aserver.Server
 	uploads      UploadLimits
 	auth         AuthOptions
 	limits       Limits
@@ -38,10 +39,8 @@ type Server struct {
 	streams                   streamCounter
 	// hashSlots bounds the password hashes computed at once.
 	hashSlots chan struct{}
-	// a2aUser owns the conversations started over A2A.
-	a2aUser agent.User
-	http    *http.Server
-	handler http.Handler
+	http      *http.Server
+	handler   http.Handler
 	// closed ends every SSE stream when the server shuts down; streamsWG waits for them.
 	closed    context.Context
 	close     context.CancelFunc
@@ -59,8 +58,8 @@ type NewServerOptions struct {
 	Problems []string
 	// LiveProblems are problems as they stand now (a tool server that is down), shown after them.
 	LiveProblems func() []string
-	// A2A, when set, serves every agent over A2A JSON-RPC.
-	A2A *A2AOptions
+	// A2A, when set, serves every agent over A2A (v0.3 and v1.0 JSON-RPC).
+	A2A *a2aserver.Options
 	// Uploads bound attached files (zero fields take the defaults).
 	Uploads UploadLimits
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
@@ -73,7 +72,7 @@ type NewServerOptions struct {
 
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems, a2a: opts.A2A}
+	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
@@ -84,6 +83,11 @@ func NewServer(opts NewServerOptions) *Server {
 	}
 	if s.uploads.MaxFiles <= 0 {
 		s.uploads.MaxFiles = DefaultMaxFiles
+	}
+	if opts.A2A != nil {
+		a := *opts.A2A
+		a.CheckFile, a.MaxFiles, a.Logger = s.uploads.check, s.uploads.MaxFiles, s.log
+		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
@@ -112,15 +116,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Start makes Parley's own accounts, recovers the ledger and starts the agents' pending work.
 func (s *Server) Start(ctx context.Context) error {
-	var err error
-	if s.a2aUser, err = s.db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService); err != nil {
+	owner, err := s.db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+	if err != nil {
 		return fmt.Errorf("a2a account: %w", err)
 	}
-	if s.a2aUser.Role != agent.RoleService {
+	if owner.Role != agent.RoleService {
 		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
 	}
 	s.log.Info("sign-in", "auth", s.auth.authDescription())
-	return s.runner.Start(ctx)
+	if err := s.runner.Start(ctx); err != nil {
+		return err
+	}
+	if s.a2a != nil {
+		return s.a2a.Start(ctx, owner)
+	}
+	return nil
 }
 
 // Serve accepts connections on l until Shutdown.
@@ -137,6 +147,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.streamsMu.Lock()
 	s.close()
 	s.streamsMu.Unlock()
+	if s.a2a != nil {
+		s.a2a.Close()
+	}
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

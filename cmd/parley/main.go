@@ -20,6 +20,7 @@ import (
 	_ "time/tzdata" // people's time zones, on machines without a zone database
 
 	"github.com/parley-chat/parley/agent"
+	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/agent/builtin"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
@@ -283,13 +284,13 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		return err
 	}
 
-	var a2aOpts *web.A2AOptions
+	var a2aOpts *a2aserver.Options
 	if cfg.A2A {
 		settings, err := loadA2ASettings(cfg.ConfigFile)
 		if err != nil {
 			return err
 		}
-		a2aOpts = &web.A2AOptions{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
+		a2aOpts = &a2aserver.Options{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
 	settings, err := loadIntakeSettings(cfg.ConfigFile)
 	if err != nil {

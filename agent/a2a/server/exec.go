@@ -1,4 +1,4 @@
-package web
+package server
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 )
 
 // Execute handles one message of an A2A client.
-func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	text, values := messageContent(rc.Message)
-	files, err := x.s.uploads.messageFiles(rc.Message)
+	files, err := x.s.messageFiles(rc.Message)
 	if err != nil {
 		return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 	}
@@ -40,7 +40,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 			return x.fail(ctx, rc, q, "Send a message with a text part.")
 		}
 		// The task is linked before the agent starts, so that a cancel always finds it.
-		conv, err := x.s.db.CreateConversation(ctx, x.s.a2aUser.ID, x.agent, agent.Title(text), rc.Message.ID)
+		conv, err := x.s.db.CreateConversation(ctx, x.s.user.ID, x.agent, agent.Title(text), rc.Message.ID)
 		if err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
 			return err
 		}
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 	} else {
@@ -69,10 +69,10 @@ func (x *a2aExecutor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q 
 }
 
 // conversation finds the conversation of the task, or of its context, 0 when it is new.
-func (x *a2aExecutor) conversation(ctx context.Context, rc *a2asrv.RequestContext) (int64, error) {
-	_, conv, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID))
-	if err == nil && conv != 0 {
-		return conv, nil
+func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) (int64, error) {
+	t, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID))
+	if err == nil {
+		return t.ConversationID, nil
 	}
 	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
 		return 0, err
@@ -82,13 +82,13 @@ func (x *a2aExecutor) conversation(ctx context.Context, rc *a2asrv.RequestContex
 
 // reply takes a message into a running conversation: the answer to its pending question, or
 // a new message. done is true when the request ended here (an invalid answer, asked again).
-func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any, files []agent.File) (bool, error) {
+func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any, files []agent.File) (bool, error) {
 	pending, err := x.s.db.PendingQuestions(ctx, convID)
 	if err != nil {
 		return true, err
 	}
 	if len(pending) == 0 {
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
@@ -98,7 +98,7 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 		return true, err
 	}
 	if declined, reason := declineOf(values); declined {
-		_, err := x.s.runner.Decline(ctx, rec.ID, reason, agent.Actor{Name: a2aPerson})
+		_, err := x.s.runner.Decline(ctx, rec.ID, reason, agent.Actor{Name: Person})
 		return false, err
 	}
 	answerFiles := fileAnswers(rec.Question, files)
@@ -107,13 +107,13 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 	}
 	if len(values) == 0 && len(answerFiles) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
-		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: a2aPerson, Nonce: rc.Message.ID, Files: files}); err != nil {
+		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, agent.Actor{Name: a2aPerson})
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, agent.Actor{Name: Person})
 	var ferrs agent.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
@@ -128,8 +128,8 @@ func (x *a2aExecutor) reply(ctx context.Context, rc *a2asrv.RequestContext, q ev
 // follow translates the conversation after event after until the agent asks or ends: its
 // text as partial_result artifact chunks (live, through the hub: one chunk per wake-up, with
 // everything written since), its question as input-required, its end as final_result.
-func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
-	f := x.s.hub.Follow(convID)
+func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
+	f := x.s.runner.Hub().Follow(convID)
 	defer f.Close()
 	cur := agent.Cursor{Event: after}
 	var artifact a2a.ArtifactID
@@ -221,7 +221,10 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-x.s.closed.Done():
-			return errShuttingDown
+			// The stream ends with a status the client can act on, never an empty result.
+			e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: shutdownNote}))
+			e.Final = true
+			return q.Write(context.WithoutCancel(ctx), e)
 		case <-f.Wake():
 		}
 	}
@@ -229,7 +232,18 @@ func (x *a2aExecutor) follow(ctx context.Context, rc *a2asrv.RequestContext, q e
 
 // ask ends the request in input-required, with the question as a DataPart (metadata.input_fields)
 // and as UserInputMetaData text for agents that read only text.
-func (x *a2aExecutor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, question agent.Question, ferrs agent.FieldErrors) error {
+func (x *executor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, question agent.Question, ferrs agent.FieldErrors) error {
+	msg, err := askMessage(rc, question, ferrs)
+	if err != nil {
+		return err
+	}
+	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateInputRequired, msg)
+	e.Final = true
+	return q.Write(ctx, e)
+}
+
+// askMessage is the agent's message that asks question: the fields to fix first, if any.
+func askMessage(task a2a.TaskInfoProvider, question agent.Question, ferrs agent.FieldErrors) (*a2a.Message, error) {
 	content := question.Message
 	if len(ferrs) > 0 {
 		content = "Some answers need fixing: " + ferrs.Error() + "\n\n" + content
@@ -240,7 +254,7 @@ func (x *a2aExecutor) ask(ctx context.Context, rc *a2asrv.RequestContext, q even
 	// The DataPart carries the same JSON as the text, so both read alike; bad fields say why.
 	var data map[string]any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(text, agent.UserInputMetaDataPrefix))), &data); err != nil {
-		return err
+		return nil, err
 	}
 	data["is_task_complete"] = false
 	if meta, ok := data["metadata"].(map[string]any); ok {
@@ -255,20 +269,13 @@ func (x *a2aExecutor) ask(ctx context.Context, rc *a2asrv.RequestContext, q even
 			}
 		}
 	}
-	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.DataPart{Data: data}, a2a.TextPart{Text: text})
-	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateInputRequired, msg)
-	e.Final = true
-	return q.Write(ctx, e)
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, task, a2a.DataPart{Data: data}, a2a.TextPart{Text: text}), nil
 }
 
 // complete sends the final_result artifact, then the completed state: a completed task never
 // ends on a partial_result.
-func (x *a2aExecutor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, text string) error {
-	var part a2a.Part = a2a.TextPart{Text: text}
-	if x.s.a2a.StructuredOutput {
-		part = a2a.DataPart{Data: map[string]any{"is_task_complete": true, "require_user_input": false, "content": text, "metadata": map[string]any{}}}
-	}
-	e := a2a.NewArtifactEvent(rc, part)
+func (x *executor) complete(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, text string) error {
+	e := a2a.NewArtifactEvent(rc, x.resultPart(text))
 	e.Artifact.Name = "final_result"
 	if err := q.Write(ctx, e); err != nil {
 		return err
@@ -278,21 +285,30 @@ func (x *a2aExecutor) complete(ctx context.Context, rc *a2asrv.RequestContext, q
 	return q.Write(ctx, done)
 }
 
-func (x *a2aExecutor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, why string) error {
+// resultPart is the reply as the final result: text, or a DataPart {is_task_complete, ...}.
+func (x *executor) resultPart(text string) a2a.Part {
+	if x.s.opts.StructuredOutput {
+		return a2a.DataPart{Data: map[string]any{"is_task_complete": true, "require_user_input": false, "content": text, "metadata": map[string]any{}}}
+	}
+	return a2a.TextPart{Text: text}
+}
+
+func (x *executor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, why string) error {
 	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateFailed, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: why}))
 	e.Final = true
 	return q.Write(ctx, e)
 }
 
-// Cancel stops the agent if it is working and declines the task's pending question, so the
-// agent learns of it, and cancels the task.
-func (x *a2aExecutor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	if _, convID, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil && convID != 0 {
+// Cancel stops the agent if it is working and withdraws the task's pending questions, so the
+// agent learns of it; the conversation's log then says the task was cancelled.
+func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if t, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil {
 		x.cancelling.Store(rc.TaskID, true)
-		x.s.runner.StopRun(convID, errors.New("the A2A client cancelled the task"))
-		pending, _ := x.s.db.PendingQuestions(ctx, convID)
-		for _, id := range pending {
-			_, _ = x.s.runner.Decline(ctx, id, "The A2A client cancelled the task.", agent.Actor{Name: a2aPerson})
+		x.s.runner.StopReply(ctx, t.ConversationID)
+		if pending, err := x.s.db.PendingQuestions(ctx, t.ConversationID); err == nil && len(pending) > 0 {
+			if _, err := x.s.runner.Withdraw(ctx, pending[0], agent.Actor{Name: Person}); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+				return err
+			}
 		}
 	}
 	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
@@ -412,7 +428,7 @@ func answerForm(question agent.Question, text string, values map[string]any) url
 
 // messageFiles takes the files of an A2A message (FileParts with bytes) as attachments,
 // checked like the browser's. Files given by URI are not fetched: a client sends bytes.
-func (l UploadLimits) messageFiles(m *a2a.Message) ([]agent.File, error) {
+func (s *Server) messageFiles(m *a2a.Message) ([]agent.File, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -444,14 +460,14 @@ func (l UploadLimits) messageFiles(m *a2a.Message) ([]agent.File, error) {
 		if name == "" {
 			name = fmt.Sprintf("file-%d%s", i+1, agent.Extension(fb.MimeType))
 		}
-		f, err := l.check(name, content)
+		f, err := s.opts.CheckFile(name, content)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f)
 	}
-	if len(files) > l.MaxFiles {
-		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (this one has %d).", l.MaxFiles, len(files))
+	if len(files) > s.opts.MaxFiles {
+		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (this one has %d).", s.opts.MaxFiles, len(files))
 	}
 	return files, nil
 }

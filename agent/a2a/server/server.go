@@ -1,74 +1,169 @@
-package web
+// Package server serves Parley's agents to A2A clients: an agent card per agent and a
+// JSON-RPC endpoint that speaks A2A v0.3 and v1.0. Every task is a conversation in Parley's
+// ledger; what a client reads of a task (tasks/get, a resubscription) is derived from the
+// conversation's log, so it tells the truth after a restart.
+package server
 
 import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
-	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
 )
 
-// A2AOptions turns on Parley's A2A server: each agent is served over A2A JSON-RPC.
-type A2AOptions struct {
+// Options configure the A2A server.
+type Options struct {
 	// Token is the bearer token every JSON-RPC request must carry.
 	Token string
 	// StructuredOutput sends the final result as a DataPart {is_task_complete, ...} rather than text.
 	StructuredOutput bool
 	// DefaultAgent is the agent of /.well-known/agent-card.json.
 	DefaultAgent string
+	// CheckFile checks a file a client sends as the browser's uploads are checked; MaxFiles
+	// bounds the files of one message.
+	CheckFile func(name string, content []byte) (agent.File, error)
+	MaxFiles  int
+	Logger    *slog.Logger
 }
 
-// a2aPerson is who answers and writes in conversations started over A2A.
-const a2aPerson = "a2a client"
+// Store is what the server reads and writes of Parley's ledger (store.DB).
+type Store interface {
+	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (agent.Conversation, error)
+	Conversation(ctx context.Context, id int64) (agent.Conversation, error)
+	Events(ctx context.Context, conversationID, after int64) ([]agent.Event, error)
+	LastEventID(ctx context.Context, conversationID int64) (int64, error)
+	PendingQuestions(ctx context.Context, conversationID int64) ([]int64, error)
+	Question(ctx context.Context, id int64) (agent.QuestionRecord, error)
+	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, conversationID int64) error
+	A2ATask(ctx context.Context, agentName, taskID string) (store.A2ATaskSpan, error)
+	A2AContextConversation(ctx context.Context, agentName, contextID string) (int64, error)
+	InterruptedA2ATasks(ctx context.Context) ([]int64, error)
+}
 
-// a2aRoutes mounts the agent cards and one JSON-RPC endpoint per agent.
-func (s *Server) a2aRoutes() {
-	handlers := map[string]http.Handler{}
-	for _, info := range s.runner.Agents() {
-		ex := &a2aExecutor{s: s, agent: info.Name}
-		inner := a2asrv.NewHandler(ex, a2asrv.WithTaskStore(&a2aTaskStore{s: s, agent: info.Name}), a2asrv.WithLogger(s.log))
-		handlers[info.Name] = a2asrv.NewJSONRPCHandler(a2aHandler{RequestHandler: inner, x: ex})
+// Person is who answers and writes in conversations started over A2A.
+const Person = "a2a client"
+
+// Server is Parley's A2A server.
+type Server struct {
+	opts   Options
+	db     Store
+	runner *agent.Runner
+	log    *slog.Logger
+	// user owns the conversations started over A2A.
+	user agent.User
+	// closed ends every stream when Parley stops.
+	closed context.Context
+	close  context.CancelFunc
+
+	agents map[string]*endpoint
+	mux    *http.ServeMux
+}
+
+// endpoint is one agent's JSON-RPC endpoint: the SDK's request handler behind a v0.3 and a
+// v1.0 JSON-RPC front.
+type endpoint struct {
+	x   *executor
+	h   a2asrv.RequestHandler
+	v03 http.Handler
+}
+
+// New returns the server of the runner's agents.
+func New(db Store, runner *agent.Runner, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	s.echo.GET("/.well-known/agent-card.json", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, s.agentCard(c, s.a2a.DefaultAgent))
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = 10
+	}
+	s := &Server{opts: opts, db: db, runner: runner, log: opts.Logger, agents: map[string]*endpoint{}}
+	s.closed, s.close = context.WithCancel(context.Background())
+	for _, info := range runner.Agents() {
+		x := &executor{s: s, agent: info.Name}
+		inner := a2asrv.NewHandler(x, a2asrv.WithTaskStore(&taskStore{x: x}), a2asrv.WithLogger(s.log))
+		h := handler{RequestHandler: inner, x: x}
+		s.agents[info.Name] = &endpoint{x: x, h: h, v03: a2asrv.NewJSONRPCHandler(h)}
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		s.serveCard(w, r, s.opts.DefaultAgent)
 	})
-	s.echo.GET("/a2a/:agent/.well-known/agent-card.json", func(c echo.Context) error {
-		if _, ok := s.runner.Agent(c.Param("agent")); !ok {
-			return agent.Errorf(agent.ENOTFOUND, "No agent %q.", c.Param("agent"))
-		}
-		return c.JSON(http.StatusOK, s.agentCard(c, c.Param("agent")))
+	s.mux.HandleFunc("GET /a2a/{agent}/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		s.serveCard(w, r, r.PathValue("agent"))
 	})
-	s.echo.POST("/a2a/:agent", func(c echo.Context) error {
-		h, ok := handlers[c.Param("agent")]
-		if !ok {
-			return agent.Errorf(agent.ENOTFOUND, "No agent %q.", c.Param("agent"))
-		}
-		scheme, got, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.a2a.Token)) != 1 {
-			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
-			return c.JSON(http.StatusUnauthorized, map[string]string{"error": "a bearer token is required"})
-		}
-		h.ServeHTTP(c.Response(), c.Request())
-		return nil
-	})
+	s.mux.HandleFunc("POST /a2a/{agent}", s.serveRPC)
+	return s
 }
 
-// agentCard describes one Parley agent to A2A clients.
-func (s *Server) agentCard(c echo.Context, name string) *a2a.AgentCard {
+// Start takes up the tasks a stop or a crash cut off, so that what a client reads of them is
+// true: they are working again. owner is the service account of the conversations of tasks.
+func (s *Server) Start(ctx context.Context, owner agent.User) error {
+	s.user = owner
+	ids, err := s.db.InterruptedA2ATasks(ctx)
+	if err != nil {
+		return fmt.Errorf("a2a tasks: %w", err)
+	}
+	for _, id := range ids {
+		if err := s.runner.Retry(ctx, id); err != nil {
+			s.log.Error("a2a: take up an interrupted task", "conversation", id, "error", err)
+		}
+	}
+	return nil
+}
+
+// Close ends the open streams, each with a last status event that tells the client the task
+// goes on after Parley's restart.
+func (s *Server) Close() { s.close() }
+
+// ServeHTTP serves the agent cards and the JSON-RPC endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, name string) {
+	if _, ok := s.agents[name]; !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("No agent %q.", name)})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.card(r, name))
+}
+
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	ep, ok := s.agents[r.PathValue("agent")]
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("No agent %q.", r.PathValue("agent"))})
+		return
+	}
+	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.opts.Token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required"})
+		return
+	}
+	ep.v03.ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// card describes one Parley agent to A2A clients.
+func (s *Server) card(r *http.Request, name string) *a2a.AgentCard {
 	info, _ := s.runner.Agent(name)
 	scheme := "http"
-	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"
 	}
-	url := fmt.Sprintf("%s://%s/a2a/%s", scheme, c.Request().Host, name)
+	url := fmt.Sprintf("%s://%s/a2a/%s", scheme, r.Host, name)
 	return &a2a.AgentCard{
 		Name:               info.Title,
 		Description:        info.Description,
@@ -85,39 +180,10 @@ func (s *Server) agentCard(c echo.Context, name string) *a2a.AgentCard {
 	}
 }
 
-// a2aTaskStore keeps the SDK's tasks in Parley's SQLite ledger.
-type a2aTaskStore struct {
-	s     *Server
-	agent string
-}
-
-func (t *a2aTaskStore) Save(ctx context.Context, task *a2a.Task) error {
-	b, err := json.Marshal(task)
-	if err != nil {
-		return err
-	}
-	return t.s.db.SaveA2ATask(ctx, string(task.ID), task.ContextID, t.agent, b)
-}
-
-func (t *a2aTaskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	b, _, err := t.s.db.A2ATask(ctx, t.agent, string(id))
-	if agent.ErrorCode(err) == agent.ENOTFOUND || (err == nil && len(b) == 0) {
-		return nil, a2a.ErrTaskNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	var task a2a.Task
-	if err := json.Unmarshal(b, &task); err != nil {
-		return nil, fmt.Errorf("a2a task %s: %w", id, err)
-	}
-	return &task, nil
-}
-
-// a2aExecutor runs one Parley agent for A2A requests: a message starts or continues the
-// task's conversation (answering its pending question when there is one), and the
-// conversation's events are translated into A2A events until the agent asks or finishes.
-type a2aExecutor struct {
+// executor runs one Parley agent for A2A requests: a message starts or continues the task's
+// conversation (answering its pending question when there is one), and the conversation's
+// events are translated into A2A events until the agent asks or finishes.
+type executor struct {
 	s     *Server
 	agent string
 	// cancelling holds the tasks a Cancel is stopping: their failed run is the cancel's to report.

@@ -1,8 +1,7 @@
-package web
+package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 	"strings"
@@ -12,21 +11,136 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
 )
 
-// errShuttingDown ends an execution when Parley stops: the task stays as it was (not failed),
-// so that after the restart the client can resubscribe, or answer, and go on.
-var errShuttingDown = errors.New("parley is shutting down")
+// shutdownNote is the last status a stream gets when Parley stops under it.
+const shutdownNote = "Parley is restarting. The task goes on: resubscribe to it (tasks/resubscribe, SubscribeToTask) to follow it."
 
-// a2aHandler is the SDK's request handler, with resubscribe able to follow a task that no
+// taskStore gives the SDK the tasks as the conversations' logs tell them: nothing of a task
+// is stored but its link to its conversation, so nothing can drift from the conversation.
+type taskStore struct{ x *executor }
+
+// Save implements a2asrv.TaskStore. The SDK saves the task after each event; the
+// conversation's log holds all of it already.
+func (t *taskStore) Save(context.Context, *a2a.Task) error { return nil }
+
+// Get implements a2asrv.TaskStore.
+func (t *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	task, _, err := t.x.task(ctx, id)
+	return task, err
+}
+
+// task reads a task from its conversation's log: its state, its status message (the question
+// it waits on, the error it failed with), its result and its history.
+func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, store.A2ATaskSpan, error) {
+	span, err := x.s.db.A2ATask(ctx, x.agent, string(id))
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return nil, span, a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, span, err
+	}
+	evs, err := x.s.db.Events(ctx, span.ConversationID, 0)
+	if err != nil {
+		return nil, span, err
+	}
+	task := &a2a.Task{ID: id, ContextID: span.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+	var reply []string
+	var pending *agent.Question
+	withdrawn := false
+	for _, ev := range evs {
+		if span.Until != 0 && ev.ID > span.Until {
+			break
+		}
+		mine := ev.ID > span.From
+		switch ev.Kind {
+		case agent.EventUserMessage:
+			task.History = append(task.History, historyMessage(task, a2a.MessageRoleUser, ev.Text))
+			if mine {
+				reply = nil
+			}
+		case agent.EventAgentMessage:
+			if ev.Interrupted || strings.TrimSpace(ev.Text) == "" {
+				continue
+			}
+			task.History = append(task.History, historyMessage(task, a2a.MessageRoleAgent, ev.Text))
+			if mine {
+				reply = append(reply, ev.Text)
+			}
+		}
+		if !mine {
+			continue
+		}
+		switch ev.Kind {
+		case agent.EventQuestionAsked:
+			pending = ev.Question
+		case agent.EventQuestionResolved:
+			pending = nil
+			if r := ev.Resolution; r != nil && r.Outcome == agent.Cancelled && r.By == Person {
+				withdrawn = true
+			}
+		case agent.EventRunState:
+			task.Status = x.status(task, ev, pending, reply)
+			task.Status.Timestamp = timestamp(ev.At)
+		}
+	}
+	switch {
+	case withdrawn && task.Status.State != a2a.TaskStateFailed:
+		task.Status.State, task.Status.Message = a2a.TaskStateCanceled, nil
+	case span.Until != 0 && !task.Status.State.Terminal():
+		// A newer task of the same context took the conversation over.
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: task.Status.Timestamp,
+			Message: historyMessage(task, a2a.MessageRoleAgent, "A newer task of the same context took this one over.")}
+	}
+	if task.Status.State == a2a.TaskStateCompleted {
+		task.Artifacts = []*a2a.Artifact{{ID: a2a.ArtifactID(string(id) + "-result"), Name: "final_result",
+			Parts: a2a.ContentParts{x.resultPart(strings.Join(reply, "\n\n"))}}}
+	}
+	return task, span, nil
+}
+
+// status is the task's status as one run-state event of its conversation leaves it.
+func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Question, reply []string) a2a.TaskStatus {
+	switch ev.State {
+	case agent.StateWaiting:
+		if pending != nil {
+			if msg, err := askMessage(task, *pending, nil); err == nil {
+				return a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: msg}
+			}
+		}
+		return a2a.TaskStatus{State: a2a.TaskStateInputRequired}
+	case agent.StateDone:
+		return a2a.TaskStatus{State: a2a.TaskStateCompleted}
+	case agent.StateFailed:
+		return a2a.TaskStatus{State: a2a.TaskStateFailed, Message: historyMessage(task, a2a.MessageRoleAgent, ev.Error)}
+	case agent.StateStopped:
+		return a2a.TaskStatus{State: a2a.TaskStateCanceled}
+	}
+	// Running, or interrupted by a stop or a crash: Start takes interrupted tasks up again.
+	return a2a.TaskStatus{State: a2a.TaskStateWorking}
+}
+
+func historyMessage(task *a2a.Task, role a2a.MessageRole, text string) *a2a.Message {
+	return a2a.NewMessageForTask(role, task, a2a.TextPart{Text: text})
+}
+
+func timestamp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// handler is the SDK's request handler, with resubscribe able to follow a task that no
 // execution in memory holds any more: after a restart, its conversation is in SQLite.
-type a2aHandler struct {
+type handler struct {
 	a2asrv.RequestHandler
-	x *a2aExecutor
+	x *executor
 }
 
 // OnResubscribeToTask implements a2asrv.RequestHandler.
-func (h a2aHandler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+func (h handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		first := true
 		for ev, err := range h.RequestHandler.OnResubscribeToTask(ctx, params) {
@@ -45,7 +159,7 @@ func (h a2aHandler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDP
 // OnSendMessageStream implements a2asrv.RequestHandler. A message into a task whose last
 // request is still winding up is refused by the SDK ("execution already in progress"); it is
 // tried again for a moment instead of failing the client.
-func (h a2aHandler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+func (h handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		for attempt := 1; ; attempt++ {
 			busy := false
@@ -76,87 +190,37 @@ func (h a2aHandler) OnSendMessageStream(ctx context.Context, params *a2a.Message
 // busyTries bounds the tries of a message sent while its task is still busy.
 const busyTries = 12
 
-// resubscribe follows a stored task's conversation: a waiting one asks again, a finished one
-// sends its result, an interrupted one is run again, and a running one is followed.
-func (x *a2aExecutor) resubscribe(ctx context.Context, id a2a.TaskID, yield func(a2a.Event, error) bool) {
-	raw, convID, err := x.s.db.A2ATask(ctx, x.agent, string(id))
-	var task a2a.Task
-	if err != nil || convID == 0 || json.Unmarshal(raw, &task) != nil {
-		yield(nil, a2a.ErrTaskNotFound)
-		return
-	}
-	if task.Status.State.Terminal() {
-		yield(&task, nil)
-		return
-	}
-	rc := &a2asrv.RequestContext{TaskID: id, ContextID: task.ContextID, StoredTask: &task}
-	q := &yieldQueue{yield: yield, save: func(st a2a.TaskStatus) {
-		task.Status = st
-		if b, err := json.Marshal(&task); err == nil {
-			_ = x.s.db.SaveA2ATask(context.WithoutCancel(ctx), string(id), task.ContextID, x.agent, b)
-		}
-	}}
-	conv, err := x.s.db.Conversation(ctx, convID)
+// resubscribe follows a task no execution holds: it sends the task as its conversation's log
+// tells it, then, while the agent works, follows the conversation as a message stream does.
+func (x *executor) resubscribe(ctx context.Context, id a2a.TaskID, yield func(a2a.Event, error) bool) {
+	task, span, err := x.task(ctx, id)
 	if err != nil {
 		yield(nil, err)
 		return
 	}
-	last, err := x.s.db.LastEventID(ctx, convID)
+	if !yield(task, nil) || task.Status.State != a2a.TaskStateWorking {
+		return
+	}
+	last, err := x.s.db.LastEventID(ctx, span.ConversationID)
 	if err != nil {
 		yield(nil, err)
 		return
 	}
-	switch conv.State {
-	case agent.StateWaiting:
-		pending, _ := x.s.db.PendingQuestions(ctx, convID)
-		if len(pending) > 0 {
-			if rec, err := x.s.db.Question(ctx, pending[0]); err == nil {
-				_ = x.ask(ctx, rc, q, rec.Question, nil)
-				return
-			}
-		}
-	case agent.StateDone:
-		_ = x.complete(ctx, rc, q, x.lastAgentText(ctx, convID))
-		return
-	case agent.StateInterrupted, agent.StateFailed:
-		if err := x.s.runner.Retry(ctx, convID); err != nil {
-			_ = x.fail(ctx, rc, q, agent.ErrorMessage(err))
-			return
-		}
-	}
-	if err := x.follow(ctx, rc, q, convID, last); err != nil && !errors.Is(err, errShuttingDown) {
+	rc := &a2asrv.RequestContext{TaskID: id, ContextID: task.ContextID, StoredTask: task}
+	if err := x.follow(ctx, rc, &yieldQueue{yield: yield}, span.ConversationID, last); err != nil && !errors.Is(err, context.Canceled) {
 		yield(nil, err)
 	}
 }
 
-// lastAgentText is the newest finished agent message of the conversation.
-func (x *a2aExecutor) lastAgentText(ctx context.Context, convID int64) string {
-	evs, err := x.s.db.Events(ctx, convID, 0)
-	if err != nil {
-		return ""
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == agent.EventAgentMessage {
-			return evs[i].Text
-		}
-	}
-	return ""
-}
-
-// yieldQueue hands events written by the executor's helpers straight to a resubscribed client,
-// keeping the stored task's status up to date.
+// yieldQueue hands events written by the executor's helpers straight to a resubscribed client.
 type yieldQueue struct {
 	yield func(a2a.Event, error) bool
-	save  func(a2a.TaskStatus)
 	done  bool
 }
 
 func (q *yieldQueue) Write(ctx context.Context, ev a2a.Event) error {
 	if q.done {
 		return context.Canceled
-	}
-	if s, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-		q.save(s.Status)
 	}
 	if !q.yield(ev, nil) {
 		q.done = true
