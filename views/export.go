@@ -7,7 +7,8 @@ import (
 
 // TimelineMarkdown writes a conversation's timeline as a Markdown document: a heading with
 // who, which agent and when, then each entry in order with its time and author. Message
-// texts are kept as written, quoted so that their own Markdown cannot break the document's.
+// texts are kept as written, quoted so that their own Markdown cannot break the document's;
+// so is a question's context when it is a text.
 func TimelineMarkdown(d TimelineData) string {
 	var b strings.Builder
 	c := d.Conversation
@@ -23,6 +24,9 @@ func TimelineMarkdown(d TimelineData) string {
 			b.WriteString("\n" + quote(e.Text) + "\n")
 		}
 		if e.Question != nil {
+			if n, ok := contextTree(e.Question.Context); ok {
+				b.WriteString("\nContext:\n\n" + contextMarkdown(n) + "\n")
+			}
 			b.WriteString("\nFields:\n")
 			for _, f := range e.Question.Fields {
 				fmt.Fprintf(&b, "- %s (%s)\n", oneLine(f.Title()), oneLine(FieldKindLabel(f)))
@@ -42,6 +46,70 @@ func TimelineMarkdown(d TimelineData) string {
 		}
 	}
 	return b.String()
+}
+
+// contextMarkdown writes a question's context for the export: a text quoted, as messages
+// are; an object or a list as a nested list, a list of objects as a table.
+func contextMarkdown(n contextNode) string {
+	if n.Kind == ctxMarkdown {
+		return quote(n.Text)
+	}
+	var b strings.Builder
+	writeContext(&b, n, "")
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// writeContext writes one piece of a context, indent deep in the list that holds it.
+func writeContext(b *strings.Builder, n contextNode, indent string) {
+	item := func(head string, v contextNode) {
+		if v.Kind == ctxText || v.Inline {
+			b.WriteString(strings.TrimRight(indent+"- "+head+oneLine(v.inline()), " ") + "\n")
+			return
+		}
+		b.WriteString(strings.TrimRight(indent+"- "+strings.TrimSuffix(head, " "), " ") + "\n")
+		if v.Kind == ctxTable {
+			b.WriteString("\n")
+		}
+		writeContext(b, v, indent+"  ")
+	}
+	switch n.Kind {
+	case ctxObject:
+		for _, f := range n.Fields {
+			item(oneLine(f.Key)+": ", f.Value)
+		}
+	case ctxList:
+		for _, it := range n.Items {
+			item("", it)
+		}
+	case ctxTable:
+		row := func(cells []string) {
+			b.WriteString(indent + "|")
+			for _, c := range cells {
+				b.WriteString(" " + strings.ReplaceAll(oneLine(c), "|", `\|`) + " |")
+			}
+			b.WriteString("\n")
+		}
+		row(n.Columns)
+		b.WriteString(indent + "|" + strings.Repeat(" --- |", len(n.Columns)) + "\n")
+		for _, r := range n.Rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				cells[i] = c.inline()
+			}
+			row(cells)
+		}
+		b.WriteString("\n")
+		if m := n.moreLabel(); m != "" {
+			b.WriteString(indent + m + "\n\n")
+		}
+		return
+	default:
+		b.WriteString(indent + oneLine(n.Text) + "\n")
+		return
+	}
+	if m := n.moreLabel(); m != "" && !n.Inline {
+		b.WriteString(indent + "- " + m + "\n")
+	}
 }
 
 // quote writes text as a Markdown block quote, line by line.
