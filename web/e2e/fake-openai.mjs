@@ -3,6 +3,7 @@
 // pieces) when the conversation ends with the person's message, and answers in text once the
 // tool result comes back. Given a reply, it writes that instead, one small piece every pace ms
 // (the last request's abort is told by aborted), and the rest of it at once when asked again.
+// Given context, a function of the person's message, its question carries what it returns.
 import { createServer } from 'node:http'
 
 // startStream begins a streamed chat completion on res and returns send(delta, finish),
@@ -15,7 +16,7 @@ export function startStream (res, model) {
   })}\n\n`)
 }
 
-export function startFakeOpenAI ({ reply, pace = 40 } = {}) {
+export function startFakeOpenAI ({ reply, pace = 40, context } = {}) {
   const requests = []
   let aborted = () => {}
   const abortedOnce = new Promise((resolve) => { aborted = resolve })
@@ -50,6 +51,7 @@ export function startFakeOpenAI ({ reply, pace = 40 } = {}) {
     } else {
       const args = JSON.stringify({
         prompt: 'Who is the launch for, and how many people will come?',
+        context: context?.(last.content),
         request_type: 'clarification',
         fields: [
           { name: 'audience', label: 'Audience', kind: 'select', required: true, options: [{ value: 'customers', label: 'Customers' }, { value: 'partners', label: 'Partners' }] },
