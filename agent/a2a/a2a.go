@@ -12,8 +12,10 @@ package a2a
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/a2a/a2av1"
 )
 
 // Defaults for the zero values of Config.
@@ -76,6 +79,7 @@ type Agent struct {
 	cardPath string
 	endpoint string // the card URL as shown in errors, without credentials
 	http     *http.Client
+	http1    *http.Client // for agents that speak v1.0
 
 	conn    atomic.Pointer[conn]
 	dial    sync.Mutex // one card fetch at a time
@@ -86,6 +90,8 @@ type Agent struct {
 type conn struct {
 	card   *sdk.AgentCard
 	client *a2aclient.Client
+	// version is the A2A version spoken with the agent: "1.0" or "0.3".
+	version string
 }
 
 // New checks cfg and returns the agent. It tries to read the agent card at once, briefly;
@@ -130,9 +136,16 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	// Events carry at most one artifact chunk plus its envelope. A Task may also carry the
 	// message Parley sent, its documents in base64, in its history: that much more is read,
 	// and the history dropped, before the limit applies.
-	hc.Transport = &wire{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
+	w := wire{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
 		echo: base64.StdEncoding.EncodedLen(cfg.MaxDocumentBytes) + 64<<10}
+	hc1 := hc
+	hc.Transport = &w
 	a.http = &hc
+	// v1.0 agents: the same watch, on the answers translated back to v0.3.
+	w1 := w
+	w1.next = &a2av1.Transport{Next: next}
+	hc1.Transport = &w1
+	a.http1 = &hc1
 
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -226,7 +239,7 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 	a.lastTry.Store(time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	card, err := agentcard.NewResolver(a.http).Resolve(ctx, a.base, agentcard.WithPath(a.cardPath))
+	card, v1URL, err := a.readCard(ctx)
 	if err != nil {
 		return nil, a.cardFault(err)
 	}
@@ -238,13 +251,76 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 	if dialCard.URL == "" {
 		dialCard.URL = a.base
 	}
-	client, err := a2aclient.NewFromCard(ctx, &dialCard, a2aclient.WithJSONRPCTransport(a.http))
-	if err != nil {
-		return nil, a.faultf(err, "cannot talk to the agent described at %s: %v (Parley speaks A2A v0.3 over JSON-RPC)", a.endpoint, err)
+	hc, version := a.http, "0.3"
+	if v1URL != "" {
+		// The newest version the card offers: v1.0, through a2a-go's v0.3 client and a
+		// transport that translates.
+		dialCard.URL, dialCard.PreferredTransport, dialCard.AdditionalInterfaces = v1URL, sdk.TransportProtocolJSONRPC, nil
+		hc, version = a.http1, a2av1.Version
 	}
-	c := &conn{card: card, client: client}
+	client, err := a2aclient.NewFromCard(ctx, &dialCard, a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		return nil, a.faultf(err, "cannot talk to the agent described at %s: %v (Parley speaks A2A v1.0 and v0.3 over JSON-RPC)", a.endpoint, err)
+	}
+	c := &conn{card: card, client: client, version: version}
 	a.conn.Store(c)
 	return c, nil
+}
+
+// readCard reads the agent card, and the URL of its v1.0 JSON-RPC interface, "" when it
+// offers none (a v0.3 agent).
+func (a *Agent) readCard(ctx context.Context) (*sdk.AgentCard, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.base, "/")+a.cardPath, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", &agentcard.ErrStatusNotOK{StatusCode: resp.StatusCode, Status: resp.Status}
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, "", err
+	}
+	var raw struct {
+		Interfaces []struct {
+			URL     string `json:"url"`
+			Binding string `json:"protocolBinding"`
+			Version string `json:"protocolVersion"`
+		} `json:"supportedInterfaces"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, "", fmt.Errorf("the agent card is not JSON: %w", err)
+	}
+	var card sdk.AgentCard
+	if err := json.Unmarshal(b, &card); err != nil {
+		// A v1.0 card's security schemes have another shape: Parley sends its token anyway.
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(b, &m)
+		delete(m, "securitySchemes")
+		delete(m, "security")
+		delete(m, "securityRequirements")
+		b2, _ := json.Marshal(m)
+		if err := json.Unmarshal(b2, &card); err != nil {
+			return nil, "", fmt.Errorf("the agent card cannot be read: %w", err)
+		}
+	}
+	for _, i := range raw.Interfaces {
+		if strings.EqualFold(i.Binding, string(sdk.TransportProtocolJSONRPC)) && i.Version == a2av1.Version && i.URL != "" {
+			if _, ok := agent.WebURL(i.URL); ok {
+				return &card, i.URL, nil
+			}
+		}
+	}
+	if card.URL == "" && len(raw.Interfaces) > 0 {
+		// A v1.0-only card names its endpoints only among its interfaces.
+		card.URL = raw.Interfaces[0].URL
+	}
+	return &card, "", nil
 }
 
 // title is the name errors and messages use for the agent.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -125,16 +126,40 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 	return false, nil
 }
 
+// chunkEvery is how often a streaming reply sends a partial_result chunk at most.
+const chunkEvery = 100 * time.Millisecond
+
 // follow translates the conversation after event after until the agent asks or ends: its
-// text as partial_result artifact chunks (live, through the hub: one chunk per wake-up, with
-// everything written since), its question as input-required, its end as final_result.
+// text as partial_result artifact chunks (live, through the hub, coalesced to one chunk at
+// most every chunkEvery; the last one, sent before the task asks or ends, has lastChunk),
+// its question as input-required, its end as final_result.
 func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
 	f := x.s.runner.Hub().Follow(convID)
 	defer f.Close()
 	cur := agent.Cursor{Event: after}
 	var artifact a2a.ArtifactID
-	var final strings.Builder
-	// chunk sends a piece of the reply; a new message is set apart from the one before.
+	var final, pending strings.Builder
+	var sentAt time.Time
+	// send sends what is pending as one chunk; last marks the artifact's end.
+	send := func(last bool) error {
+		if pending.Len() == 0 && (!last || artifact == "") {
+			return nil
+		}
+		var e *a2a.TaskArtifactUpdateEvent
+		if artifact == "" {
+			e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: pending.String()})
+			artifact = e.Artifact.ID
+		} else {
+			e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: pending.String()})
+		}
+		// Every chunk is named: clients that look at each event's name keep them all.
+		e.Artifact.Name = "partial_result"
+		e.LastChunk = last
+		pending.Reset()
+		sentAt = time.Now()
+		return q.Write(ctx, e)
+	}
+	// chunk adds a piece of the reply; a new message is set apart from the one before.
 	chunk := func(delta string, start bool) error {
 		if delta == "" {
 			return nil
@@ -143,16 +168,11 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			delta = "\n\n" + delta
 		}
 		final.WriteString(delta)
-		var e *a2a.TaskArtifactUpdateEvent
-		if artifact == "" {
-			e = a2a.NewArtifactEvent(rc, a2a.TextPart{Text: delta})
-			artifact = e.Artifact.ID
-		} else {
-			e = a2a.NewArtifactUpdateEvent(rc, artifact, a2a.TextPart{Text: delta})
+		pending.WriteString(delta)
+		if time.Since(sentAt) < chunkEvery {
+			return nil
 		}
-		// Every chunk is named: clients that look at each event's name keep them all.
-		e.Artifact.Name = "partial_result"
-		return q.Write(ctx, e)
+		return send(false)
 	}
 	// event handles one committed event; done is true when the request ends with it.
 	event := func(ev agent.Event) (done bool, err error) {
@@ -173,9 +193,17 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 				return true, err
 			}
 			if rec.Pending() {
+				if err := send(true); err != nil {
+					return true, err
+				}
 				return true, x.ask(ctx, rc, q, rec.Question, nil)
 			}
 		case agent.EventRunState:
+			if ev.State != agent.StateRunning {
+				if err := send(true); err != nil {
+					return true, err
+				}
+			}
 			switch ev.State {
 			case agent.StateDone:
 				return true, x.complete(ctx, rc, q, final.String())
@@ -217,10 +245,21 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			}
 			cur.Bytes = m.From + len(m.Text)
 		}
+		var tick <-chan time.Time
+		if pending.Len() > 0 {
+			tick = time.After(chunkEvery - time.Since(sentAt))
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-tick:
+			if err := send(false); err != nil {
+				return err
+			}
 		case <-x.s.closed.Done():
+			if err := send(false); err != nil {
+				return err
+			}
 			// The stream ends with a status the client can act on, never an empty result.
 			e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: shutdownNote}))
 			e.Final = true

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/a2a/a2av1"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -73,8 +74,7 @@ type Server struct {
 // v1.0 JSON-RPC front.
 type endpoint struct {
 	x   *executor
-	h   a2asrv.RequestHandler
-	v03 http.Handler
+	rpc http.Handler
 }
 
 // New returns the server of the runner's agents.
@@ -91,7 +91,7 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 		x := &executor{s: s, agent: info.Name}
 		inner := a2asrv.NewHandler(x, a2asrv.WithTaskStore(&taskStore{x: x}), a2asrv.WithLogger(s.log))
 		h := handler{RequestHandler: inner, x: x}
-		s.agents[info.Name] = &endpoint{x: x, h: h, v03: a2asrv.NewJSONRPCHandler(h)}
+		s.agents[info.Name] = &endpoint{x: x, rpc: a2av1.Server(a2asrv.NewJSONRPCHandler(h))}
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
@@ -147,7 +147,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required"})
 		return
 	}
-	ep.v03.ServeHTTP(w, r)
+	ep.rpc.ServeHTTP(w, r)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -156,27 +156,46 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// card is an agent card for clients of both versions: the v0.3 fields, and the interfaces
+// of v1.0 (one URL answers both, told apart by A2A-Version and the method names).
+type card struct {
+	*a2a.AgentCard
+	SupportedInterfaces []iface `json:"supportedInterfaces"`
+}
+
+type iface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
 // card describes one Parley agent to A2A clients.
-func (s *Server) card(r *http.Request, name string) *a2a.AgentCard {
+func (s *Server) card(r *http.Request, name string) card {
 	info, _ := s.runner.Agent(name)
 	scheme := "http"
 	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s/a2a/%s", scheme, r.Host, name)
-	return &a2a.AgentCard{
-		Name:               info.Title,
-		Description:        info.Description,
-		URL:                url,
-		PreferredTransport: a2a.TransportProtocolJSONRPC,
-		ProtocolVersion:    "0.3.0",
-		Version:            "1.0.0",
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{"text/plain", "application/json"},
-		DefaultOutputModes: []string{"text/plain", "application/json"},
-		Skills:             []a2a.AgentSkill{{ID: info.Name, Name: info.Title, Description: info.Description, Tags: []string{"parley"}}},
-		SecuritySchemes:    a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "bearer"}},
-		Security:           []a2a.SecurityRequirements{{"bearer": {}}},
+	return card{
+		AgentCard: &a2a.AgentCard{
+			Name:               info.Title,
+			Description:        info.Description,
+			URL:                url,
+			PreferredTransport: a2a.TransportProtocolJSONRPC,
+			ProtocolVersion:    "0.3.0",
+			Version:            "1.0.0",
+			Capabilities:       a2a.AgentCapabilities{Streaming: true},
+			DefaultInputModes:  []string{"text/plain", "application/json"},
+			DefaultOutputModes: []string{"text/plain", "application/json"},
+			Skills:             []a2a.AgentSkill{{ID: info.Name, Name: info.Title, Description: info.Description, Tags: []string{"parley"}}},
+			SecuritySchemes:    a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "bearer"}},
+			Security:           []a2a.SecurityRequirements{{"bearer": {}}},
+		},
+		SupportedInterfaces: []iface{
+			{URL: url, ProtocolBinding: string(a2a.TransportProtocolJSONRPC), ProtocolVersion: a2av1.Version},
+			{URL: url, ProtocolBinding: string(a2a.TransportProtocolJSONRPC), ProtocolVersion: "0.3"},
+		},
 	}
 }
 
