@@ -34,6 +34,8 @@ type session struct {
 	// onAccept runs once, when the first event shows that the agent accepted the message.
 	onAccept func()
 	accepted bool
+	// replying is set while a message into a waiting task has had no event back yet.
+	replying bool
 	// asked is set once a question was asked in this step.
 	asked bool
 	// done is set when the round ended: a terminal state, the task waiting for the person,
@@ -134,8 +136,13 @@ func asIndex(v any) (int, bool) {
 
 // handle shows one event and records what it says about the task.
 func (s *session) handle(ev sdk.Event) error {
+	first := s.replying
+	s.replying = false
 	switch e := ev.(type) {
 	case *sdk.Task:
+		// A v1.0 agent starts the stream of a reply with its task as it stood before the
+		// reply was taken in: still waiting for the answer that is on its way.
+		waited := first && e.ID == s.cp.TaskID && (e.Status.State == sdk.TaskStateInputRequired || e.Status.State == sdk.TaskStateAuthRequired)
 		s.adopt(e.ID, e.ContextID)
 		from := min(s.known, len(e.Artifacts))
 		for _, art := range e.Artifacts[from:] {
@@ -144,6 +151,9 @@ func (s *session) handle(ev sdk.Event) error {
 					return err
 				}
 			}
+		}
+		if waited {
+			return nil
 		}
 		if err := s.track(e.Status.State); err != nil {
 			return err

@@ -148,6 +148,7 @@ func (s *session) streamOnce(ctx context.Context, parts []sdk.Part, into bool) e
 	if into {
 		msg.TaskID = s.cp.TaskID
 	}
+	s.replying = into
 	if s.in.Language != "" {
 		msg.Metadata = map[string]any{languageKey: s.in.Language}
 	}

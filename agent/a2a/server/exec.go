@@ -30,10 +30,17 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	if err != nil {
 		return err
 	}
-	if rc.StoredTask == nil {
-		if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateSubmitted, nil)); err != nil {
-			return err
-		}
+	// A stream starts with the task as it stands (v1.0 clients expect it first): a new one
+	// submitted with the client's message, or the one the message goes on.
+	first := &a2a.Task{ID: rc.TaskID, ContextID: rc.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}, History: []*a2a.Message{rc.Message}}
+	if rc.StoredTask != nil {
+		// Its message is being taken in: the task works (a task that waits would end the stream).
+		t := *rc.StoredTask
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateWorking}
+		first = &t
+	}
+	if err := q.Write(ctx, first); err != nil {
+		return err
 	}
 	var start int64
 	if convID == 0 {
