@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/a2a/a2av1"
 	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
@@ -63,6 +64,17 @@ func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
 	return c
 }
 
+// a2aClientV1 is a2aClient speaking A2A v1.0: every request and answer is v1.0 on the wire.
+func a2aClientV1(t *testing.T, base, agentName string) *a2aclient.Client {
+	t.Helper()
+	card := &a2a.AgentCard{URL: base + "/a2a/" + agentName, PreferredTransport: a2a.TransportProtocolJSONRPC, Capabilities: a2a.AgentCapabilities{Streaming: true}}
+	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: &a2av1.Transport{Next: bearer{"s3cret"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // stream sends a message and collects the events up to the final one.
 func stream(t *testing.T, c *a2aclient.Client, msg *a2a.Message) []a2a.Event {
 	t.Helper()
@@ -90,14 +102,21 @@ func lastStatus(t *testing.T, evs []a2a.Event) *a2a.TaskStatusUpdateEvent {
 }
 
 func TestA2AServer_QuestionAnswerAndCompletion(t *testing.T) {
-	for _, structured := range []bool{false, true} {
-		name := "text final result"
-		if structured {
-			name = "structured final result"
+	for _, tt := range []struct {
+		structured bool
+		version    string
+	}{{false, "0.3"}, {true, "0.3"}, {false, "1.0"}, {true, "1.0"}} {
+		name := "text final result, v" + tt.version
+		if tt.structured {
+			name = "structured final result, v" + tt.version
 		}
+		structured := tt.structured
 		t.Run(name, func(t *testing.T) {
 			ts, _ := newA2AServer(t, structured, askerAgent(askerQuestion))
 			c := a2aClient(t, ts.URL, "asker")
+			if tt.version == a2av1.Version {
+				c = a2aClientV1(t, ts.URL, "asker")
+			}
 
 			evs := stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan the launch"}))
 			st := lastStatus(t, evs)
