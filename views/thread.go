@@ -173,13 +173,8 @@ func (q QuestionView) checked(f agent.Field) bool {
 // AnswerText renders one answered value for people to read.
 func AnswerText(f agent.Field, v any) string {
 	switch x := v.(type) {
-	case nil:
-		return "—"
-	case bool:
-		if x {
-			return "Yes"
-		}
-		return "No"
+	case nil, bool, float64:
+		return scalarText(x)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
@@ -192,8 +187,6 @@ func AnswerText(f agent.Field, v any) string {
 			parts[i] = optionLabel(f, e)
 		}
 		return strings.Join(parts, ", ")
-	case float64:
-		return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%f", x), "0"), ".")
 	case string:
 		return optionLabel(f, x)
 	}

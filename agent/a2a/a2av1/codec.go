@@ -82,7 +82,7 @@ func ParamsToV1(method string, params obj) obj {
 	case "message/send", "message/stream":
 		out := copyObj(params)
 		if m, ok := params["message"].(obj); ok {
-			out["message"] = messageToV1(m)
+			out["message"] = toV1.message(m)
 		}
 		if c, ok := params["configuration"].(obj); ok {
 			cfg := copyObj(c)
@@ -113,7 +113,7 @@ func ParamsToV03(method string, params obj) obj {
 		out := copyObj(params)
 		delete(out, "tenant")
 		if m, ok := params["message"].(obj); ok {
-			out["message"] = messageToV03(m)
+			out["message"] = toV03.message(m)
 		}
 		if c, ok := params["configuration"].(obj); ok {
 			cfg := copyObj(c)
@@ -150,7 +150,7 @@ func ResultToV1(method string, result any) any {
 		}
 		return obj{key: eventToV1(o)}
 	case "tasks/get", "tasks/cancel":
-		return taskToV1(o)
+		return toV1.task(o)
 	}
 	return result
 }
@@ -181,18 +181,18 @@ func ResultToV03(method string, result any) any {
 func eventToV1(o obj) obj {
 	switch o["kind"] {
 	case "task":
-		return taskToV1(o)
+		return toV1.task(o)
 	case "message":
-		return messageToV1(o)
+		return toV1.message(o)
 	}
 	out := copyObj(o)
 	delete(out, "kind")
 	delete(out, "final")
 	if s, ok := o["status"].(obj); ok {
-		out["status"] = statusToV1(s)
+		out["status"] = toV1.status(s)
 	}
 	if a, ok := o["artifact"].(obj); ok {
-		out["artifact"] = artifactToV1(a)
+		out["artifact"] = toV1.artifact(a)
 	}
 	return out
 }
@@ -201,14 +201,14 @@ func eventToV1(o obj) obj {
 func eventToV03(kind string, o obj) obj {
 	switch kind {
 	case "task":
-		return taskToV03(o)
+		return toV03.task(o)
 	case "message":
-		return messageToV03(o)
+		return toV03.message(o)
 	}
 	out := copyObj(o)
 	out["kind"] = kind
 	if s, ok := o["status"].(obj); ok {
-		st := statusToV03(s)
+		st := toV03.status(s)
 		out["status"] = st
 		// v1.0 has no final flag: a stream ends after a state the client must act on.
 		switch st["state"] {
@@ -219,86 +219,69 @@ func eventToV03(kind string, o obj) obj {
 		}
 	}
 	if a, ok := o["artifact"].(obj); ok {
-		out["artifact"] = artifactToV03(a)
+		out["artifact"] = toV03.artifact(a)
 	}
 	return out
 }
 
-func taskToV1(o obj) obj {
-	out := copyObj(o)
-	delete(out, "kind")
-	if s, ok := o["status"].(obj); ok {
-		out["status"] = statusToV1(s)
+// way is one direction of the translation: the names it gives roles and states, whether its
+// objects carry their kind (v0.3 does), and how it writes a part.
+type way struct {
+	roles, states map[string]string
+	kinds         bool
+	part          func(obj) obj
+}
+
+var (
+	toV1  = way{roles: roles, states: states, part: partToV1}
+	toV03 = way{roles: roles03, states: states03, kinds: true, part: partToV03}
+)
+
+// kind sets or drops an object's kind.
+func (w way) kind(o obj, kind string) {
+	if w.kinds {
+		o["kind"] = kind
+	} else {
+		delete(o, "kind")
 	}
-	out["artifacts"] = mapList(o["artifacts"], artifactToV1)
-	out["history"] = mapList(o["history"], messageToV1)
+}
+
+func (w way) task(o obj) obj {
+	out := copyObj(o)
+	w.kind(out, "task")
+	if s, ok := o["status"].(obj); ok {
+		out["status"] = w.status(s)
+	}
+	out["artifacts"] = mapList(o["artifacts"], w.artifact)
+	out["history"] = mapList(o["history"], w.message)
 	dropEmpty(out, "artifacts", "history")
 	return out
 }
 
-func taskToV03(o obj) obj {
-	out := copyObj(o)
-	out["kind"] = "task"
-	if s, ok := o["status"].(obj); ok {
-		out["status"] = statusToV03(s)
-	}
-	out["artifacts"] = mapList(o["artifacts"], artifactToV03)
-	out["history"] = mapList(o["history"], messageToV03)
-	dropEmpty(out, "artifacts", "history")
-	return out
-}
-
-func statusToV1(s obj) obj {
+func (w way) status(s obj) obj {
 	out := copyObj(s)
 	if st, ok := s["state"].(string); ok {
-		out["state"] = rename(states, st)
+		out["state"] = rename(w.states, st)
 	}
 	if m, ok := s["message"].(obj); ok {
-		out["message"] = messageToV1(m)
+		out["message"] = w.message(m)
 	}
 	return out
 }
 
-func statusToV03(s obj) obj {
-	out := copyObj(s)
-	if st, ok := s["state"].(string); ok {
-		out["state"] = rename(states03, st)
-	}
-	if m, ok := s["message"].(obj); ok {
-		out["message"] = messageToV03(m)
-	}
-	return out
-}
-
-func messageToV1(m obj) obj {
+func (w way) message(m obj) obj {
 	out := copyObj(m)
-	delete(out, "kind")
+	w.kind(out, "message")
 	if r, ok := m["role"].(string); ok {
-		out["role"] = rename(roles, r)
+		out["role"] = rename(w.roles, r)
 	}
-	out["parts"] = mapList(m["parts"], partToV1)
+	out["parts"] = mapList(m["parts"], w.part)
 	return out
 }
 
-func messageToV03(m obj) obj {
-	out := copyObj(m)
-	out["kind"] = "message"
-	if r, ok := m["role"].(string); ok {
-		out["role"] = rename(roles03, r)
-	}
-	out["parts"] = mapList(m["parts"], partToV03)
-	return out
-}
-
-func artifactToV1(a obj) obj {
+func (w way) artifact(a obj) obj {
 	out := copyObj(a)
-	out["parts"] = mapList(a["parts"], partToV1)
-	return out
-}
-
-func artifactToV03(a obj) obj {
-	out := copyObj(a)
-	out["parts"] = mapList(a["parts"], partToV03)
+	out["parts"] = mapList(a["parts"], w.part)
 	return out
 }
 
