@@ -89,6 +89,15 @@ type Ledger interface {
 	NextDeadline(ctx context.Context) (time.Time, error)
 }
 
+// A2ATask is a task of Parley's A2A server: its context, its conversation, and its part of
+// the conversation's log, the events after From up to Until (0: up to now, as the
+// conversation's newest task).
+type A2ATask struct {
+	ContextID      string
+	ConversationID int64
+	From, Until    int64
+}
+
 // QueuedStep is a step waiting to run, with its conversation.
 type QueuedStep struct {
 	ID, ConversationID int64

@@ -24,18 +24,9 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 	return nil
 }
 
-// A2ATaskSpan is an A2A task of Parley's server: its context, its conversation, and its part
-// of the conversation's log, the events after From up to Until (0: up to now, as the
-// conversation's newest task).
-type A2ATaskSpan struct {
-	ContextID      string
-	ConversationID int64
-	From, Until    int64
-}
-
 // A2ATask returns an A2A task of the agent, or ENOTFOUND. Another agent's task is not found.
-func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) (A2ATaskSpan, error) {
-	var t A2ATaskSpan
+func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) (agent.A2ATask, error) {
+	var t agent.A2ATask
 	var conv sql.NullInt64
 	err := db.read.QueryRowContext(ctx, `SELECT context_id, conversation_id, from_event,
 		coalesce((SELECT min(n.from_event) FROM a2a_tasks n WHERE n.conversation_id = t.conversation_id AND n.from_event > t.from_event), 0)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/a2a/a2av1"
-	"github.com/parley-chat/parley/store"
 )
 
 // Options configure the A2A server.
@@ -46,7 +45,7 @@ type Store interface {
 	PendingQuestions(ctx context.Context, conversationID int64) ([]int64, error)
 	Question(ctx context.Context, id int64) (agent.QuestionRecord, error)
 	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, conversationID int64) error
-	A2ATask(ctx context.Context, agentName, taskID string) (store.A2ATaskSpan, error)
+	A2ATask(ctx context.Context, agentName, taskID string) (agent.A2ATask, error)
 	A2AContextConversation(ctx context.Context, agentName, contextID string) (int64, error)
 	InterruptedA2ATasks(ctx context.Context) ([]int64, error)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/store"
 )
 
 // shutdownNote is the last status a stream gets when Parley stops under it.
@@ -33,7 +32,7 @@ func (t *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 
 // task reads a task from its conversation's log: its state, its status message (the question
 // it waits on, the error it failed with), its result and its history.
-func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, store.A2ATaskSpan, error) {
+func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, agent.A2ATask, error) {
 	span, err := x.s.db.A2ATask(ctx, x.agent, string(id))
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
 		return nil, span, a2a.ErrTaskNotFound
