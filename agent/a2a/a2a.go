@@ -90,8 +90,6 @@ type Agent struct {
 type conn struct {
 	card   *sdk.AgentCard
 	client *a2aclient.Client
-	// version is the A2A version spoken with the agent: "1.0" or "0.3".
-	version string
 }
 
 // New checks cfg and returns the agent. It tries to read the agent card at once, briefly;
@@ -251,18 +249,18 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 	if dialCard.URL == "" {
 		dialCard.URL = a.base
 	}
-	hc, version := a.http, "0.3"
+	hc := a.http
 	if v1URL != "" {
 		// The newest version the card offers: v1.0, through a2a-go's v0.3 client and a
 		// transport that translates.
 		dialCard.URL, dialCard.PreferredTransport, dialCard.AdditionalInterfaces = v1URL, sdk.TransportProtocolJSONRPC, nil
-		hc, version = a.http1, a2av1.Version
+		hc = a.http1
 	}
 	client, err := a2aclient.NewFromCard(ctx, &dialCard, a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		return nil, a.faultf(err, "cannot talk to the agent described at %s: %v (Parley speaks A2A v1.0 and v0.3 over JSON-RPC)", a.endpoint, err)
 	}
-	c := &conn{card: card, client: client, version: version}
+	c := &conn{card: card, client: client}
 	a.conn.Store(c)
 	return c, nil
 }

@@ -77,7 +77,7 @@ func Server(next http.Handler) http.Handler {
 
 // responseToV1 translates one v0.3 JSON-RPC response, with the request's own id.
 func responseToV1(method string, id json.RawMessage, resp obj) obj {
-	out := obj{"jsonrpc": "2.0", "id": id}
+	out := obj{"jsonrpc": "2.0", "id": idOf(id)}
 	if e, ok := resp["error"].(obj); ok {
 		out["error"] = ErrorToV1(e)
 	} else {
@@ -87,13 +87,18 @@ func responseToV1(method string, id json.RawMessage, resp obj) obj {
 }
 
 func writeError(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
-	writeJSON(w, obj{"jsonrpc": "2.0", "id": id, "error": ErrorToV1(obj{"code": code, "message": msg})})
+	writeJSON(w, obj{"jsonrpc": "2.0", "id": idOf(id), "error": ErrorToV1(obj{"code": code, "message": msg})})
+}
+
+// idOf is a request's id as its answer repeats it: exactly as sent, null when there was none.
+func idOf(id json.RawMessage) any {
+	if len(id) == 0 {
+		return nil
+	}
+	return id
 }
 
 func writeJSON(w http.ResponseWriter, v obj) {
-	if v["id"] == nil || string(v["id"].(json.RawMessage)) == "" {
-		v["id"] = nil
-	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -39,32 +39,29 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return err
 	}
 	var start int64
-	if convID == 0 {
+	fresh := convID == 0
+	if fresh {
 		if strings.TrimSpace(text) == "" && len(files) == 0 {
 			return x.fail(ctx, rc, q, "Send a message with a text part.")
 		}
-		// The task is linked before the agent starts, so that a cancel always finds it.
 		conv, err := x.s.db.CreateConversation(ctx, x.s.user.ID, x.agent, agent.Title(text), rc.Message.ID)
 		if err != nil {
 			return err
 		}
 		convID = conv.ID
-		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
-			return err
-		}
+	} else if start, err = x.s.db.LastEventID(ctx, convID); err != nil {
+		return err
+	}
+	// The task is linked before the agent starts, so that a cancel always finds it.
+	if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
+		return err
+	}
+	if fresh {
 		if err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files}); err != nil {
 			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
-	} else {
-		if start, err = x.s.db.LastEventID(ctx, convID); err != nil {
-			return err
-		}
-		if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
-			return err
-		}
-		if done, err := x.reply(ctx, rc, q, convID, text, values, files); done || err != nil {
-			return err
-		}
+	} else if done, err := x.reply(ctx, rc, q, convID, text, values, files); done || err != nil {
+		return err
 	}
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 		return err
@@ -78,7 +75,7 @@ func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) 
 	if err == nil {
 		return t.ConversationID, nil
 	}
-	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
+	if agent.ErrorCode(err) != agent.ENOTFOUND {
 		return 0, err
 	}
 	return x.s.db.A2AContextConversation(ctx, x.agent, rc.ContextID)
