@@ -185,8 +185,11 @@ type Resolution struct {
 	Reason     string         `json:"reason,omitempty"`
 	By         string         `json:"by,omitempty"`
 	// OnBehalfOf names the person a staff member answered for (an audited action).
-	OnBehalfOf string    `json:"on_behalf_of,omitempty"`
-	At         time.Time `json:"at"`
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
+	// Via names the access token the answer came with ("token laptop"), also audited;
+	// empty for an answer given in the browser.
+	Via string    `json:"via,omitempty"`
+	At  time.Time `json:"at"`
 	// Files are the files given for file fields, by field name; the ledger stores them as
 	// documents and puts their DocumentRef in Values.
 	Files map[string]File `json:"-"`
@@ -197,4 +200,11 @@ type Resolution struct {
 type Actor struct {
 	Name       string
 	OnBehalfOf string
+	// Via is the access token the person acts through ("token laptop"), empty in a browser.
+	Via string
+}
+
+// resolution is the actor's resolution of question id with outcome o.
+func (a Actor) resolution(id int64, o Outcome) Resolution {
+	return Resolution{QuestionID: id, Outcome: o, By: a.Name, OnBehalfOf: a.OnBehalfOf, Via: a.Via}
 }

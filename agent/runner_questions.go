@@ -23,7 +23,8 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	if len(ferrs) > 0 {
 		return q, ferrs
 	}
-	res := Resolution{QuestionID: questionID, Outcome: Answered, Values: values, By: by.Name, OnBehalfOf: by.OnBehalfOf, Files: answered}
+	res := by.resolution(questionID, Answered)
+	res.Values, res.Files = values, answered
 	if len(q.Refused) > 0 {
 		// The fields Parley would not show are declined: the agent is told which, and why.
 		res.Reason = q.DeclineReason()
@@ -33,7 +34,9 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 
 // Decline resolves a question as declined, with the person's optional reason.
 func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Declined, Reason: trimSpace(reason), By: by.Name, OnBehalfOf: by.OnBehalfOf})
+	res := by.resolution(questionID, Declined)
+	res.Reason = trimSpace(reason)
+	return r.close(ctx, questionID, res)
 }
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
@@ -45,13 +48,13 @@ func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (Questi
 	if !q.AllowCancel {
 		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
 	}
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
+	return r.close(ctx, questionID, by.resolution(questionID, Cancelled))
 }
 
 // Withdraw resolves a question as cancelled whatever its agent allows: whoever asked for the
 // work called it off (an A2A client's tasks/cancel). The run's other questions go with it.
 func (r *Runner) Withdraw(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
-	return r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Cancelled, By: by.Name, OnBehalfOf: by.OnBehalfOf})
+	return r.close(ctx, questionID, by.resolution(questionID, Cancelled))
 }
 
 func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {

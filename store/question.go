@@ -75,8 +75,8 @@ func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, err
 	rec.AskedAt = parseTime(created)
 	var r agent.Resolution
 	var vals, at string
-	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, on_behalf_of, created_at FROM answers WHERE question_id = ?`, id).
-		Scan(&r.Outcome, &vals, &r.Reason, &r.By, &r.OnBehalfOf, &at)
+	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, on_behalf_of, via, created_at FROM answers WHERE question_id = ?`, id).
+		Scan(&r.Outcome, &vals, &r.Reason, &r.By, &r.OnBehalfOf, &r.Via, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, nil
 	}
@@ -204,12 +204,17 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 	if n, _ := res.RowsAffected(); n == 0 {
 		return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, now); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, via, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, r.Via, now); err != nil {
 		return fmt.Errorf("resolve: %w", err)
 	}
 	if r.OnBehalfOf != "" {
 		if err := db.audit(ctx, tx, r.By, "answer-on-behalf", convID, fmt.Sprintf("question %d %s for %s", r.QuestionID, r.Outcome, r.OnBehalfOf)); err != nil {
+			return err
+		}
+	}
+	if r.Via != "" {
+		if err := db.audit(ctx, tx, r.By, "answer-with-token", convID, fmt.Sprintf("question %d %s with %s", r.QuestionID, r.Outcome, r.Via)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// TokenPrefix begins every personal access token, so that a leaked one is recognised (by a
+// secret scanner, by a person reading a log) for what it is.
+const TokenPrefix = "parley_"
+
+// Token is one of a person's personal access tokens, as listed: never the token itself,
+// which only its maker sees, once.
+type Token struct {
+	ID       int64
+	UserID   int64
+	Name     string
+	Created  time.Time
+	LastUsed time.Time // zero until first used
+}
+
+// Via is how an answer given with the token names it ("token laptop").
+func (t Token) Via() string { return "token " + t.Name }
+
+// CheckTokenName reports what is wrong with a token's name: it is the person's label for
+// where the token lives ("laptop", "ci-nightly").
+func CheckTokenName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return agent.Errorf(agent.EINVALID, "Give the token a name, such as laptop or ci-nightly.")
+	case utf8.RuneCountInString(name) > 60:
+		return agent.Errorf(agent.EINVALID, "A token's name is at most 60 characters.")
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || name != strings.TrimSpace(name):
+		return agent.Errorf(agent.EINVALID, "A token's name has no control characters and no spaces at either end.")
+	}
+	return nil
+}
+
+// CreateToken makes a personal access token for the user and returns it (the only time
+// it is seen) with its record. A name the user has already given a token gives ECONFLICT.
+// Service accounts get none.
+func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (string, Token, error) {
+	if err := CheckTokenName(name); err != nil {
+		return "", Token{}, err
+	}
+	u, err := db.User(ctx, userID)
+	if err != nil {
+		return "", Token{}, err
+	}
+	if u.Role == agent.RoleService {
+		return "", Token{}, agent.Errorf(agent.EINVALID, "%q is one of Parley's own accounts; it has no tokens.", u.Name)
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", Token{}, fmt.Errorf("create token: %w", err)
+	}
+	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	t := Token{UserID: userID, Name: name, Created: db.Now()}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_tokens WHERE user_id = ? AND name = ?`, userID, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return agent.Errorf(agent.ECONFLICT, "You already have a token named %q: revoke it first, or choose another name.", name)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
+			userID, name, hashToken(secret), formatTime(t.Created))
+		if err != nil {
+			return err
+		}
+		t.ID, err = res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, u.Name, "create token", 0, name)
+	})
+	if err != nil {
+		if agent.ErrorCode(err) != "" {
+			return "", Token{}, err
+		}
+		return "", Token{}, fmt.Errorf("create token: %w", err)
+	}
+	return secret, t, nil
+}
+
+// Tokens lists the user's tokens, newest first.
+func (db *DB) Tokens(ctx context.Context, userID int64) ([]Token, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, user_id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ? ORDER BY id DESC`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []Token
+	for rows.Next() {
+		var t Token
+		var created, used string
+		if err := rows.Scan(&t.ID, &t.UserID, &t.Name, &created, &used); err != nil {
+			return nil, fmt.Errorf("tokens: %w", err)
+		}
+		t.Created = parseTime(created)
+		if used != "" {
+			t.LastUsed = parseTime(used)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken deletes the user's token of that name: requests with it are refused from then
+// on. An unknown name gives ENOTFOUND.
+func (db *DB) RevokeToken(ctx context.Context, userID int64, name string) (Token, error) {
+	var t Token
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var created, used, actor string
+		err := tx.QueryRowContext(ctx, `SELECT t.id, t.created_at, t.last_used_at, u.name FROM api_tokens t JOIN users u ON u.id = t.user_id
+			WHERE t.user_id = ? AND t.name = ?`, userID, name).Scan(&t.ID, &created, &used, &actor)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agent.Errorf(agent.ENOTFOUND, "There is no token named %q.", name)
+		}
+		if err != nil {
+			return err
+		}
+		t.UserID, t.Name, t.Created = userID, name, parseTime(created)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = ?`, t.ID); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, actor, "revoke token", 0, name)
+	})
+	if err != nil && agent.ErrorCode(err) == "" {
+		err = fmt.Errorf("revoke token: %w", err)
+	}
+	return t, err
+}
+
+// TokenUser returns the person a token acts for, with the token's record. An unknown (or
+// revoked) token gives EUNAUTHORIZED. The last-used time is written at most once a minute.
+func (db *DB) TokenUser(ctx context.Context, secret string) (agent.User, Token, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) {
+		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "That is not a Parley access token.")
+	}
+	var t Token
+	var created, used string
+	err := db.read.QueryRowContext(ctx, `SELECT id, user_id, name, created_at, last_used_at FROM api_tokens WHERE hash = ?`, hashToken(secret)).
+		Scan(&t.ID, &t.UserID, &t.Name, &created, &used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "The access token is not valid: it was revoked, or mistyped.")
+	}
+	if err != nil {
+		return agent.User{}, Token{}, fmt.Errorf("token: %w", err)
+	}
+	t.Created = parseTime(created)
+	if used != "" {
+		t.LastUsed = parseTime(used)
+	}
+	now := db.Now()
+	if now.Sub(t.LastUsed) >= touchEvery && ctx.Value(peekKey{}) == nil {
+		if _, err := db.write.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, formatTime(now), t.ID); err != nil {
+			return agent.User{}, Token{}, fmt.Errorf("token: %w", err)
+		}
+		t.LastUsed = now
+	}
+	u, err := db.User(ctx, t.UserID)
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return u, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "The access token is not valid.")
+	}
+	return u, t, err
+}
