@@ -45,6 +45,8 @@ func (s *Server) routes() {
 	u.GET("/settings", s.handleSettings)
 	u.POST("/settings", s.handleSaveSettings)
 	u.POST("/settings/password", s.handleChangePassword)
+	u.POST("/settings/tokens", s.handleCreateToken)
+	u.POST("/settings/tokens/revoke", s.handleRevokeToken)
 	u.POST("/c/:id/rename", s.handleRename)
 	u.POST("/c/:id/archive", s.handleArchive)
 	u.POST("/c/:id/delete", s.handleDelete)

@@ -37,6 +37,8 @@ type Server struct {
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
 	logins, signups, messages *bucket
 	streams                   streamCounter
+	// tokens ends the API streams of a token revoked here.
+	tokens tokenStreams
 	// hashSlots bounds the password hashes computed at once.
 	hashSlots chan struct{}
 	http      *http.Server
