@@ -45,7 +45,7 @@ func (s *Server) handleCreateConversation(c echo.Context) error {
 		var conv agent.Conversation
 		conv, err = s.runner.NewConversation(c.Request().Context(), name, agent.Message{Text: text, Author: u.Name, UserID: u.ID, Nonce: nonce, Files: files})
 		if err == nil {
-			return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d", conv.ID))
+			return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID))
 		}
 	}
 	switch agent.ErrorCode(err) {
@@ -147,6 +147,9 @@ func (s *Server) handleStop(c echo.Context) error {
 	s.runner.StopReply(c.Request().Context(), conv.ID)
 	return c.NoContent(http.StatusNoContent)
 }
+
+// conversationURL is where a conversation's page is.
+func conversationURL(id int64) string { return fmt.Sprintf("/c/%d", id) }
 
 // agentTitle is an agent's title as pages show it; its name for an agent no longer served.
 func (s *Server) agentTitle(name string) string {

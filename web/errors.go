@@ -40,6 +40,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	if isAPI(c.Request()) {
+		s.handleAPIError(err, c)
+		return
+	}
 	status := statusOf(err)
 	msg := agent.ErrorMessage(err)
 	var he *echo.HTTPError

@@ -173,6 +173,11 @@ func (ts *testServer) open(t testing.TB, path, lastEventID string) *sseReader {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { resp.Body.Close(); cancel() })
+	return newSSEReader(t, resp)
+}
+
+// newSSEReader reads the events of a stream's response.
+func newSSEReader(t testing.TB, resp *http.Response) *sseReader {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	return &sseReader{t: t, resp: resp, sc: sc}

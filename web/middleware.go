@@ -13,7 +13,8 @@ import (
 const MaxBodyBytes = 4 << 20
 
 // uploadRoutes are the routes whose forms may carry files.
-var uploadRoutes = map[string]bool{"/conversations": true, "/c/:id/messages": true, "/questions/:id/answer": true}
+var uploadRoutes = map[string]bool{"/conversations": true, "/c/:id/messages": true, "/questions/:id/answer": true,
+	apiPrefix + "/conversations": true, apiPrefix + "/conversations/:id/messages": true, apiPrefix + "/questions/:id/answer": true}
 
 // limitBody caps request bodies so a huge paste cannot exhaust memory.
 // Routes that take attached files accept the files' limits on top.

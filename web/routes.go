@@ -51,6 +51,8 @@ func (s *Server) routes() {
 	u.POST("/c/:id/archive", s.handleArchive)
 	u.POST("/c/:id/delete", s.handleDelete)
 
+	s.apiRoutes()
+
 	staff := u.Group("", requireStaff)
 	staff.GET("/review", s.handleReview)
 	staff.GET("/review/figures", s.handleFigures)

@@ -29,9 +29,12 @@ func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 
 // crossOriginProtection refuses state-changing requests another site's page makes
 // (Sec-Fetch-Site, or Origin against Host): every POST, Datastar's included. Requests
-// without either header come from programs, not browsers, and pass (A2A clients).
+// without either header come from programs, not browsers, and pass (A2A clients). The
+// JSON API is exempt: it takes only a bearer token, never a cookie, so another site's page
+// has nothing of the person's to send with it.
 func crossOriginProtection(h http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
+	cop.AddInsecureBypassPattern(apiPrefix + "/")
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -133,6 +133,15 @@ func (s *sseWriter) markdown(p views.MarkdownPatch, id string, withLen bool) {
 	s.end()
 }
 
+// json writes an event whose data is one line of JSON (which escapes every line break).
+func (s *sseWriter) json(event, id string, b []byte) {
+	s.begin(event, id)
+	s.buf = append(s.buf, "data:"...)
+	s.buf = append(s.buf, b...)
+	s.buf = append(s.buf, '\n')
+	s.end()
+}
+
 // comment writes an SSE comment, which keeps the connection alive.
 func (s *sseWriter) comment(text string) {
 	s.buf = append(s.buf, ": "...)

@@ -230,33 +230,40 @@ func (ls *liveStream) id() string {
 	return id
 }
 
-// catchUp sends what the page lacks: events from the hub, or from the log when the hub does
-// not go back far enough, then the message being written.
+// catchUp sends what the page lacks (see follow).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
+	return follow(ls.ctx, ls.s.db, f, ls.conv.ID, &ls.cur, &ls.events, &ls.text, ls.event, ls.live)
+}
+
+// follow hands a stream what its reader lacks after cur: events from the hub, or from the
+// log when the hub does not go back far enough, then the message being written. evs and
+// text are buffers the stream reuses from one wake-up to the next; event moves cur on.
+func follow(ctx context.Context, db *store.DB, f *agent.Follower, convID int64, cur *agent.Cursor, evs *[]agent.Event, text *[]byte,
+	event func(agent.Event) error, live func(agent.LiveText)) error {
 	for {
-		u, ok := f.Since(ls.cur, ls.events[:0], ls.text[:0])
+		u, ok := f.Since(*cur, (*evs)[:0], (*text)[:0])
 		if !ok {
-			events, err := ls.s.db.Events(ls.ctx, ls.conv.ID, ls.cur.Event)
+			events, err := db.Events(ctx, convID, cur.Event)
 			if err != nil {
 				return err
 			}
 			for _, ev := range events {
-				if err := ls.event(ev); err != nil {
+				if err := event(ev); err != nil {
 					return err
 				}
 			}
-			f.Synced(ls.cur.Event)
+			f.Synced(cur.Event)
 			continue
 		}
-		ls.events, ls.text = u.Events, u.Message.Text
+		*evs, *text = u.Events, u.Message.Text
 		for _, ev := range u.Events {
-			if err := ls.event(ev); err != nil {
+			if err := event(ev); err != nil {
 				return err
 			}
 		}
-		clear(ls.events) // an idle stream holds no copy of what it sent
+		clear(*evs) // an idle stream holds no copy of what it sent
 		if u.Message.ID != "" {
-			ls.live(u.Message)
+			live(u.Message)
 		}
 		return nil
 	}

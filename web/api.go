@@ -1,0 +1,201 @@
+package web
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// The JSON API (/api/v1) does what a person does in the browser, for `parley chat` and for
+// scripts. Every request but the OpenAPI document carries a personal access token as
+// "Authorization: Bearer …": a token acts as its person, with exactly their access. A cookie
+// never stands in for one, so token requests need no cross-site check (see routes).
+
+// apiPrefix is where the API lives.
+const apiPrefix = "/api/v1"
+
+//go:embed openapi.json
+var openAPI []byte
+
+// apiRoutes adds the API to the route table.
+func (s *Server) apiRoutes() {
+	s.echo.GET(apiPrefix+"/openapi.json", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
+	})
+	a := s.echo.Group(apiPrefix, s.requireToken)
+	a.GET("/me", s.apiMe)
+	a.GET("/agents", s.apiAgents)
+	a.GET("/conversations", s.apiListConversations)
+	a.POST("/conversations", s.apiCreateConversation)
+	a.GET("/conversations/:id", s.apiGetConversation)
+	a.POST("/conversations/:id/messages", s.apiSendMessage)
+	a.POST("/conversations/:id/stop", s.apiStop)
+	a.POST("/conversations/:id/retry", s.apiRetry)
+	a.GET("/conversations/:id/events", s.apiEvents)
+	a.GET("/questions", s.apiListQuestions)
+	a.GET("/questions/:id", s.apiGetQuestion)
+	a.POST("/questions/:id/answer", s.apiAnswer)
+	a.POST("/questions/:id/decline", s.apiDecline)
+	a.POST("/questions/:id/cancel", s.apiCancel)
+}
+
+// tokenKey is where the access token of an API request is kept on the echo context.
+const tokenKey = "parley.token"
+
+// currentToken is the token an API request came with.
+func currentToken(c echo.Context) store.Token {
+	t, _ := c.Get(tokenKey).(store.Token)
+	return t
+}
+
+// bearer reads the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get(echo.HeaderAuthorization), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// requireToken lets requests with a valid access token through, as the token's person.
+func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		secret, ok := bearer(c.Request())
+		if !ok {
+			return agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
+		}
+		u, t, err := s.db.TokenUser(c.Request().Context(), secret)
+		if err != nil {
+			return err
+		}
+		c.Set(userKey, u)
+		c.Set(tokenKey, t)
+		return next(c)
+	}
+}
+
+// isAPI reports whether a request is one of the API's.
+func isAPI(r *http.Request) bool {
+	return r.URL.Path == apiPrefix || strings.HasPrefix(r.URL.Path, apiPrefix+"/")
+}
+
+// apiError is the body of every API error.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Fields  agent.FieldErrors `json:"fields,omitempty"`
+	// Question is the question as it stands, when it was resolved before.
+	Question *apiQuestion `json:"question,omitempty"`
+}
+
+// apiCodes name the HTTP statuses of errors for programs.
+var apiCodes = map[int]string{
+	http.StatusBadRequest: "bad_request", http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
+	http.StatusNotFound: "not_found", http.StatusMethodNotAllowed: "method_not_allowed", http.StatusConflict: "conflict",
+	http.StatusRequestEntityTooLarge: "too_large", http.StatusUnprocessableEntity: "invalid", http.StatusTooManyRequests: "too_many",
+	http.StatusServiceUnavailable: "unavailable",
+}
+
+// apiFail answers an API request that failed, as JSON.
+func (s *Server) apiFail(c echo.Context, status int, body apiErrorBody) error {
+	if body.Code = apiCodes[status]; body.Code == "" {
+		body.Code = "internal"
+	}
+	if status == http.StatusUnauthorized {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
+	}
+	return c.JSON(status, apiError{Error: body})
+}
+
+// handleAPIError is handleError for the API: the status, and the message as JSON.
+func (s *Server) handleAPIError(err error, c echo.Context) {
+	status, msg := statusOf(err), agent.ErrorMessage(err)
+	var he *echo.HTTPError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", agent.ByteSize(mbe.Limit))
+	case errors.As(err, &he):
+		msg = http.StatusText(he.Code)
+		if he.Code == http.StatusNotFound {
+			msg = "There is no such API route: see " + apiPrefix + "/openapi.json."
+		}
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+		msg = "Something went wrong on Parley's side; it is logged."
+	}
+	var ra *retryAfter
+	if errors.As(err, &ra) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
+	}
+	_ = s.apiFail(c, status, apiErrorBody{Message: msg})
+}
+
+// apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a
+// form (urlencoded or multipart, whose files the caller reads). A body that is neither, or
+// not valid, is EINVALID.
+func apiForm(c echo.Context) (jsonBody map[string]json.RawMessage, form url.Values, err error) {
+	r := c.Request()
+	ct, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	switch ct {
+	case echo.MIMEApplicationJSON:
+		if r.ContentLength == 0 {
+			return map[string]json.RawMessage{}, nil, nil
+		}
+		if err := json.NewDecoder(r.Body).Decode(&jsonBody); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, nil, err
+			}
+			return nil, nil, agent.Errorf(agent.EINVALID, "The body is not a JSON object: %v.", err)
+		}
+		if jsonBody == nil {
+			jsonBody = map[string]json.RawMessage{}
+		}
+		return jsonBody, nil, nil
+	case echo.MIMEApplicationForm, echo.MIMEMultipartForm, "":
+		if r.ContentLength == 0 && ct == "" {
+			return map[string]json.RawMessage{}, nil, nil
+		}
+		form, err := c.FormParams()
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, nil, err
+			}
+			return nil, nil, agent.Errorf(agent.EINVALID, "The form could not be read: %v.", err)
+		}
+		return nil, form, nil
+	}
+	return nil, nil, agent.Errorf(agent.EINVALID, "Send JSON (application/json), or multipart/form-data with files.")
+}
+
+// stringField reads one text field of a request read by apiForm.
+func stringField(jsonBody map[string]json.RawMessage, form url.Values, name string) (string, error) {
+	if jsonBody == nil {
+		return form.Get(name), nil
+	}
+	raw, ok := jsonBody[name]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", agent.Errorf(agent.EINVALID, "%q must be a string.", name)
+	}
+	return v, nil
+}

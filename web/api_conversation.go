@@ -1,0 +1,145 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+func (s *Server) apiMe(c echo.Context) error {
+	u := currentUser(c)
+	return c.JSON(http.StatusOK, map[string]string{"name": u.Name, "role": string(u.Role), "token": currentToken(c).Name})
+}
+
+func (s *Server) apiAgents(c echo.Context) error {
+	out := []apiAgent{}
+	for _, a := range s.runner.Agents() {
+		out = append(out, apiAgent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"agents": out})
+}
+
+// apiListConversations lists the person's conversations, newest first (?limit=, at most 200;
+// ?archived=true for the archived ones).
+func (s *Server) apiListConversations(c echo.Context) error {
+	limit, err := strconv.Atoi(c.QueryParam("limit"))
+	if err != nil || limit <= 0 || limit > 200 {
+		limit = 50
+	}
+	archived := agent.ArchivedNot
+	if c.QueryParam("archived") == "true" {
+		archived = agent.ArchivedOnly
+	}
+	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: archived, Limit: limit})
+	if err != nil {
+		return err
+	}
+	out := make([]apiConversation, 0, len(list))
+	for _, conv := range list {
+		out = append(out, s.apiConversation(conv))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"conversations": out})
+}
+
+// apiMessage reads a message to send from a request: its text and nonce, and its files
+// when the request is multipart.
+func (s *Server) apiMessage(c echo.Context) (agent.Message, string, error) {
+	body, form, err := apiForm(c)
+	if err != nil {
+		return agent.Message{}, "", err
+	}
+	u := currentUser(c)
+	m := agent.Message{Author: u.Name, UserID: u.ID}
+	name := ""
+	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce, "agent": &name} {
+		if *dst, err = stringField(body, form, field); err != nil {
+			return m, "", err
+		}
+	}
+	if form != nil {
+		if m.Files, err = s.uploads.readFiles(c); err != nil {
+			return m, "", err
+		}
+	}
+	return m, name, nil
+}
+
+// apiCreateConversation starts a conversation with an agent from its first message.
+func (s *Server) apiCreateConversation(c echo.Context) error {
+	m, name, err := s.apiMessage(c)
+	if err != nil {
+		return err
+	}
+	if err := s.allowMessage(currentUser(c)); err != nil {
+		return err
+	}
+	conv, err := s.runner.NewConversation(c.Request().Context(), name, m)
+	if err != nil {
+		return err
+	}
+	if conv, err = s.db.Conversation(c.Request().Context(), conv.ID); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, apiPrefix+"/conversations/"+strconv.FormatInt(conv.ID, 10))
+	return c.JSON(http.StatusCreated, map[string]any{"conversation": s.apiConversation(conv)})
+}
+
+func (s *Server) apiGetConversation(c echo.Context) error {
+	conv, err := s.readableConversation(c)
+	if err != nil {
+		return err
+	}
+	events, err := s.db.Events(c.Request().Context(), conv.ID, 0)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.apiState(conv, events))
+}
+
+// apiSendMessage posts the person's message; the reply arrives on the conversation's events.
+func (s *Server) apiSendMessage(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	m, _, err := s.apiMessage(c)
+	if err != nil {
+		return err
+	}
+	if err := s.allowMessage(currentUser(c)); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := s.runner.Send(ctx, conv.ID, m); err != nil {
+		return err
+	}
+	if conv, err = s.db.Conversation(ctx, conv.ID); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"conversation": s.apiConversation(conv)})
+}
+
+// apiStop stops the reply being written, as the page's Stop does.
+func (s *Server) apiStop(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	s.runner.StopReply(c.Request().Context(), conv.ID)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// apiRetry runs a failed, interrupted or stopped run's step again; 409 when there is none.
+func (s *Server) apiRetry(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	if err := s.runner.Retry(c.Request().Context(), conv.ID); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,212 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// apiListQuestions lists the questions waiting for the person, oldest first, each with its
+// conversation.
+func (s *Server) apiListQuestions(c echo.Context) error {
+	if st := c.QueryParam("state"); st != "" && st != "pending" {
+		return agent.Errorf(agent.EINVALID, "state can only be pending for now.")
+	}
+	items, err := s.db.Inbox(c.Request().Context(), currentUser(c).ID, inboxLimit)
+	if err != nil {
+		return err
+	}
+	out := make([]apiQuestion, 0, len(items))
+	for _, it := range items {
+		q := apiQuestionOf(it.Question)
+		conv := s.apiConversation(it.Conversation)
+		q.Conversation = &conv
+		out = append(out, q)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"questions": out})
+}
+
+func (s *Server) apiGetQuestion(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	rec, err := s.db.Question(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.readable(c, rec.ConversationID); err != nil {
+		return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+	}
+	return c.JSON(http.StatusOK, apiQuestionOf(rec))
+}
+
+// apiAnswer validates and stores an answer: {"values": {...}} as JSON, or a multipart form
+// for file fields. Invalid values give 422 with a message per field (the browser's own),
+// a question resolved before 409 with the question as it stands.
+func (s *Server) apiAnswer(c echo.Context) error {
+	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+		if !rec.Pending() {
+			return rec, agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+		}
+		body, form, err := apiForm(c)
+		if err != nil {
+			return rec, err
+		}
+		var files map[string]agent.File
+		if body != nil {
+			if form, err = answerValues(rec.Question, body["values"]); err != nil {
+				return rec, err
+			}
+		} else {
+			var refused agent.FieldErrors
+			if files, refused, err = s.uploads.answerFiles(c, rec.Question); err != nil {
+				return rec, err
+			}
+			if len(refused) > 0 && rec.Pending() {
+				return rec, agent.AnswerErrors(rec.Question, form, files, refused)
+			}
+		}
+		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
+	})
+}
+
+func (s *Server) apiDecline(c echo.Context) error {
+	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+		body, form, err := apiForm(c)
+		if err != nil {
+			return rec, err
+		}
+		reason, err := stringField(body, form, "reason")
+		if err != nil {
+			return rec, err
+		}
+		return s.runner.Decline(c.Request().Context(), rec.ID, reason, by)
+	})
+}
+
+func (s *Server) apiCancel(c echo.Context) error {
+	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
+	})
+}
+
+// apiResolve checks that the token's person may resolve the question (see answerable),
+// resolves it and answers with the question as it stands.
+func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, agent.Actor) (agent.QuestionRecord, error)) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	rec, mode, err := s.answerable(c, id)
+	if err != nil {
+		return err
+	}
+	_, err = resolve(rec, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf, Via: currentToken(c).Via()})
+	var ferrs agent.FieldErrors
+	switch {
+	case errors.As(err, &ferrs):
+		return s.apiFail(c, http.StatusUnprocessableEntity, apiErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
+	case agent.ErrorCode(err) == agent.ECONFLICT:
+		now, rerr := s.db.Question(c.Request().Context(), id)
+		if rerr != nil {
+			return rerr
+		}
+		q := apiQuestionOf(now)
+		return s.apiFail(c, http.StatusConflict, apiErrorBody{Message: agent.ErrorMessage(err), Question: &q})
+	case err != nil:
+		return err
+	}
+	now, err := s.db.Question(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, apiQuestionOf(now))
+}
+
+// answerValues turns the JSON values of an answer into the form the browser would send: a
+// string as it is, a number as written, a boolean as "true" or "false", a list as repeated
+// values, an object (for a JSON field) as its JSON text. A name the question has no field
+// for is an error of its own, so that a script's typo does not pass as an empty answer.
+func answerValues(q agent.Question, raw json.RawMessage) (url.Values, error) {
+	form := url.Values{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return form, nil
+	}
+	var values map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&values); err != nil {
+		return nil, agent.Errorf(agent.EINVALID, `"values" must be an object of answers by field name.`)
+	}
+	kinds := map[string]agent.FieldKind{}
+	for _, f := range q.Fields {
+		kinds[f.Name] = f.Kind
+	}
+	errs := agent.FieldErrors{}
+	for name, v := range values {
+		kind, ok := kinds[name]
+		switch {
+		case !ok:
+			errs[name] = "This question has no field named " + strconv.Quote(name) + "."
+			continue
+		case kind == agent.KindFile:
+			errs[name] = "Send a file as multipart/form-data, in a part named after its field."
+			continue
+		}
+		vs, ok := jsonFormValues(v)
+		if !ok {
+			errs[name] = "Must be a string, a number, a boolean or a list of strings."
+			continue
+		}
+		form[name] = vs
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return form, nil
+}
+
+// jsonFormValues is one JSON value as form values.
+func jsonFormValues(raw json.RawMessage) ([]string, bool) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return []string{x}, true
+	case json.Number:
+		return []string{x.String()}, true
+	case bool:
+		return []string{strconv.FormatBool(x)}, true
+	case map[string]any:
+		return []string{string(raw)}, true
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			switch y := e.(type) {
+			case string:
+				out = append(out, y)
+			case json.Number:
+				out = append(out, y.String())
+			case bool:
+				out = append(out, strconv.FormatBool(y))
+			default:
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}

@@ -1,0 +1,207 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// apiEvents is a conversation's event stream for programs: Server-Sent Events whose data is
+// one line of JSON. Like the page's stream it sends everything after the client's cursor
+// (Last-Event-ID on reconnect, ?after= on first connect), then follows the conversation live:
+// questions and their resolutions, plans, run states, each finished message, and the
+// message being written, piece by piece. While a message is being written the cursor names
+// how much of it the client has ("E/m/bytes"), so a reconnect resumes it byte for byte.
+//
+// The stream ends when the server shuts down, the conversation is deleted, or the token is
+// revoked (at once when revoked on this server, else at the next heartbeat's check) or its
+// person may no longer read the conversation.
+func (s *Server) apiEvents(c echo.Context) error {
+	conv, err := s.readableConversation(c)
+	if err != nil {
+		return err
+	}
+	cur := agent.Cursor{}
+	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
+	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
+		cur = parseAPICursor(last)
+	}
+	secret, _ := bearer(c.Request())
+	st := &apiStream{s: s, conv: conv, cur: cur, secret: secret, token: currentToken(c).ID}
+	return s.serveStream(c, st.run)
+}
+
+// parseAPICursor reads a Last-Event-ID of the API's stream: "E", or "E/m/bytes" while a
+// message is being written (the page's "E/m" reads as an unknown length).
+func parseAPICursor(id string) agent.Cursor {
+	cur := parseCursor(id)
+	if m, n, ok := strings.Cut(cur.Message, "/"); ok {
+		cur.Message = m
+		if b, err := strconv.Atoi(n); err == nil && b >= 0 {
+			cur.Bytes = b
+		}
+	}
+	return cur
+}
+
+// apiStream is one API stream's state: how far its client has got.
+type apiStream struct {
+	s      *Server
+	conv   agent.Conversation
+	secret string
+	token  int64
+	ctx    context.Context
+	w      *sseWriter
+	cur    agent.Cursor
+	// buffers reused from one wake-up to the next
+	events []agent.Event
+	text   []byte
+}
+
+func (as *apiStream) run(ctx context.Context, w *sseWriter) {
+	s := as.s
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closed, cancel)()
+	defer s.tokens.add(as.token, cancel)()
+	as.ctx, as.w = ctx, w
+	f := s.hub.Follow(as.conv.ID)
+	defer f.Close()
+	heartbeat := time.NewTicker(s.heartbeat)
+	defer heartbeat.Stop()
+	for {
+		if err := follow(ctx, s.db, f, as.conv.ID, &as.cur, &as.events, &as.text, as.event, as.live); err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
+			}
+			return
+		}
+		if err := w.flush(); err != nil {
+			return // the client went away; it resumes from its last id
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.Wake():
+			if f.Gone() {
+				as.send("conversation.deleted", "", struct{}{})
+				_ = w.flush()
+				return
+			}
+		case <-heartbeat.C:
+			// The token may have been revoked elsewhere (parley token revoke), or its person
+			// lost access: the stream ends. The check is not activity.
+			u, _, err := s.db.TokenUser(store.Peek(ctx), as.secret)
+			if err != nil || !u.CanRead(as.conv) {
+				return
+			}
+			w.comment("heartbeat")
+		}
+	}
+}
+
+// id is the SSE id of the client's state: the last event, and the message it grows.
+func (as *apiStream) id() string {
+	id := strconv.FormatInt(as.cur.Event, 10)
+	if as.cur.Message != "" {
+		id += "/" + as.cur.Message + "/" + strconv.Itoa(as.cur.Bytes)
+	}
+	return id
+}
+
+// send writes one event whose data is v as JSON.
+func (as *apiStream) send(event, id string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		as.s.log.Error("api stream", "event", event, "error", err)
+		return
+	}
+	as.w.json(event, id, b)
+}
+
+// The events' data (see the OpenAPI document's description of the stream).
+type (
+	apiDelta struct {
+		EventID   int64  `json:"event_id"`
+		MessageID string `json:"message_id"`
+		Author    string `json:"author"`
+		Offset    int    `json:"offset"`
+		Text      string `json:"text"`
+	}
+	apiEventHead struct {
+		EventID int64     `json:"event_id"`
+		At      time.Time `json:"at"`
+	}
+	apiPlanEvent struct {
+		apiEventHead
+		Plan *agent.Plan `json:"plan"`
+	}
+	apiAskedEvent struct {
+		apiEventHead
+		Question apiQuestion `json:"question"`
+	}
+	apiResolvedEvent struct {
+		apiEventHead
+		QuestionID int64             `json:"question_id"`
+		Resolution *agent.Resolution `json:"resolution"`
+	}
+	apiRunStateEvent struct {
+		apiEventHead
+		RunID int64          `json:"run_id"`
+		State agent.RunState `json:"state"`
+		Error string         `json:"error,omitempty"`
+	}
+	apiToolEvent struct {
+		apiEventHead
+		ToolCall *agent.ToolCall `json:"tool_call"`
+	}
+)
+
+// event sends one committed event; kinds a client has no use for (checkpoints, intake)
+// send nothing, and their id comes with the next event.
+func (as *apiStream) event(ev agent.Event) error {
+	as.cur.Event = ev.ID
+	head := apiEventHead{EventID: ev.ID, At: ev.At}
+	switch ev.Kind {
+	case agent.EventUserMessage:
+		as.send("message.done", as.id(), apiMessageOf(ev))
+	case agent.EventAgentMessage:
+		if ev.MessageID == as.cur.Message {
+			as.cur.Message, as.cur.Bytes = "", 0
+		}
+		as.send("message.done", as.id(), apiMessageOf(ev))
+	case agent.EventPlan:
+		as.send("plan", as.id(), apiPlanEvent{head, ev.Plan})
+	case agent.EventQuestionAsked:
+		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+		as.send("question.asked", as.id(), apiAskedEvent{head, apiQuestionOf(rec)})
+	case agent.EventQuestionResolved:
+		as.send("question.resolved", as.id(), apiResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
+	case agent.EventRunState:
+		if ev.State != agent.StateRunning {
+			as.cur.Message, as.cur.Bytes = "", 0 // the step ended: its message with it
+		}
+		as.send("run.state", as.id(), apiRunStateEvent{head, ev.RunID, ev.State, ev.Error})
+	case agent.EventToolCall:
+		if ev.ToolCall != nil {
+			as.send("tool.call", as.id(), apiToolEvent{head, ev.ToolCall})
+		}
+	}
+	return nil
+}
+
+// live sends the next piece of the message being written, from where the client is.
+func (as *apiStream) live(m agent.LiveText) {
+	if len(m.Text) == 0 {
+		return
+	}
+	as.cur.Message, as.cur.Bytes = m.ID, m.From+len(m.Text)
+	as.send("message.delta", as.id(), apiDelta{EventID: as.cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+}

@@ -1,0 +1,515 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+// apiClient calls the JSON API with one person's access token.
+type apiClient struct {
+	t     *testing.T
+	base  string
+	token string
+}
+
+// token makes an access token for the named account.
+func (as *accountsServer) token(t *testing.T, name string) *apiClient {
+	t.Helper()
+	u, _, err := as.db.UserByName(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := as.db.CreateToken(context.Background(), u.ID, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &apiClient{t: t, base: as.URL, token: secret}
+}
+
+// do sends body as JSON (a []byte as is, with contentType) and returns the status and body.
+func (a *apiClient) do(method, path string, body any, headers ...string) (int, []byte, http.Header) {
+	a.t.Helper()
+	var r io.Reader
+	ct := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case multipartBody:
+		r, ct = bytes.NewReader(b.body), b.contentType
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		r = bytes.NewReader(j)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, a.base+path, r)
+	if r != nil {
+		req.Header.Set("Content-Type", ct)
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp.StatusCode, nil, resp.Header // a stream never ends by itself
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header
+}
+
+// json sends a request that must answer want, and decodes the answer into out.
+func (a *apiClient) json(method, path string, body any, want int, out any) {
+	a.t.Helper()
+	code, b, _ := a.do(method, path, body)
+	if code != want {
+		a.t.Fatalf("%s %s = %d %s, want %d", method, path, code, b, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			a.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+type multipartBody struct {
+	body        []byte
+	contentType string
+}
+
+// multipartOf is a multipart form of fields and files (name → [filename, content]).
+func multipartOf(fields map[string][]string, files map[string][2]string) multipartBody {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for k, vs := range fields {
+		for _, v := range vs {
+			mw.WriteField(k, v)
+		}
+	}
+	for k, f := range files {
+		w, _ := mw.CreateFormFile(k, f[0])
+		w.Write([]byte(f[1]))
+	}
+	mw.Close()
+	return multipartBody{b.Bytes(), mw.FormDataContentType()}
+}
+
+type apiErr struct {
+	Error struct {
+		Code     string            `json:"code"`
+		Message  string            `json:"message"`
+		Fields   map[string]string `json:"fields"`
+		Question *struct {
+			State string `json:"state"`
+		} `json:"question"`
+	} `json:"error"`
+}
+
+type apiConv struct {
+	Conversation struct {
+		ID    int64  `json:"id"`
+		State string `json:"state"`
+		Owner string `json:"owner"`
+	} `json:"conversation"`
+}
+
+func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann, bob, carol := as.token(t, "ann"), as.token(t, "bob"), as.token(t, "carol")
+	// Ann starts a conversation with a file attached, through the API.
+	var started apiConv
+	ann.json("POST", "/api/v1/conversations", multipartOf(map[string][]string{"agent": {"asker"}, "text": {"Plan the offsite"}},
+		map[string][2]string{"files": {"guests.csv", "name\nAnn\n"}}), 201, &started)
+	id := started.Conversation.ID
+	if started.Conversation.Owner != "ann" {
+		t.Fatalf("conversation = %+v", started)
+	}
+	as.waitState(t, id, agent.StateWaiting)
+	conv := fmt.Sprintf("/api/v1/conversations/%d", id)
+	routes := []struct {
+		method, path string
+		body         any
+		// the status each person gets: the owner, another person, staff
+		ann, bob, carol int
+	}{
+		{"GET", "/api/v1/me", nil, 200, 200, 200},
+		{"GET", "/api/v1/agents", nil, 200, 200, 200},
+		{"GET", "/api/v1/conversations", nil, 200, 200, 200},
+		{"POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "My own"}, 201, 201, 201},
+		{"GET", conv, nil, 200, 404, 200},
+		{"GET", conv + "/events", nil, 200, 404, 200},
+		{"GET", "/api/v1/questions", nil, 200, 200, 200},
+		{"GET", "/api/v1/questions/1", nil, 200, 404, 200},
+		{"POST", "/api/v1/questions/1/decline", map[string]string{"reason": "no"}, 0, 404, 403},
+		{"POST", "/api/v1/questions/1/cancel", nil, 0, 404, 403},
+		{"POST", "/api/v1/questions/1/answer", map[string]any{"values": map[string]string{"venue": "Lisbon"}}, 200, 404, 403},
+		{"POST", conv + "/messages", map[string]string{"text": "and lunch"}, 202, 404, 403},
+		{"POST", conv + "/retry", nil, 409, 404, 403},
+		{"POST", conv + "/stop", nil, 204, 404, 403},
+		{"GET", "/api/v1/conversations/999", nil, 404, 404, 404},
+		{"GET", "/api/v1/conversations/abc", nil, 404, 404, 404},
+		{"GET", "/api/v1/openapi.json", nil, 200, 200, 200},
+	}
+	// The table holds every route of the API.
+	covered := map[string]bool{}
+	ids := regexp.MustCompile(`/(conversations|questions)/\d+`)
+	for _, r := range routes {
+		covered[r.method+" "+ids.ReplaceAllString(r.path, "/$1/:id")] = true
+	}
+	for _, r := range as.srv.Routes() {
+		if strings.Contains(r, "/api/v1") && !covered[r] && !strings.HasSuffix(r, "/*") && !strings.HasSuffix(r, "/api/v1") {
+			t.Errorf("route %s is not in the table", r)
+		}
+	}
+	for _, who := range []struct {
+		name string
+		c    *apiClient
+		want func(int, int, int) int
+	}{
+		{"bob", bob, func(_, b, _ int) int { return b }},
+		{"carol", carol, func(_, _, c int) int { return c }},
+		{"ann", ann, func(a, _, _ int) int { return a }},
+	} {
+		for _, r := range routes {
+			want := who.want(r.ann, r.bob, r.carol)
+			if want == 0 {
+				continue // the owner's decline and cancel would end the question the answer needs
+			}
+			if who.name == "ann" && r.method == "POST" && r.path == conv+"/messages" {
+				as.waitState(t, id, agent.StateDone) // the answer's resume has ended
+			}
+			code, body, h := who.c.do(r.method, r.path, r.body)
+			if code != want {
+				t.Errorf("%s %s %s = %d, want %d (%.160s)", who.name, r.method, r.path, code, want, body)
+			}
+			if code >= 400 {
+				var e apiErr
+				if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" || e.Error.Code == "" {
+					t.Errorf("%s %s %s: the error is not JSON: %q (%s)", who.name, r.method, r.path, body, h.Get("Content-Type"))
+				}
+			}
+			if want == 404 && bytes.Contains(body, []byte("Plan the offsite")) {
+				t.Errorf("%s %s %s leaks the conversation: %.200s", who.name, r.method, r.path, body)
+			}
+		}
+	}
+	// Bob's lists hold nothing of ann's.
+	for _, path := range []string{"/api/v1/conversations", "/api/v1/questions"} {
+		if _, body, _ := bob.do("GET", path, nil); bytes.Contains(body, []byte("Plan the offsite")) {
+			t.Errorf("bob's %s lists ann's conversation: %s", path, body)
+		}
+	}
+	// The answer names the token it came with, in the record and in the audit.
+	rec, _ := as.db.Question(context.Background(), 1)
+	if rec.Resolution == nil || rec.Resolution.By != "ann" || rec.Resolution.Via != "token laptop" || rec.Resolution.Values["venue"] != "Lisbon" {
+		t.Errorf("resolution = %+v, want ann's answer with her token", rec.Resolution)
+	}
+	audit, _ := as.db.AuditLog(context.Background(), id, 10)
+	if len(audit) != 1 || audit[0].Action != "answer-with-token" || !strings.Contains(audit[0].Detail, "token laptop") {
+		t.Errorf("audit = %+v", audit)
+	}
+}
+
+func TestAPI_TokensOnly(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.token(t, "ann")
+	browser := as.signIn(t, "ann")
+	// A signed-in browser's cookie does not stand in for a token.
+	if code, body, _ := browser.do("GET", "/api/v1/conversations", nil, nil); code != 401 || !strings.Contains(body, "Authorization: Bearer") {
+		t.Errorf("cookie alone = %d %s, want 401", code, body)
+	}
+	for _, bad := range []string{"", "parley_nope", "Basic abc"} {
+		c := &apiClient{t: t, base: as.URL, token: bad}
+		code, body, h := c.do("GET", "/api/v1/me", nil)
+		if code != 401 || h.Get("WWW-Authenticate") == "" {
+			t.Errorf("token %q = %d %s", bad, code, body)
+		}
+	}
+	// A token request from another site's page is not a cross-site forgery: it carries no
+	// cookie. The same post with a cookie and no token is refused.
+	code, body, _ := ann.do("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "hi"}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+	if code != 201 {
+		t.Errorf("token post with a foreign origin = %d %s", code, body)
+	}
+	if code, _, _ := browser.do("POST", "/api/v1/conversations", nil, map[string]string{"Sec-Fetch-Site": "cross-site"}); code != 401 {
+		t.Errorf("cookie post = %d, want 401", code)
+	}
+	// Unknown routes and bad bodies answer in JSON.
+	var e apiErr
+	ann.json("GET", "/api/v1/nothing", nil, 404, &e)
+	ann.json("POST", "/api/v1/conversations", multipartBody{[]byte("{"), "application/json"}, 422, &e)
+	if !strings.Contains(e.Error.Message, "JSON") {
+		t.Errorf("bad JSON = %+v", e)
+	}
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "nobody", "text": "hi"}, 422, &e)
+	// A revoked token is refused from the next request on.
+	u, _, _ := as.db.UserByName(context.Background(), "ann")
+	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	ann.json("GET", "/api/v1/me", nil, 401, &e)
+	if !strings.Contains(e.Error.Message, "revoked") {
+		t.Errorf("revoked = %+v", e)
+	}
+}
+
+func TestAPI_MessagesAreRateLimitedLikeTheBrowser(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{MessagesPerMinute: 2}, askerAndReader())
+	ann := as.token(t, "ann")
+	for i := range 2 {
+		ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": fmt.Sprint("hi ", i)}, 201, nil)
+	}
+	code, body, h := ann.do("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "one more"})
+	if code != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "too fast") {
+		t.Errorf("third message = %d %s (Retry-After %q)", code, body, h.Get("Retry-After"))
+	}
+}
+
+// events opens a conversation's API event stream, with Last-Event-ID if given.
+func (a *apiClient) events(id int64, lastEventID string) (*sseReader, context.CancelFunc) {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/conversations/%d/events", a.base, id), nil)
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		a.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		a.t.Fatalf("events = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	a.t.Cleanup(func() { resp.Body.Close(); cancel() })
+	return newSSEReader(a.t, resp), func() { cancel(); resp.Body.Close() }
+}
+
+// decode reads an event's JSON data.
+func decode[T any](t *testing.T, ev sseEvent) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(ev.data()), &v); err != nil {
+		t.Fatalf("%s: %v in %q", ev.Event, err, ev.data())
+	}
+	return v
+}
+
+type apiDelta struct {
+	EventID   int64  `json:"event_id"`
+	MessageID string `json:"message_id"`
+	Offset    int    `json:"offset"`
+	Text      string `json:"text"`
+}
+
+type apiMsg struct {
+	Role, Author, Text string
+	Interrupted        bool
+}
+
+// nextOf reads events until one of the kind, failing on any kind not in skip.
+func nextOf(t *testing.T, r *sseReader, kind string, skip ...string) sseEvent {
+	t.Helper()
+	for {
+		ev := r.next()
+		if ev.Event == kind {
+			return ev
+		}
+		if !strings.Contains(strings.Join(skip, " "), ev.Event) {
+			t.Fatalf("got %s %s before %s", ev.Event, ev.data(), kind)
+		}
+	}
+}
+
+func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
+	gate := make(chan struct{})
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, gatedAgent([]string{"Hello ", "wide ", "world."}, gate))
+	ann := as.token(t, "ann")
+	var started apiConv
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "gated", "text": "hi"}, 201, &started)
+	id := started.Conversation.ID
+	r, stop := ann.events(id, "")
+	if m := decode[apiMsg](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" {
+		t.Fatalf("first message = %+v", m)
+	}
+	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"running"`) {
+		t.Fatalf("run.state = %s", st.data())
+	}
+	gate <- struct{}{}
+	ev := nextOf(t, r, "message.delta")
+	d := decode[apiDelta](t, ev)
+	if d.Text != "Hello " || d.Offset != 0 || !strings.HasSuffix(ev.ID, "/"+d.MessageID+"/6") {
+		t.Fatalf("first delta = %+v id %q", d, ev.ID)
+	}
+	// The client goes away; the agent writes on; the client comes back from its last id.
+	stop()
+	last := ev.ID
+	gate <- struct{}{}
+	r, stop = ann.events(id, last)
+	defer stop()
+	ev = nextOf(t, r, "message.delta")
+	if d2 := decode[apiDelta](t, ev); d2.Text != "wide " || d2.Offset != 6 || d2.MessageID != d.MessageID {
+		t.Fatalf("resumed delta = %+v, want exactly the missing piece", d2)
+	}
+	gate <- struct{}{}
+	got := "Hello wide "
+	for {
+		ev := r.next()
+		if ev.Event == "message.delta" {
+			got += decode[apiDelta](t, ev).Text
+			continue
+		}
+		if ev.Event != "message.done" {
+			t.Fatalf("got %s before the message ended", ev.Event)
+		}
+		// The last pieces may come with the end: the finished text goes on from the streamed.
+		if m := decode[apiMsg](t, ev); m.Role != "agent" || m.Text != "Hello wide world." || !strings.HasPrefix(m.Text, got) {
+			t.Fatalf("finished = %+v, streamed %q", m, got)
+		}
+		break
+	}
+	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"done"`) {
+		t.Fatalf("run.state = %s", st.data())
+	}
+	// A client that was cut off mid-message and comes back after it ended gets it whole,
+	// once, and no piece of it.
+	r2, stop2 := ann.events(id, last)
+	defer stop2()
+	if m := decode[apiMsg](t, nextOf(t, r2, "message.done")); m.Text != "Hello wide world." {
+		t.Fatalf("after the end = %+v", m)
+	}
+}
+
+func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.token(t, "ann")
+	var started apiConv
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
+	id := started.Conversation.ID
+	r, stop := ann.events(id, "")
+	defer stop()
+	asked := decode[struct {
+		EventID  int64 `json:"event_id"`
+		Question struct {
+			ID     int64         `json:"id"`
+			State  string        `json:"state"`
+			Fields []agent.Field `json:"fields"`
+		} `json:"question"`
+	}](t, nextOf(t, r, "question.asked", "message.done", "run.state"))
+	if asked.Question.State != "pending" || len(asked.Question.Fields) != 1 || asked.Question.Fields[0].Name != "venue" {
+		t.Fatalf("asked = %+v", asked)
+	}
+	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"waiting"`) {
+		t.Fatalf("run.state = %s", st.data())
+	}
+	// The pending list has it, with its conversation.
+	var pending struct {
+		Questions []struct {
+			ID           int64 `json:"id"`
+			Conversation struct{ ID int64 }
+		} `json:"questions"`
+	}
+	ann.json("GET", "/api/v1/questions", nil, 200, &pending)
+	if len(pending.Questions) != 1 || pending.Questions[0].ID != asked.Question.ID || pending.Questions[0].Conversation.ID != id {
+		t.Fatalf("pending = %+v", pending)
+	}
+	// Invalid answers: every field's message, the browser's own, and nothing stored.
+	q := fmt.Sprintf("/api/v1/questions/%d", asked.Question.ID)
+	var e apiErr
+	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "  "}}, 422, &e)
+	if e.Error.Code != "invalid" || e.Error.Fields["venue"] != "Venue is required." {
+		t.Fatalf("empty answer = %+v", e)
+	}
+	e = apiErr{}
+	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon", "venu": "x"}}, 422, &e)
+	if len(e.Error.Fields) != 1 || !strings.Contains(e.Error.Fields["venu"], "no field") {
+		t.Fatalf("unknown field = %+v", e)
+	}
+	var answered struct {
+		State      string
+		Resolution agent.Resolution
+	}
+	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon"}}, 200, &answered)
+	if answered.State != "answered" || answered.Resolution.Values["venue"] != "Lisbon" || answered.Resolution.Via != "token laptop" {
+		t.Fatalf("answered = %+v", answered)
+	}
+	// Once more (a second client, a retried request): 409, with the question as it stands.
+	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Porto"}}, 409, &e)
+	if e.Error.Question == nil || e.Error.Question.State != "answered" {
+		t.Fatalf("second answer = %+v", e)
+	}
+	resolved := decode[struct {
+		QuestionID int64            `json:"question_id"`
+		Resolution agent.Resolution `json:"resolution"`
+	}](t, nextOf(t, r, "question.resolved"))
+	if resolved.QuestionID != asked.Question.ID || resolved.Resolution.By != "ann" || resolved.Resolution.Outcome != agent.Answered {
+		t.Fatalf("resolved = %+v", resolved)
+	}
+	nextOf(t, r, "run.state") // running again
+	done := decode[apiMsg](t, nextOf(t, r, "message.done", "message.delta"))
+	if done.Text != "Noted: Lisbon (answered)." {
+		t.Fatalf("reply = %+v", done)
+	}
+	as.waitState(t, id, agent.StateDone)
+	// The conversation replays: its messages, its question with how it was resolved.
+	var state struct {
+		Conversation struct{ State string }
+		Messages     []apiMsg
+		Questions    []struct {
+			State      string
+			Resolution *agent.Resolution
+		}
+		LastEventID int64 `json:"last_event_id"`
+	}
+	ann.json("GET", fmt.Sprintf("/api/v1/conversations/%d", id), nil, 200, &state)
+	if state.Conversation.State != "done" || len(state.Messages) != 2 || state.Messages[1].Text != "Noted: Lisbon (answered)." ||
+		len(state.Questions) != 1 || state.Questions[0].State != "answered" || state.LastEventID == 0 {
+		t.Fatalf("state = %+v", state)
+	}
+	// From its last event id, the stream has nothing to replay.
+	ann.json("GET", "/api/v1/questions", nil, 200, &pending)
+	if len(pending.Questions) != 0 {
+		t.Fatalf("still pending: %+v", pending)
+	}
+}
+
+func TestAPI_RevokedTokenEndsItsStreams(t *testing.T) {
+	as := newAccountsServerBeating(t, 20*time.Millisecond, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.token(t, "ann")
+	var started apiConv
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
+	r, stop := ann.events(started.Conversation.ID, "")
+	defer stop()
+	nextOf(t, r, "question.asked", "message.done", "run.state")
+	// Revoked by `parley token revoke` (another process: only the database knows).
+	u, _, _ := as.db.UserByName(context.Background(), "ann")
+	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	for r.sc.Scan() {
+	}
+	if err := r.sc.Err(); err != nil {
+		t.Fatalf("the stream did not end by itself: %v", err)
+	}
+}

@@ -1,0 +1,120 @@
+package web
+
+import (
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// The JSON API's objects (/api/v1; documented in web/openapi.json). Each is built from the
+// domain's types in one place, so that the conversation endpoint and the event stream
+// describe a thing the same way.
+
+type apiAgent struct {
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Builtin     bool   `json:"builtin"`
+}
+
+type apiConversation struct {
+	ID         int64     `json:"id"`
+	Title      string    `json:"title"`
+	Agent      string    `json:"agent"`
+	AgentTitle string    `json:"agent_title"`
+	Owner      string    `json:"owner"`
+	State      string    `json:"state"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Archived   bool      `json:"archived"`
+	URL        string    `json:"url"`
+}
+
+// apiMessage is a finished message, the person's or an agent's.
+type apiMessage struct {
+	EventID     int64               `json:"event_id"`
+	MessageID   string              `json:"message_id,omitempty"`
+	Role        string              `json:"role"`
+	Author      string              `json:"author"`
+	Text        string              `json:"text"`
+	Documents   []agent.DocumentRef `json:"documents,omitempty"`
+	Interrupted bool                `json:"interrupted,omitempty"`
+	Stopped     bool                `json:"stopped,omitempty"`
+	At          time.Time           `json:"at"`
+}
+
+// apiQuestion is a question as asked, with where it belongs and, once resolved, how.
+type apiQuestion struct {
+	agent.Question
+	ConversationID int64             `json:"conversation_id"`
+	RunID          int64             `json:"run_id"`
+	AskedAt        time.Time         `json:"asked_at"`
+	State          string            `json:"state"`
+	Resolution     *agent.Resolution `json:"resolution,omitempty"`
+	// Conversation is set where questions of many conversations are listed.
+	Conversation *apiConversation `json:"conversation,omitempty"`
+}
+
+// apiConversationState is a conversation as GET /conversations/{id} gives it.
+type apiConversationState struct {
+	Conversation apiConversation `json:"conversation"`
+	Messages     []apiMessage    `json:"messages"`
+	Questions    []apiQuestion   `json:"questions"`
+	Plan         *agent.Plan     `json:"plan"`
+	LastEventID  int64           `json:"last_event_id"`
+}
+
+func (s *Server) apiConversation(conv agent.Conversation) apiConversation {
+	state := string(conv.State)
+	if state == "" {
+		state = "new"
+	}
+	return apiConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID)}
+}
+
+// apiMessageOf is the message of a user_message or agent_message event.
+func apiMessageOf(ev agent.Event) apiMessage {
+	m := apiMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+	if ev.Kind == agent.EventAgentMessage {
+		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
+	}
+	return m
+}
+
+func apiQuestionOf(rec agent.QuestionRecord) apiQuestion {
+	q := apiQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
+		State: "pending", Resolution: rec.Resolution}
+	if rec.Resolution != nil {
+		q.State = string(rec.Resolution.Outcome)
+	}
+	if q.Fields == nil {
+		q.Fields = []agent.Field{}
+	}
+	return q
+}
+
+// apiState reads a conversation's log into what a client shows: its messages, its
+// questions and how each was resolved, its plan as it stands.
+func (s *Server) apiState(conv agent.Conversation, events []agent.Event) apiConversationState {
+	out := apiConversationState{Conversation: s.apiConversation(conv), Messages: []apiMessage{}, Questions: []apiQuestion{}}
+	asked := map[int64]int{}
+	for _, ev := range events {
+		out.LastEventID = ev.ID
+		switch ev.Kind {
+		case agent.EventUserMessage, agent.EventAgentMessage:
+			out.Messages = append(out.Messages, apiMessageOf(ev))
+		case agent.EventPlan:
+			out.Plan = ev.Plan
+		case agent.EventQuestionAsked:
+			asked[ev.Question.ID] = len(out.Questions)
+			out.Questions = append(out.Questions, apiQuestionOf(agent.QuestionRecord{Question: *ev.Question, ConversationID: conv.ID, RunID: ev.RunID, AskedAt: ev.At}))
+		case agent.EventQuestionResolved:
+			if i, ok := asked[ev.Resolution.QuestionID]; ok {
+				r := *ev.Resolution
+				out.Questions[i].Resolution, out.Questions[i].State = &r, string(r.Outcome)
+			}
+		}
+	}
+	return out
+}
