@@ -161,6 +161,9 @@ func resolutionSummary(r agent.Resolution, waited time.Duration) string {
 	if r.OnBehalfOf != "" {
 		s += " on behalf of " + r.OnBehalfOf
 	}
+	if r.Via != "" {
+		s += " with " + r.Via
+	}
 	if waited > 0 {
 		s += ", after " + Waited(waited)
 	}

@@ -228,6 +228,14 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 	if len(audit) != 1 || audit[0].Action != "answer-with-token" || !strings.Contains(audit[0].Detail, "token laptop") {
 		t.Errorf("audit = %+v", audit)
 	}
+	// Staff reviewing the conversation, and its owner's page, see how it was answered.
+	staff := as.signIn(t, "carol")
+	if _, page := staff.get(fmt.Sprintf("/c/%d/timeline", id)); !strings.Contains(page, "answered question 1 with token laptop") {
+		t.Errorf("the timeline does not say the token answered:\n%s", page)
+	}
+	if _, page := as.signIn(t, "ann").get(fmt.Sprintf("/c/%d", id)); !strings.Contains(page, "by ann") || !strings.Contains(page, "with token laptop") {
+		t.Error("the question card does not say the token answered")
+	}
 }
 
 func TestAPI_TokensOnly(t *testing.T) {
