@@ -77,7 +77,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if err := follow(ctx, s.db, f, as.conv.ID, &as.cur, &as.events, &as.text, as.event, as.live); err != nil {
+		if err := s.follow(ctx, f, as.conv.ID, &as.cur, &as.events, &as.text, as.event, as.live); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 			}

@@ -232,18 +232,18 @@ func (ls *liveStream) id() string {
 
 // catchUp sends what the page lacks (see follow).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
-	return follow(ls.ctx, ls.s.db, f, ls.conv.ID, &ls.cur, &ls.events, &ls.text, ls.event, ls.live)
+	return ls.s.follow(ls.ctx, f, ls.conv.ID, &ls.cur, &ls.events, &ls.text, ls.event, ls.live)
 }
 
 // follow hands a stream what its reader lacks after cur: events from the hub, or from the
 // log when the hub does not go back far enough, then the message being written. evs and
 // text are buffers the stream reuses from one wake-up to the next; event moves cur on.
-func follow(ctx context.Context, db *store.DB, f *agent.Follower, convID int64, cur *agent.Cursor, evs *[]agent.Event, text *[]byte,
+func (s *Server) follow(ctx context.Context, f *agent.Follower, convID int64, cur *agent.Cursor, evs *[]agent.Event, text *[]byte,
 	event func(agent.Event) error, live func(agent.LiveText)) error {
 	for {
 		u, ok := f.Since(*cur, (*evs)[:0], (*text)[:0])
 		if !ok {
-			events, err := db.Events(ctx, convID, cur.Event)
+			events, err := s.db.Events(ctx, convID, cur.Event)
 			if err != nil {
 				return err
 			}
