@@ -12,18 +12,32 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-func (s *Server) settingsData(c echo.Context, u agent.User) views.SettingsData {
+// settingsData is the settings page of u as stored, with their access tokens.
+func (s *Server) settingsData(c echo.Context, u agent.User) (views.SettingsData, error) {
 	d := views.SettingsData{Name: u.Name, DisplayName: u.DisplayName, TimeZone: u.TimeZone, Errors: map[string]string{},
-		Passwords: s.auth.Mode == AuthLocal}
+		Passwords: s.auth.Mode == AuthLocal, Tokens: u.Role != agent.RoleService}
 	d.Theme = themeOf(c.Request())
-	return d
+	if d.Tokens {
+		var err error
+		if d.AccessTokens, err = s.accessTokens(c.Request().Context(), u.ID); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
 }
 
 func (s *Server) handleSettings(c echo.Context) error {
-	d := s.settingsData(c, currentUser(c))
-	if c.QueryParam("saved") == "password" {
+	d, err := s.settingsData(c, currentUser(c))
+	if err != nil {
+		return err
+	}
+	switch c.QueryParam("saved") {
+	case "":
+	case "password":
 		d.Saved = "Your password is changed; you were signed out everywhere else."
-	} else if c.QueryParam("saved") != "" {
+	case "revoked":
+		d.TokenNotice = revokedNotice(c.QueryParam("name"))
+	default:
 		d.Saved = "Saved."
 	}
 	return s.page(c, http.StatusOK, views.SettingsPage(d))
@@ -32,7 +46,10 @@ func (s *Server) handleSettings(c echo.Context) error {
 // handleSaveSettings stores the display name and time zone, and sets this browser's theme.
 func (s *Server) handleSaveSettings(c echo.Context) error {
 	u := currentUser(c)
-	d := s.settingsData(c, u)
+	d, err := s.settingsData(c, u)
+	if err != nil {
+		return err
+	}
 	d.DisplayName = strings.Join(strings.Fields(c.FormValue("display_name")), " ")
 	d.TimeZone = strings.TrimSpace(c.FormValue("time_zone"))
 	d.Theme = c.FormValue("theme")
@@ -67,7 +84,10 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	d := s.settingsData(c, u)
+	d, err := s.settingsData(c, u)
+	if err != nil {
+		return err
+	}
 	current, pw, confirm := c.FormValue("current"), c.FormValue("password"), c.FormValue("confirm")
 	// Guesses of the current password count as sign-in attempts do.
 	_, ok, err := s.passwordAttempt(c, u.Name, current, "Too many wrong passwords.")

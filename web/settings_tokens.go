@@ -1,17 +1,92 @@
 package web
 
 import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/views"
 )
 
-// handleCreateToken makes a personal access token (to be written).
+// handleCreateToken makes a personal access token and shows it, this once, on the settings
+// page itself: the token never travels in a URL (no redirect carries it), and no cache
+// keeps the page. A refused name comes back next to the field, as typed. The page focuses
+// the new token, or the refused name (so the form's action has no #fragment, which would
+// stop the browser's autofocus).
 func (s *Server) handleCreateToken(c echo.Context) error {
-	return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	u := currentUser(c)
+	if u.Role == agent.RoleService {
+		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	}
+	ctx := c.Request().Context()
+	d, err := s.settingsData(c, u)
+	if err != nil {
+		return err
+	}
+	d.TokenName = strings.TrimSpace(c.FormValue("name"))
+	secret, _, err := s.db.CreateToken(ctx, u.ID, d.TokenName)
+	if code := agent.ErrorCode(err); code == agent.EINVALID || code == agent.ECONFLICT {
+		d.Errors["token_name"] = agent.ErrorMessage(err)
+		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
+	}
+	if err != nil {
+		return err
+	}
+	if d.AccessTokens, err = s.accessTokens(ctx, u.ID); err != nil {
+		return err
+	}
+	d.NewToken, d.NewTokenName, d.TokenName = secret, d.TokenName, ""
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return s.page(c, http.StatusCreated, views.SettingsPage(d))
 }
 
-// handleRevokeToken revokes a personal access token (to be written).
+// handleRevokeToken revokes one of the person's own tokens, by name: the token's requests
+// are refused from now on and its open API streams end at once.
 func (s *Server) handleRevokeToken(c echo.Context) error {
-	return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	u := currentUser(c)
+	if u.Role == agent.RoleService {
+		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	}
+	name := c.FormValue("name")
+	t, err := s.db.RevokeToken(c.Request().Context(), u.ID, name)
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		d, derr := s.settingsData(c, u)
+		if derr != nil {
+			return derr
+		}
+		d.Errors["revoke"] = agent.ErrorMessage(err)
+		return s.page(c, http.StatusNotFound, views.SettingsPage(d))
+	}
+	if err != nil {
+		return err
+	}
+	s.tokenRevoked(t.ID)
+	return c.Redirect(http.StatusSeeOther, "/settings?saved=revoked&name="+url.QueryEscape(t.Name)+"#tokens")
+}
+
+// accessTokens lists a person's tokens for their settings page.
+func (s *Server) accessTokens(ctx context.Context, userID int64) ([]views.AccessToken, error) {
+	list, err := s.db.Tokens(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.AccessToken, len(list))
+	for i, t := range list {
+		out[i] = views.AccessToken{Name: t.Name, Created: t.Created, LastUsed: t.LastUsed}
+	}
+	return out, nil
+}
+
+// revokedNotice says which token was revoked. The name comes from the URL, so only a name
+// a token could have is repeated.
+func revokedNotice(name string) string {
+	if store.CheckTokenName(name) != nil {
+		return "Token revoked."
+	}
+	return "Token “" + name + "” revoked."
 }

@@ -73,6 +73,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return serve(ctx, cfg, getenv, stdio.err)
 	case "user":
 		return runUser(ctx, args, getenv, stdio)
+	case "token":
+		return runToken(ctx, args, getenv, stdio)
 	case "bench":
 		return runBench(ctx, args, stdio)
 	case "bench-serve":
@@ -92,9 +94,12 @@ const usage = `usage:
   parley user set-role NAME staff|user
   parley user reset-password NAME [--password-stdin]
   parley user list
+  parley token add NAME --user U                 make an access token (printed once, alone on stdout)
+  parley token list --user U
+  parley token revoke NAME --user U
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
-The user commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
+The user and token commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
 up and printed once.`
 
 // stdio is where a command reads and writes: a password on in, results on out, logs and

@@ -1,10 +1,11 @@
 // Accounts end to end: the first account is staff; a person answers a question; staff find
 // the conversation by a word of the answer and read its timeline; another person cannot
-// open it; the figures page draws its charts.
+// open it; the figures page draws its charts. A person makes an access token on the settings
+// page, sees it once, and revokes it.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { startParley, launch, tempDB, results } from './harness.mjs'
+import { startParley, launch, tempDB, results, axe, pageErrors } from './harness.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -12,8 +13,8 @@ after(async () => { await browser?.close() })
 
 const password = 'a long and quite memorable passphrase'
 
-async function signUp (browser, url, name) {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } })
+async function signUp (browser, url, name, viewport = { width: 1100, height: 1000 }) {
+  const context = await browser.newContext({ viewport })
   const page = await context.newPage()
   await page.goto(url + '/')
   await page.waitForURL(/\/(login|signup)/)
@@ -87,6 +88,72 @@ test('staff find a conversation by a word of an answer; another person cannot op
     await chart.waitFor()
     assert.match(await chart.getAttribute('aria-label'), /2 questions asked, 1 answered/)
     await carol.screenshot({ path: join(results, 'staff-figures.png'), fullPage: true })
+    assert.deepEqual(errors, [])
+  } finally {
+    await parley.stop()
+  }
+})
+
+test('a person makes an access token on the settings page, sees it once, revokes it; at 390 px, light and dark', async () => {
+  const parley = await startParley({ db: tempDB(), auth: 'local' })
+  try {
+    const page = await signUp(browser, parley.url, 'ann', { width: 390, height: 844 })
+    const errors = pageErrors(page)
+    const noSideways = async (what) => assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), `no sideways scrolling at 390 px: ${what}`)
+    const bothThemes = async (what) => {
+      await noSideways(what)
+      await axe(page, `${what} (light, phone)`)
+      await page.emulateMedia({ colorScheme: 'dark' })
+      await axe(page, `${what} (dark, phone)`)
+      await page.emulateMedia({ colorScheme: 'light' })
+    }
+    await page.goto(parley.url + '/settings')
+    const tokens = page.getByRole('region', { name: 'Access tokens' })
+    await tokens.getByText('You have no access tokens.').waitFor()
+    assert.equal(await tokens.getByRole('link', { name: '/api/v1/openapi.json' }).getAttribute('href'), '/api/v1/openapi.json')
+
+    // By keyboard: an empty name is refused next to the field.
+    const name = page.getByLabel('Name of a new token')
+    await name.focus()
+    const posted = () => page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/settings/tokens'))
+    let [resp] = await Promise.all([posted(), page.keyboard.press('Enter')])
+    assert.equal(resp.status(), 422)
+    await page.locator('#token-name-error', { hasText: 'Give the token a name' }).waitFor()
+    assert.equal(await page.getByLabel('Name of a new token').getAttribute('aria-invalid'), 'true')
+    assert.ok(await page.getByLabel('Name of a new token').evaluate((el) => el === document.activeElement), 'the refused name has the focus')
+
+    // A token is made: shown once, read-only and selected by its focus, with how to use it.
+    await page.getByLabel('Name of a new token').fill('laptop')
+    ;[resp] = await Promise.all([posted(), page.getByLabel('Name of a new token').press('Enter')])
+    assert.equal(resp.status(), 201)
+    const box = page.getByLabel('Your new token “laptop”')
+    await box.waitFor()
+    const secret = await box.inputValue()
+    assert.match(secret, /^parley_[A-Za-z0-9_-]{43}$/)
+    assert.ok(!page.url().includes(secret), 'the token is not in the URL')
+    assert.equal(await box.getAttribute('readonly'), '')
+    assert.ok(await box.evaluate((el) => el === document.activeElement), 'the new token has the focus')
+    await tokens.getByText('Copy it now: Parley will not show it again.').waitFor()
+    assert.match(await tokens.innerText(), /export PARLEY_TOKEN=…[\s\S]*parley chat/)
+    await page.keyboard.press('Control+a')
+    assert.equal(await page.evaluate(() => { const el = document.activeElement; return el.value.slice(el.selectionStart, el.selectionEnd) }), secret, 'the token can be selected whole')
+    await page.screenshot({ path: join(results, 'settings-new-token.png'), fullPage: true })
+    await bothThemes('the settings page with a new token')
+
+    // Seen once: the page lists the token by name, never the token itself.
+    await page.goto(parley.url + '/settings')
+    assert.doesNotMatch(await page.content(), /parley_[A-Za-z0-9_-]{43}/)
+    const row = tokens.getByRole('row', { name: /laptop/ })
+    assert.match(await row.innerText(), /laptop[\s\S]*never/)
+    await bothThemes('the settings page listing a token')
+
+    // Revoked by keyboard: the page says so, and lists none.
+    await row.getByRole('button', { name: 'Revoke laptop' }).focus()
+    await page.keyboard.press('Enter')
+    await page.waitForURL(/\/settings\?saved=revoked/)
+    await tokens.getByRole('status').filter({ hasText: 'Token “laptop” revoked.' }).waitFor()
+    await tokens.getByText('You have no access tokens.').waitFor()
+    await bothThemes('the settings page after revoking a token')
     assert.deepEqual(errors, [])
   } finally {
     await parley.stop()
