@@ -45,7 +45,7 @@ func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (Questi
 	if err != nil {
 		return q, err
 	}
-	if !q.AllowCancel {
+	if q.Pending() && !q.AllowCancel {
 		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
 	}
 	return r.close(ctx, questionID, by.resolution(questionID, Cancelled))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -70,8 +71,11 @@ func (s *Server) apiAnswer(c echo.Context) error {
 			if files, refused, err = s.uploads.answerFiles(c, rec.Question); err != nil {
 				return rec, err
 			}
-			if len(refused) > 0 && rec.Pending() {
+			if len(refused) > 0 {
 				return rec, agent.AnswerErrors(rec.Question, form, files, refused)
+			}
+			if errs := unknownFields(rec.Question, form); len(errs) > 0 {
+				return rec, errs
 			}
 		}
 		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
@@ -149,12 +153,11 @@ func answerValues(q agent.Question, raw json.RawMessage) (url.Values, error) {
 	for _, f := range q.Fields {
 		kinds[f.Name] = f.Kind
 	}
-	errs := agent.FieldErrors{}
+	errs := unknownFields(q, values)
 	for name, v := range values {
 		kind, ok := kinds[name]
 		switch {
 		case !ok:
-			errs[name] = "This question has no field named " + strconv.Quote(name) + "."
 			continue
 		case kind == agent.KindFile:
 			errs[name] = "Send a file as multipart/form-data, in a part named after its field."
@@ -209,4 +212,16 @@ func jsonFormValues(raw json.RawMessage) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// unknownFields is an error for each name the question has no field for, so that a
+// script's typo does not pass as an empty answer.
+func unknownFields[V any](q agent.Question, values map[string]V) agent.FieldErrors {
+	errs := agent.FieldErrors{}
+	for name := range values {
+		if !slices.ContainsFunc(q.Fields, func(f agent.Field) bool { return f.Name == name }) {
+			errs[name] = "This question has no field named " + strconv.Quote(name) + "."
+		}
+	}
+	return errs
 }

@@ -521,3 +521,48 @@ func TestAPI_RevokedTokenEndsItsStreams(t *testing.T) {
 		t.Fatalf("the stream did not end by itself: %v", err)
 	}
 }
+
+func TestAPI_AnswerWithAFile(t *testing.T) {
+	asker := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if r := lastResolution(in); r != nil {
+			return out.Text(fmt.Sprintf("Got %v.", r.Values["note"]))
+		}
+		_, err := out.Ask(agent.Question{Message: "Send the log.", Fields: []agent.Field{
+			{Name: "log", Kind: agent.KindFile, Required: true}, {Name: "note", Kind: agent.KindText}}})
+		return err
+	}}
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, asker)
+	ann := as.token(t, "ann")
+	var started apiConv
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "files", "text": "look at this"}, 201, &started)
+	as.waitState(t, started.Conversation.ID, agent.StateWaiting)
+	var e apiErr
+	// JSON cannot carry a file; a multipart answer without it, or with a name the question
+	// does not have, is told so field by field.
+	ann.json("POST", "/api/v1/questions/1/answer", map[string]any{"values": map[string]any{"log": "app.log"}}, 422, &e)
+	if !strings.Contains(e.Error.Fields["log"], "multipart") {
+		t.Errorf("file in JSON = %+v", e)
+	}
+	e = apiErr{}
+	ann.json("POST", "/api/v1/questions/1/answer", multipartOf(map[string][]string{"note": {"hi"}, "nite": {"x"}}, nil), 422, &e)
+	if !strings.Contains(e.Error.Fields["nite"], "no field") {
+		t.Errorf("unknown multipart field = %+v", e)
+	}
+	e = apiErr{}
+	ann.json("POST", "/api/v1/questions/1/answer", multipartOf(map[string][]string{"note": {"hi"}}, nil), 422, &e)
+	if e.Error.Fields["log"] == "" {
+		t.Errorf("missing file = %+v", e)
+	}
+	var q struct {
+		State      string
+		Resolution agent.Resolution
+	}
+	ann.json("POST", "/api/v1/questions/1/answer", multipartOf(map[string][]string{"note": {"the nightly run"}},
+		map[string][2]string{"log": {"app.log", "ERROR boom\n"}}), 200, &q)
+	doc, _ := q.Resolution.Values["log"].(map[string]any)
+	if q.State != "answered" || doc["name"] != "app.log" || q.Resolution.Values["note"] != "the nightly run" {
+		t.Fatalf("answer = %+v", q)
+	}
+	// Cancelling it now is a conflict, whatever the question allows.
+	ann.json("POST", "/api/v1/questions/1/cancel", nil, 409, &e)
+}
