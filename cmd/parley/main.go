@@ -75,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return runUser(ctx, args, getenv, stdio)
 	case "token":
 		return runToken(ctx, args, getenv, stdio)
+	case "chat":
+		return runChat(ctx, args, getenv, stdio)
 	case "bench":
 		return runBench(ctx, args, stdio)
 	case "bench-serve":
@@ -97,6 +99,7 @@ const usage = `usage:
   parley token add NAME --user U                 make an access token (printed once, alone on stdout)
   parley token list --user U
   parley token revoke NAME --user U
+  parley chat [flags] [MESSAGE]                  chat with an agent over the API (parley chat -h)
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
 The user and token commands take --db (PARLEY_DB) too. Without --password-stdin a password is made

@@ -1,0 +1,486 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// chatOptions is what `parley chat` is told by its flags, the environment and its config file.
+type chatOptions struct {
+	Server       string
+	Token        string
+	Agent        string
+	Conversation int64
+	Message      string
+	Answers      string
+	ListAgents   bool
+	// MessageGiven is true when Message came from the command line (it may be empty).
+	MessageGiven bool
+}
+
+// The exit codes of parley chat, beyond 0 and 1 (an error).
+const (
+	exitNoScript   = 3   // --answers: a question came with no scripted answer left
+	exitRejected   = 4   // --answers: the server refused a scripted answer
+	exitRunFailed  = 5   // the run failed or was stopped (with --answers, or input not a terminal)
+	exitLeftOver   = 6   // --answers: the run ended with scripted answers left unused
+	exitInterrupt  = 130 // Ctrl-C
+	defaultServer  = "http://127.0.0.1:8080"
+	chatConfigName = "parley/chat.toml"
+)
+
+const chatUsage = `usage: parley chat [flags] [MESSAGE]
+
+Chat with an agent from the terminal, over Parley's JSON API. Without --conversation it
+starts a conversation with MESSAGE (or --message, or what you type at the you> prompt).
+The token comes from PARLEY_TOKEN or the config file (keys server and token); make one with
+` + "`parley token add NAME --user YOU`" + ` or on the settings page.
+
+When the agent asks, each field is prompted in turn; an empty line takes the default.
+Ctrl-D at a question declines it, Ctrl-C stops the agent (twice, or when idle, quits).
+At the you> prompt: /retry, /stop, /quit. When standard input is not a terminal, answers
+are read one line per field (a multi-line text ends with a line holding only ".").
+
+--answers FILE (JSON or YAML) runs unattended:
+  message: Plan a team offsite in Chicago   # the first message
+  answers:                                  # one entry per question, in order
+    - {city: Chicago, guests: 20}           # values by field name (a file field: a path,
+    - {choice: other, other: The lake}      #   relative to the answers file)
+    - decline: not now                      # declines the question, with the reason
+    - cancel: true                          # cancels the question
+
+Exit codes: 0 done; 1 an error (flags, server, token); 3 a question had no scripted answer
+(it is left pending); 4 the server refused a scripted answer; 5 the run failed or was
+stopped (with --answers, or when input is not a terminal); 6 the run ended with scripted
+answers unused; 130 Ctrl-C.
+
+Flags:`
+
+// runChat is `parley chat`. Exit codes other than 0 and 1 end the process here, since run
+// reports only errors.
+func runChat(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	opts, err := parseChat(args, getenv, std.err)
+	if err != nil {
+		return err
+	}
+	code, err := chat(ctx, opts, std)
+	if code <= 1 {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(std.err, "parley chat:", err)
+	}
+	os.Exit(code)
+	return nil
+}
+
+func parseChat(args []string, getenv func(string) string, stderr io.Writer) (chatOptions, error) {
+	var o chatOptions
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, chatUsage)
+		fs.PrintDefaults()
+	}
+	server := fs.String("server", "", "Parley's address (PARLEY_SERVER; default "+defaultServer+")")
+	config := fs.String("config", "", "config file with server and token (default $XDG_CONFIG_HOME/"+chatConfigName+")")
+	fs.StringVar(&o.Agent, "agent", "", "agent of a new conversation (default: the first listed)")
+	fs.Int64Var(&o.Conversation, "conversation", 0, "go on with this conversation (its id)")
+	fs.Func("message", "first message (or give it as the argument)", func(s string) error {
+		o.Message, o.MessageGiven = s, true
+		return nil
+	})
+	fs.StringVar(&o.Answers, "answers", "", "run unattended with the answers in this file (JSON or YAML)")
+	fs.BoolVar(&o.ListAgents, "list-agents", false, "list the agents and exit")
+	// Flags may come after the message too.
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words, args = append(words, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(words) > 0 {
+		if o.MessageGiven {
+			return o, errors.New("give the message either as the argument or with --message")
+		}
+		o.Message, o.MessageGiven = strings.Join(words, " "), true
+	}
+	var file struct {
+		Server string `toml:"server"`
+		Token  string `toml:"token"`
+	}
+	path, explicit := *config, *config != ""
+	if !explicit {
+		path = defaultChatConfig(getenv)
+	}
+	if path != "" {
+		if _, err := toml.DecodeFile(path, &file); err != nil && (explicit || !errors.Is(err, os.ErrNotExist)) {
+			return o, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	o.Server = firstNonEmpty(*server, getenv("PARLEY_SERVER"), file.Server, defaultServer)
+	if !strings.Contains(o.Server, "://") {
+		o.Server = "http://" + o.Server
+	}
+	o.Server = strings.TrimRight(o.Server, "/")
+	o.Token = strings.TrimSpace(firstNonEmpty(getenv("PARLEY_TOKEN"), file.Token))
+	if o.Token == "" {
+		return o, fmt.Errorf("no access token: make one with `parley token add NAME --user YOU` (or on the settings page), "+
+			"then set PARLEY_TOKEN or put token = \"...\" in %s", firstNonEmpty(path, "$XDG_CONFIG_HOME/"+chatConfigName))
+	}
+	return o, nil
+}
+
+// defaultChatConfig is $XDG_CONFIG_HOME/parley/chat.toml, or ~/.config/parley/chat.toml.
+func defaultChatConfig(getenv func(string) string) string {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
+		return filepath.Join(dir, chatConfigName)
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config", chatConfigName)
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// chat runs the command and returns its exit code.
+func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
+	// Ctrl-C is the session's to handle (stop the agent, or quit), not the context's.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	c := &chatClient{base: o.Server, token: o.Token, http: &http.Client{}}
+	if o.ListAgents {
+		agents, err := c.agents(ctx)
+		if err != nil {
+			return 1, err
+		}
+		for _, a := range agents {
+			fmt.Fprintf(std.out, "%-24s %s\n", a.Name, firstNonEmpty(a.Description, a.Title))
+		}
+		return 0, nil
+	}
+	s := &session{c: c, ctx: ctx, out: std.out, errw: std.err, sent: map[string]int{}, ours: map[int64]bool{}}
+	if o.Answers != "" {
+		script, err := loadAnswers(o.Answers)
+		if err != nil {
+			return 1, err
+		}
+		s.script = script
+		if !o.MessageGiven && script.Message != "" {
+			o.Message, o.MessageGiven = script.Message, true
+		}
+	}
+	s.tty = isTerminal(std.in) && s.script == nil
+	s.color = s.tty && isTerminal(std.out) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	me, err := c.me(ctx)
+	if err != nil {
+		return 1, err
+	}
+	s.me = me
+	if s.script == nil {
+		s.lines = readLines(std.in, s.tty)
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	s.sigs = sigs
+	s.events = make(chan sseEvent, 256)
+
+	after := ""
+	if o.Conversation != 0 {
+		page, err := c.conversation(ctx, o.Conversation)
+		if err != nil {
+			return 1, err
+		}
+		s.showPage(page)
+		after = strconv.FormatInt(page.LastEventID, 10)
+		if o.MessageGiven {
+			s.queued = &o.Message
+		}
+	} else {
+		if code, err := s.start(o); errors.Is(err, errQuit) {
+			return 0, nil
+		} else if code != 0 || err != nil {
+			return code, err
+		}
+	}
+	go c.follow(ctx, s.conv.ID, after, s.events)
+	return s.loop()
+}
+
+// isTerminal reports whether f is a terminal: a character device other than the null
+// device (which reads as a permanent end of input, as a pipe would).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
+}
+
+// start makes the conversation from the first message (given, or read at the prompt).
+func (s *session) start(o chatOptions) (int, error) {
+	name := o.Agent
+	if name == "" {
+		agents, err := s.c.agents(s.ctx)
+		if err != nil {
+			return 1, err
+		}
+		if len(agents) == 0 {
+			return 1, errors.New("the server has no agents")
+		}
+		name = agents[0].Name
+	}
+	text := o.Message
+	for strings.TrimSpace(text) == "" {
+		if s.script != nil || o.MessageGiven {
+			return 1, errors.New("give the first message: as the argument, with --message, or as message in the answers file")
+		}
+		if s.tty {
+			s.note(fmt.Sprintf("Chatting with %s. /quit quits.", name))
+		}
+		line, err := s.readLine("you> ")
+		if errors.Is(err, io.EOF) {
+			return 0, errQuit
+		}
+		if err != nil {
+			return s.exitCode(err)
+		}
+		if text = line; strings.TrimSpace(text) == "/quit" {
+			return 0, errQuit
+		}
+	}
+	conv, err := s.c.startConversation(s.ctx, name, text, nonce())
+	if err != nil {
+		return 1, err
+	}
+	s.conv = conv
+	s.sent[strings.TrimSpace(text)]++
+	s.expect = true
+	if !s.tty {
+		s.line("you> " + text)
+	}
+	s.note(fmt.Sprintf("Conversation %d with %s: %s%s", conv.ID, firstNonEmpty(conv.AgentTitle, conv.Agent), s.c.base, conv.URL))
+	return 0, nil
+}
+
+func nonce() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Why a prompt ends without an answer.
+var (
+	errResolved  = errors.New("the question was resolved elsewhere")
+	errInterrupt = errors.New("interrupted")
+	errTerminate = errors.New("terminated")
+	errDeleted   = errors.New("the conversation was deleted")
+	errQuit      = errors.New("quit")
+)
+
+// exitCode maps the errors that end a session onto its exit code.
+func (s *session) exitCode(err error) (int, error) {
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, errInterrupt):
+		s.endLine()
+		return exitInterrupt, nil
+	case errors.Is(err, errTerminate):
+		s.endLine()
+		return 143, nil
+	}
+	return 1, err
+}
+
+// loop is the session: ask what is pending, wait while the agent works, and when all is
+// quiet take the next message.
+func (s *session) loop() (int, error) {
+	for {
+		if len(s.pending) > 0 {
+			q := s.pending[0]
+			code, err := s.ask(q)
+			s.drop(q.ID)
+			if code != 0 || err != nil {
+				return s.finish(code, err)
+			}
+			continue
+		}
+		if s.busy() {
+			if err := s.waitEvent(); err != nil {
+				return s.exitCode(err)
+			}
+			continue
+		}
+		if s.queued != nil {
+			text := *s.queued
+			s.queued = nil
+			if err := s.send(text); err != nil && s.script != nil {
+				return 1, err
+			}
+			continue
+		}
+		if s.script != nil {
+			return s.scriptEnd()
+		}
+		if s.inputOver {
+			return s.finish(0, nil)
+		}
+		s.atYou = true
+		line, err := s.readLine("you> ")
+		s.atYou = false
+		switch {
+		case errors.Is(err, errWake):
+			continue
+		case errors.Is(err, io.EOF):
+			return s.finish(0, nil)
+		case err != nil:
+			return s.exitCode(err)
+		}
+		if done := s.command(line); done {
+			return 0, nil
+		}
+	}
+}
+
+// finish ends the session: a failed run is exit 5 when no person is there to retry it.
+func (s *session) finish(code int, err error) (int, error) {
+	if code != 0 {
+		return code, err
+	}
+	if err != nil {
+		return s.exitCode(err)
+	}
+	if !s.tty && (s.state == "failed" || s.state == "stopped" || s.state == "interrupted") {
+		return exitRunFailed, fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
+	}
+	return 0, nil
+}
+
+// scriptEnd is the end of an unattended run: its exit code says how it went.
+func (s *session) scriptEnd() (int, error) {
+	switch {
+	case s.state == "failed" || s.state == "stopped" || s.state == "interrupted":
+		return exitRunFailed, fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
+	case s.script.left() > 0:
+		return exitLeftOver, fmt.Errorf("the run ended with %d scripted answers unused", s.script.left())
+	}
+	return 0, nil
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+// command runs a line typed at the you> prompt; done reports /quit.
+func (s *session) command(line string) (done bool) {
+	switch strings.TrimSpace(line) {
+	case "":
+		return false
+	case "/quit", "/exit":
+		return true
+	case "/help":
+		s.note("Type a message, or /retry (run the failed step again), /stop, /quit. Ctrl-D at a question declines it.")
+	case "/stop":
+		if err := s.c.stop(s.ctx, s.conv.ID); err != nil {
+			s.problem(err)
+		}
+	case "/retry":
+		if err := s.c.retry(s.ctx, s.conv.ID); err != nil {
+			s.problem(err)
+			return false
+		}
+		s.expect, s.expectRun = true, s.runID
+	default:
+		if err := s.send(line); err != nil {
+			s.problem(fmt.Errorf("not sent: %w", err))
+		}
+	}
+	return false
+}
+
+// send posts a message to the conversation.
+func (s *session) send(text string) error {
+	if !s.tty {
+		s.line("you> " + text)
+	}
+	s.sent[strings.TrimSpace(text)]++
+	if err := s.c.sendMessage(s.ctx, s.conv.ID, text, nonce()); err != nil {
+		s.sent[strings.TrimSpace(text)]--
+		return err
+	}
+	s.expect, s.expectRun = true, s.runID
+	return nil
+}
+
+// busy reports whether the agent is working (or about to), so the next message must wait.
+func (s *session) busy() bool {
+	return s.expect || s.state == "running" || s.state == "waiting"
+}
+
+// waitEvent handles the next event, or Ctrl-C while the agent works.
+func (s *session) waitEvent() error {
+	select {
+	case ev := <-s.events:
+		return s.handle(ev)
+	case sig := <-s.sigs:
+		return s.interrupt(sig, true)
+	}
+}
+
+// interrupt handles a signal: the first Ctrl-C while the agent works stops it; any other
+// quits.
+func (s *session) interrupt(sig os.Signal, working bool) error {
+	if sig != os.Interrupt {
+		return errTerminate
+	}
+	if !working || time.Since(s.lastInterrupt) < 2*time.Second {
+		return errInterrupt
+	}
+	s.lastInterrupt = time.Now()
+	s.note("Stopping the agent (Ctrl-C again to quit)…")
+	if err := s.c.stop(s.ctx, s.conv.ID); err != nil {
+		s.problem(err)
+	}
+	return nil
+}

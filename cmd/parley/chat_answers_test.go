@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestChat_AnswersFileRunsTheConversationToItsEnd(t *testing.T) {
+	l := live(t)
+	answers := writeFile(t, "answers.yaml", `
+message: two questions
+answers:
+  - {city: Chicago, guests: 20}
+  - choice: other
+    other: The Art Institute
+`)
+	out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+	if code != 0 || !strings.Contains(out, "Thanks, all noted.") {
+		t.Fatalf("exit %d, want 0 at the end of the run:\n%s", code, out)
+	}
+	qs := l.questions(t, out)
+	if len(qs) != 2 || qs[0].Resolution == nil || qs[1].Resolution == nil {
+		t.Fatalf("questions = %+v, want two answered", qs)
+	}
+	if got, want := qs[0].Resolution.Values, map[string]any{"city": "Chicago", "guests": json.Number("20")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first answer = %v, want %v", got, want)
+	}
+	if got, want := qs[1].Resolution.Values, map[string]any{"choice": "other", "other": "The Art Institute"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("second answer = %v, want %v", got, want)
+	}
+}
+
+func TestChat_AnswersFileExitCodes(t *testing.T) {
+	l := live(t)
+	t.Run("a question without an answer leaves it pending, exit 3", func(t *testing.T) {
+		answers := writeFile(t, "answers.json", `{"message": "two questions", "answers": [{"city": "Chicago", "guests": 20}]}`)
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != exitNoScript || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "no scripted answer for question 2") {
+			t.Fatalf("exit %d, want %d naming question 2:\n%s", code, exitNoScript, out)
+		}
+		if qs := l.questions(t, out); len(qs) != 2 || qs[1].State != "pending" {
+			t.Fatalf("questions = %+v, want the second pending", qs)
+		}
+		// The same conversation goes on from where it stands, its question still pending.
+		id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(out)[1]
+		rest := writeFile(t, "rest.yaml", "answers:\n  - {choice: Museum}\n")
+		out, code = chatRun(t, l, "", "--conversation", id, "--answers", rest)
+		if code != 0 || !strings.Contains(out, "you> two questions") || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "Thanks, all noted.") {
+			t.Fatalf("going on: exit %d, want 0 with the conversation so far and its end:\n%s", code, out)
+		}
+	})
+	t.Run("a refused answer, exit 4", func(t *testing.T) {
+		answers := writeFile(t, "answers.yml", "answers:\n  - {city: Chicago, guests: 600}\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers, "two questions")
+		if code != exitRejected || !strings.Contains(out, "Guests: Must be between 1 and 500.") {
+			t.Fatalf("exit %d, want %d with the server's message:\n%s", code, exitRejected, out)
+		}
+	})
+	t.Run("answers left over, exit 6", func(t *testing.T) {
+		answers := writeFile(t, "answers.yaml", "message: one question\nanswers:\n  - {name: Ann}\n  - {name: Bob}\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != exitLeftOver || !strings.Contains(out, "1 scripted answers unused") {
+			t.Fatalf("exit %d, want %d:\n%s", code, exitLeftOver, out)
+		}
+	})
+	t.Run("a failed run, exit 5", func(t *testing.T) {
+		answers := writeFile(t, "answers.yaml", "message: fail\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != exitRunFailed || !strings.Contains(out, "The run failed: ") || !strings.Contains(out, "the model is overloaded") {
+			t.Fatalf("exit %d, want %d with the error:\n%s", code, exitRunFailed, out)
+		}
+	})
+	t.Run("a decline", func(t *testing.T) {
+		answers := writeFile(t, "answers", "message: one question\nanswers:\n  - decline: not today\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0:\n%s", code, out)
+		}
+		if qs := l.questions(t, out); len(qs) != 1 || qs[0].Resolution == nil || qs[0].Resolution.Reason != "not today" {
+			t.Fatalf("questions = %+v, want one declined with the reason", qs)
+		}
+	})
+}
+
+func TestLoadAnswers(t *testing.T) {
+	yml := writeFile(t, "a.yaml", "message: hi\nanswers:\n  - {day: 2026-05-01, n: 3, tags: [a, b], ok: true}\n  - decline: no\n  - cancel: true\n")
+	s, err := loadAnswers(yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := apiQuestion{Question: agent.Question{Fields: []agent.Field{{Name: "day", Kind: agent.KindDate}, {Name: "n", Kind: agent.KindInteger},
+		{Name: "tags", Kind: agent.KindMultiselect}, {Name: "ok", Kind: agent.KindBoolean}}}}
+	got, err := s.take(q)
+	want := map[string]any{"day": "2026-05-01", "n": int64(3), "tags": []any{"a", "b"}, "ok": true}
+	if err != nil || !reflect.DeepEqual(got.values, want) {
+		t.Fatalf("take = %#v, %v; want %#v", got.values, err, want)
+	}
+	if got, _ := s.take(q); got.decline == nil || *got.decline != "no" {
+		t.Errorf("decline entry = %+v", got)
+	}
+	if got, _ := s.take(q); !got.cancel {
+		t.Errorf("cancel entry = %+v", got)
+	}
+	if _, err := s.take(q); err != errNoScript {
+		t.Errorf("after the last entry: %v, want errNoScript", err)
+	}
+	// A file field takes a path, relative to the answers file.
+	b := writeFile(t, "b.json", `{"answers": [{"doc": "notes.txt"}]}`)
+	s, _ = loadAnswers(b)
+	got, err = s.take(apiQuestion{Question: agent.Question{Fields: []agent.Field{{Name: "doc", Kind: agent.KindFile}}}})
+	if err != nil || got.files["doc"] != filepath.Join(filepath.Dir(b), "notes.txt") {
+		t.Fatalf("file entry = %+v, %v", got, err)
+	}
+	for name, content := range map[string]string{"bad.json": `{"answer": []}`, "bad.yaml": "answers: [[1]]\n", "empty.yaml": "answers:\n  -\n"} {
+		if _, err := loadAnswers(writeFile(t, name, content)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestParseChat(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "parley"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "parley", "chat.toml"), []byte("server = \"http://file:1\"\ntoken = \"parley_file\"\n"), 0o600)
+	tests := []struct {
+		name             string
+		args             []string
+		env              map[string]string
+		server, token    string
+		message, wantErr string
+	}{
+		{"config file", nil, map[string]string{"XDG_CONFIG_HOME": dir}, "http://file:1", "parley_file", "", ""},
+		{"env beats file", nil, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_SERVER": "env:2", "PARLEY_TOKEN": "parley_env"}, "http://env:2", "parley_env", "", ""},
+		{"flag beats env", []string{"--server", "http://flag:3/", "hello", "--agent", "x", "there"}, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_SERVER": "env:2"}, "http://flag:3", "parley_file", "hello there", ""},
+		{"default server", nil, map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "PARLEY_TOKEN": "parley_t"}, defaultServer, "parley_t", "", ""},
+		{"no token", nil, map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, "", "", "", "parley token add NAME --user YOU"},
+		{"missing config", []string{"--config", filepath.Join(dir, "nope.toml")}, map[string]string{"PARLEY_TOKEN": "t"}, "", "", "", "nope.toml"},
+		{"two messages", []string{"--message", "a", "b"}, map[string]string{"PARLEY_TOKEN": "t"}, "", "", "", "either"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseChat(tt.args, env(tt.env), &syncBuffer{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || o.Server != tt.server || o.Token != tt.token || o.Message != tt.message {
+				t.Fatalf("parseChat = %+v, %v; want server %q token %q message %q", o, err, tt.server, tt.token, tt.message)
+			}
+		})
+	}
+}
+
+func TestParseInput(t *testing.T) {
+	now := time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC)
+	opts := []agent.Option{{Value: "hall", Label: "Town hall"}, {Value: "park"}, {Value: "other", Label: "Something else"}}
+	file := writeFile(t, "f.txt", "x")
+	tests := []struct {
+		field agent.Field
+		in    string
+		want  any
+		path  string
+	}{
+		{agent.Field{Kind: agent.KindText}, "  hi  ", "hi", ""},
+		{agent.Field{Kind: agent.KindText}, "", nil, ""},
+		{agent.Field{Kind: agent.KindNumber}, "2.5", 2.5, ""},
+		{agent.Field{Kind: agent.KindNumber}, "NaN", "NaN", ""},
+		{agent.Field{Kind: agent.KindInteger}, "42", int64(42), ""},
+		{agent.Field{Kind: agent.KindInteger}, "4.2", "4.2", ""},
+		{agent.Field{Kind: agent.KindSelect, Options: opts}, "2", "park", ""},
+		{agent.Field{Kind: agent.KindSelect, Options: opts}, "town HALL", "hall", ""},
+		{agent.Field{Kind: agent.KindSelect, Options: opts}, "9", "9", ""},
+		{agent.Field{Kind: agent.KindMultiselect, Options: opts}, "1, park,3", []string{"hall", "park", "other"}, ""},
+		{agent.Field{Kind: agent.KindBoolean}, "Yes", true, ""},
+		{agent.Field{Kind: agent.KindBoolean}, "n", false, ""},
+		{agent.Field{Kind: agent.KindBoolean}, "maybe", "maybe", ""},
+		{agent.Field{Kind: agent.KindDate}, "tomorrow", "2026-04-01", ""},
+		{agent.Field{Kind: agent.KindDate}, "today", "2026-03-31", ""},
+		{agent.Field{Kind: agent.KindFile}, file, nil, file},
+	}
+	for _, tt := range tests {
+		got, path, msg := parseInput(tt.field, tt.in, now)
+		if msg != "" || !reflect.DeepEqual(got, tt.want) || path != tt.path {
+			t.Errorf("parseInput(%s, %q) = %#v, %q, %q; want %#v, %q", tt.field.Kind, tt.in, got, path, msg, tt.want, tt.path)
+		}
+	}
+	if _, _, msg := parseInput(agent.Field{Kind: agent.KindFile}, filepath.Dir(file), now); msg == "" {
+		t.Error("a folder was taken as a file")
+	}
+}
+
+func TestFieldHint(t *testing.T) {
+	one, three := 1, 3
+	lo, hi := 1.0, 500.0
+	tests := []struct {
+		field agent.Field
+		want  string
+	}{
+		{agent.Field{Kind: agent.KindText, MaxLength: &three}, "at most 3 characters"},
+		{agent.Field{Kind: agent.KindInteger, Min: &lo, Max: &hi}, "a whole number, between 1 and 500"},
+		{agent.Field{Kind: agent.KindNumber, Min: &lo}, "a number, at least 1"},
+		{agent.Field{Kind: agent.KindDate, MinDate: agent.Today}, "YYYY-MM-DD (or today, tomorrow), today or later"},
+		{agent.Field{Kind: agent.KindMultiselect, MinItems: &one, MaxItems: &three}, "numbers separated by commas, pick between 1 and 3"},
+		{agent.Field{Kind: agent.KindText, Format: agent.FormatEmail}, "an email address"},
+	}
+	for _, tt := range tests {
+		if got := fieldHint(tt.field); got != tt.want {
+			t.Errorf("fieldHint(%+v) = %q, want %q", tt.field, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// chatClient speaks Parley's JSON API (/api/v1) with a personal access token. The token goes
+// in the Authorization header only: never in a URL, never in an error or a log line.
+type chatClient struct {
+	base  string // the server, without a trailing slash
+	token string
+	http  *http.Client
+}
+
+// apiError is an error the API answered with: its status, code and message, and for a
+// question's answer the message of each bad field or the question as it stands.
+type apiError struct {
+	Status   int
+	Code     string            `json:"code"`
+	Message  string            `json:"message"`
+	Fields   map[string]string `json:"fields"`
+	Question *apiQuestion      `json:"question"`
+}
+
+func (e *apiError) Error() string {
+	if e.Status == http.StatusUnauthorized {
+		return "the server refused the token: it is not valid (revoked?). Make a new one with " +
+			"`parley token add NAME --user YOU` or on the settings page"
+	}
+	if e.Message != "" {
+		return e.Message
+	}
+	return fmt.Sprintf("the server answered %d %s", e.Status, http.StatusText(e.Status))
+}
+
+// statusOf is the HTTP status of an API error, 0 for any other error.
+func statusOf(err error) int {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	return 0
+}
+
+type apiAgent struct {
+	Name        string `json:"name"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Builtin     bool   `json:"builtin"`
+}
+
+type apiConversation struct {
+	ID         int64  `json:"id"`
+	Title      string `json:"title"`
+	Agent      string `json:"agent"`
+	AgentTitle string `json:"agent_title"`
+	Owner      string `json:"owner"`
+	State      string `json:"state"`
+	URL        string `json:"url"`
+}
+
+type apiDocument struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+type apiMessage struct {
+	EventID     int64         `json:"event_id"`
+	MessageID   string        `json:"message_id"`
+	Role        string        `json:"role"`
+	Author      string        `json:"author"`
+	Text        string        `json:"text"`
+	Documents   []apiDocument `json:"documents"`
+	Interrupted bool          `json:"interrupted"`
+	Stopped     bool          `json:"stopped"`
+}
+
+// apiQuestion is agent.Question as the API adds to it: where it was asked, its state and
+// how it was resolved.
+type apiQuestion struct {
+	agent.Question
+	ConversationID int64             `json:"conversation_id"`
+	RunID          int64             `json:"run_id"`
+	State          string            `json:"state"`
+	Resolution     *agent.Resolution `json:"resolution"`
+}
+
+type apiConversationPage struct {
+	Conversation apiConversation `json:"conversation"`
+	Messages     []apiMessage    `json:"messages"`
+	Questions    []apiQuestion   `json:"questions"`
+	Plan         *agent.Plan     `json:"plan"`
+	LastEventID  int64           `json:"last_event_id"`
+}
+
+// call sends a request to path under /api/v1 with body as JSON (or as it is, when it is a
+// *multipartBody) and decodes a successful answer into out, if given.
+func (c *chatClient) call(ctx context.Context, method, path string, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var r io.Reader
+	ctype := ""
+	switch b := body.(type) {
+	case nil:
+	case *multipartBody:
+		r, ctype = &b.buf, b.ctype
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return err
+		}
+		r, ctype = bytes.NewReader(j), "application/json"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, r)
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.unreachable(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readAPIError(resp)
+	}
+	if out == nil {
+		io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
+	}
+	return nil
+}
+
+// unreachable names the server (never the token) when a request does not get through.
+func (c *chatClient) unreachable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot reach Parley at %s: %w", c.base, err)
+}
+
+func readAPIError(resp *http.Response) error {
+	e := &apiError{Status: resp.StatusCode}
+	var wrapped struct {
+		Error *apiError `json:"error"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if json.Unmarshal(b, &wrapped) == nil && wrapped.Error != nil {
+		e = wrapped.Error
+		e.Status = resp.StatusCode
+	}
+	return e
+}
+
+func (c *chatClient) me(ctx context.Context) (string, error) {
+	var me struct {
+		Name string `json:"name"`
+	}
+	err := c.call(ctx, http.MethodGet, "/me", nil, &me)
+	return me.Name, err
+}
+
+func (c *chatClient) agents(ctx context.Context) ([]apiAgent, error) {
+	var out struct {
+		Agents []apiAgent `json:"agents"`
+	}
+	err := c.call(ctx, http.MethodGet, "/agents", nil, &out)
+	return out.Agents, err
+}
+
+func (c *chatClient) conversation(ctx context.Context, id int64) (apiConversationPage, error) {
+	var out apiConversationPage
+	err := c.call(ctx, http.MethodGet, fmt.Sprintf("/conversations/%d", id), nil, &out)
+	return out, err
+}
+
+func (c *chatClient) startConversation(ctx context.Context, agentName, text, nonce string) (apiConversation, error) {
+	var out struct {
+		Conversation apiConversation `json:"conversation"`
+	}
+	err := c.call(ctx, http.MethodPost, "/conversations", map[string]string{"agent": agentName, "text": text, "nonce": nonce}, &out)
+	return out.Conversation, err
+}
+
+func (c *chatClient) sendMessage(ctx context.Context, id int64, text, nonce string) error {
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages", id), map[string]string{"text": text, "nonce": nonce}, nil)
+}
+
+func (c *chatClient) stop(ctx context.Context, id int64) error {
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/stop", id), nil, nil)
+}
+
+func (c *chatClient) retry(ctx context.Context, id int64) error {
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/retry", id), nil, nil)
+}
+
+// answer answers question q with values (typed as the API takes them); files are the paths
+// of the files given for file fields, by field name, sent as multipart with every value.
+func (c *chatClient) answer(ctx context.Context, q int64, values map[string]any, files map[string]string) (apiQuestion, error) {
+	var out apiQuestion
+	path := fmt.Sprintf("/questions/%d/answer", q)
+	if len(files) == 0 {
+		return out, c.call(ctx, http.MethodPost, path, map[string]any{"values": values}, &out)
+	}
+	body, err := answerMultipart(values, files)
+	if err != nil {
+		return out, err
+	}
+	return out, c.call(ctx, http.MethodPost, path, body, &out)
+}
+
+func (c *chatClient) decline(ctx context.Context, q int64, reason string) (apiQuestion, error) {
+	var out apiQuestion
+	return out, c.call(ctx, http.MethodPost, fmt.Sprintf("/questions/%d/decline", q), map[string]string{"reason": reason}, &out)
+}
+
+func (c *chatClient) cancel(ctx context.Context, q int64) (apiQuestion, error) {
+	var out apiQuestion
+	return out, c.call(ctx, http.MethodPost, fmt.Sprintf("/questions/%d/cancel", q), nil, &out)
+}
+
+// multipartBody is a request body already written as multipart/form-data.
+type multipartBody struct {
+	buf   bytes.Buffer
+	ctype string
+}
+
+// answerMultipart writes an answer with files: every value as a form field (a list repeats
+// its name) and each file as a file part named by its field.
+func answerMultipart(values map[string]any, files map[string]string) (*multipartBody, error) {
+	body := &multipartBody{}
+	w := multipart.NewWriter(&body.buf)
+	for name, v := range values {
+		for _, s := range formStrings(v) {
+			if err := w.WriteField(name, s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for name, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		part, err := w.CreateFormFile(name, filepath.Base(path))
+		if err == nil {
+			_, err = io.Copy(part, f)
+		}
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	body.ctype = w.FormDataContentType()
+	return body, nil
+}
+
+// formStrings writes a typed value as the form values that carry it.
+func formStrings(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{x}
+	case bool:
+		return []string{strconv.FormatBool(x)}
+	case float64:
+		return []string{strconv.FormatFloat(x, 'f', -1, 64)}
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, item := range x {
+			out = append(out, formStrings(item)...)
+		}
+		return out
+	}
+	return []string{fmt.Sprint(v)}
+}
+
+// sseEvent is one event of a conversation's stream.
+type sseEvent struct {
+	Type string
+	ID   string
+	Data json.RawMessage
+	// Err, on the last event the follower sends, is why the stream cannot go on.
+	Err error
+}
+
+// follow reads the conversation's event stream into out from the cursor after (an event
+// id, "" for the start), and reconnects with Last-Event-ID when the connection drops, until
+// ctx ends, the conversation is deleted, the server refuses, or it cannot be reached for
+// giveUp (then the last event sent carries the error).
+func (c *chatClient) follow(ctx context.Context, id int64, after string, out chan<- sseEvent) {
+	cursor, first := after, true
+	wait, reached := 200*time.Millisecond, time.Now()
+	for ctx.Err() == nil {
+		connected, err := c.followOnce(ctx, id, cursor, first, out, &cursor)
+		first = false
+		if errors.Is(err, errStreamOver) || ctx.Err() != nil {
+			return
+		}
+		s := statusOf(err)
+		if connected {
+			wait, reached = 200*time.Millisecond, time.Now()
+		} else if wait *= 2; wait > 5*time.Second {
+			wait = 5 * time.Second
+		}
+		if s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound || time.Since(reached) > giveUp {
+			select {
+			case out <- sseEvent{Err: fmt.Errorf("the conversation's events: %w", err)}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// giveUp is how long the event stream tries to reconnect to a server it cannot reach.
+const giveUp = 5 * time.Minute
+
+// errStreamOver says the stream ended for good (the conversation was deleted).
+var errStreamOver = errors.New("stream over")
+
+// followOnce reads one connection of the stream; connected reports whether the server
+// accepted it.
+func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, first bool, out chan<- sseEvent, last *string) (connected bool, err error) {
+	u := fmt.Sprintf("%s/api/v1/conversations/%d/events", c.base, id)
+	if first && cursor != "" {
+		u += "?after=" + url.QueryEscape(cursor)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if !first && cursor != "" {
+		req.Header.Set("Last-Event-ID", cursor)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return false, c.unreachable(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, readAPIError(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var ev sseEvent
+	var data []string
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if len(data) > 0 || ev.Type != "" {
+				ev.Data = json.RawMessage(strings.Join(data, "\n"))
+				if ev.ID != "" {
+					*last = ev.ID
+				}
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return true, ctx.Err()
+				}
+				if ev.Type == "conversation.deleted" {
+					return true, errStreamOver
+				}
+			}
+			ev, data = sseEvent{}, nil
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue // a heartbeat
+		}
+		name, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch name {
+		case "event":
+			ev.Type = value
+		case "id":
+			ev.ID = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	return true, sc.Err()
+}

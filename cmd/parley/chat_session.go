@@ -1,0 +1,457 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// session is one run of parley chat: the conversation as the event stream tells it, what
+// is being asked, and the terminal. Only its own goroutine writes to out.
+type session struct {
+	c      *chatClient
+	ctx    context.Context
+	out    io.Writer
+	errw   io.Writer // errors that do not end the session
+	tty    bool      // standard input is a terminal: prompts are drawn
+	color  bool      // standard output is a terminal too: a little ANSI style
+	me     string
+	script *answerScript
+	conv   apiConversation
+
+	lines  <-chan inputLine
+	events chan sseEvent
+	sigs   <-chan os.Signal
+
+	state     string // the run's state, as the last run.state said
+	runError  string
+	runID     int64
+	expect    bool  // a message (or retry) was sent and its run has not said it started
+	expectRun int64 // the run id when it was sent
+	queued    *string
+	inputOver bool // standard input ended (not a terminal): decline what is asked, then exit
+
+	pending        []apiQuestion  // pending questions, oldest first
+	ours           map[int64]bool // questions this session resolved
+	asking         int64          // the question being prompted
+	resolvedAsking bool           // ...was resolved elsewhere meanwhile
+	asked          int            // questions asked so far (for "question N")
+	atYou          bool           // at the you> prompt: a question takes its place
+
+	sent     map[string]int // texts sent from here (trimmed) whose message.done is still to come
+	streamID string         // the agent message being streamed, and its text so far
+	streamed string
+	lastPlan string
+
+	prompt        string // the prompt being shown, drawn again after output breaks it
+	promptShown   bool
+	midLine       bool // the last output did not end its line (a message streaming)
+	lastInterrupt time.Time
+}
+
+// ANSI styles, used only when both ends are a terminal.
+const (
+	styleBold = "1"
+	styleDim  = "2"
+	styleName = "1;36"
+)
+
+func (s *session) style(code, text string) string {
+	if !s.color || text == "" {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+// emit writes text, first ending a prompt line it would break.
+func (s *session) emit(text string) {
+	if text == "" {
+		return
+	}
+	if s.promptShown {
+		io.WriteString(s.out, "\n")
+		s.promptShown = false
+	}
+	io.WriteString(s.out, text)
+	s.midLine = !strings.HasSuffix(text, "\n")
+}
+
+// line writes one line of its own.
+func (s *session) line(text string) {
+	s.endLine()
+	s.emit(text + "\n")
+}
+
+// endLine ends a line left open (a streamed message).
+func (s *session) endLine() {
+	if s.midLine {
+		s.emit("\n")
+	}
+}
+
+// note writes a remark of the client's own (not the conversation's).
+func (s *session) note(text string) { s.line(s.style(styleDim, text)) }
+
+// problem reports an error that does not end the session, on standard error.
+func (s *session) problem(err error) {
+	s.endLine()
+	s.endPrompt()
+	fmt.Fprintln(s.errw, s.style(styleBold, "error:")+" "+err.Error())
+}
+
+// drawPrompt shows a prompt on a terminal; input that is not one gets none.
+func (s *session) drawPrompt(prompt string) {
+	s.prompt = prompt
+	if !s.tty {
+		return
+	}
+	s.endLine()
+	io.WriteString(s.out, prompt)
+	s.promptShown = true
+}
+
+// name is how a message's author is shown: "you" for this person.
+func (s *session) name(role, author string) string {
+	if role == "user" {
+		if author == s.me || author == "" {
+			return "you"
+		}
+		return author
+	}
+	return firstNonEmpty(author, s.conv.AgentTitle, s.conv.Agent, "agent")
+}
+
+// showPage prints a conversation as it stands (--conversation) and takes its state.
+func (s *session) showPage(p apiConversationPage) {
+	s.conv = p.Conversation
+	s.note(fmt.Sprintf("Conversation %d with %s: %s", p.Conversation.ID, firstNonEmpty(p.Conversation.AgentTitle, p.Conversation.Agent), p.Conversation.Title))
+	for _, m := range p.Messages {
+		s.showMessage(m)
+	}
+	if p.Plan != nil {
+		s.showPlan(p.Plan)
+	}
+	for _, q := range p.Questions {
+		if q.State == "pending" {
+			s.pending = append(s.pending, q)
+		}
+	}
+	s.state = p.Conversation.State
+}
+
+func (s *session) showMessage(m apiMessage) {
+	text := m.Text
+	for _, d := range m.Documents {
+		text += fmt.Sprintf(" [file: %s]", d.Name)
+	}
+	s.line(s.style(styleName, s.name(m.Role, m.Author)+">") + " " + text)
+	switch {
+	case m.Stopped:
+		s.note("(stopped)")
+	case m.Interrupted:
+		s.note("(interrupted)")
+	}
+}
+
+func (s *session) showPlan(p *agent.Plan) {
+	done, now := 0, ""
+	for _, st := range p.Steps {
+		switch string(st.Status) {
+		case "done", "skipped":
+			done++
+		case "in_progress":
+			if now == "" {
+				now = st.Title
+			}
+		}
+	}
+	text := "plan: "
+	if title := strings.TrimSpace(p.Title); title != "" {
+		text += title + ", "
+	}
+	text += fmt.Sprintf("%d/%d done", done, len(p.Steps))
+	if now != "" {
+		text += ", now: " + now
+	}
+	if text != s.lastPlan {
+		s.lastPlan = text
+		s.note(text)
+	}
+}
+
+// handle takes one event of the stream: it prints what a person should see and keeps the
+// state the loop decides by.
+func (s *session) handle(ev sseEvent) error {
+	if ev.Err != nil {
+		return ev.Err
+	}
+	switch ev.Type {
+	case "message.delta":
+		var d struct {
+			MessageID string `json:"message_id"`
+			Author    string `json:"author"`
+			Offset    int    `json:"offset"`
+			Text      string `json:"text"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
+		}
+	case "message.done":
+		var m apiMessage
+		if json.Unmarshal(ev.Data, &m) == nil {
+			s.done(m)
+		}
+	case "plan":
+		var d struct {
+			Plan *agent.Plan `json:"plan"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
+			s.showPlan(d.Plan)
+		}
+	case "question.asked":
+		var d struct {
+			Question apiQuestion `json:"question"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
+			s.expect = false
+			for _, q := range s.pending {
+				if q.ID == d.Question.ID {
+					return nil
+				}
+			}
+			s.pending = append(s.pending, d.Question)
+		}
+	case "question.resolved":
+		var d struct {
+			QuestionID int64             `json:"question_id"`
+			Resolution *agent.Resolution `json:"resolution"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			s.resolved(d.QuestionID, d.Resolution)
+		}
+	case "run.state":
+		var d struct {
+			RunID int64  `json:"run_id"`
+			State string `json:"state"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			s.runState(d.RunID, d.State, d.Error)
+		}
+	case "tool.call":
+		var d struct {
+			ToolCall *agent.ToolCall `json:"tool_call"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
+			s.toolCall(d.ToolCall)
+		}
+	case "conversation.deleted":
+		return errDeleted
+	}
+	return nil
+}
+
+// delta prints a piece of the agent message being written, from where the output is.
+func (s *session) delta(id, author string, offset int, text string) {
+	s.expect = false
+	if id != s.streamID {
+		s.endLine()
+		s.streamID, s.streamed = id, ""
+		s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
+	}
+	if end := offset + len(text); end <= len(s.streamed) {
+		return
+	} else if offset < len(s.streamed) {
+		text = text[len(s.streamed)-offset:]
+	}
+	s.streamed += text
+	s.emit(text)
+}
+
+// done prints a finished message: of the one streamed, only what the pieces did not show.
+func (s *session) done(m apiMessage) {
+	if m.Role == "user" {
+		if key := strings.TrimSpace(m.Text); s.sent[key] > 0 {
+			s.sent[key]--
+			return
+		}
+		s.showMessage(m)
+		return
+	}
+	if m.MessageID == "" || m.MessageID != s.streamID {
+		s.showMessage(m)
+		return
+	}
+	shown := s.streamed
+	s.streamID, s.streamed = "", ""
+	switch {
+	case strings.HasPrefix(m.Text, shown):
+		s.emit(m.Text[len(shown):])
+		s.endLine()
+	case strings.HasPrefix(shown, m.Text):
+		s.endLine() // the rest was a form, now asked as a question
+	default:
+		s.endLine()
+		s.showMessage(m)
+	}
+}
+
+// resolved drops a question resolved elsewhere (the browser, another terminal) and says so.
+func (s *session) resolved(id int64, r *agent.Resolution) {
+	was := s.drop(id)
+	if s.ours[id] || (!was && s.asking != id) {
+		return
+	}
+	if id == s.asking {
+		s.resolvedAsking = true
+	}
+	text := fmt.Sprintf("(question %d was resolved elsewhere", id)
+	if r != nil {
+		text = fmt.Sprintf("(question %d was %s elsewhere", id, r.Outcome)
+		if r.By != "" {
+			text += " by " + r.By
+		}
+		if r.Via != "" {
+			text += " with " + r.Via
+		}
+	}
+	s.note(text + ")")
+}
+
+// drop removes a question from those pending; it reports whether it was there.
+func (s *session) drop(id int64) bool {
+	for i, q := range s.pending {
+		if q.ID == id {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) runState(id int64, state, msg string) {
+	if state == "running" || id != s.expectRun {
+		s.expect = false
+	}
+	s.runID, s.state, s.runError = id, state, msg
+	if state != "running" && state != "waiting" && s.streamID != "" {
+		s.endLine()
+		s.streamID, s.streamed = "", ""
+	}
+	switch state {
+	case "failed":
+		text := s.style(styleBold, "The run failed") + prefixed(": ", msg)
+		if s.tty {
+			text += " (type /retry to try again)"
+		}
+		s.line(text)
+	case "stopped":
+		s.note("(stopped)")
+	case "interrupted":
+		s.note("(interrupted: the server stopped; /retry goes on)")
+	}
+}
+
+func (s *session) toolCall(tc *agent.ToolCall) {
+	if tc.Update && tc.Status == "running" && tc.Error == "" {
+		return // progress: too chatty for a terminal
+	}
+	text := fmt.Sprintf("tool %s: %s", strings.TrimPrefix(tc.Server+"__"+tc.Tool, "__"), tc.Status)
+	if tc.Waiting != "" {
+		text += " (" + tc.Waiting + ")"
+	}
+	s.note(text + prefixed(": ", tc.Error))
+}
+
+// readLines reads lines on a goroutine, so that a prompt can give way to an event (the
+// question answered in the browser). On a terminal EOF (Ctrl-D) is sent and reading goes
+// on; otherwise EOF closes the channel: the input is over.
+func readLines(r io.Reader, tty bool) <-chan inputLine {
+	ch := make(chan inputLine)
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			s, err := br.ReadString('\n')
+			if err == nil {
+				ch <- inputLine{text: strings.TrimRight(s, "\r\n")}
+				continue
+			}
+			if s != "" {
+				ch <- inputLine{text: strings.TrimRight(s, "\r")}
+			}
+			if !tty || !errors.Is(err, io.EOF) {
+				close(ch)
+				return
+			}
+			ch <- inputLine{eof: true}
+		}
+	}()
+	return ch
+}
+
+// inputLine is a line read from standard input, or an EOF on a terminal.
+type inputLine struct {
+	text string
+	eof  bool
+}
+
+// readLine draws the prompt (on a terminal) and waits for a line, handling the events that
+// come meanwhile. It gives way with errResolved when the question being asked is resolved
+// elsewhere, with errWake when a question or a run comes at the you> prompt, and io.EOF at
+// the end of input (Ctrl-D on a terminal).
+func (s *session) readLine(prompt string) (string, error) {
+	s.drawPrompt(prompt)
+	defer func() { s.prompt, s.promptShown = "", false }()
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				s.inputOver = true
+				s.endPrompt()
+				return "", io.EOF
+			}
+			if l.eof {
+				s.endPrompt()
+				return "", io.EOF
+			}
+			s.promptShown = false
+			return l.text, nil
+		case ev := <-s.events:
+			if err := s.handle(ev); err != nil {
+				return "", err
+			}
+			if s.asking != 0 && s.resolvedAsking {
+				return "", errResolved
+			}
+			if s.atYou && (len(s.pending) > 0 || s.busy()) {
+				s.endPrompt()
+				return "", errWake
+			}
+			if s.prompt != "" && !s.promptShown && !s.midLine {
+				s.drawPrompt(s.prompt)
+			}
+		case sig := <-s.sigs:
+			s.endPrompt()
+			return "", s.interrupt(sig, false)
+		}
+	}
+}
+
+// errWake says the you> prompt gives way: a question came, or a run started elsewhere.
+var errWake = errors.New("the you> prompt gives way")
+
+// endPrompt ends the prompt's line where the terminal did not (Ctrl-D, Ctrl-C).
+func (s *session) endPrompt() {
+	if s.promptShown {
+		io.WriteString(s.out, "\n")
+		s.promptShown = false
+	}
+}

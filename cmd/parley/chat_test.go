@@ -1,0 +1,295 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// term is `parley chat` under a pseudo-terminal, typed at as a person would.
+type term struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	pty    *os.File
+	out    syncBuffer
+	pos    int // how far expect has read (in the output without ANSI styles)
+	copied chan struct{}
+	exited chan struct{}
+}
+
+var ansiStyle = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func startTerm(t *testing.T, env []string, args ...string) *term {
+	t.Helper()
+	cmd := mainCommand(append([]string{"chat"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 60, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &term{t: t, cmd: cmd, pty: f, copied: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		io.Copy(&tm.out, f) // ends with EIO once the child is gone
+		close(tm.copied)
+	}()
+	go func() {
+		cmd.Wait()
+		close(tm.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-tm.exited
+		f.Close()
+		<-tm.copied
+	})
+	return tm
+}
+
+// text is everything the terminal showed, without styles.
+func (tm *term) text() string { return ansiStyle.ReplaceAllString(tm.out.String(), "") }
+
+// expect waits until s shows after what was expected before.
+func (tm *term) expect(s string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		text := tm.text()
+		if i := strings.Index(text[tm.pos:], s); i >= 0 {
+			tm.pos += i + len(s)
+			return
+		}
+		select {
+		case <-tm.copied:
+			if !strings.Contains(tm.text()[tm.pos:], s) {
+				tm.t.Fatalf("parley chat ended without showing %q; after the last match it showed:\n%s", s, tm.text()[tm.pos:])
+			}
+			continue
+		default:
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("no %q within %s; after the last match the terminal shows:\n%s\n(all of it: %q)", s, waitLong, text[tm.pos:], text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// answer waits for the field's prompt and types a line.
+func (tm *term) answer(header, line string) {
+	tm.t.Helper()
+	tm.expect(header)
+	tm.expect("> ")
+	tm.send(line + "\r")
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if _, err := tm.pty.Write([]byte(s)); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+// exitCode waits for the chat to end.
+func (tm *term) exitCode() int {
+	tm.t.Helper()
+	select {
+	case <-tm.exited:
+	case <-time.After(waitLong):
+		tm.t.Fatalf("parley chat did not exit; the terminal shows:\n%s", tm.text())
+	}
+	<-tm.copied
+	return tm.cmd.ProcessState.ExitCode()
+}
+
+func TestChat_TerminalAnswersEveryFieldKind(t *testing.T) {
+	l := live(t)
+	agenda := filepath.Join(t.TempDir(), "agenda.txt")
+	if err := os.WriteFile(agenda, []byte("9:00 coffee\n10:00 talks\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "every kind")
+	tm.expect("Let me ask.")
+	tm.expect("Tell me about the event.")
+	tm.expect(`"note": "a test of every field kind"`)
+	tm.expect("Ctrl-D declines")
+	tm.answer("Title — at most 40 characters", "Offsite")
+	tm.expect("Notes (optional) — end with a line holding only \".\"")
+	tm.expect("Anything else.")
+	tm.expect("> ")
+	tm.send("line one\r")
+	tm.expect("line one\r\n  ") // the text area goes on
+	tm.send("line two\r.\r")
+	tm.answer("Budget (optional) — a number, between 0 and 10000", "2500.5")
+	tm.answer("Guests — a whole number, between 1 and 500", "600")
+	tm.expect("Venue — a number from the list")
+	tm.expect("1) Town hall")
+	tm.answer("3) Something else", "3")
+	tm.answer("Other venue (optional)", "The lake")
+	tm.expect("Dietary needs (optional) — numbers separated by commas")
+	tm.answer("3) gluten-free", "1, gluten-free")
+	tm.answer("Outdoors (optional) — y or n", "y")
+	tm.answer("Day (optional) — YYYY-MM-DD", "2031-05-17")
+	tm.answer("Agenda (optional) — the path of a file", filepath.Join(t.TempDir(), "missing.txt"))
+	tm.expect("Cannot read that file")
+	tm.expect("> ")
+	tm.send(agenda + "\r")
+	// The server refuses the number of guests: only that field is asked again, with its message.
+	tm.expect("Guests: Must be between 1 and 500.")
+	tm.answer("Guests — a whole number, between 1 and 500", "42")
+	tm.expect("Thanks, all noted.")
+	tm.expect("you> ")
+
+	qs := l.questions(t, tm.text())
+	if len(qs) != 1 || qs[0].Resolution == nil || qs[0].Resolution.Outcome != "answered" {
+		t.Fatalf("questions = %+v, want one answered", qs)
+	}
+	r := qs[0].Resolution
+	doc, _ := r.Values["agenda"].(map[string]any)
+	delete(r.Values, "agenda")
+	want := map[string]any{"title": "Offsite", "notes": "line one\nline two", "budget": json.Number("2500.5"),
+		"guests": json.Number("42"), "venue": "other", "other": "The lake", "dietary": []any{"vegetarian", "gluten-free"},
+		"outdoor": true, "day": "2031-05-17"}
+	if !reflect.DeepEqual(r.Values, want) {
+		t.Errorf("values = %#v\nwant %#v", r.Values, want)
+	}
+	if doc["name"] != "agenda.txt" || doc["size"] != json.Number("24") {
+		t.Errorf("the file field's value = %v, want the uploaded agenda.txt", doc)
+	}
+	if r.Via != "token laptop" {
+		t.Errorf("via = %q, want the token's name", r.Via)
+	}
+	tm.send("\x04")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("Ctrl-D at you> exited %d, want 0", code)
+	}
+}
+
+func TestChat_TerminalCtrlDDeclinesCtrlCQuits(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "one question")
+	tm.expect("What is your name?")
+	tm.expect("Your name")
+	tm.expect("> ")
+	tm.send("\x04")
+	tm.expect("Reason for declining (optional): ")
+	tm.send("not now\r")
+	tm.expect("(declined)")
+	tm.expect("Thanks, all noted.")
+	tm.expect("you> ")
+	qs := l.questions(t, tm.text())
+	if len(qs) != 1 || qs[0].Resolution == nil || qs[0].Resolution.Outcome != "declined" || qs[0].Resolution.Reason != "not now" {
+		t.Fatalf("questions = %+v, want one declined with the reason", qs)
+	}
+	tm.send("\x03")
+	if code := tm.exitCode(); code != exitInterrupt {
+		t.Fatalf("Ctrl-C at you> exited %d, want %d", code, exitInterrupt)
+	}
+}
+
+func TestChat_TerminalCtrlCStopsTheAgent(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "slow")
+	tm.expect("fake> Working")
+	tm.send("\x03")
+	tm.expect("Stopping the agent (Ctrl-C again to quit)")
+	tm.expect("(stopped)")
+	tm.expect("you> ")
+	tm.send("/quit\r")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("/quit exited %d, want 0", code)
+	}
+}
+
+func TestChat_TerminalGivesWayToAnAnswerFromElsewhere(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "one question")
+	tm.expect("Your name")
+	tm.expect("> ")
+	qs := l.questions(t, tm.text())
+	if len(qs) != 1 {
+		t.Fatalf("questions = %+v, want one", qs)
+	}
+	// The person answers in the browser (the same API and ledger) while the terminal asks.
+	if code := l.api(t, http.MethodPost, fmt.Sprintf("/questions/%d/answer", qs[0].ID), map[string]any{"values": map[string]any{"name": "Ann"}}, nil); code != 200 {
+		t.Fatalf("answer from elsewhere: %d", code)
+	}
+	tm.expect(fmt.Sprintf("(question %d was answered elsewhere by ann", qs[0].ID))
+	tm.expect("Thanks, all noted.")
+	tm.expect("you> ")
+	tm.send("\x04")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+}
+
+// chatRun runs parley chat to its end with stdin (not a terminal) and returns its output
+// and exit code.
+func chatRun(t *testing.T, l *liveServer, stdin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := mainCommand(append([]string{"chat"}, args...)...)
+	cmd.Env = append(cmd.Env, l.chatEnv(t)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+	case <-time.After(waitLong):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("parley chat did not end; it wrote:\n%s", out.String())
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+func TestChat_PipedInputAnswersLineByLine(t *testing.T) {
+	l := live(t)
+	out, code := chatRun(t, l, "Chicago\n0\n20\n2\n", "--agent", "fake", "two questions")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	for _, want := range []string{"you> two questions", "Where and for how many?", "City: Chicago", "Guests: 0",
+		"Guests: Must be between 1 and 500.", "Guests: 20", "Which venue?", "Your choice: 2", "Thanks, all noted."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "> \n") || strings.Contains(out, "Ctrl-D") {
+		t.Errorf("prompts were drawn for input that is not a terminal:\n%s", out)
+	}
+	qs := l.questions(t, out)
+	if len(qs) != 2 || qs[1].Resolution == nil || qs[1].Resolution.Values["choice"] != "Park" ||
+		qs[0].Resolution == nil || qs[0].Resolution.Values["guests"] != json.Number("20") {
+		t.Fatalf("questions = %+v", qs)
+	}
+}
+
+func TestChat_PipedInputEndsWithADecline(t *testing.T) {
+	l := live(t)
+	out, code := chatRun(t, l, "", "--agent", "fake", "one question")
+	if code != 0 || !strings.Contains(out, "(declined)") || !strings.Contains(out, "Thanks, all noted.") {
+		t.Fatalf("exit %d, want 0 after declining:\n%s", code, out)
+	}
+	if qs := l.questions(t, out); len(qs) != 1 || qs[0].State != "declined" {
+		t.Fatalf("questions = %+v, want one declined", qs)
+	}
+}
