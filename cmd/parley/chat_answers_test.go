@@ -47,6 +47,35 @@ answers:
 	}
 }
 
+// A CI job runs the built-in event planner end to end from a file of answers, as the
+// README shows.
+func TestChat_AnswersFileRunsTheEventPlanner(t *testing.T) {
+	l := live(t)
+	answers := writeFile(t, "offsite.yaml", `
+message: Plan a team offsite for 30 people in Seattle
+answers:
+  - choice: south-lake-union-hall
+  - budget: 2500
+  - decision: approve
+  - dietary: [vegetarian, gluten-free]
+    notes: One guest is coeliac.
+  - {date: `+time.Now().AddDate(0, 0, 21).Format(time.DateOnly)+`, time: evening}
+`)
+	out, code := chatRun(t, l, "", "--agent", "event-planner", "--answers", answers)
+	if code != 0 || !strings.Contains(out, "Your event plan") {
+		t.Fatalf("exit %d, want 0 with the plan:\n%s", code, out)
+	}
+	qs := l.questions(t, out)
+	if len(qs) != 5 {
+		t.Fatalf("%d questions, want 5", len(qs))
+	}
+	for _, q := range qs {
+		if q.Resolution == nil || q.Resolution.Outcome != string(agent.Answered) || q.Resolution.Via != "token laptop" {
+			t.Errorf("question %d = %+v, want answered with the token", q.ID, q.Resolution)
+		}
+	}
+}
+
 func TestChat_AnswersFileExitCodes(t *testing.T) {
 	l := live(t)
 	t.Run("a question without an answer leaves it pending, exit 3", func(t *testing.T) {
