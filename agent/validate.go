@@ -171,15 +171,15 @@ func rangeMessage(f Field, n float64) string {
 	case !low && !high:
 		return ""
 	case f.Min != nil && f.Max != nil:
-		return fmt.Sprintf("Must be between %s and %s.", limitNumber(*f.Min), limitNumber(*f.Max))
+		return fmt.Sprintf("Must be between %s and %s.", LimitNumber(*f.Min), LimitNumber(*f.Max))
 	case low:
-		return "Must be at least " + limitNumber(*f.Min) + "."
+		return "Must be at least " + LimitNumber(*f.Min) + "."
 	}
-	return "Must be at most " + limitNumber(*f.Max) + "."
+	return "Must be at most " + LimitNumber(*f.Max) + "."
 }
 
-// limitNumber writes a limit as people read it, thousands grouped from 10,000 on.
-func limitNumber(f float64) string {
+// LimitNumber writes a limit as people read it, thousands grouped from 10,000 on.
+func LimitNumber(f float64) string {
 	s := formatNumber(f)
 	if math.Abs(f) < 10000 || strings.ContainsAny(s, "eE") {
 		return s

@@ -469,7 +469,7 @@ func between(lo, hi *int, unit string) string {
 }
 
 func numberRange(lo, hi *float64) string {
-	n := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
+	n := func(f *float64) string { return agent.LimitNumber(*f) }
 	switch {
 	case lo != nil && hi != nil:
 		return "between " + n(lo) + " and " + n(hi)
