@@ -88,17 +88,19 @@ func isAPI(r *http.Request) bool {
 	return r.URL.Path == apiPrefix || strings.HasPrefix(r.URL.Path, apiPrefix+"/")
 }
 
-// apiError is the body of every API error.
-type apiError struct {
-	Error apiErrorBody `json:"error"`
+// APIError is the body of every API error.
+type APIError struct {
+	Error APIErrorBody `json:"error"`
 }
 
-type apiErrorBody struct {
+// APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
+// it applies the message of each bad field or the question as it stands.
+type APIErrorBody struct {
 	Code    string            `json:"code"`
 	Message string            `json:"message"`
 	Fields  agent.FieldErrors `json:"fields,omitempty"`
 	// Question is the question as it stands, when it was resolved before.
-	Question *apiQuestion `json:"question,omitempty"`
+	Question *APIQuestion `json:"question,omitempty"`
 }
 
 // apiCodes name the HTTP statuses of errors for programs.
@@ -110,14 +112,14 @@ var apiCodes = map[int]string{
 }
 
 // apiFail answers an API request that failed, as JSON.
-func (s *Server) apiFail(c echo.Context, status int, body apiErrorBody) error {
+func (s *Server) apiFail(c echo.Context, status int, body APIErrorBody) error {
 	if body.Code = apiCodes[status]; body.Code == "" {
 		body.Code = "internal"
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 	}
-	return c.JSON(status, apiError{Error: body})
+	return c.JSON(status, APIError{Error: body})
 }
 
 // handleAPIError is handleError for the API: the status, and the message as JSON.
@@ -142,7 +144,7 @@ func (s *Server) handleAPIError(err error, c echo.Context) {
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
 	}
-	_ = s.apiFail(c, status, apiErrorBody{Message: msg})
+	_ = s.apiFail(c, status, APIErrorBody{Message: msg})
 }
 
 // apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a

@@ -15,9 +15,9 @@ func (s *Server) apiMe(c echo.Context) error {
 }
 
 func (s *Server) apiAgents(c echo.Context) error {
-	out := []apiAgent{}
+	out := []APIAgent{}
 	for _, a := range s.runner.Agents() {
-		out = append(out, apiAgent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
+		out = append(out, APIAgent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"agents": out})
 }
@@ -37,16 +37,16 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiConversation, 0, len(list))
+	out := make([]APIConversation, 0, len(list))
 	for _, conv := range list {
 		out = append(out, s.apiConversation(conv))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"conversations": out})
 }
 
-// apiMessage reads a message to send from a request: its text and nonce, and its files
+// APIMessage reads a message to send from a request: its text and nonce, and its files
 // when the request is multipart.
-func (s *Server) apiMessage(c echo.Context) (agent.Message, string, error) {
+func (s *Server) APIMessage(c echo.Context) (agent.Message, string, error) {
 	body, form, err := apiForm(c)
 	if err != nil {
 		return agent.Message{}, "", err
@@ -69,7 +69,7 @@ func (s *Server) apiMessage(c echo.Context) (agent.Message, string, error) {
 
 // apiCreateConversation starts a conversation with an agent from its first message.
 func (s *Server) apiCreateConversation(c echo.Context) error {
-	m, name, err := s.apiMessage(c)
+	m, name, err := s.APIMessage(c)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := s.apiMessage(c)
+	m, _, err := s.APIMessage(c)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]apiQuestion, 0, len(items))
+	out := make([]APIQuestion, 0, len(items))
 	for _, it := range items {
 		q := apiQuestionOf(it.Question)
 		conv := s.apiConversation(it.Conversation)
@@ -117,14 +117,14 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 	var ferrs agent.FieldErrors
 	switch {
 	case errors.As(err, &ferrs):
-		return s.apiFail(c, http.StatusUnprocessableEntity, apiErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
+		return s.apiFail(c, http.StatusUnprocessableEntity, APIErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
 	case agent.ErrorCode(err) == agent.ECONFLICT:
 		now, rerr := s.db.Question(c.Request().Context(), id)
 		if rerr != nil {
 			return rerr
 		}
 		q := apiQuestionOf(now)
-		return s.apiFail(c, http.StatusConflict, apiErrorBody{Message: agent.ErrorMessage(err), Question: &q})
+		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: agent.ErrorMessage(err), Question: &q})
 	case err != nil:
 		return err
 	}

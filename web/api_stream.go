@@ -126,49 +126,11 @@ func (as *apiStream) send(event, id string, v any) {
 	as.w.json(event, id, b)
 }
 
-// The events' data (see the OpenAPI document's description of the stream).
-type (
-	apiDelta struct {
-		EventID   int64  `json:"event_id"`
-		MessageID string `json:"message_id"`
-		Author    string `json:"author"`
-		Offset    int    `json:"offset"`
-		Text      string `json:"text"`
-	}
-	apiEventHead struct {
-		EventID int64     `json:"event_id"`
-		At      time.Time `json:"at"`
-	}
-	apiPlanEvent struct {
-		apiEventHead
-		Plan *agent.Plan `json:"plan"`
-	}
-	apiAskedEvent struct {
-		apiEventHead
-		Question apiQuestion `json:"question"`
-	}
-	apiResolvedEvent struct {
-		apiEventHead
-		QuestionID int64             `json:"question_id"`
-		Resolution *agent.Resolution `json:"resolution"`
-	}
-	apiRunStateEvent struct {
-		apiEventHead
-		RunID int64          `json:"run_id"`
-		State agent.RunState `json:"state"`
-		Error string         `json:"error,omitempty"`
-	}
-	apiToolEvent struct {
-		apiEventHead
-		ToolCall *agent.ToolCall `json:"tool_call"`
-	}
-)
-
 // event sends one committed event; kinds a client has no use for (checkpoints, intake)
 // send nothing, and their id comes with the next event.
 func (as *apiStream) event(ev agent.Event) error {
 	as.cur.Event = ev.ID
-	head := apiEventHead{EventID: ev.ID, At: ev.At}
+	head := APIEventHead{EventID: ev.ID, At: ev.At}
 	switch ev.Kind {
 	case agent.EventUserMessage:
 		as.send("message.done", as.id(), apiMessageOf(ev))
@@ -178,20 +140,20 @@ func (as *apiStream) event(ev agent.Event) error {
 		}
 		as.send("message.done", as.id(), apiMessageOf(ev))
 	case agent.EventPlan:
-		as.send("plan", as.id(), apiPlanEvent{head, ev.Plan})
+		as.send("plan", as.id(), APIPlanEvent{head, ev.Plan})
 	case agent.EventQuestionAsked:
 		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
-		as.send("question.asked", as.id(), apiAskedEvent{head, apiQuestionOf(rec)})
+		as.send("question.asked", as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
 	case agent.EventQuestionResolved:
-		as.send("question.resolved", as.id(), apiResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
+		as.send("question.resolved", as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
 	case agent.EventRunState:
 		if ev.State != agent.StateRunning {
 			as.cur.Message, as.cur.Bytes = "", 0 // the step ended: its message with it
 		}
-		as.send("run.state", as.id(), apiRunStateEvent{head, ev.RunID, ev.State, ev.Error})
+		as.send("run.state", as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
 	case agent.EventToolCall:
 		if ev.ToolCall != nil {
-			as.send("tool.call", as.id(), apiToolEvent{head, ev.ToolCall})
+			as.send("tool.call", as.id(), APIToolEvent{head, ev.ToolCall})
 		}
 	}
 	return nil
@@ -203,5 +165,5 @@ func (as *apiStream) live(m agent.LiveText) {
 		return
 	}
 	as.cur.Message, as.cur.Bytes = m.ID, m.From+len(m.Text)
-	as.send("message.delta", as.id(), apiDelta{EventID: as.cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	as.send("message.delta", as.id(), APIDelta{EventID: as.cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
 }

@@ -8,16 +8,19 @@ import (
 
 // The JSON API's objects (/api/v1; documented in web/openapi.json). Each is built from the
 // domain's types in one place, so that the conversation endpoint and the event stream
-// describe a thing the same way.
+// describe a thing the same way; they are exported so that `parley chat` decodes what the
+// server encodes from the same definitions.
 
-type apiAgent struct {
+// APIAgent is an agent people can talk to.
+type APIAgent struct {
 	Name        string `json:"name"`
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Builtin     bool   `json:"builtin"`
 }
 
-type apiConversation struct {
+// APIConversation is a conversation as lists and pages show it.
+type APIConversation struct {
 	ID         int64     `json:"id"`
 	Title      string    `json:"title"`
 	Agent      string    `json:"agent"`
@@ -30,8 +33,8 @@ type apiConversation struct {
 	URL        string    `json:"url"`
 }
 
-// apiMessage is a finished message, the person's or an agent's.
-type apiMessage struct {
+// APIMessage is a finished message, the person's or an agent's.
+type APIMessage struct {
 	EventID     int64               `json:"event_id"`
 	MessageID   string              `json:"message_id,omitempty"`
 	Role        string              `json:"role"`
@@ -43,8 +46,8 @@ type apiMessage struct {
 	At          time.Time           `json:"at"`
 }
 
-// apiQuestion is a question as asked, with where it belongs and, once resolved, how.
-type apiQuestion struct {
+// APIQuestion is a question as asked, with where it belongs and, once resolved, how.
+type APIQuestion struct {
 	agent.Question
 	ConversationID int64             `json:"conversation_id"`
 	RunID          int64             `json:"run_id"`
@@ -52,38 +55,83 @@ type apiQuestion struct {
 	State          string            `json:"state"`
 	Resolution     *agent.Resolution `json:"resolution,omitempty"`
 	// Conversation is set where questions of many conversations are listed.
-	Conversation *apiConversation `json:"conversation,omitempty"`
+	Conversation *APIConversation `json:"conversation,omitempty"`
 }
 
-// apiConversationState is a conversation as GET /conversations/{id} gives it.
-type apiConversationState struct {
-	Conversation apiConversation `json:"conversation"`
-	Messages     []apiMessage    `json:"messages"`
-	Questions    []apiQuestion   `json:"questions"`
+// APIConversationState is a conversation as GET /conversations/{id} gives it.
+type APIConversationState struct {
+	Conversation APIConversation `json:"conversation"`
+	Messages     []APIMessage    `json:"messages"`
+	Questions    []APIQuestion   `json:"questions"`
 	Plan         *agent.Plan     `json:"plan"`
 	LastEventID  int64           `json:"last_event_id"`
 }
 
-func (s *Server) apiConversation(conv agent.Conversation) apiConversation {
+// The data of the event stream's events (see the OpenAPI document's description of it).
+type (
+	// APIDelta is a message.delta: the next piece of the message being written.
+	APIDelta struct {
+		EventID   int64  `json:"event_id"`
+		MessageID string `json:"message_id"`
+		Author    string `json:"author"`
+		Offset    int    `json:"offset"`
+		Text      string `json:"text"`
+	}
+	// APIEventHead is what every event of the log carries: its id and time.
+	APIEventHead struct {
+		EventID int64     `json:"event_id"`
+		At      time.Time `json:"at"`
+	}
+	// APIPlanEvent is a plan event: the plan as it now stands.
+	APIPlanEvent struct {
+		APIEventHead
+		Plan *agent.Plan `json:"plan"`
+	}
+	// APIAskedEvent is a question.asked.
+	APIAskedEvent struct {
+		APIEventHead
+		Question APIQuestion `json:"question"`
+	}
+	// APIResolvedEvent is a question.resolved.
+	APIResolvedEvent struct {
+		APIEventHead
+		QuestionID int64             `json:"question_id"`
+		Resolution *agent.Resolution `json:"resolution"`
+	}
+	// APIRunStateEvent is a run.state.
+	APIRunStateEvent struct {
+		APIEventHead
+		RunID int64          `json:"run_id"`
+		State agent.RunState `json:"state"`
+		Error string         `json:"error,omitempty"`
+	}
+	// APIToolEvent is a tool.call.
+	APIToolEvent struct {
+		APIEventHead
+		ToolCall *agent.ToolCall `json:"tool_call"`
+	}
+)
+
+func (s *Server) apiConversation(conv agent.Conversation) APIConversation {
 	state := string(conv.State)
 	if state == "" {
 		state = "new"
 	}
-	return apiConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	return APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID)}
 }
 
 // apiMessageOf is the message of a user_message or agent_message event.
-func apiMessageOf(ev agent.Event) apiMessage {
-	m := apiMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+func apiMessageOf(ev agent.Event) APIMessage {
+	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
 	if ev.Kind == agent.EventAgentMessage {
 		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
 	}
 	return m
 }
 
-func apiQuestionOf(rec agent.QuestionRecord) apiQuestion {
-	q := apiQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
+func apiQuestionOf(rec agent.QuestionRecord) APIQuestion {
+	q := APIQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
 		State: "pending", Resolution: rec.Resolution}
 	if rec.Resolution != nil {
 		q.State = string(rec.Resolution.Outcome)
@@ -96,8 +144,8 @@ func apiQuestionOf(rec agent.QuestionRecord) apiQuestion {
 
 // apiState reads a conversation's log into what a client shows: its messages, its
 // questions and how each was resolved, its plan as it stands.
-func (s *Server) apiState(conv agent.Conversation, events []agent.Event) apiConversationState {
-	out := apiConversationState{Conversation: s.apiConversation(conv), Messages: []apiMessage{}, Questions: []apiQuestion{}}
+func (s *Server) apiState(conv agent.Conversation, events []agent.Event) APIConversationState {
+	out := APIConversationState{Conversation: s.apiConversation(conv), Messages: []APIMessage{}, Questions: []APIQuestion{}}
 	asked := map[int64]int{}
 	for _, ev := range events {
 		out.LastEventID = ev.ID

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
 )
 
 // chatClient speaks Parley's JSON API (/api/v1) with a personal access token. The token goes
@@ -58,57 +58,14 @@ func statusOf(err error) int {
 	return 0
 }
 
-type apiAgent struct {
-	Name        string `json:"name"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Builtin     bool   `json:"builtin"`
-}
-
-type apiConversation struct {
-	ID         int64  `json:"id"`
-	Title      string `json:"title"`
-	Agent      string `json:"agent"`
-	AgentTitle string `json:"agent_title"`
-	Owner      string `json:"owner"`
-	State      string `json:"state"`
-	URL        string `json:"url"`
-}
-
-type apiDocument struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-	Size int64  `json:"size"`
-}
-
-type apiMessage struct {
-	EventID     int64         `json:"event_id"`
-	MessageID   string        `json:"message_id"`
-	Role        string        `json:"role"`
-	Author      string        `json:"author"`
-	Text        string        `json:"text"`
-	Documents   []apiDocument `json:"documents"`
-	Interrupted bool          `json:"interrupted"`
-	Stopped     bool          `json:"stopped"`
-}
-
-// apiQuestion is agent.Question as the API adds to it: where it was asked, its state and
-// how it was resolved.
-type apiQuestion struct {
-	agent.Question
-	ConversationID int64             `json:"conversation_id"`
-	RunID          int64             `json:"run_id"`
-	State          string            `json:"state"`
-	Resolution     *agent.Resolution `json:"resolution"`
-}
-
-type apiConversationPage struct {
-	Conversation apiConversation `json:"conversation"`
-	Messages     []apiMessage    `json:"messages"`
-	Questions    []apiQuestion   `json:"questions"`
-	Plan         *agent.Plan     `json:"plan"`
-	LastEventID  int64           `json:"last_event_id"`
-}
+// The API's objects, as the server defines them (web/api_types.go).
+type (
+	apiAgent            = web.APIAgent
+	apiConversation     = web.APIConversation
+	apiMessage          = web.APIMessage
+	apiQuestion         = web.APIQuestion
+	apiConversationPage = web.APIConversationState
+)
 
 // call sends a request to path under /api/v1 with body as JSON (or as it is, when it is a
 // *multipartBody) and decodes a successful answer into out, if given.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
 )
 
 // session is one run of parley chat: the conversation as the event stream tells it, what
@@ -195,12 +196,7 @@ func (s *session) handle(ev sseEvent) error {
 	}
 	switch ev.Type {
 	case "message.delta":
-		var d struct {
-			MessageID string `json:"message_id"`
-			Author    string `json:"author"`
-			Offset    int    `json:"offset"`
-			Text      string `json:"text"`
-		}
+		var d web.APIDelta
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
 		}
@@ -210,16 +206,12 @@ func (s *session) handle(ev sseEvent) error {
 			s.done(m)
 		}
 	case "plan":
-		var d struct {
-			Plan *agent.Plan `json:"plan"`
-		}
+		var d web.APIPlanEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
 			s.showPlan(d.Plan)
 		}
 	case "question.asked":
-		var d struct {
-			Question apiQuestion `json:"question"`
-		}
+		var d web.APIAskedEvent
 		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
 			s.expect = false
 			for _, q := range s.pending {
@@ -230,26 +222,17 @@ func (s *session) handle(ev sseEvent) error {
 			s.pending = append(s.pending, d.Question)
 		}
 	case "question.resolved":
-		var d struct {
-			QuestionID int64             `json:"question_id"`
-			Resolution *agent.Resolution `json:"resolution"`
-		}
+		var d web.APIResolvedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.resolved(d.QuestionID, d.Resolution)
 		}
 	case "run.state":
-		var d struct {
-			RunID int64  `json:"run_id"`
-			State string `json:"state"`
-			Error string `json:"error"`
-		}
+		var d web.APIRunStateEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
-			s.runState(d.RunID, d.State, d.Error)
+			s.runState(d.RunID, string(d.State), d.Error)
 		}
 	case "tool.call":
-		var d struct {
-			ToolCall *agent.ToolCall `json:"tool_call"`
-		}
+		var d web.APIToolEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}

@@ -130,7 +130,7 @@ func TestChat_TerminalAnswersEveryFieldKind(t *testing.T) {
 	tm.send("line one\r")
 	tm.expect("line one\r\n  ") // the text area goes on
 	tm.send("line two\r.\r")
-	tm.answer("Budget (optional) — a number, between 0 and 10000", "2500.5")
+	tm.answer("Budget (optional) — a number, between 0 and 10,000", "2500.5")
 	tm.answer("Guests — a whole number, between 1 and 500", "600")
 	tm.expect("Venue — a number from the list")
 	tm.expect("1) Town hall")
