@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/parley-chat/parley/agent"
@@ -23,17 +22,9 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(std.err)
 	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
 	userName := fs.String("user", "", "the account whose tokens these are")
-	// The name comes first (parley token add laptop --user ann) or after the flags.
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	name, rest, err := nameAndFlags(fs, args)
+	if err != nil {
 		return err
-	}
-	rest := fs.Args()
-	if name == "" && len(rest) > 0 {
-		name, rest = rest[0], rest[1:]
 	}
 	switch sub {
 	case "add", "list", "revoke":

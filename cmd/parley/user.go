@@ -15,6 +15,22 @@ import (
 	"github.com/parley-chat/parley/store"
 )
 
+// nameAndFlags parses an operator command's arguments: the name comes first (parley user
+// add ann --role staff) or after the flags. rest is what follows.
+func nameAndFlags(fs *flag.FlagSet, args []string) (name string, rest []string, err error) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", nil, err
+	}
+	rest = fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	return name, rest, nil
+}
+
 // runUser is `parley user ...`: accounts managed by the operator, on the database file.
 func runUser(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
 	if len(args) == 0 {
@@ -26,17 +42,9 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
 	role := fs.String("role", "", "user or staff (add: the first account is staff, later ones users)")
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input instead of making one up")
-	// The name comes first (parley user add ann --role staff) or after the flags.
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	name, rest, err := nameAndFlags(fs, args)
+	if err != nil {
 		return err
-	}
-	rest := fs.Args()
-	if name == "" && len(rest) > 0 {
-		name, rest = rest[0], rest[1:]
 	}
 	if sub == "set-role" && *role == "" && len(rest) > 0 {
 		*role, rest = rest[0], rest[1:]
