@@ -43,6 +43,10 @@ func (s *Server) apiRoutes() {
 	a.POST("/conversations/:id/stop", s.apiStop)
 	a.POST("/conversations/:id/retry", s.apiRetry)
 	a.GET("/conversations/:id/events", s.apiEvents)
+	// A document of a message or an answer, and the conversation's JSON export: the page's
+	// own handlers, which read only the person.
+	a.GET("/conversations/:id/documents/:doc", s.handleDocument)
+	a.GET("/conversations/:id/export", s.handleExportJSON)
 	a.GET("/questions", s.apiListQuestions)
 	a.GET("/questions/:id", s.apiGetQuestion)
 	a.POST("/questions/:id/answer", s.apiAnswer)

@@ -46,7 +46,7 @@ func (s *Server) apiListConversations(c echo.Context) error {
 
 // APIMessage reads a message to send from a request: its text and nonce, and its files
 // when the request is multipart.
-func (s *Server) APIMessage(c echo.Context) (agent.Message, string, error) {
+func (s *Server) readMessage(c echo.Context) (agent.Message, string, error) {
 	body, form, err := apiForm(c)
 	if err != nil {
 		return agent.Message{}, "", err
@@ -69,11 +69,12 @@ func (s *Server) APIMessage(c echo.Context) (agent.Message, string, error) {
 
 // apiCreateConversation starts a conversation with an agent from its first message.
 func (s *Server) apiCreateConversation(c echo.Context) error {
-	m, name, err := s.APIMessage(c)
-	if err != nil {
+	// The limit first, as the browser's form does: a refused message costs no upload.
+	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	if err := s.allowMessage(currentUser(c)); err != nil {
+	m, name, err := s.readMessage(c)
+	if err != nil {
 		return err
 	}
 	conv, err := s.runner.NewConversation(c.Request().Context(), name, m)
@@ -105,11 +106,11 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, _, err := s.APIMessage(c)
-	if err != nil {
+	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	if err := s.allowMessage(currentUser(c)); err != nil {
+	m, _, err := s.readMessage(c)
+	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -71,6 +71,10 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	defer cancel()
 	defer context.AfterFunc(s.closed, cancel)()
 	defer s.tokens.add(as.token, cancel)()
+	// A revoke between the request's check and the line above ended nothing: check again.
+	if _, _, err := s.db.TokenUser(store.Peek(ctx), as.secret); err != nil {
+		return
+	}
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
 	defer f.Close()

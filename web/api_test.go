@@ -158,6 +158,9 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "My own"}, 201, 201, 201},
 		{"GET", conv, nil, 200, 404, 200},
 		{"GET", conv + "/events", nil, 200, 404, 200},
+		{"GET", conv + "/documents/1", nil, 200, 404, 200},
+		{"GET", conv + "/documents/2", nil, 404, 404, 404},
+		{"GET", conv + "/export", nil, 200, 404, 200},
 		{"GET", "/api/v1/questions", nil, 200, 200, 200},
 		{"GET", "/api/v1/questions/1", nil, 200, 404, 200},
 		{"POST", "/api/v1/questions/1/decline", map[string]string{"reason": "no"}, 0, 404, 403},
@@ -173,8 +176,9 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 	// The table holds every route of the API.
 	covered := map[string]bool{}
 	ids := regexp.MustCompile(`/(conversations|questions)/\d+`)
+	docs := regexp.MustCompile(`/documents/\d+$`)
 	for _, r := range routes {
-		covered[r.method+" "+ids.ReplaceAllString(r.path, "/$1/:id")] = true
+		covered[r.method+" "+docs.ReplaceAllString(ids.ReplaceAllString(r.path, "/$1/:id"), "/documents/:doc")] = true
 	}
 	for _, r := range as.srv.Routes() {
 		if strings.Contains(r, "/api/v1") && !covered[r] && !strings.HasSuffix(r, "/*") && !strings.HasSuffix(r, "/api/v1") {
@@ -290,235 +294,6 @@ func TestAPI_MessagesAreRateLimitedLikeTheBrowser(t *testing.T) {
 	code, body, h := ann.do("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "one more"})
 	if code != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "too fast") {
 		t.Errorf("third message = %d %s (Retry-After %q)", code, body, h.Get("Retry-After"))
-	}
-}
-
-// events opens a conversation's API event stream, with Last-Event-ID if given.
-func (a *apiClient) events(id int64, lastEventID string) (*sseReader, context.CancelFunc) {
-	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/api/v1/conversations/%d/events", a.base, id), nil)
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		a.t.Fatal(err)
-	}
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		a.t.Fatalf("events = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	a.t.Cleanup(func() { resp.Body.Close(); cancel() })
-	return newSSEReader(a.t, resp), func() { cancel(); resp.Body.Close() }
-}
-
-// decode reads an event's JSON data.
-func decode[T any](t *testing.T, ev sseEvent) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(ev.data()), &v); err != nil {
-		t.Fatalf("%s: %v in %q", ev.Event, err, ev.data())
-	}
-	return v
-}
-
-type apiDelta struct {
-	EventID   int64  `json:"event_id"`
-	MessageID string `json:"message_id"`
-	Offset    int    `json:"offset"`
-	Text      string `json:"text"`
-}
-
-type apiMsg struct {
-	Role, Author, Text string
-	Interrupted        bool
-}
-
-// nextOf reads events until one of the kind, failing on any kind not in skip.
-func nextOf(t *testing.T, r *sseReader, kind string, skip ...string) sseEvent {
-	t.Helper()
-	for {
-		ev := r.next()
-		if ev.Event == kind {
-			return ev
-		}
-		if !strings.Contains(strings.Join(skip, " "), ev.Event) {
-			t.Fatalf("got %s %s before %s", ev.Event, ev.data(), kind)
-		}
-	}
-}
-
-func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
-	gate := make(chan struct{})
-	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, gatedAgent([]string{"Hello ", "wide ", "world."}, gate))
-	ann := as.token(t, "ann")
-	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "gated", "text": "hi"}, 201, &started)
-	id := started.Conversation.ID
-	r, stop := ann.events(id, "")
-	if m := decode[apiMsg](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" {
-		t.Fatalf("first message = %+v", m)
-	}
-	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"running"`) {
-		t.Fatalf("run.state = %s", st.data())
-	}
-	gate <- struct{}{}
-	ev := nextOf(t, r, "message.delta")
-	d := decode[apiDelta](t, ev)
-	if d.Text != "Hello " || d.Offset != 0 || !strings.HasSuffix(ev.ID, "/"+d.MessageID+"/6") {
-		t.Fatalf("first delta = %+v id %q", d, ev.ID)
-	}
-	// The client goes away; the agent writes on; the client comes back from its last id.
-	stop()
-	last := ev.ID
-	gate <- struct{}{}
-	r, stop = ann.events(id, last)
-	defer stop()
-	ev = nextOf(t, r, "message.delta")
-	if d2 := decode[apiDelta](t, ev); d2.Text != "wide " || d2.Offset != 6 || d2.MessageID != d.MessageID {
-		t.Fatalf("resumed delta = %+v, want exactly the missing piece", d2)
-	}
-	gate <- struct{}{}
-	got := "Hello wide "
-	for {
-		ev := r.next()
-		if ev.Event == "message.delta" {
-			got += decode[apiDelta](t, ev).Text
-			continue
-		}
-		if ev.Event != "message.done" {
-			t.Fatalf("got %s before the message ended", ev.Event)
-		}
-		// The last pieces may come with the end: the finished text goes on from the streamed.
-		if m := decode[apiMsg](t, ev); m.Role != "agent" || m.Text != "Hello wide world." || !strings.HasPrefix(m.Text, got) {
-			t.Fatalf("finished = %+v, streamed %q", m, got)
-		}
-		break
-	}
-	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"done"`) {
-		t.Fatalf("run.state = %s", st.data())
-	}
-	// A client that was cut off mid-message and comes back after it ended gets it whole,
-	// once, and no piece of it.
-	r2, stop2 := ann.events(id, last)
-	defer stop2()
-	if m := decode[apiMsg](t, nextOf(t, r2, "message.done")); m.Text != "Hello wide world." {
-		t.Fatalf("after the end = %+v", m)
-	}
-}
-
-func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
-	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
-	ann := as.token(t, "ann")
-	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
-	id := started.Conversation.ID
-	r, stop := ann.events(id, "")
-	defer stop()
-	asked := decode[struct {
-		EventID  int64 `json:"event_id"`
-		Question struct {
-			ID     int64         `json:"id"`
-			State  string        `json:"state"`
-			Fields []agent.Field `json:"fields"`
-		} `json:"question"`
-	}](t, nextOf(t, r, "question.asked", "message.done", "run.state"))
-	if asked.Question.State != "pending" || len(asked.Question.Fields) != 1 || asked.Question.Fields[0].Name != "venue" {
-		t.Fatalf("asked = %+v", asked)
-	}
-	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"waiting"`) {
-		t.Fatalf("run.state = %s", st.data())
-	}
-	// The pending list has it, with its conversation.
-	var pending struct {
-		Questions []struct {
-			ID           int64 `json:"id"`
-			Conversation struct{ ID int64 }
-		} `json:"questions"`
-	}
-	ann.json("GET", "/api/v1/questions", nil, 200, &pending)
-	if len(pending.Questions) != 1 || pending.Questions[0].ID != asked.Question.ID || pending.Questions[0].Conversation.ID != id {
-		t.Fatalf("pending = %+v", pending)
-	}
-	// Invalid answers: every field's message, the browser's own, and nothing stored.
-	q := fmt.Sprintf("/api/v1/questions/%d", asked.Question.ID)
-	var e apiErr
-	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "  "}}, 422, &e)
-	if e.Error.Code != "invalid" || e.Error.Fields["venue"] != "Venue is required." {
-		t.Fatalf("empty answer = %+v", e)
-	}
-	e = apiErr{}
-	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon", "venu": "x"}}, 422, &e)
-	if len(e.Error.Fields) != 1 || !strings.Contains(e.Error.Fields["venu"], "no field") {
-		t.Fatalf("unknown field = %+v", e)
-	}
-	var answered struct {
-		State      string
-		Resolution agent.Resolution
-	}
-	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon"}}, 200, &answered)
-	if answered.State != "answered" || answered.Resolution.Values["venue"] != "Lisbon" || answered.Resolution.Via != "token laptop" {
-		t.Fatalf("answered = %+v", answered)
-	}
-	// Once more (a second client, a retried request): 409, with the question as it stands.
-	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Porto"}}, 409, &e)
-	if e.Error.Question == nil || e.Error.Question.State != "answered" {
-		t.Fatalf("second answer = %+v", e)
-	}
-	resolved := decode[struct {
-		QuestionID int64            `json:"question_id"`
-		Resolution agent.Resolution `json:"resolution"`
-	}](t, nextOf(t, r, "question.resolved"))
-	if resolved.QuestionID != asked.Question.ID || resolved.Resolution.By != "ann" || resolved.Resolution.Outcome != agent.Answered {
-		t.Fatalf("resolved = %+v", resolved)
-	}
-	nextOf(t, r, "run.state") // running again
-	done := decode[apiMsg](t, nextOf(t, r, "message.done", "message.delta"))
-	if done.Text != "Noted: Lisbon (answered)." {
-		t.Fatalf("reply = %+v", done)
-	}
-	as.waitState(t, id, agent.StateDone)
-	// The conversation replays: its messages, its question with how it was resolved.
-	var state struct {
-		Conversation struct{ State string }
-		Messages     []apiMsg
-		Questions    []struct {
-			State      string
-			Resolution *agent.Resolution
-		}
-		LastEventID int64 `json:"last_event_id"`
-	}
-	ann.json("GET", fmt.Sprintf("/api/v1/conversations/%d", id), nil, 200, &state)
-	if state.Conversation.State != "done" || len(state.Messages) != 2 || state.Messages[1].Text != "Noted: Lisbon (answered)." ||
-		len(state.Questions) != 1 || state.Questions[0].State != "answered" || state.LastEventID == 0 {
-		t.Fatalf("state = %+v", state)
-	}
-	// From its last event id, the stream has nothing to replay.
-	ann.json("GET", "/api/v1/questions", nil, 200, &pending)
-	if len(pending.Questions) != 0 {
-		t.Fatalf("still pending: %+v", pending)
-	}
-}
-
-func TestAPI_RevokedTokenEndsItsStreams(t *testing.T) {
-	as := newAccountsServerBeating(t, 20*time.Millisecond, web.AuthOptions{}, web.Limits{}, askerAndReader())
-	ann := as.token(t, "ann")
-	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
-	r, stop := ann.events(started.Conversation.ID, "")
-	defer stop()
-	nextOf(t, r, "question.asked", "message.done", "run.state")
-	// Revoked by `parley token revoke` (another process: only the database knows).
-	u, _, _ := as.db.UserByName(context.Background(), "ann")
-	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {
-		t.Fatal(err)
-	}
-	for r.sc.Scan() {
-	}
-	if err := r.sc.Err(); err != nil {
-		t.Fatalf("the stream did not end by itself: %v", err)
 	}
 }
 
