@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,11 +34,12 @@ type chatOptions struct {
 
 // The exit codes of parley chat, beyond 0 and 1 (an error).
 const (
-	exitNoScript   = 3   // --answers: a question came with no scripted answer left
+	exitNoScript   = 3   // a question came with no scripted answer left, or after piped input ended
 	exitRejected   = 4   // --answers: the server refused a scripted answer
 	exitRunFailed  = 5   // the run failed or was stopped (with --answers, or input not a terminal)
 	exitLeftOver   = 6   // --answers: the run ended with scripted answers left unused
 	exitInterrupt  = 130 // Ctrl-C
+	exitTerminate  = 143 // SIGTERM
 	defaultServer  = "http://127.0.0.1:8080"
 	chatConfigName = "parley/chat.toml"
 )
@@ -54,7 +54,9 @@ The token comes from PARLEY_TOKEN or the config file (keys server and token); ma
 When the agent asks, each field is prompted in turn; an empty line takes the default.
 Ctrl-D at a question declines it, Ctrl-C stops the agent (twice, or when idle, quits).
 At the you> prompt: /retry, /stop, /quit. When standard input is not a terminal, answers
-are read one line per field (a multi-line text ends with a line holding only ".").
+are read one line per field (a multi-line text ends with a line holding only "."). When
+that input ends, the questions pending are declined and parley chat exits once the run
+settles; a question asked after that is left pending (exit 3).
 
 --answers FILE (JSON or YAML) runs unattended:
   message: Plan a team offsite in Chicago   # the first message
@@ -64,10 +66,11 @@ are read one line per field (a multi-line text ends with a line holding only "."
     - decline: not now                      # declines the question, with the reason
     - cancel: true                          # cancels the question
 
-Exit codes: 0 done; 1 an error (flags, server, token); 3 a question had no scripted answer
-(it is left pending); 4 the server refused a scripted answer; 5 the run failed or was
-stopped (with --answers, or when input is not a terminal); 6 the run ended with scripted
-answers unused; 130 Ctrl-C.
+Exit codes: 0 done; 1 an error (flags, server, token; or a message not sent, with
+--answers or when input is not a terminal); 3 a question had no scripted answer, or came
+after the input ended (it is left pending); 4 the server refused a scripted answer; 5 the
+run failed or was stopped (with --answers, or when input is not a terminal); 6 the run
+ended with scripted answers unused; 130 Ctrl-C; 143 SIGTERM.
 
 Flags:`
 
@@ -239,21 +242,6 @@ func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 	return s.loop()
 }
 
-// isTerminal reports whether f is a terminal: a character device other than the null
-// device (which reads as a permanent end of input, as a pipe would).
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull)
-	return err != nil || !os.SameFile(st, null)
-}
-
 // start makes the conversation from the first message (given, or read at the prompt).
 func (s *session) start(o chatOptions) (int, error) {
 	name := o.Agent
@@ -300,12 +288,6 @@ func (s *session) start(o chatOptions) (int, error) {
 	return 0, nil
 }
 
-func nonce() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // Why a prompt ends without an answer.
 var (
 	errResolved  = errors.New("the question was resolved elsewhere")
@@ -325,7 +307,7 @@ func (s *session) exitCode(err error) (int, error) {
 		return exitInterrupt, nil
 	case errors.Is(err, errTerminate):
 		s.endLine()
-		return 143, nil
+		return exitTerminate, nil
 	}
 	return 1, err
 }
@@ -336,6 +318,9 @@ func (s *session) loop() (int, error) {
 	for {
 		if len(s.pending) > 0 {
 			q := s.pending[0]
+			if s.inputOver && !slices.Contains(s.declineAtEnd, q.ID) {
+				return exitNoScript, fmt.Errorf("question %d came after the input ended: it is left pending", q.ID)
+			}
 			code, err := s.ask(q)
 			s.drop(q.ID)
 			if code != 0 || err != nil {
@@ -352,8 +337,11 @@ func (s *session) loop() (int, error) {
 		if s.queued != nil {
 			text := *s.queued
 			s.queued = nil
-			if err := s.send(text); err != nil && s.script != nil {
-				return 1, err
+			if err := s.send(text); err != nil {
+				if s.script != nil {
+					return 1, err
+				}
+				s.notSent(err)
 			}
 			continue
 		}
@@ -375,18 +363,22 @@ func (s *session) loop() (int, error) {
 			return s.exitCode(err)
 		}
 		if done := s.command(line); done {
-			return 0, nil
+			return s.finish(0, nil)
 		}
 	}
 }
 
-// finish ends the session: a failed run is exit 5 when no person is there to retry it.
+// finish ends the session: a message not sent is exit 1, and a failed run exit 5, when no
+// person is there to see it and try again.
 func (s *session) finish(code int, err error) (int, error) {
 	if code != 0 {
 		return code, err
 	}
 	if err != nil {
 		return s.exitCode(err)
+	}
+	if s.unsent > 0 {
+		return 1, fmt.Errorf("not sent: %d message(s) (see above)", s.unsent)
 	}
 	if !s.tty && (s.state == "failed" || s.state == "stopped" || s.state == "interrupted") {
 		return exitRunFailed, fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
@@ -433,10 +425,19 @@ func (s *session) command(line string) (done bool) {
 		s.expect, s.expectRun = true, s.runID
 	default:
 		if err := s.send(line); err != nil {
-			s.problem(fmt.Errorf("not sent: %w", err))
+			s.notSent(err)
 		}
 	}
 	return false
+}
+
+// notSent reports a message the server refused; when no person is there to see it and
+// try again, it makes the exit code 1.
+func (s *session) notSent(err error) {
+	s.problem(fmt.Errorf("not sent: %w", err))
+	if !s.tty {
+		s.unsent++
+	}
 }
 
 // send posts a message to the conversation.

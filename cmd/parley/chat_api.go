@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,16 +29,18 @@ type chatClient struct {
 	base  string // the server, without a trailing slash
 	token string
 	http  *http.Client
+	// streamIdle is how long the event stream may carry nothing at all (the server sends a
+	// heartbeat every 15 s) before it is taken for dead and reconnected; 0 is 45 s.
+	streamIdle time.Duration
+	// retryWait is the first wait before reconnecting the event stream; 0 is 200 ms.
+	retryWait time.Duration
 }
 
 // apiError is an error the API answered with: its status, code and message, and for a
 // question's answer the message of each bad field or the question as it stands.
 type apiError struct {
-	Status   int
-	Code     string            `json:"code"`
-	Message  string            `json:"message"`
-	Fields   map[string]string `json:"fields"`
-	Question *apiQuestion      `json:"question"`
+	Status int
+	web.APIErrorBody
 }
 
 func (e *apiError) Error() string {
@@ -72,28 +77,11 @@ type (
 func (c *chatClient) call(ctx context.Context, method, path string, body, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var r io.Reader
-	ctype := ""
-	switch b := body.(type) {
-	case nil:
-	case *multipartBody:
-		r, ctype = &b.buf, b.ctype
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			return err
-		}
-		r, ctype = bytes.NewReader(j), "application/json"
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, r)
+	req, err := c.newRequest(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return c.unreachable(err)
@@ -110,6 +98,40 @@ func (c *chatClient) call(ctx context.Context, method, path string, body, out an
 		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
 	}
 	return nil
+}
+
+// newRequest makes a request to path under /api/v1, with the token, and body as JSON (or
+// as it is, when it is a *multipartBody).
+func (c *chatClient) newRequest(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var r io.Reader
+	ctype := ""
+	switch b := body.(type) {
+	case nil:
+	case *multipartBody:
+		r, ctype = &b.buf, b.ctype
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		r, ctype = bytes.NewReader(j), "application/json"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, r)
+	if err != nil {
+		return nil, err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	return req, nil
+}
+
+// nonce is a request's nonce: the server takes a message sent twice with one nonce once.
+func nonce() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // unreachable names the server (never the token) when a request does not get through.
@@ -275,19 +297,21 @@ type sseEvent struct {
 // follow reads the conversation's event stream into out from the cursor after (an event
 // id, "" for the start), and reconnects with Last-Event-ID when the connection drops, until
 // ctx ends, the conversation is deleted, the server refuses, or it cannot be reached for
-// giveUp (then the last event sent carries the error).
+// giveUp (then the last event sent carries the error). A connection that ends before it
+// carried a line (an event or a heartbeat) counts as not reached: the waits keep growing.
 func (c *chatClient) follow(ctx context.Context, id int64, after string, out chan<- sseEvent) {
-	cursor, first := after, true
-	wait, reached := 200*time.Millisecond, time.Now()
+	first := cmp.Or(c.retryWait, 200*time.Millisecond)
+	cursor, initial := after, true
+	wait, reached := first, time.Now()
 	for ctx.Err() == nil {
-		connected, err := c.followOnce(ctx, id, cursor, first, out, &cursor)
-		first = false
+		connected, err := c.followOnce(ctx, id, cursor, initial, out, &cursor)
+		initial = false
 		if errors.Is(err, errStreamOver) || ctx.Err() != nil {
 			return
 		}
 		s := statusOf(err)
 		if connected {
-			wait, reached = 200*time.Millisecond, time.Now()
+			wait, reached = first, time.Now()
 		} else if wait *= 2; wait > 5*time.Second {
 			wait = 5 * time.Second
 		}
@@ -308,27 +332,38 @@ func (c *chatClient) follow(ctx context.Context, id int64, after string, out cha
 // giveUp is how long the event stream tries to reconnect to a server it cannot reach.
 const giveUp = 5 * time.Minute
 
-// errStreamOver says the stream ended for good (the conversation was deleted).
-var errStreamOver = errors.New("stream over")
+var (
+	// errStreamOver says the stream ended for good (the conversation was deleted).
+	errStreamOver = errors.New("stream over")
+	// errStreamIdle says the stream carried nothing, not even a heartbeat, for too long.
+	errStreamIdle = errors.New("the event stream went quiet (no heartbeat)")
+)
 
-// followOnce reads one connection of the stream; connected reports whether the server
-// accepted it.
+// followOnce reads one connection of the stream, until it ends or carries nothing for
+// streamIdle; connected reports whether it carried a line.
 func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, first bool, out chan<- sseEvent, last *string) (connected bool, err error) {
-	u := fmt.Sprintf("%s/api/v1/conversations/%d/events", c.base, id)
+	path := fmt.Sprintf("/conversations/%d/events", id)
 	if first && cursor != "" {
-		u += "?after=" + url.QueryEscape(cursor)
+		path += "?after=" + url.QueryEscape(cursor)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := cmp.Or(c.streamIdle, 45*time.Second)
+	quiet := time.AfterFunc(idle, func() { cancel(errStreamIdle) })
+	defer quiet.Stop()
+	req, err := c.newRequest(reqCtx, http.MethodGet, path, nil)
 	if err != nil {
 		return false, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+c.token)
 	if !first && cursor != "" {
 		req.Header.Set("Last-Event-ID", cursor)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if errors.Is(context.Cause(reqCtx), errStreamIdle) {
+			err = errStreamIdle
+		}
 		return false, c.unreachable(err)
 	}
 	defer resp.Body.Close()
@@ -340,6 +375,8 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 	var ev sseEvent
 	var data []string
 	for sc.Scan() {
+		quiet.Reset(idle)
+		connected = true
 		line := sc.Text()
 		if line == "" {
 			if len(data) > 0 || ev.Type != "" {
@@ -373,5 +410,8 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 			data = append(data, value)
 		}
 	}
-	return true, sc.Err()
+	if errors.Is(context.Cause(reqCtx), errStreamIdle) {
+		return connected, errStreamIdle
+	}
+	return connected, sc.Err()
 }

@@ -39,6 +39,10 @@ type session struct {
 	expectRun int64 // the run id when it was sent
 	queued    *string
 	inputOver bool // standard input ended (not a terminal): decline what is asked, then exit
+	// declineAtEnd are the questions pending when the input ended: those are declined; a
+	// question asked after that ends the session (exit 3), rather than declining forever.
+	declineAtEnd []int64
+	unsent       int // messages the server refused, with no person there to try again
 
 	pending        []apiQuestion  // pending questions, oldest first
 	ours           map[int64]bool // questions this session resolved
@@ -354,6 +358,21 @@ func (s *session) toolCall(tc *agent.ToolCall) {
 	s.note(text + prefixed(": ", tc.Error))
 }
 
+// isTerminal reports whether f is a terminal: a character device other than the null
+// device (which reads as a permanent end of input, as a pipe would).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
+}
+
 // readLines reads lines on a goroutine, so that a prompt can give way to an event (the
 // question answered in the browser). On a terminal EOF (Ctrl-D) is sent and reading goes
 // on; otherwise EOF closes the channel: the input is over.
@@ -397,7 +416,12 @@ func (s *session) readLine(prompt string) (string, error) {
 		select {
 		case l, ok := <-s.lines:
 			if !ok {
-				s.inputOver = true
+				if !s.inputOver {
+					s.inputOver = true
+					for _, q := range s.pending {
+						s.declineAtEnd = append(s.declineAtEnd, q.ID)
+					}
+				}
 				s.endPrompt()
 				return "", io.EOF
 			}

@@ -11,11 +11,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 // term is `parley chat` under a pseudo-terminal, typed at as a person would.
@@ -291,5 +294,55 @@ func TestChat_PipedInputEndsWithADecline(t *testing.T) {
 	}
 	if qs := l.questions(t, out); len(qs) != 1 || qs[0].State != "declined" {
 		t.Fatalf("questions = %+v, want one declined", qs)
+	}
+}
+
+func TestChat_PipedInputEndDeclinesOnlyWhatIsPending(t *testing.T) {
+	l := live(t)
+	// Declined, the first question is followed by a second: that one is left pending.
+	out, code := chatRun(t, l, "", "--agent", "fake", "two questions")
+	if code != exitNoScript || strings.Count(out, "(declined)") != 1 || !strings.Contains(out, "came after the input ended") {
+		t.Fatalf("exit %d, want %d after one decline:\n%s", code, exitNoScript, out)
+	}
+	if qs := l.questions(t, out); len(qs) != 2 || qs[0].State != "declined" || qs[1].State != "pending" {
+		t.Fatalf("questions = %+v, want the first declined, the second pending", qs)
+	}
+}
+
+func TestChat_PipedInputReportsAMessageNotSent(t *testing.T) {
+	l := live(t)
+	var created struct {
+		Conversation struct {
+			ID int64 `json:"id"`
+		} `json:"conversation"`
+	}
+	if status := l.api(t, http.MethodPost, "/conversations", map[string]string{"agent": "fake", "text": "hello"}, &created); status != http.StatusCreated {
+		t.Fatalf("start a conversation: %d", status)
+	}
+	id := strconv.FormatInt(created.Conversation.ID, 10)
+	tail := func(s string) string { return s[max(0, len(s)-2000):] }
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"AnEmptyArgument", "", []string{"--conversation", id, ""}, "not sent: "},
+		{"APipedLineTooLong", strings.Repeat("x", agent.MaxMessageBytes+1) + "\n", []string{"--conversation", id}, "not sent: The message is too long"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := chatRun(t, l, tc.stdin, tc.args...)
+			if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, "not sent: 1 message") {
+				t.Fatalf("exit %d, want 1 with %q and a summary; the output ends:\n%s", code, tc.want, tail(out))
+			}
+		})
+	}
+}
+
+func TestChatUsage_ListsEveryExitCode(t *testing.T) {
+	usage := strings.Join(strings.Fields(chatUsage), " ")
+	for _, code := range []int{exitNoScript, exitRejected, exitRunFailed, exitLeftOver, exitInterrupt, exitTerminate} {
+		if !strings.Contains(usage, fmt.Sprintf("; %d ", code)) {
+			t.Errorf("chat -h does not list exit code %d", code)
+		}
 	}
 }
