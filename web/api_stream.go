@@ -34,7 +34,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		cur = parseAPICursor(last)
 	}
 	secret, _ := bearer(c.Request())
-	st := &apiStream{s: s, conv: conv, cur: cur, secret: secret, token: currentToken(c).ID}
+	st := &apiStream{s: s, conv: conv, tail: tail{cur: cur}, secret: secret, token: currentToken(c).ID}
 	return s.serveStream(c, st.run)
 }
 
@@ -59,10 +59,7 @@ type apiStream struct {
 	token  int64
 	ctx    context.Context
 	w      *sseWriter
-	cur    agent.Cursor
-	// buffers reused from one wake-up to the next
-	events []agent.Event
-	text   []byte
+	tail
 }
 
 func (as *apiStream) run(ctx context.Context, w *sseWriter) {
@@ -81,7 +78,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if err := s.follow(ctx, f, as.conv.ID, &as.cur, &as.events, &as.text, as.event, as.live); err != nil {
+		if err := s.follow(ctx, f, as.conv.ID, &as.tail, as); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 			}

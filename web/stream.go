@@ -37,7 +37,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
 		cur = parseCursor(last)
 	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, cur: cur, withLen: c.QueryParam("n") == "1", req: c.Request(),
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: cur}, withLen: c.QueryParam("n") == "1", req: c.Request(),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
 	return s.serveStream(c, st.run)
 }
@@ -203,14 +203,11 @@ type liveStream struct {
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
 	version string
-	cur     agent.Cursor
+	tail
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
 	// withLen: the reader counts text (parley bench), and is told its length.
 	withLen bool
-	// buffers reused from one wake-up to the next
-	events []agent.Event
-	text   []byte
 }
 
 // patch sends a patch of the page; a component that fails to render is logged and sends
@@ -232,38 +229,51 @@ func (ls *liveStream) id() string {
 
 // catchUp sends what the page lacks (see follow).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
-	return ls.s.follow(ls.ctx, f, ls.conv.ID, &ls.cur, &ls.events, &ls.text, ls.event, ls.live)
+	return ls.s.follow(ls.ctx, f, ls.conv.ID, &ls.tail, ls)
 }
 
-// follow hands a stream what its reader lacks after cur: events from the hub, or from the
-// log when the hub does not go back far enough, then the message being written. evs and
-// text are buffers the stream reuses from one wake-up to the next; event moves cur on.
-func (s *Server) follow(ctx context.Context, f *agent.Follower, convID int64, cur *agent.Cursor, evs *[]agent.Event, text *[]byte,
-	event func(agent.Event) error, live func(agent.LiveText)) error {
+// tail is where a stream's reader stands in its conversation, with the buffers the stream
+// reuses from one wake-up to the next.
+type tail struct {
+	cur    agent.Cursor
+	events []agent.Event
+	text   []byte
+}
+
+// sink is what a stream does with what its reader lacks: each committed event (which moves
+// the cursor on), then the message being written.
+type sink interface {
+	event(agent.Event) error
+	live(agent.LiveText)
+}
+
+// follow hands a stream what its reader lacks after t.cur: events from the hub, or from the
+// log when the hub does not go back far enough, then the message being written.
+func (s *Server) follow(ctx context.Context, f *agent.Follower, convID int64, t *tail, out sink) error {
 	for {
-		u, ok := f.Since(*cur, (*evs)[:0], (*text)[:0])
+		u, ok := f.Since(t.cur, t.events[:0], t.text[:0])
 		if !ok {
-			events, err := s.db.Events(ctx, convID, cur.Event)
+			events, err := s.db.Events(ctx, convID, t.cur.Event)
 			if err != nil {
 				return err
 			}
 			for _, ev := range events {
-				if err := event(ev); err != nil {
+				if err := out.event(ev); err != nil {
 					return err
 				}
 			}
-			f.Synced(cur.Event)
+			f.Synced(t.cur.Event)
 			continue
 		}
-		*evs, *text = u.Events, u.Message.Text
+		t.events, t.text = u.Events, u.Message.Text
 		for _, ev := range u.Events {
-			if err := event(ev); err != nil {
+			if err := out.event(ev); err != nil {
 				return err
 			}
 		}
-		clear(*evs) // an idle stream holds no copy of what it sent
+		clear(t.events) // an idle stream holds no copy of what it sent
 		if u.Message.ID != "" {
-			live(u.Message)
+			out.live(u.Message)
 		}
 		return nil
 	}
