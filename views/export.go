@@ -24,8 +24,8 @@ func TimelineMarkdown(d TimelineData) string {
 			b.WriteString("\n" + quote(e.Text) + "\n")
 		}
 		if e.Question != nil {
-			if n, ok := contextTree(e.Question.Context); ok {
-				b.WriteString("\nContext:\n\n" + contextMarkdown(n) + "\n")
+			if md := ContextMarkdown(e.Question.Context); md != "" {
+				b.WriteString("\nContext:\n\n" + md + "\n")
 			}
 			b.WriteString("\nFields:\n")
 			for _, f := range e.Question.Fields {
@@ -48,9 +48,14 @@ func TimelineMarkdown(d TimelineData) string {
 	return b.String()
 }
 
-// contextMarkdown writes a question's context for the export: a text quoted, as messages
-// are; an object or a list as a nested list, a list of objects as a table.
-func contextMarkdown(n contextNode) string {
+// ContextMarkdown writes a question's context as Markdown, for the export and the terminal
+// (parley chat): a text quoted, as messages are; an object or a list as a nested list, a
+// list of objects as a table; "" when there is none. It keeps the page's limits.
+func ContextMarkdown(v any) string {
+	n, ok := contextTree(v)
+	if !ok {
+		return ""
+	}
 	if n.Kind == ctxMarkdown {
 		return quote(n.Text)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
 )
 
 // errCancelAsked says the person typed /cancel at a question that allows it.
@@ -165,22 +165,10 @@ func (s *session) showQuestion(q apiQuestion) {
 	}
 }
 
-// contextLines writes a question's context compactly: a text as it is, anything else as
-// indented JSON, cut to max lines.
+// contextLines writes a question's context as the Markdown export does (a text quoted, an
+// object as a list, a list of objects as a table), cut to max lines.
 func contextLines(v any, max int) []string {
-	var text string
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		text = strings.TrimSpace(x)
-	default:
-		b, err := json.MarshalIndent(x, "", "  ")
-		if err != nil {
-			return nil
-		}
-		text = string(b)
-	}
+	text := views.ContextMarkdown(v)
 	if text == "" {
 		return nil
 	}

@@ -124,7 +124,7 @@ func TestChat_TerminalAnswersEveryFieldKind(t *testing.T) {
 	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "every kind")
 	tm.expect("Let me ask.")
 	tm.expect("Tell me about the event.")
-	tm.expect(`"note": "a test of every field kind"`)
+	tm.expect("- Note: a test of every field kind") // the context, as the Markdown export writes it
 	tm.expect("Ctrl-D declines")
 	tm.answer("Title — at most 40 characters", "Offsite")
 	tm.expect("Notes (optional) — end with a line holding only \".\"")
