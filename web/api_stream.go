@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,27 +27,9 @@ func (s *Server) apiEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cur := agent.Cursor{}
-	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
-	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
-		cur = parseAPICursor(last)
-	}
 	secret, _ := bearer(c.Request())
-	st := &apiStream{s: s, conv: conv, tail: tail{cur: cur}, secret: secret, token: currentToken(c).ID}
+	st := &apiStream{s: s, conv: conv, tail: tail{cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
 	return s.serveStream(c, st.run)
-}
-
-// parseAPICursor reads a Last-Event-ID of the API's stream: "E", or "E/m/bytes" while a
-// message is being written (the page's "E/m" reads as an unknown length).
-func parseAPICursor(id string) agent.Cursor {
-	cur := parseCursor(id)
-	if m, n, ok := strings.Cut(cur.Message, "/"); ok {
-		cur.Message = m
-		if b, err := strconv.Atoi(n); err == nil && b >= 0 {
-			cur.Bytes = b
-		}
-	}
-	return cur
 }
 
 // apiStream is one API stream's state: how far its client has got.

@@ -32,12 +32,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cur := agent.Cursor{}
-	cur.Event, _ = strconv.ParseInt(c.QueryParam("after"), 10, 64)
-	if last := c.Request().Header.Get("Last-Event-ID"); last != "" {
-		cur = parseCursor(last)
-	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: cur}, withLen: c.QueryParam("n") == "1", req: c.Request(),
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: c.Request(),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
 	return s.serveStream(c, st.run)
 }
@@ -179,13 +174,27 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	}
 }
 
-// parseCursor reads a Last-Event-ID: "E", or "E/m" while the page grows message m.
-func parseCursor(id string) agent.Cursor {
-	e, m, _ := strings.Cut(id, "/")
+// streamCursor is where a stream starts: after its client's Last-Event-ID when it
+// reconnects, else after event ?after= (0: from the start). An id is "E"; "E/m" while the
+// page grows message m (how much of it the page has is not known: it gets it whole); or
+// "E/m/bytes" from the API's stream, which resumes the message from there.
+func streamCursor(c echo.Context) agent.Cursor {
+	last := c.Request().Header.Get("Last-Event-ID")
+	if last == "" {
+		n, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
+		return agent.Cursor{Event: n}
+	}
+	e, m, _ := strings.Cut(last, "/")
 	n, _ := strconv.ParseInt(e, 10, 64)
 	cur := agent.Cursor{Event: n, Message: m}
 	if m != "" {
-		cur.Bytes = -1 // the page has the message, but how much of it is not known
+		cur.Bytes = -1 // the reader has the message, but how much of it is not known
+		if msg, b, ok := strings.Cut(m, "/"); ok {
+			cur.Message = msg
+			if n, err := strconv.Atoi(b); err == nil && n >= 0 {
+				cur.Bytes = n
+			}
+		}
 	}
 	return cur
 }
