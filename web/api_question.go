@@ -15,12 +15,17 @@ import (
 )
 
 // apiListQuestions lists the questions waiting for the person, oldest first, each with its
-// conversation.
+// conversation; with ?everyone=true, staff get everyone's, as their inbox shows them.
 func (s *Server) apiListQuestions(c echo.Context) error {
 	if st := c.QueryParam("state"); st != "" && st != "pending" {
 		return agent.Errorf(agent.EINVALID, "state can only be pending for now.")
 	}
-	items, err := s.db.Inbox(c.Request().Context(), currentUser(c).ID, inboxLimit)
+	u := currentUser(c)
+	owner := u.ID
+	if u.IsStaff() && c.QueryParam("everyone") == "true" {
+		owner = 0
+	}
+	items, err := s.db.Inbox(c.Request().Context(), owner, inboxLimit)
 	if err != nil {
 		return err
 	}

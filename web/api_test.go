@@ -145,6 +145,13 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		t.Fatalf("conversation = %+v", started)
 	}
 	as.waitState(t, id, agent.StateWaiting)
+	// Staff see everyone's waiting questions when they ask for them, as in their inbox.
+	if _, body, _ := carol.do("GET", "/api/v1/questions?everyone=true", nil); !bytes.Contains(body, []byte("Plan the offsite")) || !bytes.Contains(body, []byte(`"owner":"ann"`)) {
+		t.Errorf("staff's everyone = %s", body)
+	}
+	if _, body, _ := carol.do("GET", "/api/v1/questions", nil); bytes.Contains(body, []byte("Plan the offsite")) {
+		t.Errorf("staff's own list holds ann's question: %s", body)
+	}
 	conv := fmt.Sprintf("/api/v1/conversations/%d", id)
 	routes := []struct {
 		method, path string
@@ -217,8 +224,8 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 			}
 		}
 	}
-	// Bob's lists hold nothing of ann's.
-	for _, path := range []string{"/api/v1/conversations", "/api/v1/questions"} {
+	// Bob's lists hold nothing of ann's, even when he asks for everyone's; staff's does.
+	for _, path := range []string{"/api/v1/conversations", "/api/v1/questions", "/api/v1/questions?everyone=true"} {
 		if _, body, _ := bob.do("GET", path, nil); bytes.Contains(body, []byte("Plan the offsite")) {
 			t.Errorf("bob's %s lists ann's conversation: %s", path, body)
 		}
