@@ -76,6 +76,9 @@ type Event struct {
 	Text      string `json:"text,omitempty"`
 	// Author is who wrote a message: the person, or the agent (or specialist) speaking.
 	Author string `json:"author,omitempty"`
+	// Nonce is the sender's own key of a person's message (see Message.Nonce), so that a
+	// client that follows the stream knows its own message when it comes back.
+	Nonce string `json:"nonce,omitempty"`
 	// Interrupted marks a message cut off before it ended; Stopped one the person stopped.
 	Interrupted bool            `json:"interrupted,omitempty"`
 	Stopped     bool            `json:"stopped,omitempty"`

@@ -68,7 +68,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int6
 		if err != nil {
 			return err
 		}
-		msg, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: m.Text, Author: m.Author, Documents: docs})
+		msg, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: m.Text, Author: m.Author, Nonce: m.Nonce, Documents: docs})
 		if err != nil {
 			return err
 		}

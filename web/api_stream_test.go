@@ -52,8 +52,8 @@ type apiDelta struct {
 }
 
 type apiMsg struct {
-	Role, Author, Text string
-	Interrupted        bool
+	Role, Author, Text, Nonce string
+	Interrupted               bool
 }
 
 // nextOf reads events until one of the kind, failing on any kind not in skip.
@@ -75,10 +75,11 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, gatedAgent([]string{"Hello ", "wide ", "world."}, gate))
 	ann := as.token(t, "ann")
 	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "gated", "text": "hi"}, 201, &started)
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "gated", "text": "hi", "nonce": "n-1"}, 201, &started)
 	id := started.Conversation.ID
 	r, stop := ann.events(id, "")
-	if m := decode[apiMsg](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" {
+	// The person's message comes back with the key its sender gave it.
+	if m := decode[apiMsg](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" || m.Nonce != "n-1" {
 		t.Fatalf("first message = %+v", m)
 	}
 	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"running"`) {

@@ -35,10 +35,13 @@ type APIConversation struct {
 
 // APIMessage is a finished message, the person's or an agent's.
 type APIMessage struct {
-	EventID     int64               `json:"event_id"`
-	MessageID   string              `json:"message_id,omitempty"`
-	Role        string              `json:"role"`
-	Author      string              `json:"author"`
+	EventID   int64  `json:"event_id"`
+	MessageID string `json:"message_id,omitempty"`
+	Role      string `json:"role"`
+	Author    string `json:"author"`
+	// Nonce is the key the sender gave a person's message, echoed so that a client knows
+	// its own message in the stream.
+	Nonce       string              `json:"nonce,omitempty"`
 	Text        string              `json:"text"`
 	Documents   []agent.DocumentRef `json:"documents,omitempty"`
 	Interrupted bool                `json:"interrupted,omitempty"`
@@ -123,7 +126,7 @@ func (s *Server) apiConversation(conv agent.Conversation) APIConversation {
 
 // apiMessageOf is the message of a user_message or agent_message event.
 func apiMessageOf(ev agent.Event) APIMessage {
-	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Nonce: ev.Nonce, Text: ev.Text, Documents: ev.Documents, At: ev.At}
 	if ev.Kind == agent.EventAgentMessage {
 		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
 	}

@@ -193,7 +193,7 @@ func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 		}
 		return 0, nil
 	}
-	s := &session{c: c, ctx: ctx, out: std.out, errw: std.err, sent: map[string]int{}, ours: map[int64]bool{}}
+	s := &session{c: c, ctx: ctx, out: std.out, errw: std.err, sent: map[string]bool{}, ours: map[int64]bool{}}
 	if o.Answers != "" {
 		script, err := loadAnswers(o.Answers)
 		if err != nil {
@@ -274,12 +274,13 @@ func (s *session) start(o chatOptions) (int, error) {
 			return 0, errQuit
 		}
 	}
-	conv, err := s.c.startConversation(s.ctx, name, text, nonce())
+	key := nonce()
+	s.sent[key] = true
+	conv, err := s.c.startConversation(s.ctx, name, text, key)
 	if err != nil {
 		return 1, err
 	}
 	s.conv = conv
-	s.sent[strings.TrimSpace(text)]++
 	s.expect = true
 	if !s.tty {
 		s.line("you> " + text)
@@ -445,9 +446,10 @@ func (s *session) send(text string) error {
 	if !s.tty {
 		s.line("you> " + text)
 	}
-	s.sent[strings.TrimSpace(text)]++
-	if err := s.c.sendMessage(s.ctx, s.conv.ID, text, nonce()); err != nil {
-		s.sent[strings.TrimSpace(text)]--
+	key := nonce()
+	s.sent[key] = true
+	if err := s.c.sendMessage(s.ctx, s.conv.ID, text, key); err != nil {
+		delete(s.sent, key)
 		return err
 	}
 	s.expect, s.expectRun = true, s.runID

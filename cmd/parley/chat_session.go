@@ -51,8 +51,8 @@ type session struct {
 	asked          int            // questions asked so far (for "question N")
 	atYou          bool           // at the you> prompt: a question takes its place
 
-	sent     map[string]int // texts sent from here (trimmed) whose message.done is still to come
-	streamID string         // the agent message being streamed, and its text so far
+	sent     map[string]bool // nonces of the messages sent from here whose message.done is still to come
+	streamID string          // the agent message being streamed, and its text so far
 	streamed string
 	lastPlan string
 
@@ -266,8 +266,8 @@ func (s *session) delta(id, author string, offset int, text string) {
 // done prints a finished message: of the one streamed, only what the pieces did not show.
 func (s *session) done(m apiMessage) {
 	if m.Role == "user" {
-		if key := strings.TrimSpace(m.Text); s.sent[key] > 0 {
-			s.sent[key]--
+		if m.Nonce != "" && s.sent[m.Nonce] {
+			delete(s.sent, m.Nonce)
 			return
 		}
 		s.showMessage(m)
