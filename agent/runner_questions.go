@@ -11,12 +11,9 @@ import (
 // FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
 // Files answer the question's file fields, by field name.
 func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by Actor) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
+	q, err := r.pending(ctx, questionID)
 	if err != nil {
 		return q, err
-	}
-	if !q.Pending() {
-		return q, Errorf(ECONFLICT, "This question was already resolved.")
 	}
 	clean, answered := answerForm(q.Question, form, files)
 	values, ferrs := Validate(q.Question, clean)
@@ -41,14 +38,14 @@ func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, b
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
 func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
+	q, err := r.pending(ctx, questionID)
 	if err != nil {
 		return q, err
 	}
-	if q.Pending() && !q.AllowCancel {
+	if !q.AllowCancel {
 		return q, Errorf(EINVALID, "This agent does not allow cancelling here; decline instead.")
 	}
-	return r.close(ctx, questionID, by.resolution(questionID, Cancelled))
+	return q, r.resolve(ctx, q, by.resolution(questionID, Cancelled))
 }
 
 // Withdraw resolves a question as cancelled whatever its agent allows: whoever asked for the
@@ -58,14 +55,21 @@ func (r *Runner) Withdraw(ctx context.Context, questionID int64, by Actor) (Ques
 }
 
 func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (QuestionRecord, error) {
-	q, err := r.ledger.Question(ctx, questionID)
+	q, err := r.pending(ctx, questionID)
 	if err != nil {
 		return q, err
 	}
-	if !q.Pending() {
-		return q, Errorf(ECONFLICT, "This question was already resolved.")
-	}
 	return q, r.resolve(ctx, q, res)
+}
+
+// pending reads a question that still waits; one resolved before gives ECONFLICT (with
+// the question as it stands).
+func (r *Runner) pending(ctx context.Context, questionID int64) (QuestionRecord, error) {
+	q, err := r.ledger.Question(ctx, questionID)
+	if err == nil && !q.Pending() {
+		err = Errorf(ECONFLICT, "This question was already resolved.")
+	}
+	return q, err
 }
 
 func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) error {
