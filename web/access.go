@@ -86,6 +86,16 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 	return rec, m, nil
 }
 
+// actor is who resolves a question in this request: the signed-in person (on the owner's
+// behalf where mode says so), with the access token they came with, if any.
+func actor(c echo.Context, mode views.Mode) agent.Actor {
+	a := agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf}
+	if t := currentToken(c); t.ID != 0 {
+		a.Via = t.Via()
+	}
+	return a
+}
+
 // ownerName is the conversation's owner as pages name them.
 func ownerName(conv agent.Conversation) string {
 	if conv.Owner == "" {

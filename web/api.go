@@ -4,11 +4,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -124,31 +122,6 @@ func (s *Server) apiFail(c echo.Context, status int, body APIErrorBody) error {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 	}
 	return c.JSON(status, APIError{Error: body})
-}
-
-// handleAPIError is handleError for the API: the status, and the message as JSON.
-func (s *Server) handleAPIError(err error, c echo.Context) {
-	status, msg := statusOf(err), agent.ErrorMessage(err)
-	var he *echo.HTTPError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", agent.ByteSize(mbe.Limit))
-	case errors.As(err, &he):
-		msg = http.StatusText(he.Code)
-		if he.Code == http.StatusNotFound {
-			msg = "There is no such API route: see " + apiPrefix + "/openapi.json."
-		}
-	}
-	if status >= 500 {
-		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
-		msg = "Something went wrong on Parley's side; it is logged."
-	}
-	var ra *retryAfter
-	if errors.As(err, &ra) {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
-	}
-	_ = s.apiFail(c, status, APIErrorBody{Message: msg})
 }
 
 // apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a

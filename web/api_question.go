@@ -118,26 +118,24 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 	if err != nil {
 		return err
 	}
-	_, err = resolve(rec, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf, Via: currentToken(c).Via()})
+	_, err = resolve(rec, actor(c, mode))
 	var ferrs agent.FieldErrors
-	switch {
-	case errors.As(err, &ferrs):
+	if errors.As(err, &ferrs) {
 		return s.apiFail(c, http.StatusUnprocessableEntity, APIErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
-	case agent.ErrorCode(err) == agent.ECONFLICT:
-		now, rerr := s.db.Question(c.Request().Context(), id)
-		if rerr != nil {
-			return rerr
-		}
-		q := apiQuestionOf(now)
-		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: agent.ErrorMessage(err), Question: &q})
-	case err != nil:
+	}
+	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
 		return err
 	}
-	now, err := s.db.Question(c.Request().Context(), id)
+	// Stored, or resolved before (409): the question as it stands now.
+	now, rerr := s.db.Question(c.Request().Context(), id)
+	if rerr != nil {
+		return rerr
+	}
+	q := apiQuestionOf(now)
 	if err != nil {
-		return err
+		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: agent.ErrorMessage(err), Question: &q})
 	}
-	return c.JSON(http.StatusOK, apiQuestionOf(now))
+	return c.JSON(http.StatusOK, q)
 }
 
 // answerValues turns the JSON values of an answer into the form the browser would send: a

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,19 +36,24 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// handleError answers plain requests whose handler failed before anything was written.
+// handleError answers requests whose handler failed before anything was written: the API's
+// in JSON, a page a person opened inside the layout, anything else as plain text.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	if isAPI(c.Request()) {
-		s.handleAPIError(err, c)
-		return
-	}
+	r := c.Request()
+	api := isAPI(r)
 	status := statusOf(err)
 	msg := agent.ErrorMessage(err)
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
+	var mbe *http.MaxBytesError
+	switch {
+	case api && errors.As(err, &mbe):
+		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", agent.ByteSize(mbe.Limit))
+	case api && errors.As(err, &he) && he.Code == http.StatusNotFound:
+		msg = "There is no such API route: see " + apiPrefix + "/openapi.json."
+	case errors.As(err, &he):
 		msg = http.StatusText(he.Code)
 	}
 	if status >= 500 {
@@ -57,7 +63,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
 	}
-	r := c.Request()
+	if api {
+		_ = s.apiFail(c, status, APIErrorBody{Message: msg})
+		return
+	}
 	if r.Method == http.MethodGet && r.Header.Get("Datastar-Request") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		// A page a person opened: the error inside the layout, with a way back.
 		if err := s.page(c, status, views.ErrorPage(status, http.StatusText(status), msg)); err == nil {

@@ -69,7 +69,7 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 		return s.patch(c, ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)}),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
-	rec, err = resolve(rec, form, agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf})
+	rec, err = resolve(rec, form, actor(c, mode))
 	view := views.QuestionView{Record: rec}
 	var ferrs agent.FieldErrors
 	switch {
