@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -261,6 +263,13 @@ type Message struct {
 	// Nonce is the composer's one-time token: a re-sent message is recorded once.
 	Nonce string
 	Files []File
+}
+
+// NewNonce returns a random one-time token for a Message (or a form that sends one).
+func NewNonce() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // File is an attached file, checked but not stored yet.

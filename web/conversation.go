@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,7 +27,7 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 		d.Problems = append(d.Problems[:len(d.Problems):len(d.Problems)], s.liveProblems()...)
 	}
 	if d.Nonce == "" {
-		d.Nonce = newNonce()
+		d.Nonce = agent.NewNonce()
 	}
 	return s.page(c, status, views.Home(d))
 }
@@ -75,7 +73,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(ctx))
-	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: views.BuildThread(events), Nonce: newNonce(), Attach: s.attach()}))
+	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: views.BuildThread(events), Nonce: agent.NewNonce(), Attach: s.attach()}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -101,7 +99,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	}
 	switch agent.ErrorCode(err) {
 	case "":
-		return sse(s.composer(id, newNonce()), datastar.WithModeReplace())
+		return sse(s.composer(id, agent.NewNonce()), datastar.WithModeReplace())
 	case agent.EINVALID, agent.ECONFLICT:
 		// Only the error is patched: the message box keeps what was typed.
 		return sse(views.ComposerError(agent.ErrorMessage(err)))
@@ -116,13 +114,6 @@ func tooLarge(err error) string {
 		return fmt.Sprintf("The message is too long (at most %s): attach a large text as a file instead.", agent.ByteSize(agent.MaxMessageBytes))
 	}
 	return "The message could not be read; try again."
-}
-
-// newNonce returns a random one-time token.
-func newNonce() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func (s *Server) handleRetry(c echo.Context) error {

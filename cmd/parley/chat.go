@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 // chatOptions is what `parley chat` is told by its flags, the environment and its config file.
@@ -274,7 +276,7 @@ func (s *session) start(o chatOptions) (int, error) {
 			return 0, errQuit
 		}
 	}
-	key := nonce()
+	key := agent.NewNonce()
 	s.sent[key] = true
 	conv, err := s.c.startConversation(s.ctx, name, text, key)
 	if err != nil {
@@ -446,7 +448,7 @@ func (s *session) send(text string) error {
 	if !s.tty {
 		s.line("you> " + text)
 	}
-	key := nonce()
+	key := agent.NewNonce()
 	s.sent[key] = true
 	if err := s.c.sendMessage(s.ctx, s.conv.ID, text, key); err != nil {
 		delete(s.sent, key)

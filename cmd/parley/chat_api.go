@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,13 +123,6 @@ func (c *chatClient) newRequest(ctx context.Context, method, path string, body a
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	return req, nil
-}
-
-// nonce is a request's nonce: the server takes a message sent twice with one nonce once.
-func nonce() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // unreachable names the server (never the token) when a request does not get through.
