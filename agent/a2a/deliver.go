@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -132,19 +133,28 @@ func (s *session) cancel(ctx context.Context, q *agent.Question) error {
 		}
 		return s.w.final("The task had already ended.")
 	}
-	cctx, w := withWatch(ctx)
-	cctx, stop := context.WithTimeout(cctx, callTimeout)
-	defer stop()
-	t, err := s.c.client.CancelTask(cctx, &sdk.TaskIDParams{ID: s.cp.TaskID})
-	if err != nil {
-		ce := &callError{method: "tasks/cancel", w: w, err: err}
-		switch ce.rpcCode() {
-		case codeTaskNotCancelable, codeUnsupported, -32601:
-			return s.send(ctx, true,
-				sdk.TextPart{Text: "The person cancelled the request and does not want to go on."},
-				sdk.DataPart{Data: map[string]any{"outcome": string(agent.Cancelled)}})
+	var t *sdk.Task
+	err := retryBusy(ctx, func() error {
+		cctx, w := withWatch(ctx)
+		cctx, stop := context.WithTimeout(cctx, callTimeout)
+		defer stop()
+		var err error
+		if t, err = s.c.client.CancelTask(cctx, &sdk.TaskIDParams{ID: s.cp.TaskID}); err != nil {
+			return &callError{method: "tasks/cancel", w: w, err: err}
 		}
-		return ce
+		return nil
+	})
+	if err != nil {
+		var ce *callError
+		if errors.As(err, &ce) {
+			switch ce.rpcCode() {
+			case codeTaskNotCancelable, codeUnsupported, -32601:
+				return s.send(ctx, true,
+					sdk.TextPart{Text: "The person cancelled the request and does not want to go on."},
+					sdk.DataPart{Data: map[string]any{"outcome": string(agent.Cancelled)}})
+			}
+		}
+		return err
 	}
 	s.cp.Delivered = q.ID
 	s.done = true

@@ -121,14 +121,24 @@ func (s *session) send(ctx context.Context, into bool, parts ...sdk.Part) error 
 	return s.stream(ctx, parts, false)
 }
 
-// stream sends one message and follows the stream it opens. A message into a task whose
-// last request the agent is still winding up is refused with an internal error by a2a-go
-// servers ("execution already in progress"): it is sent again after a short wait.
+// stream sends one message and follows the stream it opens; one into a task is retried
+// while the task is busy (see retryBusy).
 func (s *session) stream(ctx context.Context, parts []sdk.Part, into bool) error {
+	if !into {
+		return s.streamOnce(ctx, parts, false)
+	}
+	return retryBusy(ctx, func() error { return s.streamOnce(ctx, parts, true) })
+}
+
+// retryBusy runs a call about a task again, after a short and growing wait, while the agent
+// refuses it because it is still winding up the task's last request: a2a-go servers answer
+// that with an internal error ("execution already in progress"), before any event. Messages
+// into the task and tasks/cancel both meet it.
+func retryBusy(ctx context.Context, call func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.streamOnce(ctx, parts, into)
+		err := call()
 		var ce *callError
-		if !into || attempt >= busyRetries || !errors.As(err, &ce) || ce.rpcCode() != -32603 || ce.events > 0 {
+		if attempt >= busyRetries || !errors.As(err, &ce) || ce.rpcCode() != -32603 || ce.events > 0 {
 			return err
 		}
 		select {
@@ -139,7 +149,7 @@ func (s *session) stream(ctx context.Context, parts []sdk.Part, into bool) error
 	}
 }
 
-// busyRetries bounds the tries of a message refused because the task is still busy.
+// busyRetries bounds the tries of a call refused because the task is still busy.
 const busyRetries = 8
 
 func (s *session) streamOnce(ctx context.Context, parts []sdk.Part, into bool) error {
