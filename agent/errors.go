@@ -17,6 +17,9 @@ const (
 	EUNAUTHORIZED = "unauthorized"
 	EFORBIDDEN    = "forbidden"
 	ETOOMANY      = "too_many"
+	// EUNAVAILABLE is a request Parley cannot serve now but may later: its database cannot
+	// be written (a full disk, a read-only file system).
+	EUNAVAILABLE = "unavailable"
 )
 
 // Error is a domain error with a code and a message safe to show a person.

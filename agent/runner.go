@@ -34,13 +34,15 @@ type Runner struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 
-	mu      sync.Mutex // guards stopped, wg.Add, running, outputs and waiters
+	mu      sync.Mutex // guards stopped, wg.Add, running, unsettled, outputs and waiters
 	stopped bool
 	// waiters are the running steps that wait for a live question, by question id.
 	waiters map[int64]chan Resolution
 	wg      sync.WaitGroup
 	running map[int64]*activeStep // by conversation
-	outputs map[*StepOutput]int64 // the outputs of running steps, with their conversation
+	// unsettled are the steps whose end could not be written, by conversation.
+	unsettled map[int64]*unsettledStep
+	outputs   map[*StepOutput]int64 // the outputs of running steps, with their conversation
 
 	flushEvery time.Duration
 	flushBytes int64
@@ -76,7 +78,7 @@ type RunnerOptions struct {
 func NewRunner(opts RunnerOptions) *Runner {
 	r := &Runner{ledger: opts.Ledger, hub: NewHub(), agents: map[string]Agent{}, log: opts.Logger, now: opts.Now,
 		analyzer: opts.Analyzer, analyzers: opts.Analyzers,
-		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, outputs: map[*StepOutput]int64{}, waiters: map[int64]chan Resolution{},
+		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, unsettled: map[int64]*unsettledStep{}, outputs: map[*StepOutput]int64{}, waiters: map[int64]chan Resolution{},
 		flushEvery: opts.FlushEvery, flushBytes: opts.FlushBytes, flushNow: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
 		r.agents[a.Info().Name] = a
@@ -229,8 +231,15 @@ func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) erro
 		return err
 	}
 	step, err := r.ledger.StartRun(ctx, conversationID, m)
-	if errors.Is(err, ErrRunning) && r.StopReply(ctx, conversationID) {
-		step, err = r.ledger.StartRun(ctx, conversationID, m)
+	if errors.Is(err, ErrRunning) {
+		stopped := r.StopReply(ctx, conversationID)
+		settled, serr := r.settleNow(ctx, conversationID)
+		if serr != nil {
+			return serr
+		}
+		if stopped || settled {
+			step, err = r.ledger.StartRun(ctx, conversationID, m)
+		}
 	}
 	if err != nil || step == 0 {
 		return err
@@ -279,6 +288,9 @@ func (r *Runner) StopReply(ctx context.Context, conversationID int64) bool {
 
 // Retry runs a failed, interrupted or stopped conversation's agent again.
 func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
+	if _, err := r.settleNow(ctx, conversationID); err != nil {
+		return err
+	}
 	step, err := r.ledger.RetryRun(ctx, conversationID)
 	if err != nil {
 		return err
@@ -302,7 +314,7 @@ func (r *Runner) dispatch(conversationID, stepID int64) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		resume := r.runStep(ctx, stepID)
+		resume := r.runStep(ctx, conversationID, stepID)
 		r.mu.Lock()
 		if r.running[conversationID] == a {
 			delete(r.running, conversationID)
@@ -317,12 +329,15 @@ func (r *Runner) dispatch(conversationID, stepID int64) {
 }
 
 // runStep runs one step and ends it in the ledger; it returns the resume the ledger queued.
-func (r *Runner) runStep(ctx context.Context, stepID int64) (resume int64) {
+func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (resume int64) {
 	// Bookkeeping must finish even while shutting down or stopping.
 	bg := context.WithoutCancel(ctx)
 	conv, in, err := r.ledger.BeginStep(bg, stepID)
 	if err != nil {
 		r.log.Error("begin step", "step", stepID, "error", err)
+		if ErrorCode(err) == EUNAVAILABLE {
+			r.settleLater(conversationID, stepID, nil, err)
+		}
 		return 0
 	}
 	log := r.log.With("conversation", conv.ID, "step", stepID, "agent", conv.Agent)
@@ -374,6 +389,9 @@ func (r *Runner) runStep(ctx context.Context, stepID int64) (resume int64) {
 	resume, ferr := r.ledger.FinishStep(bg, stepID, partial, err)
 	if ferr != nil {
 		log.Error("finish step", "error", ferr)
+		if ErrorCode(ferr) == EUNAVAILABLE {
+			r.settleLater(conversationID, stepID, partial, err)
+		}
 	}
 	return resume
 }

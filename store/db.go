@@ -26,6 +26,8 @@ type DB struct {
 	read  *sql.DB
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
+	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
+	ProbeEvery time.Duration
 
 	// writeMu makes a write transaction and the hand-over of its events one step, so that
 	// observers see events in commit order.
@@ -34,6 +36,7 @@ type DB struct {
 	observe   func([]agent.Event)
 	stmt      statements
 	drafts    draftIndex
+	health    writeHealth
 }
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
@@ -90,7 +93,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{write: w, Now: func() time.Time { return time.Now().UTC() }}
+	db := &DB{write: w, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery}
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -181,15 +184,9 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	db.committed = db.committed[:0]
-	tx, err := db.write.BeginTx(ctx, nil)
+	err := db.commit(ctx, fn)
+	db.noteWrite(err)
 	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	if db.observe != nil && len(db.committed) > 0 {
@@ -197,6 +194,20 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	clear(db.committed)
 	return nil
+}
+
+// commit runs fn in a write transaction and commits it. A failure of the storage beneath
+// comes back as EUNAVAILABLE.
+func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return storageError(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return storageError(err)
+	}
+	return storageError(tx.Commit())
 }
 
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"

@@ -122,9 +122,16 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var runID, convID, seen int64
-		if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&runID, &convID, &seen); err != nil {
+		var was string
+		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&runID, &convID, &seen, &was)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return agent.Errorf(agent.ENOTFOUND, "Step %d not found.", stepID)
+		case err != nil:
 			return fmt.Errorf("finish step %d: %w", stepID, err)
+		case was != "queued" && was != "started":
+			return agent.Errorf(agent.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
 		}
 		stopped := errors.Is(stepErr, agent.ErrStopped)
 		state, msg := "done", ""

@@ -100,7 +100,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	switch agent.ErrorCode(err) {
 	case "":
 		return sse(s.composer(id, agent.NewNonce()), datastar.WithModeReplace())
-	case agent.EINVALID, agent.ECONFLICT:
+	case agent.EINVALID, agent.ECONFLICT, agent.EUNAVAILABLE:
 		// Only the error is patched: the message box keeps what was typed.
 		return sse(views.ComposerError(agent.ErrorMessage(err)))
 	}
@@ -122,10 +122,13 @@ func (s *Server) handleRetry(c echo.Context) error {
 		return err
 	}
 	err = s.runner.Retry(c.Request().Context(), conv.ID)
-	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
-		return err
+	switch agent.ErrorCode(err) {
+	case "", agent.ECONFLICT:
+		return c.NoContent(http.StatusNoContent)
+	case agent.EUNAVAILABLE:
+		return s.patch(c, c.Request().Context(), views.ComposerError(agent.ErrorMessage(err)))
 	}
-	return c.NoContent(http.StatusNoContent)
+	return err
 }
 
 // handleStop stops the reply the agent is writing: the request to the model is cancelled, a

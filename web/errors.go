@@ -32,6 +32,8 @@ func statusOf(err error) int {
 		return http.StatusForbidden
 	case agent.ETOOMANY:
 		return http.StatusTooManyRequests
+	case agent.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

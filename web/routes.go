@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/static"
 	"github.com/parley-chat/parley/views"
 )
@@ -65,9 +66,15 @@ func (s *Server) routes() {
 	}
 }
 
+// handleHealth answers 200 "ok" while the database answers and takes writes (a probe write
+// at most every store.ProbeEvery), 503 with the reason otherwise.
 func (s *Server) handleHealth(c echo.Context) error {
-	if err := s.db.Ping(c.Request().Context()); err != nil {
+	ctx := c.Request().Context()
+	if err := s.db.Ping(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
+	}
+	if err := s.db.Writable(ctx); err != nil {
+		return c.String(http.StatusServiceUnavailable, "database not writable: "+agent.ErrorMessage(err)+"\n")
 	}
 	return c.String(http.StatusOK, "ok\n")
 }

@@ -1,0 +1,138 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// writer is an agent whose step waits for the reply it is to write.
+func writer(reply <-chan string) *scripted {
+	return &scripted{name: "writer", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		select {
+		case text := <-reply:
+			if err := out.Text(text); err != nil {
+				return err
+			}
+			return out.EndMessage()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+}
+
+// The database stops taking writes in the middle of a step (a file system gone read-only, a
+// disk so full that nothing fits): neither the reply nor the step's end can be stored. The
+// conversation must not stay "running" with nothing running. While writes fail, /healthz
+// says so and Retry and a new message explain why they cannot go on; once writes work again
+// the step ends failed with the reason shown, by itself, and Retry works.
+func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
+	db, later := dbWithClock(t)
+	reply := make(chan string)
+	ts := newTestServer(t, db, writer(reply))
+	path := ts.start(t, "writer", "write a reply")
+	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
+	ctx := context.Background()
+
+	if code, body := ts.get(t, "/healthz"); code != http.StatusOK {
+		t.Fatalf("healthz before = %d %q", code, body)
+	}
+	if err := db.RefuseWrites(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	reply <- "This reply cannot be stored."
+	waitFor(t, "healthz to report the database not writable", func() bool {
+		code, body := ts.get(t, "/healthz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "cannot save to its database")
+	})
+	code, body, _ := ts.post(t, path+"/retry", nil)
+	if code != http.StatusOK || !strings.Contains(body, "cannot save to its database") {
+		t.Fatalf("retry while writes fail = %d %q, want the reason patched in", code, body)
+	}
+	code, body, _ = ts.post(t, path+"/messages", url.Values{"text": {"are you there?"}})
+	if code != http.StatusOK || !strings.Contains(body, "cannot save to its database") || strings.Contains(body, "still working") {
+		t.Fatalf("message while writes fail = %d %q, want the reason patched in", code, body)
+	}
+
+	if err := db.RefuseWrites(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	ts.waitState(t, id, agent.StateFailed)
+	if _, page := ts.get(t, path); !strings.Contains(page, "cannot save to its database") {
+		t.Errorf("the page does not show why the step failed")
+	}
+	later(store.ProbeEvery) // a failed write stands that long
+	waitFor(t, "healthz to recover", func() bool { code, _ := ts.get(t, "/healthz"); return code == http.StatusOK })
+
+	if code, body, _ := ts.post(t, path+"/retry", nil); code != http.StatusNoContent {
+		t.Fatalf("retry = %d %q", code, body)
+	}
+	reply <- "Stored this time."
+	ts.waitState(t, id, agent.StateDone)
+	if _, page := ts.get(t, path); !strings.Contains(page, "Stored this time.") {
+		t.Errorf("the retried reply is not on the page")
+	}
+}
+
+// A full disk: a reply too large for the room left fails the step at once, with the reason
+// shown and Retry working; /healthz reports the failure, and recovers once there is room.
+func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
+	db, later := dbWithClock(t)
+	reply := make(chan string)
+	ts := newTestServer(t, db, writer(reply))
+	path := ts.start(t, "writer", "write a long reply")
+	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
+	ctx := context.Background()
+
+	if err := db.CapSize(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	// A reply far larger than any free space in the database: its pages cannot be added.
+	reply <- strings.Repeat("All work and no play makes Jack a dull boy. ", 12000)
+	ts.waitState(t, id, agent.StateFailed)
+	if _, page := ts.get(t, path); !strings.Contains(page, "database or disk is full") {
+		t.Errorf("the page does not show why the step failed")
+	}
+	if code, body := ts.get(t, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "database or disk is full") {
+		t.Errorf("healthz while full = %d %q", code, body)
+	}
+
+	if err := db.CapSize(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	later(store.ProbeEvery) // a failed write stands that long
+	waitFor(t, "healthz to recover", func() bool { code, _ := ts.get(t, "/healthz"); return code == http.StatusOK })
+	if code, body, _ := ts.post(t, path+"/retry", nil); code != http.StatusNoContent {
+		t.Fatalf("retry = %d %q", code, body)
+	}
+	reply <- "Stored this time."
+	ts.waitState(t, id, agent.StateDone)
+}
+
+// dbWithClock is a test database whose clock later moves forward.
+func dbWithClock(t testing.TB) (*store.DB, func(time.Duration)) {
+	db := newDB(t)
+	var skew atomic.Int64
+	db.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(skew.Load())) }
+	return db, func(d time.Duration) { skew.Add(int64(d)) }
+}
+
+// waitFor polls cond until it holds, failing the test after a generous deadline.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
