@@ -20,9 +20,13 @@ type SessionLimits struct {
 	Idle, Max time.Duration
 }
 
-// touchEvery is how stale a session's last-seen time may be before a request writes it:
-// far below any idle limit, and no write per request.
+// touchEvery is how stale a session's last-seen time may be before a request writes it, at
+// most: no write per request, and never more than a tenth of the idle limit stale, so that a
+// session in use ends no sooner than nine tenths of the limit after its last request,
+// however short the limit.
 const touchEvery = time.Minute
+
+func touchAfter(lim SessionLimits) time.Duration { return min(touchEvery, lim.Idle/10) }
 
 // hashToken is how a session id is stored: only the cookie holds the id itself, so a copy
 // of the database lets nobody in.
@@ -85,7 +89,7 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (age
 		}
 		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	}
-	if now.Sub(lastSeen) >= touchEvery && ctx.Value(peekKey{}) == nil {
+	if now.Sub(lastSeen) >= touchAfter(lim) && ctx.Value(peekKey{}) == nil {
 		if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id); err != nil {
 			return agent.User{}, fmt.Errorf("session: %w", err)
 		}
@@ -103,4 +107,32 @@ func (db *DB) DeleteSession(ctx context.Context, token string) error {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil
+}
+
+// AuthChanges is a count that moves whenever a session ends, a password or a role changes,
+// or an account or access token is deleted, in this process or another. Open streams are
+// checked again when it moves.
+func (db *DB) AuthChanges(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.read.QueryRowContext(ctx, `SELECT n FROM auth_changes`).Scan(&n)
+	return n, err
+}
+
+// SessionEnds is when the session ends unless its person does something first: its idle
+// limit past its last-seen time, or its age limit, whichever comes first. An unknown session
+// has ended.
+func (db *DB) SessionEnds(ctx context.Context, token string, lim SessionLimits) (time.Time, error) {
+	var created, seen string
+	err := db.read.QueryRowContext(ctx, `SELECT created_at, last_seen_at FROM sessions WHERE id_hash = ?`, hashToken(token)).Scan(&created, &seen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("session: %w", err)
+	}
+	idle, old := parseTime(seen).Add(lim.Idle), parseTime(created).Add(lim.Max)
+	if old.Before(idle) {
+		return old, nil
+	}
+	return idle, nil
 }

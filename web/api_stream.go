@@ -48,9 +48,9 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.closed, cancel)()
-	defer s.tokens.add(as.token, cancel)()
-	// A revoke between the request's check and the line above ended nothing: check again.
-	if _, _, err := s.db.TokenUser(store.Peek(ctx), as.secret); err != nil {
+	remove, ok := s.watch(ctx, cancel, as.mayGoOn)
+	defer remove()
+	if !ok {
 		return
 	}
 	as.ctx, as.w = ctx, w
@@ -78,15 +78,16 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 				return
 			}
 		case <-heartbeat.C:
-			// The token may have been revoked elsewhere (parley token revoke), or its person
-			// lost access: the stream ends. The check is not activity.
-			u, _, err := s.db.TokenUser(store.Peek(ctx), as.secret)
-			if err != nil || !u.CanRead(as.conv) {
-				return
-			}
 			w.comment("heartbeat")
 		}
 	}
+}
+
+// mayGoOn reports whether the token still stands and its person may still read the
+// conversation. The check is not activity.
+func (as *apiStream) mayGoOn(ctx context.Context) (time.Time, bool) {
+	u, _, err := as.s.db.TokenUser(store.Peek(ctx), as.secret)
+	return time.Time{}, err == nil && u.CanRead(as.conv)
 }
 
 // id is the SSE id of the client's state: the last event, and the message it grows.

@@ -222,23 +222,3 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 		t.Fatalf("still pending: %+v", pending)
 	}
 }
-
-func TestAPI_RevokedTokenEndsItsStreams(t *testing.T) {
-	as := newAccountsServerBeating(t, 20*time.Millisecond, web.AuthOptions{}, web.Limits{}, askerAndReader())
-	ann := as.token(t, "ann")
-	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
-	r, stop := ann.events(started.Conversation.ID, "")
-	defer stop()
-	nextOf(t, r, "question.asked", "message.done", "run.state")
-	// Revoked by `parley token revoke` (another process: only the database knows).
-	u, _, _ := as.db.UserByName(context.Background(), "ann")
-	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {
-		t.Fatal(err)
-	}
-	for r.sc.Scan() {
-	}
-	if err := r.sc.Err(); err != nil {
-		t.Fatalf("the stream did not end by itself: %v", err)
-	}
-}

@@ -660,27 +660,6 @@ func TestSignIn_ABurstIsCounted(t *testing.T) {
 	}
 }
 
-// A stream open when its session ends is closed at the next heartbeat.
-func TestStreamEndsWithTheSession(t *testing.T) {
-	as := newAccountsServerBeating(t, 30*time.Millisecond, web.AuthOptions{}, web.Limits{}, askerAndReader())
-	ann := as.signIn(t, "ann")
-	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
-	conv := h.Get("Location")
-	as.waitState(t, convID(t, conv), agent.StateWaiting)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.URL+conv+"/stream", nil)
-	resp, err := ann.client.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("stream = %v, %v", resp, err)
-	}
-	defer resp.Body.Close()
-	ann.do(http.MethodPost, "/logout", url.Values{}, nil)
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		t.Fatalf("the stream did not end with the session: %v", err)
-	}
-}
-
 func TestChangePassword(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{Mode: web.AuthLocal}, web.Limits{})
 	ann, other := as.signIn(t, "ann"), as.signIn(t, "ann")

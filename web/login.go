@@ -57,6 +57,7 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 		if err := s.db.DeleteSession(ctx, old); err != nil {
 			return err
 		}
+		s.live.changed()
 	}
 	token, err := s.db.CreateSession(ctx, u.ID, s.auth.Session)
 	if err != nil {
@@ -73,6 +74,7 @@ func (s *Server) handleLogout(c echo.Context) error {
 		if err := s.db.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
+		s.live.changed()
 	}
 	s.setSessionCookie(c, "")
 	return c.Redirect(http.StatusSeeOther, "/login")

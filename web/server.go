@@ -37,8 +37,8 @@ type Server struct {
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
 	logins, signups, messages *bucket
 	streams                   streamCounter
-	// tokens ends the API streams of a token revoked here.
-	tokens tokenStreams
+	// live are the open streams, each with the check that its person may go on.
+	live openStreams
 	// hashSlots bounds the password hashes computed at once.
 	hashSlots chan struct{}
 	http      *http.Server
@@ -76,6 +76,7 @@ type NewServerOptions struct {
 func NewServer(opts NewServerOptions) *Server {
 	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
+	s.live.kick = make(chan struct{}, 1)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -129,6 +130,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}
+	go s.sweepStreams()
 	if s.a2a != nil {
 		return s.a2a.Start(ctx, owner)
 	}

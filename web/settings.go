@@ -108,6 +108,7 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	if _, err := s.db.SetPassword(ctx, u.Name, newHash, u.Name); err != nil {
 		return err
 	}
+	s.live.changed() // the password's other sessions have ended
 	if err := s.startSession(c, u); err != nil {
 		return err
 	}

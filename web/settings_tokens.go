@@ -65,7 +65,7 @@ func (s *Server) handleRevokeToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.tokenRevoked(t.ID)
+	s.live.changed()
 	return c.Redirect(http.StatusSeeOther, "/settings?saved=revoked&name="+url.QueryEscape(t.Name)+"#tokens")
 }
 

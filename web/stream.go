@@ -114,10 +114,15 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	defer context.AfterFunc(s.closed, cancel)()
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
-	// The stream keeps of the request what identify reads, to check at each heartbeat that
-	// the person may still read the conversation.
+	// The stream keeps of the request what identify reads, to check, whenever someone's
+	// access changes, that the person may still read the conversation.
 	r := ls.req
 	ls.req = &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
+	remove, ok := s.watch(ctx, cancel, ls.mayGoOn)
+	defer remove()
+	if !ok {
+		return
+	}
 	// Follow before the first read, so no change between read and wait is missed.
 	var f *agent.Follower
 	var wake <-chan struct{}
@@ -162,16 +167,22 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 				s.log.Error("stream", "sidebar", ls.u.Name, "error", err)
 			}
 		case <-heartbeat.C:
-			// The session may have ended, or staff stopped being staff: the stream ends too,
-			// and the page's reconnect is asked to sign in.
-			// A page left open is not activity: the check does not keep the session alive.
-			u, err := s.identify(ls.req.WithContext(store.Peek(ctx)))
-			if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) {
-				return
-			}
 			ls.w.comment("heartbeat")
 		}
 	}
+}
+
+// mayGoOn reports whether the person may still follow the stream: the session has not ended,
+// and they may still read the conversation, as staff still or no longer (the page's
+// reconnect is then asked to sign in, or refused). A page left open is not activity: the
+// check does not keep the session alive. It says when to check again if nothing changes.
+func (ls *liveStream) mayGoOn(ctx context.Context) (time.Time, bool) {
+	s := ls.s
+	u, err := s.identify(ls.req.WithContext(store.Peek(ctx)))
+	if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) {
+		return time.Time{}, false
+	}
+	return s.sessionEnds(ctx, ls.req), true
 }
 
 // streamCursor is where a stream starts: after its client's Last-Event-ID when it

@@ -1,0 +1,128 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// sweepEvery is how often the open streams' people are looked at again when nothing on this
+// server said so: the longest a stream outlives a session ended by another process.
+const sweepEvery = time.Second
+
+// openStreams are the server's open SSE streams, each with the check that the person behind
+// it may still follow it. A sweep runs the checks: all of them when the database's count of
+// auth changes has moved (a session ended, a password or a role changed, a token revoked,
+// here or by `parley user` or `parley token`), and each at its own due time (when its session
+// would end unused). A change made on this server runs the sweep at once; one made elsewhere
+// is seen within sweepEvery.
+type openStreams struct {
+	mu   sync.Mutex
+	next int
+	open map[int]*openStream
+	kick chan struct{}
+}
+
+type openStream struct {
+	// check reports whether the stream may go on and, if its session ends by itself, when to
+	// check again.
+	check  func(context.Context) (due time.Time, ok bool)
+	due    time.Time
+	cancel context.CancelFunc
+}
+
+// add registers a stream; the returned function unregisters it.
+func (o *openStreams) add(st *openStream) (remove func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.open == nil {
+		o.open = map[int]*openStream{}
+	}
+	o.next++
+	n := o.next
+	o.open[n] = st
+	return func() {
+		o.mu.Lock()
+		delete(o.open, n)
+		o.mu.Unlock()
+	}
+}
+
+// changed runs the sweep now: someone's access just changed on this server.
+func (o *openStreams) changed() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// watch registers a stream whose person must still pass check, then checks once: a change
+// between the request's own check and the registration would otherwise go unseen. It
+// reports whether the stream may start; remove unregisters it.
+func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
+	st := &openStream{check: check, cancel: cancel}
+	remove = s.live.add(st)
+	due, ok := check(ctx)
+	s.live.mu.Lock()
+	st.due = due
+	s.live.mu.Unlock()
+	return remove, ok
+}
+
+// sessionEnds is when the request's session ends unless its person does something first (a
+// moment after, so that the check then finds it ended); zero when sign-in has no sessions.
+func (s *Server) sessionEnds(ctx context.Context, r *http.Request) time.Time {
+	if s.auth.Mode != AuthLocal {
+		return time.Time{}
+	}
+	end, err := s.db.SessionEnds(ctx, s.sessionToken(r), s.auth.Session)
+	if err != nil {
+		return s.db.Now() // check at once: the session is gone
+	}
+	return end.Add(10 * time.Millisecond)
+}
+
+// sweepStreams checks the open streams until the server closes.
+func (s *Server) sweepStreams() {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	seen, _ := s.db.AuthChanges(s.closed)
+	for {
+		all := false
+		select {
+		case <-s.closed.Done():
+			return
+		case <-s.live.kick:
+			all = true
+		case <-t.C:
+		}
+		if n, err := s.db.AuthChanges(s.closed); err == nil && n != seen {
+			seen, all = n, true
+		}
+		s.live.sweep(s.closed, s.db.Now(), all)
+	}
+}
+
+// sweep runs the checks that are due (all of them with all), ending the streams that may not
+// go on. The checks run outside the lock: they read the database.
+func (o *openStreams) sweep(ctx context.Context, now time.Time, all bool) {
+	o.mu.Lock()
+	var due []*openStream
+	for _, st := range o.open {
+		if all || !st.due.IsZero() && !now.Before(st.due) {
+			due = append(due, st)
+		}
+	}
+	o.mu.Unlock()
+	for _, st := range due {
+		next, ok := st.check(ctx)
+		if !ok {
+			st.cancel()
+			continue
+		}
+		o.mu.Lock()
+		st.due = next
+		o.mu.Unlock()
+	}
+}
