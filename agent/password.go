@@ -18,15 +18,28 @@ const (
 	MaxPasswordBytes = 1024
 )
 
-// argon2id parameters (RFC 9106's second recommended option, with 64 MiB): 126 ms and
-// 64 MiB a hash on one core here (go test -bench HashPassword ./agent).
+// argon2id parameters besides the cost.
 const (
-	argonTime    = 3
-	argonMemory  = 64 * 1024
 	argonThreads = 1
 	argonKeyLen  = 32
 	argonSaltLen = 16
 )
+
+// PasswordHasher hashes new passwords with argon2id at its cost: passes and memory. A hash
+// records its cost, and is checked at it, so changing the cost changes nothing stored.
+type PasswordHasher struct {
+	Time      uint32
+	MemoryKiB uint32
+
+	dummy sync.Once
+	// dummyHash is checked against when a sign-in names no account, so that the answer takes
+	// as long as for a wrong password and does not tell which names exist.
+	dummyHash string
+}
+
+// Passwords hashes at RFC 9106's second recommended option, with 64 MiB: 126 ms and 64 MiB
+// a hash on one core here (go test -bench HashPassword ./agent). Tests use a cheaper one.
+var Passwords = &PasswordHasher{Time: 3, MemoryKiB: 64 * 1024}
 
 // CheckPassword says what is wrong with a new password, if anything.
 func CheckPassword(pw string) error {
@@ -41,16 +54,19 @@ func CheckPassword(pw string) error {
 	return nil
 }
 
-// HashPassword hashes a password with argon2id and a random salt, in the PHC string
-// format ($argon2id$v=19$m=65536,t=3,p=1$salt$hash), so that parameters can change later.
-func HashPassword(pw string) (string, error) {
+// HashPassword hashes a password at the default cost (Passwords).
+func HashPassword(pw string) (string, error) { return Passwords.Hash(pw) }
+
+// Hash hashes a password with argon2id and a random salt, in the PHC string format
+// ($argon2id$v=19$m=65536,t=3,p=1$salt$hash), so that parameters can change later.
+func (h *PasswordHasher) Hash(pw string) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := argon2.IDKey([]byte(pw), salt, h.Time, h.MemoryKiB, argonThreads, argonKeyLen)
 	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.MemoryKiB, h.Time, argonThreads,
 		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
@@ -83,15 +99,9 @@ func PasswordMatches(hash, pw string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// dummyHash is checked against when a login names no account, so that the answer takes as
-// long as for a wrong password and does not tell which names exist.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := HashPassword("parley-no-such-account")
-	return h
-})
-
-// PasswordMatchesNoAccount spends the time of one password check and reports false.
-func PasswordMatchesNoAccount(pw string) bool {
-	PasswordMatches(dummyHash(), pw)
+// MatchesNoAccount spends the time of one password check at h's cost and reports false.
+func (h *PasswordHasher) MatchesNoAccount(pw string) bool {
+	h.dummy.Do(func() { h.dummyHash, _ = h.Hash("parley-no-such-account") })
+	PasswordMatches(h.dummyHash, pw)
 	return false
 }

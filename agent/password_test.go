@@ -42,3 +42,18 @@ func BenchmarkHashPassword(b *testing.B) {
 		agent.HashPassword("correct horse battery staple")
 	}
 }
+
+// A hash records its cost: one made cheaply (as in tests) is checked at that cost.
+func TestPasswordHasher_Cost(t *testing.T) {
+	cheap := &agent.PasswordHasher{Time: 1, MemoryKiB: 64}
+	h, err := cheap.Hash("correct horse battery staple")
+	if err != nil || !strings.HasPrefix(h, "$argon2id$v=19$m=64,t=1,p=1$") {
+		t.Fatalf("hash = %q, %v", h, err)
+	}
+	if !agent.PasswordMatches(h, "correct horse battery staple") || agent.PasswordMatches(h, "wrong horse battery staple") {
+		t.Fatal("PasswordMatches is wrong for a cheap hash")
+	}
+	if cheap.MatchesNoAccount("anything") {
+		t.Fatal("MatchesNoAccount matched")
+	}
+}

@@ -192,7 +192,7 @@ func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (a
 	ok := false
 	if herr := s.hashing(ctx, func() {
 		if err != nil || u.Role == agent.RoleService || hash == "" {
-			agent.PasswordMatchesNoAccount(pw) // the same time as a wrong password
+			s.passwords.MatchesNoAccount(pw) // the same time as a wrong password
 			return
 		}
 		ok = agent.PasswordMatches(hash, pw)
@@ -217,7 +217,7 @@ func checkNewPassword(pw, confirm string, errs map[string]string) {
 
 // hashPassword hashes a new password in one of the hashing slots.
 func (s *Server) hashPassword(ctx context.Context, pw string) (hash string, err error) {
-	if herr := s.hashing(ctx, func() { hash, err = agent.HashPassword(pw) }); herr != nil {
+	if herr := s.hashing(ctx, func() { hash, err = s.passwords.Hash(pw) }); herr != nil {
 		return "", herr
 	}
 	return hash, err

@@ -2,6 +2,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,8 @@ type Server struct {
 	streams                   streamCounter
 	// live are the open streams, each with the check that its person may go on.
 	live openStreams
-	// hashSlots bounds the password hashes computed at once.
+	// passwords hashes new passwords; hashSlots bounds the hashes computed at once.
+	passwords *agent.PasswordHasher
 	hashSlots chan struct{}
 	http      *http.Server
 	handler   http.Handler
@@ -70,6 +72,8 @@ type NewServerOptions struct {
 	Auth AuthOptions
 	// Limits cap each person's streams, messages and sign-in attempts.
 	Limits Limits
+	// Passwords hashes new passwords (default agent.Passwords; tests make it cheap).
+	Passwords *agent.PasswordHasher
 }
 
 // NewServer builds the route table around the runner and the store.
@@ -99,6 +103,7 @@ func NewServer(opts NewServerOptions) *Server {
 	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, opts.DB.Now)
 	s.signups = newBucket(5, time.Hour, opts.DB.Now)
 	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
+	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 	s.http = &http.Server{
 		Handler:           s,

@@ -132,11 +132,12 @@ test('files attached with the picker or dropped on the message box become docume
     assert.equal(await page.getByLabel('Message').inputValue(), 'Here are my notes', 'the text stays')
     await page.getByRole('button', { name: 'Remove huge.txt' }).click()
 
-    // A 20 MB paste is refused in the browser, kept in the box, with a hint.
-    const paste = 'y'.repeat(20 * 1000 * 1000)
-    await page.getByLabel('Message').fill(paste)
+    // A paste over the 1 MB limit is refused in the browser, kept in the box, with a hint.
+    // (Typing megabytes into a text box is slow on a busy machine: a generous deadline.)
+    const paste = 'y'.repeat(1200 * 1000)
+    await page.getByLabel('Message').fill(paste, { timeout: 120000 })
     await page.getByRole('button', { name: 'Send' }).click()
-    await page.locator('#composer-error', { hasText: 'The message is too long (20.0 MB; at most 1.0 MB): attach a large text as a file instead.' }).waitFor()
+    await page.locator('#composer-error', { hasText: 'The message is too long (1.2 MB; at most 1.0 MB): attach a large text as a file instead.' }).waitFor({ timeout: 120000 })
     assert.equal((await page.getByLabel('Message').inputValue()).length, paste.length)
     await page.getByLabel('Message').fill('Here are my notes')
     await page.getByRole('button', { name: 'Send' }).click()
