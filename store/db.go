@@ -2,13 +2,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,8 @@ type DB struct {
 	stmt      statements
 	drafts    draftIndex
 	health    writeHealth
+	// lock is this process's hold on the database, nil when it shares it.
+	lock *dbLock
 }
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
@@ -72,14 +75,74 @@ func (db *DB) Observe(fn func([]agent.Event)) {
 	db.writeMu.Unlock()
 }
 
-// Open opens (creating if needed) the database at path and applies pending migrations.
+// Options say how a process uses its database.
+type Options struct {
+	// Holder names the process in the lock it holds ("parley serve"), for the message a
+	// second process is refused with. Empty: the program's name.
+	Holder string
+	// Shared lets a short-lived command use a database that another Parley process holds,
+	// through SQLite's own locking (each write one short transaction). Such a command holds
+	// the database only while opening it, and migrates it only when no one else has it: a
+	// database in use that needs migrating is refused.
+	Shared bool
+	// Synchronous is SQLite's synchronous setting: "normal" (the default; in WAL mode, a
+	// commit survives a crash of the process, and power loss may undo the last commits but
+	// never corrupts) or "full" (every commit reaches the disk before it returns).
+	Synchronous string
+}
+
+// Open opens (creating if needed) the database at path for this process alone, and applies
+// pending migrations: OpenWith with no options.
 func Open(ctx context.Context, path string) (*DB, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith opens the database at path after checking it: it must be writable, no other
+// process may hold it (unless opts.Shared), and it must be new or a Parley database this
+// binary knows; another application's file, or a newer Parley's, is refused unchanged.
+// Then it applies pending migrations.
+func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
+	synchronous := strings.ToUpper(cmp.Or(opts.Synchronous, "normal"))
+	if synchronous != "NORMAL" && synchronous != "FULL" {
+		return nil, fmt.Errorf("synchronous %q: use normal or full", opts.Synchronous)
+	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	lock, err := lockDatabase(path, opts.Holder)
+	var inUse *inUseError
+	switch {
+	case opts.Shared && errors.As(err, &inUse):
+		// Its holder has checked and migrated it; migrate tells if it needs more.
+	case err != nil:
+		return nil, err
+	default:
+		if err := checkFile(ctx, path); err != nil {
+			lock.release()
+			return nil, err
+		}
+	}
+	db, err := open(ctx, path, synchronous, inUse)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	if opts.Shared {
+		lock.release()
+	} else {
+		db.lock = lock
+	}
+	return db, nil
+}
+
+// open opens the pools and migrates; inUse is the process the database is shared with, if any.
+func open(ctx context.Context, path, synchronous string, inUse *inUseError) (*DB, error) {
 	dsn := func(mode string) string {
 		q := url.Values{}
 		q.Set("_journal_mode", "WAL")
 		q.Set("_foreign_keys", "on")
 		q.Set("_busy_timeout", "10000")
-		q.Set("_synchronous", "NORMAL")
+		q.Set("_synchronous", synchronous)
 		q.Set("_txlock", "immediate")
 		if mode == "ro" {
 			q.Set("mode", "ro")
@@ -98,7 +161,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := db.migrate(ctx); err != nil {
+	if err := db.migrate(ctx, path, inUse); err != nil {
 		w.Close()
 		if strings.Contains(err.Error(), "no such module: fts5") {
 			return nil, fmt.Errorf("%w: this binary's SQLite has no full-text search; build it with -tags sqlite_fts5", err)
@@ -124,27 +187,41 @@ func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 }
 
-// Close closes both pools.
+// Close closes both pools, and lets the database go for another process.
 func (db *DB) Close() error {
 	err := db.read.Close()
 	if werr := db.write.Close(); err == nil {
 		err = werr
 	}
+	db.lock.release()
 	return err
 }
 
-// migrate applies every migration not yet recorded, each in its own transaction, in name order.
-func (db *DB) migrate(ctx context.Context) error {
+// migrate applies every migration not yet recorded, each in its own transaction, in name
+// order, once the database has been found to be new or a Parley database this binary knows.
+// A database shared with another process (inUse) is not migrated: it must need nothing.
+func (db *DB) migrate(ctx context.Context, path string, inUse *inUseError) error {
+	known, err := migrationNames()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	s, err := readSchema(ctx, db.write)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	todo, err := s.pending(path, known)
+	if err != nil || len(todo) == 0 {
+		return err
+	}
+	if inUse != nil {
+		return fmt.Errorf("database %s needs migrating (%s), which cannot happen while %s uses it: stop that one first, or use the Parley it runs",
+			path, strings.Join(todo, ", "), inUse.who())
+	}
 	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations.FS, "*.sql")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range todo {
 		if err := db.applyMigration(ctx, name); err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
 		}
