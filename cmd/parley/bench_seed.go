@@ -13,7 +13,7 @@ import (
 // seedLongConversation writes a conversation of rounds questions and replies (each reply the
 // benchmark's Markdown) into a new database at path, as the runner would have.
 func seedLongConversation(ctx context.Context, path string, rounds int) error {
-	db, err := store.Open(ctx, path)
+	db, err := store.OpenWith(ctx, path, store.Options{Holder: "parley bench"})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -170,31 +169,9 @@ func (l *liveServer) start() {
 	}
 	l.Token = strings.TrimSpace(out)
 	l.model = httptest.NewServer(http.HandlerFunc(fakeModel))
-	l.cmd = mainCommand("serve", "--addr", "127.0.0.1:0", "--db", db, "--builtin-pace", "0s")
+	l.cmd = serveCommand("--db", db)
 	l.cmd.Env = append(l.cmd.Env, "PARLEY_OPENAI_BASE_URL="+l.model.URL+"/v1", "PARLEY_OPENAI_MODEL=fake", "PARLEY_MESSAGE_RATE=1000")
-	stderr, err := l.cmd.StderrPipe()
-	if l.err = err; err != nil {
-		return
-	}
-	if l.err = l.cmd.Start(); l.err != nil {
-		return
-	}
-	found := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (http://[^\s"]+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			fmt.Fprintln(&l.logs, sc.Text())
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case l.URL = <-found:
-	case <-time.After(waitLong):
-		l.err = fmt.Errorf("no listening line within %s", waitLong)
-	}
+	l.URL, l.err = startServe(l.cmd, &l.logs)
 }
 
 func (l *liveServer) stop() {

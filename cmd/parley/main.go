@@ -56,6 +56,8 @@ type Config struct {
 	// Auth is how people sign in; Limits cap each person's streams and messages.
 	Auth   web.AuthOptions
 	Limits web.Limits
+	// Synchronous is SQLite's synchronous setting: normal (the default) or full.
+	Synchronous string
 }
 
 // run parses args and runs the subcommand; serve is the default.
@@ -102,8 +104,9 @@ const usage = `usage:
   parley chat [flags] [MESSAGE]                  chat with an agent over the API (parley chat -h)
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
-The user and token commands take --db (PARLEY_DB) too. Without --password-stdin a password is made
-up and printed once.`
+The user and token commands take --db (PARLEY_DB) too, and may run beside a server on the same
+database (never two servers); they do not migrate a database a server holds. Without
+--password-stdin a password is made up and printed once.`
 
 // stdio is where a command reads and writes: a password on in, results on out, logs and
 // errors on err.
@@ -118,7 +121,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Addr, "addr", env("PARLEY_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (PARLEY_ADDR)")
-	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB); one process per database")
+	fs.StringVar(&cfg.Synchronous, "synchronous", getenv("PARLEY_SYNCHRONOUS"),
+		"normal: a commit survives a crash, power loss may undo the last ones; full: every commit is on disk when made, slower (PARLEY_SYNCHRONOUS, default normal)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
@@ -153,6 +158,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if err := checkAuth(cfg); err != nil {
 		return cfg, err
+	}
+	switch strings.ToLower(cfg.Synchronous) {
+	case "", "normal", "full":
+	default:
+		return cfg, fmt.Errorf("--synchronous %q: use normal or full", cfg.Synchronous)
 	}
 	if cfg.Uploads.MaxFiles < 1 {
 		return cfg, fmt.Errorf("--max-files must be at least 1")
@@ -287,7 +297,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if path := getenv("PARLEY_CPUPROFILE"); path != "" {
 		defer cpuProfile(path)()
 	}
-	db, err := store.Open(ctx, cfg.DB)
+	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous})
 	if err != nil {
 		return err
 	}

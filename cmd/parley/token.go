@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/store"
 )
 
 // runToken is `parley token ...`: a person's access tokens (for `parley chat` and the API),
@@ -43,7 +42,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 	if *userName == "" {
 		return fmt.Errorf("parley token %s: say whose tokens with --user NAME", sub)
 	}
-	db, err := store.Open(ctx, *dbPath)
+	db, err := openForCommand(ctx, *dbPath, "token "+sub)
 	if err != nil {
 		return err
 	}

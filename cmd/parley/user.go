@@ -55,7 +55,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	if name == "" && sub != "list" {
 		return fmt.Errorf("parley user %s: name the account (parley user %s NAME)", sub, sub)
 	}
-	db, err := store.Open(ctx, *dbPath)
+	db, err := openForCommand(ctx, *dbPath, "user "+sub)
 	if err != nil {
 		return err
 	}
@@ -118,6 +118,15 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	}
 	return fmt.Errorf("parley user: unknown command %q (add, set-role, reset-password, list)", sub)
+}
+
+// openForCommand opens the database for an operator's command (parley user, parley token).
+// It may run beside a server on the same database: its writes are a few short transactions,
+// which SQLite's own locking keeps apart from the server's. It never migrates a database
+// another process holds (it is refused if it needs migrating), and is refused, like a second
+// server, by a database that is not Parley's or is a newer Parley's.
+func openForCommand(ctx context.Context, path, command string) (*store.DB, error) {
+	return store.OpenWith(ctx, path, store.Options{Holder: "parley " + command, Shared: true})
 }
 
 // password is the first line of in when fromStdin, checked; otherwise a new random one
