@@ -306,6 +306,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if cfg.A2A {
 		settings, err := loadA2ASettings(cfg.ConfigFile)
 		if err != nil {
+			db.Close()
 			return err
 		}
 		a2aOpts = &a2aserver.Options{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
