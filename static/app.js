@@ -1,3 +1,16 @@
+// A request that failed says so in its status (an invalid answer 422, a question resolved
+// before 409) and carries in its body the patches that show why. Datastar v1.0 applies no
+// patch from a response that is not a 200 (it reads the body only then), so such a response
+// to a Datastar request is handed to it as a 200: the page shows what the server sent.
+// Responses without patches (a plain-text 403, 429) stay as they are, for the notices below.
+const fetchFromNetwork = window.fetch.bind(window)
+window.fetch = async (input, init) => {
+  const res = await fetchFromNetwork(input, init)
+  const patches = (res.headers.get('Content-Type') || '').startsWith('text/event-stream')
+  if (res.status < 400 || !patches || !init?.headers?.['Datastar-Request']) return res
+  return new Response(res.body, { status: 200, headers: res.headers })
+}
+
 // Keeps the newest part of the conversation in view while the agent streams,
 // unless the person has scrolled up to read.
 const thread = document.getElementById('thread')

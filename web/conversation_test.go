@@ -74,7 +74,7 @@ func TestQuestionFlow(t *testing.T) {
 
 	t.Run("invalid answer keeps values and stores nothing", func(t *testing.T) {
 		code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"name": {"ab"}, "count": {"11"}, "color": {"blue"}})
-		if code != 200 {
+		if code != 422 {
 			t.Fatalf("status %d", code)
 		}
 		for _, want := range []string{"at least 3", "between 1 and 10", `value="ab"`, `value="11"`, `<option value="blue" selected>`, `aria-invalid="true"`} {
@@ -90,9 +90,9 @@ func TestQuestionFlow(t *testing.T) {
 
 	t.Run("valid answer, then a double submit", func(t *testing.T) {
 		form := url.Values{"name": {"Apollo"}, "count": {"7"}}
-		for i := 0; i < 2; i++ {
+		for i, want := range []int{200, 409} {
 			code, body, _ := ts.post(t, "/questions/1/answer", form)
-			if code != 200 || !strings.Contains(body, "Answered") || !strings.Contains(body, "Apollo") {
+			if code != want || !strings.Contains(body, "Answered") || !strings.Contains(body, "Apollo") {
 				t.Fatalf("submit %d: %d %s", i, code, body)
 			}
 		}
@@ -551,7 +551,7 @@ func TestCancel(t *testing.T) {
 		path := ts.start(t, "asker", "hello")
 		ts.waitState(t, convID(t, path), agent.StateWaiting)
 		code, body, _ := ts.post(t, "/questions/1/cancel", url.Values{})
-		if code != 200 || !strings.Contains(body, "does not allow cancelling") {
+		if code != 422 || !strings.Contains(body, "does not allow cancelling") {
 			t.Fatalf("cancel = %d %s", code, body)
 		}
 		if rec, _ := ts.db.Question(context.Background(), 1); !rec.Pending() {

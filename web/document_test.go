@@ -191,12 +191,12 @@ func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
 
 	// Without the file: the field says so, nothing is stored.
 	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "kept"})
-	if code != 200 || !strings.Contains(body, "Config file is required.") || !strings.Contains(body, `value="kept"`) {
+	if code != 422 || !strings.Contains(body, "Config file is required.") || !strings.Contains(body, `value="kept"`) {
 		t.Fatalf("missing file = %d %.500s", code, body)
 	}
 	// A binary file is refused next to its field.
 	code, body, _ = ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "kept"}, file{"config:x.bin", []byte{0, 1, 2}})
-	if code != 200 || !strings.Contains(body, "x.bin cannot be attached") {
+	if code != 422 || !strings.Contains(body, "x.bin cannot be attached") {
 		t.Fatalf("binary file = %d %.500s", code, body)
 	}
 	// With the file the answer is stored as a document and the agent reads it.

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
@@ -52,7 +53,9 @@ func first(v []string) string {
 }
 
 // resolveQuestion checks that the signed-in person may resolve the question (its owner, or
-// staff on the owner's behalf where allowed), resolves it, and patches its card.
+// staff on the owner's behalf where allowed), resolves it, and patches its card. The status
+// says the outcome, as the API's does: 200 resolved now, 422 not (field messages or a
+// notice, with what was typed), 409 resolved before (the card as it stands).
 func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	id, err := paramID(c)
 	if err != nil {
@@ -66,15 +69,17 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	form, err := c.FormParams()
 	if err != nil {
 		// Too large to read at all: the question says so, as it stands.
-		return s.patch(c, ctx, views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)}),
+		return s.patchStatus(c, ctx, formStatus(err), views.QuestionCard(views.QuestionView{Record: rec, Notice: s.uploads.unreadable(err)}),
 			datastar.WithSelectorID(views.QuestionID(id)))
 	}
 	rec, err = resolve(rec, form, actor(c, mode))
 	view := views.QuestionView{Record: rec}
+	status := http.StatusOK
 	var ferrs agent.FieldErrors
 	switch {
 	case errors.As(err, &ferrs):
 		view.Values, view.Errors = form, ferrs
+		status = http.StatusUnprocessableEntity
 	case agent.ErrorCode(err) == agent.ENOTFOUND:
 		return err
 	case err != nil && agent.ErrorCode(err) != agent.ECONFLICT:
@@ -82,11 +87,24 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 			s.log.Error("resolve question", "question", id, "error", err)
 		}
 		view.Values, view.Notice = form, agent.ErrorMessage(err)
+		status = statusOf(err)
 	default:
-		// Stored (or stored before): show the question as it stands now.
+		// Stored (or stored before: 409): show the question as it stands now.
+		if err != nil {
+			status = http.StatusConflict
+		}
 		if view.Record, err = s.db.Question(ctx, id); err != nil {
 			return err
 		}
 	}
-	return s.patch(c, ctx, views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
+	return s.patchStatus(c, ctx, status, views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
+}
+
+// formStatus is the status of a form that could not be read: 413 when too large, else 400.
+func formStatus(err error) int {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
 }

@@ -45,21 +45,29 @@ func (s *Server) html(ctx context.Context, comp templ.Component) (string, error)
 
 // patch answers a Datastar request with one patch of the page.
 func (s *Server) patch(c echo.Context, ctx context.Context, comp templ.Component, opts ...datastar.PatchElementOption) error {
+	return s.patchStatus(c, ctx, http.StatusOK, comp, opts...)
+}
+
+// patchStatus is patch under another status than 200: a request that failed (an invalid
+// answer, 422) says so in its status and still shows why on the page. Datastar applies no
+// patch from a response that is not a 200; app.js hands it such a response's patches.
+func (s *Server) patchStatus(c echo.Context, ctx context.Context, status int, comp templ.Component, opts ...datastar.PatchElementOption) error {
 	h, err := s.html(ctx, comp)
 	if err != nil {
 		return err
 	}
-	return newSSE(c).PatchElements(h, opts...)
+	return newSSE(c, status).PatchElements(h, opts...)
 }
 
-// newSSE starts an SSE response: no write deadline, no proxy buffering, headers sent through echo.
-func newSSE(c echo.Context) *datastar.ServerSentEventGenerator {
+// newSSE starts an SSE response under status: no write deadline, no proxy buffering, headers
+// sent through echo.
+func newSSE(c echo.Context, status int) *datastar.ServerSentEventGenerator {
 	w := c.Response()
 	_ = http.NewResponseController(w.Writer).SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	return datastar.NewSSE(w, c.Request())
 }

@@ -59,7 +59,7 @@ func TestFileField_RefusedFileShowsEveryError(t *testing.T) {
 
 	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"count": "0", "note": "typed note"},
 		file{"config:x.bin", []byte{0, 1, 2}}, file{"log:app.log", []byte("started\n")})
-	if code != http.StatusOK {
+	if code != http.StatusUnprocessableEntity {
 		t.Fatalf("answer = %d %.300s", code, body)
 	}
 	for _, want := range []string{"x.bin cannot be attached", "Must be at least 1.", "Title is required.", `value="0"`, "typed note"} {
@@ -105,7 +105,7 @@ func TestFileField_RefusedOptionalFileStoresNothing(t *testing.T) {
 	ts.waitState(t, convID(t, path), agent.StateWaiting)
 	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"title": "T"},
 		file{"extra:empty.txt", nil}, file{"more:core.bin", []byte("\x7fELF\x00\x01")})
-	if code != http.StatusOK || !strings.Contains(body, "empty.txt is empty.") || !strings.Contains(body, "core.bin cannot be attached") {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "empty.txt is empty.") || !strings.Contains(body, "core.bin cannot be attached") {
 		t.Fatalf("answer = %d %.500s; want both files refused", code, body)
 	}
 	if rec, _ := ts.db.Question(context.Background(), 1); !rec.Pending() {
@@ -165,7 +165,7 @@ func TestQuestion_DateInThePastRefused(t *testing.T) {
 
 	code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"day": {yesterday}, "note": {"typed"}})
 	wantErr := "Must be today (" + now.Format("2 January 2006") + ") or later."
-	if code != http.StatusOK || !strings.Contains(body, wantErr) || !strings.Contains(body, `value="`+yesterday+`"`) || !strings.Contains(body, `value="typed"`) {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, wantErr) || !strings.Contains(body, `value="`+yesterday+`"`) || !strings.Contains(body, `value="typed"`) {
 		t.Fatalf("yesterday = %d %.600s; want %q with the typed values", code, body, wantErr)
 	}
 	if rec, _ := ts.db.Question(context.Background(), 1); !rec.Pending() {
