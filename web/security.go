@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 )
@@ -28,18 +29,51 @@ func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // crossOriginProtection refuses state-changing requests another site's page makes
-// (Sec-Fetch-Site, or Origin against Host): every POST, Datastar's included. Requests
-// without either header come from programs, not browsers, and pass (A2A clients). The
-// JSON API is exempt: it takes only a bearer token, never a cookie, so another site's page
-// has nothing of the person's to send with it.
-func crossOriginProtection(h http.Handler) http.Handler {
-	cop := http.NewCrossOriginProtection()
-	cop.AddInsecureBypassPattern(apiPrefix + "/")
-	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// (Sec-Fetch-Site, or Origin against the host and scheme Parley was reached by): every POST,
+// Datastar's included. Requests without either header come from programs, not browsers, and
+// pass (A2A clients). The JSON API is exempt: it takes only a bearer token, never a cookie,
+// so another site's page has nothing of the person's to send with it.
+func (s *Server) crossOriginProtection(h http.Handler) http.Handler {
+	refuse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusForbidden)
 		w.Write([]byte("Refused: this request came from another site. Use Parley from its own pages.\n"))
-	}))
-	return cop.Handler(h)
+	})
+	cop := http.NewCrossOriginProtection()
+	cop.AddInsecureBypassPattern(apiPrefix + "/")
+	cop.SetDenyHandler(refuse)
+	checked := cop.Handler(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.otherScheme(r) && !isAPI(r) {
+			refuse.ServeHTTP(w, r)
+			return
+		}
+		checked.ServeHTTP(w, r)
+	})
+}
+
+// otherScheme reports a state-changing request without Sec-Fetch-Site (a browser from
+// before 2023) whose Origin names Parley's host under the other scheme: an http:// page
+// posting to https://, or the reverse, is another site. Go's check compares Origin with Host
+// alone, which has no scheme. Parley's own scheme is https when it or a trusted proxy
+// terminated TLS (isHTTPS).
+func (s *Server) otherScheme(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	if r.Header.Get("Sec-Fetch-Site") != "" || origin == "" {
+		return false
+	}
+	o, err := url.Parse(origin)
+	if err != nil || o.Host != r.Host {
+		return false // another host: Go's check refuses it
+	}
+	scheme := "http"
+	if s.isHTTPS(r) {
+		scheme = "https"
+	}
+	return o.Scheme != scheme
 }

@@ -115,7 +115,7 @@ func NewServer(opts NewServerOptions) *Server {
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
 	s.routes()
-	s.handler = crossOriginProtection(s.echo)
+	s.handler = s.crossOriginProtection(s.echo)
 	return s
 }
 
