@@ -3,6 +3,7 @@ package agent
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // Hub carries what happens in conversations to the streams that follow them, the moment it
@@ -19,6 +20,8 @@ type Hub struct {
 	convs map[int64]*liveConversation
 	// MaxEvents and MaxBytes bound one conversation's replay buffer.
 	maxEvents, maxBytes int
+	// deltas counts the pieces of text written (see Deltas).
+	deltas atomic.Uint64
 }
 
 // liveConversation is what the hub holds of one conversation while someone follows it or
@@ -34,8 +37,9 @@ type liveConversation struct {
 	// dropped is the newest event the buffer let go.
 	dropped int64
 	open    *liveMessage
-	closed  string // the id of the last message that ended
-	gone    bool   // the conversation was deleted
+	closed  string         // the id of the last message that ended
+	gone    bool           // the conversation was deleted
+	deltas  *atomic.Uint64 // the hub's count of pieces written
 }
 
 type liveMessage struct {
@@ -53,7 +57,7 @@ func NewHub() *Hub {
 func (h *Hub) conversation(id int64) *liveConversation {
 	c := h.convs[id]
 	if c == nil {
-		c = &liveConversation{floor: math.MaxInt64}
+		c = &liveConversation{floor: math.MaxInt64, deltas: &h.deltas}
 		h.convs[id] = c
 	}
 	return c
@@ -85,6 +89,10 @@ func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
 	return &LiveWriter{c: c, m: m}
 }
 
+// Deltas is how many pieces of text agents have written into the hub so far (for a model,
+// about one a token): the operator's measure of how fast agents write.
+func (h *Hub) Deltas() uint64 { return h.deltas.Load() }
+
 // LiveWriter writes one message of a conversation into the hub.
 type LiveWriter struct {
 	c *liveConversation
@@ -98,6 +106,7 @@ func (w *LiveWriter) Write(delta string) {
 	c.mu.Lock()
 	if c.open == w.m {
 		w.m.text = append(w.m.text, delta...)
+		c.deltas.Add(1)
 		c.wake()
 	}
 	c.mu.Unlock()

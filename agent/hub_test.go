@@ -51,6 +51,19 @@ func TestHub(t *testing.T) {
 			t.Errorf("update %+v: want the finished message and no live text", u)
 		}
 	})
+	t.Run("DeltasCountsThePiecesWritten", func(t *testing.T) {
+		h := NewHub()
+		f := h.Follow(1)
+		defer f.Close()
+		h.Write(1, "1-1", "Bot", "Hel")
+		h.Writer(2, "2-1", "Bot").Write("lo") // another conversation counts too
+		h.Write(1, "1-1", "Bot", "!")
+		h.Publish([]Event{{ID: 1, ConversationID: 1, Kind: EventAgentMessage, MessageID: "1-1", Text: "Hel!"}})
+		h.Write(1, "1-1", "Bot", " late") // the message has ended: nothing is written
+		if got := h.Deltas(); got != 3 {
+			t.Errorf("Deltas = %d, want 3", got)
+		}
+	})
 	t.Run("AFollowerThatFellBehindGetsEverythingInOneUpdate", func(t *testing.T) {
 		h := NewHub()
 		f := h.Follow(1)
