@@ -39,7 +39,8 @@ type DB struct {
 	drafts    draftIndex
 	health    writeHealth
 	// lock is this process's hold on the database, nil when it shares it.
-	lock *dbLock
+	lock   *dbLock
+	writes func(took time.Duration, err error) // see ObserveWrites
 }
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
@@ -257,11 +258,14 @@ func (db *DB) applyMigration(ctx context.Context, name string) error {
 
 // tx runs fn in one immediate write transaction and hands the events it inserted to the
 // observer once committed.
-func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
+	if db.writes != nil {
+		defer db.timeWrite(time.Now(), &err)
+	}
 	db.committed = db.committed[:0]
-	err := db.commit(ctx, fn)
+	err = db.commit(ctx, fn)
 	db.noteWrite(err)
 	if err != nil {
 		return err
