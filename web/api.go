@@ -76,6 +76,9 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 			return agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
 		}
 		u, t, err := s.db.TokenUser(c.Request().Context(), secret)
+		if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
+			s.metrics.signinToken.Inc()
+		}
 		if err != nil {
 			return err
 		}

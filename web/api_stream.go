@@ -29,7 +29,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	}
 	secret, _ := bearer(c.Request())
 	st := &apiStream{s: s, conv: conv, tail: tail{cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
-	return s.serveStream(c, st.run)
+	return s.serveStream(c, s.metrics.apiStreams, st.run)
 }
 
 // apiStream is one API stream's state: how far its client has got.

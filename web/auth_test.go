@@ -58,6 +58,13 @@ func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, ag
 // newAccountsServerBeating is newAccountsServer with streams' heartbeat every beat.
 func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
 	t.Helper()
+	return newAccountsServerWith(t, web.NewServerOptions{Heartbeat: beat, Auth: auth, Limits: limits}, agents...)
+}
+
+// newAccountsServerWith is newAccountsServer with the server's options (its database and
+// runner aside).
+func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...agent.Agent) *accountsServer {
+	t.Helper()
 	db := newDB(t)
 	clock := &testClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	db.Now = clock.Now
@@ -73,8 +80,9 @@ func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOpt
 			t.Fatal(err)
 		}
 	}
-	auth.Signup = true
-	srv := web.NewServer(web.NewServerOptions{DB: db, Runner: runnerFor(db, agents...), Heartbeat: beat, Auth: auth, Limits: limits, Passwords: cheapPasswords})
+	opts.Auth.Signup = true
+	opts.DB, opts.Runner, opts.Passwords = db, runnerFor(db, agents...), cheapPasswords
+	srv := web.NewServer(opts)
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

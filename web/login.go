@@ -36,10 +36,14 @@ func (s *Server) handleLogin(c echo.Context) error {
 	}
 	name, pw, next := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), safeNext(c.FormValue("next"))
 	u, ok, err := s.passwordAttempt(c, name, pw, "Too many failed sign-ins.")
+	if agent.ErrorCode(err) == agent.ETOOMANY {
+		s.metrics.signinLimited.Inc()
+	}
 	if err != nil {
 		return err
 	}
 	if !ok {
+		s.metrics.signinPassword.Inc()
 		s.log.Info("sign-in failed", "name", name, "ip", s.clientIP(c.Request()))
 		return s.page(c, http.StatusUnauthorized, views.LoginPage(views.LoginData{Name: name, Next: next, Signup: s.auth.Signup,
 			Error: "That name and password do not match an account."}))

@@ -10,13 +10,17 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// routes is the one flat route table. Everything but health, static files, signing in and
-// A2A (which has its own bearer token) needs a signed-in person; the review desk needs staff.
+// routes is the one flat route table. Everything but health, static files, signing in,
+// metrics and A2A (which have their own bearer tokens) needs a signed-in person; the review
+// desk needs staff.
 func (s *Server) routes() {
 	views.AssetVersion = static.Version()
 	e := s.echo
 	e.Use(s.logRequests, s.recoverPanics, secureHeaders, s.limitBody)
 	e.GET("/healthz", s.handleHealth)
+	if s.metricsAccess.enabled() {
+		e.GET("/metrics", s.handleMetrics) // its own bearer token, or open
+	}
 	e.GET("/static/*", s.handleStatic)
 	e.GET("/login", s.handleLoginPage)
 	e.POST("/login", s.handleLogin)

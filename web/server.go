@@ -40,6 +40,9 @@ type Server struct {
 	streams                   streamCounter
 	// live are the open streams, each with the check that its person may go on.
 	live openStreams
+	// metrics are what GET /metrics serves; metricsAccess says to whom.
+	metrics       *metrics
+	metricsAccess MetricsOptions
 	// passwords hashes new passwords; hashSlots bounds the hashes computed at once.
 	passwords *agent.PasswordHasher
 	hashSlots chan struct{}
@@ -74,6 +77,8 @@ type NewServerOptions struct {
 	Limits Limits
 	// Passwords hashes new passwords (default agent.Passwords; tests make it cheap).
 	Passwords *agent.PasswordHasher
+	// Metrics says who may read GET /metrics (nobody by default: no such route).
+	Metrics MetricsOptions
 }
 
 // NewServer builds the route table around the runner and the store.
@@ -105,6 +110,7 @@ func NewServer(opts NewServerOptions) *Server {
 	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
 	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
+	s.metrics, s.metricsAccess = newMetrics(opts.DB, s.hub, s.log), opts.Metrics
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -132,6 +138,9 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
 	}
 	s.log.Info("sign-in", "auth", s.auth.authDescription())
+	if err := s.metrics.ledger.start(ctx); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}

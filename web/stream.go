@@ -9,6 +9,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
@@ -34,20 +35,23 @@ func (s *Server) handleStream(c echo.Context) error {
 	}
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: c.Request(),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
-	return s.serveStream(c, st.run)
+	return s.serveStream(c, s.metrics.pageStreams, st.run)
 }
 
 // serveStream answers with an SSE stream that run writes until ctx ends: one account may
-// hold Limits.Streams of them at once (past that: 429).
+// hold Limits.Streams of them at once (past that: 429). The gauge open counts it while it
+// is open.
 //
 // The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
 // on a goroutine of its own: an open stream then holds its connection and a little state,
 // not the buffers of a request, and each event is one write.
-func (s *Server) serveStream(c echo.Context, run func(ctx context.Context, w *sseWriter)) error {
-	release, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
+func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, run func(ctx context.Context, w *sseWriter)) error {
+	free, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
 	}
+	open.Inc()
+	release := func() { free(); open.Dec() }
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
