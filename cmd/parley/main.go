@@ -58,6 +58,8 @@ type Config struct {
 	Limits web.Limits
 	// Synchronous is SQLite's synchronous setting: normal (the default) or full.
 	Synchronous string
+	// Metrics says who may read GET /metrics (--metrics, PARLEY_METRICS_TOKEN).
+	Metrics web.MetricsOptions
 }
 
 // run parses args and runs the subcommand; serve is the default.
@@ -153,6 +155,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	if err := authFlags(fs, &cfg, getenv); err != nil {
 		return cfg, err
 	}
+	metrics := metricsFlag(fs, &cfg, getenv)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -163,6 +166,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	case "", "normal", "full":
 	default:
 		return cfg, fmt.Errorf("--synchronous %q: use normal or full", cfg.Synchronous)
+	}
+	if err := setMetrics(&cfg, *metrics); err != nil {
+		return cfg, err
 	}
 	if cfg.Uploads.MaxFiles < 1 {
 		return cfg, fmt.Errorf("--max-files must be at least 1")
@@ -351,6 +357,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Uploads: cfg.Uploads,
 		Auth:    cfg.Auth,
 		Limits:  cfg.Limits,
+		Metrics: cfg.Metrics,
 	})
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -365,6 +372,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if cfg.Auth.Mode == web.AuthLocal && !web.LoopbackHost(cfg.Addr) && len(cfg.Auth.TrustedProxies) == 0 {
 		log.Warn("signing in over plain HTTP on an address others can reach: put Parley behind a proxy that terminates TLS, " +
 			"and name it with --trusted-proxies, so that passwords and session cookies do not travel in clear")
+	}
+	if cfg.Metrics.Open && !web.LoopbackHost(cfg.Addr) {
+		log.Warn("GET /metrics is open to anyone who can reach " + cfg.Addr + ": keep it on a private network, or use --metrics token")
 	}
 	log.Info("listening on http://"+l.Addr().String(), "db", cfg.DB)
 

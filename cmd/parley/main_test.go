@@ -45,7 +45,7 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	db := filepath.Join(t.TempDir(), "p.db")
 	go func() {
-		done <- run(ctx, nil, env(map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_DB": db}), stdio{out: io.Discard, err: &logs})
+		done <- run(ctx, nil, env(map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_DB": db, "PARLEY_METRICS_TOKEN": testMetricsToken}), stdio{out: io.Discard, err: &logs})
 	}()
 	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
 	var base string
@@ -69,6 +69,17 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != "ok\n" {
 		t.Fatalf("healthz = %d %q", resp.StatusCode, body)
 	}
+	// PARLEY_METRICS_TOKEN serves the metrics to its bearer.
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+testMetricsToken)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "parley_open_streams") {
+		t.Fatalf("metrics = %d %.200q", resp.StatusCode, body)
+	}
 	cancel() // what SIGINT/SIGTERM do through signal.NotifyContext
 	select {
 	case err := <-done:
@@ -79,6 +90,8 @@ func TestRun_ServeHealthAndGracefulShutdown(t *testing.T) {
 		t.Fatal("no graceful shutdown within 15 s")
 	}
 }
+
+const testMetricsToken = "0123456789abcdef0123"
 
 var (
 	defaultUploads = web.UploadLimits{MaxBytes: 10_000_000, MaxFiles: 10}
@@ -125,6 +138,16 @@ func TestParseServe(t *testing.T) {
 		{"unknown auth", []string{"--auth", "ldap"}, nil, Config{}, `--auth "ldap"`},
 		{"bad proxy address", nil, map[string]string{"PARLEY_TRUSTED_PROXIES": "10.0.0.300"}, Config{}, "not an IP address"},
 		{"bad session", nil, map[string]string{"PARLEY_SESSION_IDLE": "soon"}, Config{}, "PARLEY_SESSION_IDLE"},
+		{"metrics token from env", nil, map[string]string{"PARLEY_METRICS_TOKEN": testMetricsToken},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Metrics: web.MetricsOptions{Token: testMetricsToken}}, ""},
+		{"metrics open", []string{"--metrics", "open"}, nil,
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Metrics: web.MetricsOptions{Open: true}}, ""},
+		{"metrics off beats the token", []string{"--metrics", "off"}, map[string]string{"PARLEY_METRICS_TOKEN": testMetricsToken},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads}, ""},
+		{"metrics token without a token", nil, map[string]string{"PARLEY_METRICS": "token"}, Config{}, "needs PARLEY_METRICS_TOKEN"},
+		{"metrics token too short", nil, map[string]string{"PARLEY_METRICS_TOKEN": "secret"}, Config{}, "16 characters or more"},
+		{"metrics open with a token", []string{"--metrics", "open"}, map[string]string{"PARLEY_METRICS_TOKEN": testMetricsToken}, Config{}, "unset it"},
+		{"unknown metrics mode", []string{"--metrics", "yes"}, nil, Config{}, `--metrics "yes"`},
 		{"a2a from env", nil, map[string]string{"PARLEY_A2A": "1", "PARLEY_A2A_TOKEN": "t", "ENABLE_STRUCTURED_OUTPUT": "true"},
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true, Uploads: defaultUploads}, ""},
 	}
