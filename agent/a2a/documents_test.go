@@ -3,6 +3,7 @@ package a2a_test
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -156,7 +157,10 @@ func TestAgent_Documents(t *testing.T) {
 			base64.StdEncoding.EncodeToString(big.Content) + `"}}]}]`
 		task := `{"kind":"task","id":"t1","contextId":"c1","status":{"state":"submitted"},"history":` + history + `}`
 		r := newRemote(t)
-		r.setOverride(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r.setOverride(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			// Read the whole request (megabytes) first: a server that answers before it has
+			// read the body may close the connection under the client still sending it.
+			io.Copy(io.Discard, req.Body)
 			sse(w, result(task), rawArtifactResult("final_result", `{"kind":"text","text":"A quiet log."}`), result(rawDone))
 		}))
 		rec, _, err := newConvo(t, r.agent()).SendWithDocuments("read it", "", big)
