@@ -2,7 +2,6 @@ package agent
 
 import (
 	"strings"
-	"unicode/utf8"
 )
 
 // HumanizeName turns a field name such as "pr_title" or "baseBranch" into "Pr title" / "Base branch".
@@ -40,8 +39,9 @@ var acronyms = map[string]bool{"pr": true, "id": true, "url": true, "api": true,
 func Title(text string) string {
 	line := strings.TrimSpace(text)
 	if i := strings.IndexByte(line, '\n'); i >= 0 {
-		line = strings.TrimSpace(line[:i])
+		line = line[:i]
 	}
+	line = CleanName(line)
 	r := []rune(line)
 	if len(r) > 60 {
 		cut := 60
@@ -61,18 +61,15 @@ func Title(text string) string {
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }
 
-// MaxTitle is the longest title a person may give a conversation, in characters.
-const MaxTitle = 120
-
-// ValidTitle is a title a person gave a conversation, trimmed to one line; EINVALID when it
-// is empty or longer than MaxTitle.
+// ValidTitle is a title a person gave a conversation, cleaned as CleanName cleans names;
+// EINVALID when it is empty, too long or holds a control character (see TextKind).
 func ValidTitle(s string) (string, error) {
-	s = strings.Join(strings.Fields(s), " ")
-	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
-		return "", Errorf(EINVALID, "A title cannot be empty.")
-	case n > MaxTitle:
-		return "", Errorf(EINVALID, "A title can be at most %d characters (this one has %d).", MaxTitle, n)
+	if err := TitleText.CheckChars(s); err != nil {
+		return "", err
 	}
-	return s, nil
+	s = CleanName(s)
+	if s == "" {
+		return "", Errorf(EINVALID, "A title cannot be empty.")
+	}
+	return s, TitleText.Check(s)
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // Runner drives agents: it runs queued steps, stores everything they report, and resumes them
@@ -205,20 +204,11 @@ func (r *Runner) NewConversation(ctx context.Context, agentName string, m Messag
 	return c, r.Send(ctx, c.ID, m)
 }
 
-// MaxMessageBytes bounds one message.
-const MaxMessageBytes = 1 << 20
-
 func checkMessage(m Message) error {
-	switch {
-	case len(trimSpace(m.Text)) == 0 && len(m.Files) == 0:
+	if len(trimSpace(m.Text)) == 0 && len(m.Files) == 0 {
 		return Errorf(EINVALID, "Write a message first.")
-	case len(m.Text) > MaxMessageBytes:
-		return Errorf(EINVALID, "The message is too long (%s; at most %s): attach a large text as a file instead.",
-			ByteSize(int64(len(m.Text))), ByteSize(MaxMessageBytes))
-	case !utf8.ValidString(m.Text):
-		return Errorf(EINVALID, "The message contains bytes that are not text (invalid UTF-8). Attach binary data as a file instead.")
 	}
-	return nil
+	return MessageText.Check(m.Text)
 }
 
 // Send records a person's message and runs the agent on it. Questions still pending are

@@ -29,10 +29,18 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 	return q, r.resolve(ctx, q, res)
 }
 
-// Decline resolves a question as declined, with the person's optional reason.
+// Decline resolves a question as declined, with the person's optional reason (EINVALID,
+// and the question as it stands, when the reason is too long or not text: see ReasonText).
 func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
 	res := by.resolution(questionID, Declined)
-	res.Reason = trimSpace(reason)
+	res.Reason = trimSpace(normalizeNewlines(reason))
+	if err := ReasonText.Check(res.Reason); err != nil {
+		q, qerr := r.pending(ctx, questionID)
+		if qerr != nil {
+			return q, qerr
+		}
+		return q, err
+	}
 	return r.close(ctx, questionID, res)
 }
 

@@ -18,9 +18,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// maxValueRunes bounds any submitted value, whatever the question's own limits say.
-const maxValueRunes = 20000
-
 // numberPattern is the decimal notation a person types; it keeps out "NaN", "Inf" and hex.
 var numberPattern = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
 
@@ -75,11 +72,8 @@ func ValidateAt(q Question, form url.Values, now time.Time) (map[string]any, Fie
 // validateField returns the typed value of one field (nil when empty) or the message to show.
 func validateField(f Field, raw []string, now time.Time) (any, string) {
 	for _, s := range raw {
-		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			return nil, "Contains characters that are not valid text."
-		}
-		if len(s) > maxValueRunes && utf8.RuneCountInString(s) > maxValueRunes {
-			return nil, fmt.Sprintf("Must be at most %d characters.", maxValueRunes)
+		if msg := AnswerText.FieldProblem(s); msg != "" {
+			return nil, msg
 		}
 	}
 	switch f.Kind {

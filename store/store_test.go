@@ -411,3 +411,28 @@ func TestOpen_PathWithURLCharacters(t *testing.T) {
 		t.Fatalf("database not created at %q; dir has %v", path, entries)
 	}
 }
+
+// Whoever names a file (a person's upload, an A2A client, an agent), it is stored under a
+// name that reads as what it is, and the message's refs carry that name.
+func TestDB_StartRun_DocumentNamesReadAsTheyAre(t *testing.T) {
+	db := storetest.New(t)
+	c, _ := db.CreateConversation(ctx, 0, "x", "invoices", "")
+	files := []agent.File{{Name: "invoice\u202Efdp.exe", MimeType: "text/plain", Content: []byte("total 12\n")},
+		{Name: "a\x00b\u2066.txt", MimeType: "text/plain", Content: []byte("x\n")}}
+	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "pay", Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	events, err := db.Events(ctx, c.ID, 0)
+	if err != nil || len(events) == 0 {
+		t.Fatalf("events = %+v, %v", events, err)
+	}
+	for i, want := range []string{"invoicefdp.exe", "ab.txt"} {
+		d, err := db.Document(ctx, c.ID, int64(i+1))
+		if err != nil || d.Name != want {
+			t.Errorf("document %d = %q, %v; want %q", i+1, d.Name, err, want)
+		}
+		if refs := events[0].Documents; len(refs) != 2 || refs[i].Name != want {
+			t.Errorf("the message's refs = %+v, want %q", refs, want)
+		}
+	}
+}

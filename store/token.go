@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/parley-chat/parley/agent"
@@ -39,8 +40,11 @@ func CheckTokenName(name string) error {
 		return agent.Errorf(agent.EINVALID, "Give the token a name, such as laptop or ci-nightly.")
 	case utf8.RuneCountInString(name) > 60:
 		return agent.Errorf(agent.EINVALID, "A token's name is at most 60 characters.")
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) || name != strings.TrimSpace(name):
-		return agent.Errorf(agent.EINVALID, "A token's name has no control characters and no spaces at either end.")
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || agent.IsBidiControl(r) }) || name != strings.TrimSpace(name):
+		// A name is typed again to revoke its token: refused rather than silently changed.
+		return agent.Errorf(agent.EINVALID, "A token's name has no control characters, no invisible direction marks (such as U+202E) and no spaces at either end.")
+	case !utf8.ValidString(name):
+		return agent.Errorf(agent.EINVALID, "A token's name must be text (valid UTF-8).")
 	}
 	return nil
 }

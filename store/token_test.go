@@ -83,7 +83,7 @@ func TestDB_CreateToken(t *testing.T) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		db := storetest.New(t)
 		ann, _ := db.CreateUser(ctx, "ann", "hash", "")
-		for _, name := range []string{"", "   ", " laptop", "laptop ", "lap\ttop", "lap\ntop", "x\x7f", strings.Repeat("é", 61)} {
+		for _, name := range []string{"", "   ", " laptop", "laptop ", "lap\ttop", "lap\ntop", "x\x7f", "lap\u202Epot", "x\u2066y", strings.Repeat("é", 61)} {
 			if _, _, err := db.CreateToken(ctx, ann.ID, name); agent.ErrorCode(err) != agent.EINVALID {
 				t.Errorf("name %q: got %v, want EINVALID", name, err)
 			}

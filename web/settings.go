@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -50,11 +49,14 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d.DisplayName = strings.Join(strings.Fields(c.FormValue("display_name")), " ")
+	raw := c.FormValue("display_name")
+	d.DisplayName = agent.CleanName(raw)
 	d.TimeZone = strings.TrimSpace(c.FormValue("time_zone"))
 	d.Theme = c.FormValue("theme")
-	if n := utf8.RuneCountInString(d.DisplayName); n > 60 {
-		d.Errors["display_name"] = "At most 60 characters."
+	if err := agent.NameText.CheckChars(raw); err != nil {
+		d.DisplayName, d.Errors["display_name"] = raw, agent.ErrorMessage(err)
+	} else if err := agent.NameText.Check(d.DisplayName); err != nil {
+		d.Errors["display_name"] = agent.ErrorMessage(err)
 	}
 	if d.TimeZone != "" && !validZone(d.TimeZone) {
 		d.Errors["time_zone"] = "“" + d.TimeZone + "” is not a time zone: use a name such as Europe/Lisbon or America/New_York."

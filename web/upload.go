@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -101,7 +100,7 @@ func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 
 func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
 	if h.Size > l.MaxBytes {
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", cleanFileName(h.Filename), agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
+		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", agent.FileName(h.Filename), agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
 	}
 	r, err := h.Open()
 	if err != nil {
@@ -117,7 +116,7 @@ func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
 
 // check takes a file's content, or says why it cannot: too large, empty, not an accepted type.
 func (l UploadLimits) check(name string, content []byte) (agent.File, error) {
-	name = cleanFileName(name)
+	name = agent.FileName(name)
 	switch {
 	case int64(len(content)) > l.MaxBytes:
 		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", name, agent.ByteSize(int64(len(content))), agent.ByteSize(l.MaxBytes))
@@ -163,30 +162,6 @@ func hasControlBytes(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// cleanFileName keeps the base name of an uploaded file, without control characters, at
-// most 120 bytes.
-func cleanFileName(name string) string {
-	name = path.Base(strings.ReplaceAll(name, "\\", "/"))
-	name = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '"' || r == '/' {
-			return -1
-		}
-		return r
-	}, name)
-	name = strings.TrimSpace(name)
-	if name == "" || name == "." || name == ".." {
-		name = "file"
-	}
-	if len(name) > 120 {
-		ext := path.Ext(name)
-		if len(ext) > 12 {
-			ext = ""
-		}
-		name = strings.ToValidUTF8(name[:120-len(ext)], "") + ext
-	}
-	return name
 }
 
 // answerFiles reads the files given for q's file fields, one a field, by field name. Every
