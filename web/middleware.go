@@ -17,7 +17,8 @@ var uploadRoutes = map[string]bool{"/conversations": true, "/c/:id/messages": tr
 	apiPrefix + "/conversations": true, apiPrefix + "/conversations/:id/messages": true, apiPrefix + "/questions/:id/answer": true}
 
 // limitBody caps request bodies so a huge paste cannot exhaust memory.
-// Routes that take attached files accept the files' limits on top.
+// Routes that take attached files accept the files' limits on top. A multipart form is
+// read even when a file's name has control characters (see tolerantParts).
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.Request().Body != nil {
@@ -26,6 +27,7 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 				limit = s.uploads.bodyLimit()
 			}
 			c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, limit)
+			tolerantParts(c.Request())
 		}
 		return next(c)
 	}
