@@ -67,3 +67,37 @@ func TestDB_MigrateAccounts_OldData(t *testing.T) {
 		t.Errorf("the old conversation belongs to %d, want the first account", c.UserID)
 	}
 }
+
+// Accounts from before name keys that already look alike both open and sign in as before;
+// no new name like theirs is taken, and names unlike any are.
+func TestDB_MigrateNameKeys_LookAlikesFromBefore(t *testing.T) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	for _, n := range names {
+		if n < "0012" {
+			before = append(before, n)
+		}
+	}
+	path, exec, done := oldDB(t, before...)
+	for _, name := range []string{"root", "rооt", "ann"} { // the second with Cyrillic о
+		exec(`INSERT INTO users (name, role, created_at) VALUES (?, 'user', '2026-01-01T00:00:00Z')`, name)
+	}
+	done()
+	db := storetest.Open(t, path)
+	for _, name := range []string{"root", "rооt", "ann"} {
+		if u, _, err := db.UserByName(ctx, name); err != nil || u.Name != name {
+			t.Errorf("old account %q = %+v, %v", name, u, err)
+		}
+	}
+	for _, name := range []string{"r00t", "RООT", "аnn"} {
+		if _, err := db.CreateUser(ctx, name, "h", ""); agent.ErrorCode(err) != agent.ECONFLICT {
+			t.Errorf("new %q: got %v, want ECONFLICT", name, err)
+		}
+	}
+	if _, err := db.CreateUser(ctx, "bob", "h", ""); err != nil {
+		t.Errorf("bob: %v", err)
+	}
+}

@@ -28,7 +28,7 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 	if err := agent.CheckUserName(name); err != nil {
 		return agent.User{}, err
 	}
-	if role != agent.RoleService && strings.EqualFold(name, agent.A2AAccount) {
+	if role != agent.RoleService && agent.NameKey(name) == agent.NameKey(agent.A2AAccount) {
 		return agent.User{}, agent.Errorf(agent.EINVALID, "The name %q is Parley's own; choose another.", name)
 	}
 	var people int
@@ -41,13 +41,24 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 			role = agent.RoleStaff
 		}
 	}
+	if err := fillNameKeys(ctx, tx); err != nil {
+		return agent.User{}, err
+	}
+	key := agent.NameKey(name)
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE name = ? OR name_key = ? ORDER BY name = ? DESC LIMIT 1`, name, key, name).Scan(&other)
+	switch {
+	case err == nil && strings.EqualFold(other, name):
+		return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q is taken.", name)
+	case err == nil:
+		return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q looks too much like %q, which is taken: choose another.", name, other)
+	case !errors.Is(err, sql.ErrNoRows):
+		return agent.User{}, fmt.Errorf("create user: %w", err)
+	}
 	now := db.Now()
-	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, password, role, created_at) VALUES (?, ?, ?, ?)`,
-		name, passwordHash, role, formatTime(now))
+	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, name_key, password, role, created_at) VALUES (?, ?, ?, ?, ?)`,
+		name, key, passwordHash, role, formatTime(now))
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q is taken.", name)
-		}
 		return agent.User{}, fmt.Errorf("create user: %w", err)
 	}
 	id, _ := res.LastInsertId()
@@ -57,6 +68,48 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 		}
 	}
 	return agent.User{ID: id, Name: name, Role: role, CreatedAt: now}, nil
+}
+
+// fillNameKeys gives the accounts made before name keys existed theirs (see migration
+// 0012). Of old accounts that already look alike, the first keeps the key and the others
+// get it marked with their id, which no name's key can equal: they stay as they are, and no
+// new name like theirs is taken.
+func fillNameKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE name_key IS NULL ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("name keys: %w", err)
+	}
+	type account struct {
+		id   int64
+		name string
+	}
+	var todo []account
+	for rows.Next() {
+		var a account
+		if err := rows.Scan(&a.id, &a.name); err != nil {
+			rows.Close()
+			return fmt.Errorf("name keys: %w", err)
+		}
+		todo = append(todo, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("name keys: %w", err)
+	}
+	for _, a := range todo {
+		key := agent.NameKey(a.name)
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name_key = ?`, key).Scan(&n); err != nil {
+			return fmt.Errorf("name keys: %w", err)
+		}
+		if n > 0 {
+			key += fmt.Sprintf("\x00%d", a.id)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET name_key = ? WHERE id = ?`, key, a.id); err != nil {
+			return fmt.Errorf("name keys: %w", err)
+		}
+	}
+	return nil
 }
 
 // EnsureUser returns the account of that name, making it (without a password) when there

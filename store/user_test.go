@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,6 +36,28 @@ func TestDB_CreateUser(t *testing.T) {
 		db.CreateUser(ctx, "Ann", "hash", "")
 		if _, err := db.CreateUser(ctx, "ann", "hash", ""); agent.ErrorCode(err) != agent.ECONFLICT {
 			t.Fatalf("got %v, want ECONFLICT for a name taken in another case", err)
+		}
+	})
+	t.Run("ErrConflictLookAlike", func(t *testing.T) {
+		db := storetest.New(t)
+		if _, err := db.CreateUser(ctx, "root", "hash", ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"rооt", "ｒｏｏｔ", "R00T"} { // Cyrillic о; full width; zeros
+			_, err := db.CreateUser(ctx, name, "hash", "")
+			if want := fmt.Sprintf("The user name %q looks too much like \"root\", which is taken: choose another.", name); agent.ErrorCode(err) != agent.ECONFLICT || agent.ErrorMessage(err) != want {
+				t.Errorf("name %q: got %v, want ECONFLICT %q", name, err, want)
+			}
+		}
+		if _, err := db.CreateUser(ctx, "ROOT", "hash", ""); agent.ErrorMessage(err) != `The user name "ROOT" is taken.` {
+			t.Errorf("ROOT: got %v", err)
+		}
+		// A person cannot take a look-alike of Parley's own account either.
+		if _, err := db.CreateUser(ctx, "а2а", "hash", ""); agent.ErrorCode(err) != agent.EINVALID {
+			t.Errorf("Cyrillic a2a: got %v, want EINVALID", err)
+		}
+		if _, err := db.CreateUser(ctx, "rob", "hash", ""); err != nil {
+			t.Errorf("a name unlike any other: %v", err)
 		}
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {

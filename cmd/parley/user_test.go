@@ -81,3 +81,19 @@ func TestRunUser(t *testing.T) {
 		}
 	}
 }
+
+// The operator cannot make an account that looks like one that exists: the command says
+// which, and nothing is made.
+func TestRunUser_LookAlikeRefused(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "p.db")
+	if _, err := runCLI(t, dbPath, "", "user", "add", "root"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, dbPath, "", "user", "add", "rооt") // Cyrillic о
+	if want := `The user name "rооt" looks too much like "root", which is taken: choose another.`; err == nil || err.Error() != want {
+		t.Fatalf("add rооt = %q, %v; want the error %q", out, err, want)
+	}
+	if out, _ = runCLI(t, dbPath, "", "user", "list"); strings.Count(out, "\n") != 1 {
+		t.Errorf("list = %q, want root alone", out)
+	}
+}

@@ -1,0 +1,25 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+)
+
+// Sign-up refuses a name that looks like one taken ("аnn" with a Cyrillic а beside ann),
+// next to the name field, and makes no account.
+func TestSignup_LookAlikeNameRefused(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{})
+	code, body, _ := as.browser(t).do(http.MethodPost, "/signup", url.Values{"name": {"аnn"}, "password": {testPassword}, "confirm": {testPassword}}, nil)
+	if want := "looks too much like &#34;ann&#34;, which is taken"; code != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+		t.Fatalf("sign-up as аnn = %d %.300s, want %q", code, body, want)
+	}
+	if _, _, err := as.db.UserByName(context.Background(), "аnn"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		t.Errorf("the look-alike account was made: %v", err)
+	}
+}
