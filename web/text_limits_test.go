@@ -27,8 +27,8 @@ func TestDecline_ReasonLimits(t *testing.T) {
 		{"not\x00now", "The reason contains a control character (U+0000) at character 4: remove it."},
 	} {
 		code, body, _ := ts.post(t, "/questions/1/decline", url.Values{"_reason": {tt.reason}})
-		if code != http.StatusOK || !strings.Contains(body, tt.want) {
-			t.Errorf("decline = %d %.300s, want %q", code, body, tt.want)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, tt.want) {
+			t.Errorf("decline = %d %.300s, want 422 and %q", code, body, tt.want)
 		}
 		if rec, _ := ts.db.Question(context.Background(), 1); !rec.Pending() {
 			t.Fatalf("a refused reason declined the question: %+v", rec.Resolution)
