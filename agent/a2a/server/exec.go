@@ -66,7 +66,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 		return err
 	}
-	return x.follow(ctx, rc, q, convID, start)
+	return x.follow(ctx, rc, q, convID, start, "")
 }
 
 // conversation finds the conversation of the task, or of its context, 0 when it is new.
@@ -132,8 +132,9 @@ const chunkEvery = 100 * time.Millisecond
 // follow translates the conversation after event after until the agent asks or ends: its
 // text as partial_result artifact chunks (live, through the hub, coalesced to one chunk at
 // most every chunkEvery; the last one, sent before the task asks or ends, has lastChunk),
-// its question as input-required, its end as final_result.
-func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64) error {
+// its question as input-required, its end as final_result. replied is the agent's text of
+// this turn before event after, sent first and part of the final result.
+func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64, replied string) error {
 	f := x.s.runner.Hub().Follow(convID)
 	defer f.Close()
 	cur := agent.Cursor{Event: after}
@@ -173,6 +174,9 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			return nil
 		}
 		return send(false)
+	}
+	if err := chunk(replied, true); err != nil {
+		return err
 	}
 	// event handles one committed event; done is true when the request ends with it.
 	event := func(ev agent.Event) (done bool, err error) {

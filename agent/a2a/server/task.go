@@ -26,24 +26,35 @@ func (t *taskStore) Save(context.Context, *a2a.Task) error { return nil }
 
 // Get implements a2asrv.TaskStore.
 func (t *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	task, _, err := t.x.task(ctx, id)
-	return task, err
+	r, err := t.x.task(ctx, id)
+	return r.task, err
+}
+
+// taskRead is a task as its conversation's log told it, up to the event last: what a
+// resubscription sends first, then follows the log from.
+type taskRead struct {
+	task *a2a.Task
+	span agent.A2ATask
+	last int64
+	// reply is the agent's text of the task's current turn so far.
+	reply string
 }
 
 // task reads a task from its conversation's log: its state, its status message (the question
 // it waits on, the error it failed with), its result and its history.
-func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, agent.A2ATask, error) {
+func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 	span, err := x.s.db.A2ATask(ctx, x.agent, string(id))
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
-		return nil, span, a2a.ErrTaskNotFound
+		return taskRead{}, a2a.ErrTaskNotFound
 	}
 	if err != nil {
-		return nil, span, err
+		return taskRead{}, err
 	}
 	evs, err := x.s.db.Events(ctx, span.ConversationID, 0)
 	if err != nil {
-		return nil, span, err
+		return taskRead{}, err
 	}
+	last := span.From
 	task := &a2a.Task{ID: id, ContextID: span.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
 	var reply []string
 	var pending *agent.Question
@@ -52,6 +63,7 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, agent.A2
 		if span.Until != 0 && ev.ID > span.Until {
 			break
 		}
+		last = ev.ID
 		mine := ev.ID > span.From
 		switch ev.Kind {
 		case agent.EventUserMessage:
@@ -96,7 +108,7 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (*a2a.Task, agent.A2
 		task.Artifacts = []*a2a.Artifact{{ID: a2a.ArtifactID(string(id) + "-result"), Name: "final_result",
 			Parts: a2a.ContentParts{x.resultPart(strings.Join(reply, "\n\n"))}}}
 	}
-	return task, span, nil
+	return taskRead{task: task, span: span, last: last, reply: strings.Join(reply, "\n\n")}, nil
 }
 
 // status is the task's status as one run-state event of its conversation leaves it.
@@ -190,23 +202,20 @@ func (h handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSen
 const busyTries = 12
 
 // resubscribe follows a task no execution holds: it sends the task as its conversation's log
-// tells it, then, while the agent works, follows the conversation as a message stream does.
+// tells it, then, while the agent works, follows the conversation as a message stream does,
+// from the very event the task was read up to (what the agent said of this turn so far comes
+// first), so that nothing committed in between is lost.
 func (x *executor) resubscribe(ctx context.Context, id a2a.TaskID, yield func(a2a.Event, error) bool) {
-	task, span, err := x.task(ctx, id)
+	r, err := x.task(ctx, id)
 	if err != nil {
 		yield(nil, err)
 		return
 	}
-	if !yield(task, nil) || task.Status.State != a2a.TaskStateWorking {
+	if !yield(r.task, nil) || r.task.Status.State != a2a.TaskStateWorking {
 		return
 	}
-	last, err := x.s.db.LastEventID(ctx, span.ConversationID)
-	if err != nil {
-		yield(nil, err)
-		return
-	}
-	rc := &a2asrv.RequestContext{TaskID: id, ContextID: task.ContextID, StoredTask: task}
-	if err := x.follow(ctx, rc, &yieldQueue{yield: yield}, span.ConversationID, last); err != nil && !errors.Is(err, context.Canceled) {
+	rc := &a2asrv.RequestContext{TaskID: id, ContextID: r.task.ContextID, StoredTask: r.task}
+	if err := x.follow(ctx, rc, &yieldQueue{yield: yield}, r.span.ConversationID, r.last, r.reply); err != nil && !errors.Is(err, context.Canceled) {
 		yield(nil, err)
 	}
 }
