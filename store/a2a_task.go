@@ -9,28 +9,48 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// LinkA2ATask records which conversation an A2A task of Parley's server belongs to. The
-// task's part of the conversation's log starts after the conversation's newest event at its
-// first link; a later link of the same task (a follow-up message) keeps that start.
-func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, conversationID int64) error {
-	_, err := db.write.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, conversation_id, updated_at, from_event)
-		VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events WHERE conversation_id = ?))
-		ON CONFLICT (id) DO UPDATE SET conversation_id = excluded.conversation_id, updated_at = excluded.updated_at
-		WHERE a2a_tasks.agent = excluded.agent`,
-		taskID, contextID, agentName, conversationID, formatTime(db.Now()), conversationID)
-	if err != nil {
-		return fmt.Errorf("link a2a task: %w", err)
+// LinkA2ATask records which conversation an A2A task of Parley's server belongs to, and that
+// it is the client's. The task's part of the conversation's log starts after the
+// conversation's newest event at its first link, which the audit log records as the client's
+// creation of the task; a later link of the same task (a follow-up message) keeps that start.
+// Another agent's or another client's task of that id is not found (ENOTFOUND).
+func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client agent.A2AClient, conversationID int64) error {
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		now := formatTime(db.Now())
+		var owner sql.NullInt64
+		var owned string
+		err := tx.QueryRowContext(ctx, `SELECT agent, client_id FROM a2a_tasks WHERE id = ?`, taskID).Scan(&owned, &owner)
+		if err == nil {
+			if owned != agentName || owner.Int64 != client.ID {
+				return agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE a2a_tasks SET conversation_id = ?, updated_at = ? WHERE id = ?`, conversationID, now, taskID)
+			return err
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO a2a_tasks (id, context_id, agent, client_id, conversation_id, updated_at, from_event)
+			VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM events WHERE conversation_id = ?))`,
+			taskID, contextID, agentName, client.ID, conversationID, now, conversationID); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, client.Via(), "create a2a task", conversationID, fmt.Sprintf("task %s of %s", taskID, agentName))
+	})
+	if err != nil && agent.ErrorCode(err) == "" {
+		err = fmt.Errorf("link a2a task: %w", err)
 	}
-	return nil
+	return err
 }
 
-// A2ATask returns an A2A task of the agent, or ENOTFOUND. Another agent's task is not found.
-func (db *DB) A2ATask(ctx context.Context, agentName, taskID string) (agent.A2ATask, error) {
+// A2ATask returns an A2A task of the agent that the client made, or ENOTFOUND: another
+// agent's task, or another client's, is not found.
+func (db *DB) A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (agent.A2ATask, error) {
 	var t agent.A2ATask
 	var conv sql.NullInt64
 	err := db.read.QueryRowContext(ctx, `SELECT context_id, conversation_id, from_event,
 		coalesce((SELECT min(n.from_event) FROM a2a_tasks n WHERE n.conversation_id = t.conversation_id AND n.from_event > t.from_event), 0)
-		FROM a2a_tasks t WHERE id = ? AND agent = ?`, taskID, agentName).Scan(&t.ContextID, &conv, &t.From, &t.Until)
+		FROM a2a_tasks t WHERE id = ? AND agent = ? AND client_id = ?`, taskID, agentName, clientID).Scan(&t.ContextID, &conv, &t.From, &t.Until)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !conv.Valid) {
 		return t, agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
 	}
@@ -52,11 +72,11 @@ func (db *DB) InterruptedA2ATasks(ctx context.Context) ([]int64, error) {
 }
 
 // A2AContextConversation returns the conversation of the agent's newest task in an A2A
-// context, 0 when none.
-func (db *DB) A2AContextConversation(ctx context.Context, agentName, contextID string) (int64, error) {
+// context of the client, 0 when none: clients that use the same context id do not share it.
+func (db *DB) A2AContextConversation(ctx context.Context, agentName string, clientID int64, contextID string) (int64, error) {
 	var conv sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT conversation_id FROM a2a_tasks WHERE context_id = ? AND agent = ? AND conversation_id IS NOT NULL
-		ORDER BY updated_at DESC LIMIT 1`, contextID, agentName).Scan(&conv)
+	err := db.read.QueryRowContext(ctx, `SELECT conversation_id FROM a2a_tasks WHERE context_id = ? AND agent = ? AND client_id = ? AND conversation_id IS NOT NULL
+		ORDER BY updated_at DESC LIMIT 1`, contextID, agentName, clientID).Scan(&conv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -21,6 +21,12 @@ func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convI
 	return nil
 }
 
+// Audit records an action that changes nothing in the ledger by itself, such as an A2A
+// client's cancel of a task (which the runner then carries out), under the conversation.
+func (db *DB) Audit(ctx context.Context, actor, action string, convID int64, detail string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error { return db.audit(ctx, tx, actor, action, convID, detail) })
+}
+
 // Deletions returns the newest deletions of conversations in the audit log.
 func (db *DB) Deletions(ctx context.Context, limit int) ([]agent.AuditEntry, error) {
 	return db.auditEntries(ctx, `SELECT id, at, actor, action, 0, detail FROM audit_log WHERE action = 'delete conversation' ORDER BY id DESC LIMIT ?`, limit)

@@ -63,11 +63,10 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 	if u.Role == agent.RoleService {
 		return "", Token{}, agent.Errorf(agent.EINVALID, "%q is one of Parley's own accounts; it has no tokens.", u.Name)
 	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+	secret, err := newSecret(TokenPrefix)
+	if err != nil {
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
-	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
 	t := Token{UserID: userID, Name: name, Created: db.Now()}
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -95,6 +94,15 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
 	return secret, t, nil
+}
+
+// newSecret is a new bearer token: prefix, then 32 random bytes in base64url.
+func newSecret(prefix string) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // Tokens lists the user's tokens, newest first.

@@ -36,7 +36,7 @@ func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httpte
 	t.Helper()
 	db := newDB(t)
 	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour,
-		A2A: &a2aserver.Options{Token: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}})
+		A2A: &a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +52,18 @@ func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httpte
 
 func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
 	t.Helper()
+	return a2aClientAs(t, base, agentName, "s3cret")
+}
+
+// a2aClientAs is an A2A client of the agent that sends token.
+func a2aClientAs(t *testing.T, base, agentName, token string) *a2aclient.Client {
+	t.Helper()
 	ctx := context.Background()
 	card, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, base+"/a2a/"+agentName)
 	if err != nil {
 		t.Fatalf("agent card: %v", err)
 	}
-	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearer{"s3cret"}}))
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearer{token}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +211,7 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 	open := func() (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
 		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
-			A2A: &a2aserver.Options{Token: "s3cret", DefaultAgent: "asker"}})
+			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +271,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	open := func(a agent.Agent) (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
 		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, a), Heartbeat: time.Hour,
-			A2A: &a2aserver.Options{Token: "s3cret", DefaultAgent: "slow"}})
+			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "slow"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

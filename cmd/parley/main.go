@@ -45,7 +45,8 @@ type Config struct {
 	LogFormat string
 	// ConfigFile declares model-backed agents (TOML).
 	ConfigFile string
-	// A2A serves the agents over A2A JSON-RPC, with A2AToken as the bearer token.
+	// A2A serves the agents over A2A JSON-RPC to the clients of `parley a2a-client`; A2AToken,
+	// the one shared token of older Parleys, is served as the client "default".
 	A2A              bool
 	A2AToken         string
 	StructuredOutput bool
@@ -129,7 +130,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
-	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A; needs PARLEY_A2A_TOKEN (PARLEY_A2A=1)")
+	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A to the clients made with parley a2a-client (PARLEY_A2A=1)")
 	cfg.A2AToken = getenv("PARLEY_A2A_TOKEN")
 	cfg.StructuredOutput = isTrue(getenv("ENABLE_STRUCTURED_OUTPUT"))
 	pace, err := time.ParseDuration(env("PARLEY_BUILTIN_PACE", "25ms"))
@@ -175,9 +176,6 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if cfg.A2A && cfg.A2AToken == "" {
-		return cfg, fmt.Errorf("--a2a needs PARLEY_A2A_TOKEN: A2A requests must carry a bearer token")
 	}
 	return cfg, nil
 }
@@ -315,7 +313,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 			db.Close()
 			return err
 		}
-		a2aOpts = &a2aserver.Options{Token: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
+		a2aOpts = &a2aserver.Options{LegacyToken: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
 	settings, err := loadIntakeSettings(cfg.ConfigFile)
 	if err != nil {

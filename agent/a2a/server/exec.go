@@ -35,15 +35,15 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateWorking}
 		first = &t
 	}
-	if err := q.Write(ctx, first); err != nil {
-		return err
-	}
 	var start int64
 	fresh := convID == 0
-	if fresh {
-		if strings.TrimSpace(text) == "" && len(files) == 0 {
-			return x.fail(ctx, rc, q, "Send a message with a text part.")
+	if fresh && strings.TrimSpace(text) == "" && len(files) == 0 {
+		if err := q.Write(ctx, first); err != nil {
+			return err
 		}
+		return x.fail(ctx, rc, q, "Send a message with a text part.")
+	}
+	if fresh {
 		conv, err := x.s.db.CreateConversation(ctx, x.s.user.ID, x.agent, agent.Title(text), rc.Message.ID)
 		if err != nil {
 			return err
@@ -52,8 +52,12 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	} else if start, err = x.s.db.LastEventID(ctx, convID); err != nil {
 		return err
 	}
-	// The task is linked before the agent starts, so that a cancel always finds it.
-	if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, convID); err != nil {
+	// The task is the client's, linked before the client learns its id (from the first event)
+	// and before the agent starts, so that a get, a cancel or a resubscription always finds it.
+	if err := x.s.db.LinkA2ATask(ctx, string(rc.TaskID), rc.ContextID, x.agent, clientOf(ctx), convID); err != nil {
+		return err
+	}
+	if err := q.Write(ctx, first); err != nil {
 		return err
 	}
 	if fresh {
@@ -69,16 +73,23 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	return x.follow(ctx, rc, q, convID, start, "")
 }
 
-// conversation finds the conversation of the task, or of its context, 0 when it is new.
+// conversation finds the conversation of the client's task, or of its context, 0 when it is
+// new.
 func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) (int64, error) {
-	t, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID))
+	client := clientOf(ctx).ID
+	t, err := x.s.db.A2ATask(ctx, x.agent, client, string(rc.TaskID))
 	if err == nil {
 		return t.ConversationID, nil
 	}
 	if agent.ErrorCode(err) != agent.ENOTFOUND {
 		return 0, err
 	}
-	return x.s.db.A2AContextConversation(ctx, x.agent, rc.ContextID)
+	return x.s.db.A2AContextConversation(ctx, x.agent, client, rc.ContextID)
+}
+
+// actor is who answers over A2A: the client, named on the answer and in the audit log.
+func actor(ctx context.Context) agent.Actor {
+	return agent.Actor{Name: Person, Via: clientOf(ctx).Via()}
 }
 
 // reply takes a message into a running conversation: the answer to its pending question, or
@@ -99,7 +110,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return true, err
 	}
 	if declined, reason := declineOf(values); declined {
-		_, err := x.s.runner.Decline(ctx, rec.ID, reason, agent.Actor{Name: Person})
+		_, err := x.s.runner.Decline(ctx, rec.ID, reason, actor(ctx))
 		return false, err
 	}
 	answerFiles := fileAnswers(rec.Question, files)
@@ -114,7 +125,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, agent.Actor{Name: Person})
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, actor(ctx))
 	var ferrs agent.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
@@ -345,11 +356,14 @@ func (x *executor) fail(ctx context.Context, rc *a2asrv.RequestContext, q eventq
 // Cancel stops the agent if it is working and withdraws the task's pending questions, so the
 // agent learns of it; the conversation's log then says the task was cancelled.
 func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	if t, err := x.s.db.A2ATask(ctx, x.agent, string(rc.TaskID)); err == nil {
+	if t, err := x.s.db.A2ATask(ctx, x.agent, clientOf(ctx).ID, string(rc.TaskID)); err == nil {
+		if err := x.s.db.Audit(ctx, clientOf(ctx).Via(), "cancel a2a task", t.ConversationID, "task "+string(rc.TaskID)); err != nil {
+			return err
+		}
 		x.cancelling.Store(rc.TaskID, true)
 		x.s.runner.StopReply(ctx, t.ConversationID)
 		if pending, err := x.s.db.PendingQuestions(ctx, t.ConversationID); err == nil && len(pending) > 0 {
-			if _, err := x.s.runner.Withdraw(ctx, pending[0], agent.Actor{Name: Person}); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+			if _, err := x.s.runner.Withdraw(ctx, pending[0], actor(ctx)); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
 				return err
 			}
 		}

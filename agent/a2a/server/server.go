@@ -6,13 +6,12 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
+	"time"
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -23,8 +22,13 @@ import (
 
 // Options configure the A2A server.
 type Options struct {
-	// Token is the bearer token every JSON-RPC request must carry.
-	Token string
+	// LegacyToken is the one shared token of older Parleys (PARLEY_A2A_TOKEN), if still set:
+	// it is served as the client named agent.LegacyA2AClient. Every other client has a token
+	// of its own (store.CreateA2AClient).
+	LegacyToken string
+	// RecheckEvery is how often open requests check that their client was not revoked
+	// (default 2 s).
+	RecheckEvery time.Duration
 	// StructuredOutput sends the final result as a DataPart {is_task_complete, ...} rather than text.
 	StructuredOutput bool
 	// DefaultAgent is the agent of /.well-known/agent-card.json.
@@ -44,10 +48,14 @@ type Store interface {
 	LastEventID(ctx context.Context, conversationID int64) (int64, error)
 	PendingQuestions(ctx context.Context, conversationID int64) ([]int64, error)
 	Question(ctx context.Context, id int64) (agent.QuestionRecord, error)
-	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, conversationID int64) error
-	A2ATask(ctx context.Context, agentName, taskID string) (agent.A2ATask, error)
-	A2AContextConversation(ctx context.Context, agentName, contextID string) (int64, error)
+	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client agent.A2AClient, conversationID int64) error
+	A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (agent.A2ATask, error)
+	A2AContextConversation(ctx context.Context, agentName string, clientID int64, contextID string) (int64, error)
 	InterruptedA2ATasks(ctx context.Context) ([]int64, error)
+	A2AClientByToken(ctx context.Context, secret string) (agent.A2AClient, error)
+	A2AClients(ctx context.Context) ([]agent.A2AClient, error)
+	LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClient, error)
+	Audit(ctx context.Context, actor, action string, convID int64, detail string) error
 }
 
 // Person is who answers and writes in conversations started over A2A.
@@ -64,6 +72,8 @@ type Server struct {
 	// closed ends every stream when Parley stops.
 	closed context.Context
 	close  context.CancelFunc
+	// requests holds the open requests of each client, ended when it is revoked.
+	requests clientRequests
 
 	agents map[string]*endpoint
 	mux    *http.ServeMux
@@ -84,6 +94,9 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 	if opts.MaxFiles <= 0 {
 		opts.MaxFiles = 10
 	}
+	if opts.RecheckEvery <= 0 {
+		opts.RecheckEvery = recheckEvery
+	}
 	s := &Server{opts: opts, db: db, runner: runner, log: opts.Logger, agents: map[string]*endpoint{}}
 	s.closed, s.close = context.WithCancel(context.Background())
 	for _, info := range runner.Agents() {
@@ -103,10 +116,15 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 	return s
 }
 
-// Start takes up the tasks a stop or a crash cut off, so that what a client reads of them is
-// true: they are working again. owner is the service account of the conversations of tasks.
+// Start serves the old shared token as its client, if it is set, and takes up the tasks a stop
+// or a crash cut off, so that what a client reads of them is true: they are working again.
+// owner is the service account of the conversations of tasks.
 func (s *Server) Start(ctx context.Context, owner agent.User) error {
 	s.user = owner
+	if err := s.startClients(ctx); err != nil {
+		return err
+	}
+	go s.endRevoked()
 	ids, err := s.db.InterruptedA2ATasks(ctx)
 	if err != nil {
 		return fmt.Errorf("a2a tasks: %w", err)
@@ -140,13 +158,18 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("No agent %q.", r.PathValue("agent"))})
 		return
 	}
-	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.opts.Token)) != 1 {
+	c, err := s.authenticate(r)
+	if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a bearer token is required"})
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": agent.ErrorMessage(err)})
 		return
 	}
-	ep.rpc.ServeHTTP(w, r)
+	if err != nil {
+		s.log.Error("a2a: authenticate", "error", err)
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "Parley could not check the token; try again."})
+		return
+	}
+	ep.rpc.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, c)))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

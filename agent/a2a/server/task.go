@@ -43,7 +43,7 @@ type taskRead struct {
 // task reads a task from its conversation's log: its state, its status message (the question
 // it waits on, the error it failed with), its result and its history.
 func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
-	span, err := x.s.db.A2ATask(ctx, x.agent, string(id))
+	span, err := x.s.db.A2ATask(ctx, x.agent, clientOf(ctx).ID, string(id))
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
 		return taskRead{}, a2a.ErrTaskNotFound
 	}
@@ -150,12 +150,25 @@ type handler struct {
 	x *executor
 }
 
-// OnResubscribeToTask implements a2asrv.RequestHandler.
+// OnResubscribeToTask implements a2asrv.RequestHandler. Another client's task is not found,
+// even while an execution in memory holds it; the stream ends when the client is revoked.
 func (h handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
+	return h.x.s.untilRevoked(ctx, func(ctx context.Context) iter.Seq2[a2a.Event, error] { return h.resubscribe(ctx, params) })
+}
+
+func (h handler) resubscribe(ctx context.Context, params *a2a.TaskIDParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		if params == nil {
+			yield(nil, a2a.ErrInvalidParams)
+			return
+		}
+		if err := h.x.owns(ctx, params.ID); err != nil {
+			yield(nil, err)
+			return
+		}
 		first := true
 		for ev, err := range h.RequestHandler.OnResubscribeToTask(ctx, params) {
-			if first && errors.Is(err, a2a.ErrTaskNotFound) && params != nil {
+			if first && errors.Is(err, a2a.ErrTaskNotFound) {
 				h.x.resubscribe(ctx, params.ID, yield)
 				return
 			}
@@ -167,11 +180,22 @@ func (h handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPara
 	}
 }
 
-// OnSendMessageStream implements a2asrv.RequestHandler. A message into a task whose last
-// request is still winding up is refused by the SDK ("execution already in progress"); it is
-// tried again for a moment instead of failing the client.
+// OnSendMessageStream implements a2asrv.RequestHandler. A message into another client's task
+// finds no task. A message into a task whose last request is still winding up is refused by
+// the SDK ("execution already in progress"); it is tried again for a moment instead of
+// failing the client. The stream ends when the client is revoked.
 func (h handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
+	return h.x.s.untilRevoked(ctx, func(ctx context.Context) iter.Seq2[a2a.Event, error] { return h.sendStream(ctx, params) })
+}
+
+func (h handler) sendStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		if params != nil && params.Message != nil && params.Message.TaskID != "" {
+			if err := h.x.owns(ctx, params.Message.TaskID); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
 		for attempt := 1; ; attempt++ {
 			busy := false
 			first := true

@@ -1,0 +1,260 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	a2a "github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Who calls: every JSON-RPC request carries the token of an A2A client, its tasks are its
+// own, and a revoked client's open requests end.
+
+// clientKey holds the client of a request in its context; the SDK carries the context's
+// values into the executor and the task store.
+type clientKey struct{}
+
+// clientOf is the client of the request; the zero client, which owns nothing, when none.
+func clientOf(ctx context.Context) agent.A2AClient {
+	c, _ := ctx.Value(clientKey{}).(agent.A2AClient)
+	return c
+}
+
+// authenticate finds the client whose bearer token the request carries.
+func (s *Server) authenticate(r *http.Request) (agent.A2AClient, error) {
+	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	secret = strings.TrimSpace(secret)
+	if !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return agent.A2AClient{}, agent.Errorf(agent.EUNAUTHORIZED, "A bearer token is required: Authorization: Bearer <the client's token>.")
+	}
+	return s.db.A2AClientByToken(r.Context(), secret)
+}
+
+// owns reports ErrTaskNotFound unless the task is one the request's client made: another
+// client's task is not found, as one that does not exist.
+func (x *executor) owns(ctx context.Context, id a2a.TaskID) error {
+	_, err := x.s.db.A2ATask(ctx, x.agent, clientOf(ctx).ID, string(id))
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return a2a.ErrTaskNotFound
+	}
+	return err
+}
+
+// clientRequests holds the cancel functions of the open requests of each client, so that a
+// revoked client's end.
+type clientRequests struct {
+	mu   sync.Mutex
+	next int
+	open map[int64]map[int]func()
+}
+
+// add registers an open request of client id; remove unregisters it.
+func (r *clientRequests) add(id int64, cancel func()) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.open == nil {
+		r.open = map[int64]map[int]func(){}
+	}
+	if r.open[id] == nil {
+		r.open[id] = map[int]func(){}
+	}
+	r.next++
+	n := r.next
+	r.open[id][n] = cancel
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.open[id], n)
+		if len(r.open[id]) == 0 {
+			delete(r.open, id)
+		}
+	}
+}
+
+// end ends every open request of client id.
+func (r *clientRequests) end(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cancel := range r.open[id] {
+		cancel()
+	}
+}
+
+// clients lists the clients with open requests.
+func (r *clientRequests) clients() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]int64, 0, len(r.open))
+	for id := range r.open {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// revokedError ends a request whose client was revoked while it was open.
+func revokedError(c agent.A2AClient) error {
+	return fmt.Errorf("the token of the A2A client %q was revoked: %w", c.Name, a2a.ErrServerError)
+}
+
+// watch registers a request of its client until done: ctx ends when the client is revoked,
+// and revoked then reports it.
+func (s *Server) watch(ctx context.Context) (_ context.Context, revoked func() bool, done func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var flag atomic.Bool
+	remove := s.requests.add(clientOf(ctx).ID, func() { flag.Store(true); cancel() })
+	return ctx, flag.Load, func() { remove(); cancel() }
+}
+
+// untilRevoked is a request's events, which end with revokedError when its client is revoked.
+func (s *Server) untilRevoked(ctx context.Context, events func(context.Context) iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		ctx, revoked, done := s.watch(ctx)
+		defer done()
+		for ev, err := range events(ctx) {
+			if revoked() {
+				break
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+		if revoked() {
+			yield(nil, revokedError(clientOf(ctx)))
+		}
+	}
+}
+
+// recheckEvery is how often open requests are checked against revocations, by default: a
+// client is revoked by `parley a2a-client revoke`, in another process.
+const recheckEvery = 2 * time.Second
+
+// endRevoked ends, every RecheckEvery until Parley stops, the open requests of clients
+// revoked since they began.
+func (s *Server) endRevoked() {
+	t := time.NewTicker(s.opts.RecheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed.Done():
+			return
+		case <-t.C:
+		}
+		open := s.requests.clients()
+		if len(open) == 0 {
+			continue
+		}
+		clients, err := s.db.A2AClients(s.closed)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.log.Error("a2a: check the clients of open requests", "error", err)
+			}
+			continue
+		}
+		good := map[int64]bool{}
+		for _, c := range clients {
+			good[c.ID] = c.Revoked.IsZero()
+		}
+		for _, id := range open {
+			if !good[id] {
+				s.requests.end(id)
+			}
+		}
+	}
+}
+
+// OnGetTaskPushConfig implements a2asrv.RequestHandler: another client's task is not found.
+func (h handler) OnGetTaskPushConfig(ctx context.Context, params *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	if err := h.x.owns(ctx, params.TaskID); err != nil {
+		return nil, err
+	}
+	return h.RequestHandler.OnGetTaskPushConfig(ctx, params)
+}
+
+// OnListTaskPushConfig implements a2asrv.RequestHandler: another client's task is not found.
+func (h handler) OnListTaskPushConfig(ctx context.Context, params *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	if err := h.x.owns(ctx, params.TaskID); err != nil {
+		return nil, err
+	}
+	return h.RequestHandler.OnListTaskPushConfig(ctx, params)
+}
+
+// OnSetTaskPushConfig implements a2asrv.RequestHandler: another client's task is not found.
+func (h handler) OnSetTaskPushConfig(ctx context.Context, params *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	if err := h.x.owns(ctx, params.TaskID); err != nil {
+		return nil, err
+	}
+	return h.RequestHandler.OnSetTaskPushConfig(ctx, params)
+}
+
+// OnDeleteTaskPushConfig implements a2asrv.RequestHandler: another client's task is not found.
+func (h handler) OnDeleteTaskPushConfig(ctx context.Context, params *a2a.DeleteTaskPushConfigParams) error {
+	if err := h.x.owns(ctx, params.TaskID); err != nil {
+		return err
+	}
+	return h.RequestHandler.OnDeleteTaskPushConfig(ctx, params)
+}
+
+// OnCancelTask implements a2asrv.RequestHandler: another client's task is not found, even
+// while an execution in memory holds it.
+func (h handler) OnCancelTask(ctx context.Context, params *a2a.TaskIDParams) (*a2a.Task, error) {
+	if params == nil {
+		return nil, a2a.ErrInvalidParams
+	}
+	if err := h.x.owns(ctx, params.ID); err != nil {
+		return nil, err
+	}
+	return h.RequestHandler.OnCancelTask(ctx, params)
+}
+
+// OnSendMessage implements a2asrv.RequestHandler: a message into another client's task
+// finds no task; a blocking request of a client revoked meanwhile ends.
+func (h handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendParams) (a2a.SendMessageResult, error) {
+	if params != nil && params.Message != nil && params.Message.TaskID != "" {
+		if err := h.x.owns(ctx, params.Message.TaskID); err != nil {
+			return nil, err
+		}
+	}
+	ctx, revoked, done := h.x.s.watch(ctx)
+	defer done()
+	res, err := h.RequestHandler.OnSendMessage(ctx, params)
+	if revoked() {
+		return nil, revokedError(clientOf(ctx))
+	}
+	return res, err
+}
+
+// startClients serves the old shared token, if it is set, as its client, and says so when no
+// client has a token: every request would be refused.
+func (s *Server) startClients(ctx context.Context) error {
+	if s.opts.LegacyToken != "" {
+		c, err := s.db.LegacyA2AClient(ctx, s.opts.LegacyToken)
+		if agent.ErrorCode(err) != "" {
+			return errors.New(agent.ErrorMessage(err))
+		}
+		if err != nil {
+			return err
+		}
+		s.log.Info(fmt.Sprintf("a2a: PARLEY_A2A_TOKEN is the token of the A2A client %q; give each client a token of its own "+
+			"(parley a2a-client add NAME), then unset it", c.Name))
+	}
+	clients, err := s.db.A2AClients(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range clients {
+		if c.Revoked.IsZero() {
+			return nil
+		}
+	}
+	s.log.Warn("a2a: no client has a token, so every A2A request is refused: make one with parley a2a-client add NAME")
+	return nil
+}
