@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// runA2AClient is `parley a2a-client ...`: the clients of Parley's A2A server (--a2a), each
+// with a token of its own, managed by the operator on the database file.
+func runA2AClient(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+	if len(args) == 0 {
+		return errors.New("parley a2a-client: add, list or revoke (try: parley help)")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("a2a-client "+sub, flag.ContinueOnError)
+	fs.SetOutput(std.err)
+	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	name, rest, err := nameAndFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "add", "list", "revoke":
+	default:
+		return fmt.Errorf("parley a2a-client: unknown command %q (add, list, revoke)", sub)
+	}
+	if sub == "list" && name != "" {
+		rest = append([]string{name}, rest...)
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("parley a2a-client %s: unexpected argument %q", sub, rest[0])
+	}
+	if name == "" && sub != "list" {
+		return fmt.Errorf("parley a2a-client %s: name the client (parley a2a-client %s NAME)", sub, sub)
+	}
+	db, err := openForCommand(ctx, *dbPath, "a2a-client "+sub)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	const actor = "parley a2a-client (command line)"
+	switch sub {
+	case "add":
+		secret, _, err := db.CreateA2AClient(ctx, name, actor)
+		if err != nil {
+			return errors.New(agent.ErrorMessage(err))
+		}
+		// The token alone on stdout, so that $(parley a2a-client add ...) is the token.
+		fmt.Fprintln(std.out, secret)
+		fmt.Fprintf(std.err, "made the A2A client %q; its token is shown this once. The client sends it as: Authorization: Bearer <the token>\n", name)
+		return nil
+	case "list":
+		clients, err := db.A2AClients(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tCREATED\tLAST USED\tREVOKED")
+		for _, c := range clients {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Name, stamp(c.Created, ""), stamp(c.LastUsed, "never"), stamp(c.Revoked, "-"))
+		}
+		return w.Flush()
+	}
+	if _, err := db.RevokeA2AClient(ctx, name, actor); err != nil {
+		return errors.New(agent.ErrorMessage(err))
+	}
+	fmt.Fprintf(std.out, "revoked the A2A client %q: its token is refused, and its open streams end within seconds\n", name)
+	return nil
+}
+
+// stamp is a time as the operator commands list it (UTC, to the minute), or zero when unset.
+func stamp(t time.Time, zero string) string {
+	if t.IsZero() {
+		return zero
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
