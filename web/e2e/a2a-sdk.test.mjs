@@ -5,18 +5,25 @@
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
 import { Role, TaskState } from '@a2a-js/sdk'
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client'
-import { startParley, launch, tempDB } from './harness.mjs'
+import { startParley, launch, tempDB, root } from './harness.mjs'
 import { startV1Agent } from './a2a-v1-agent.mjs'
 
 const token = 't0k3n'
-const withToken = (url, init = {}) => {
+const bearer = (token) => (url, init = {}) => {
   const headers = new Headers(init.headers)
   headers.set('Authorization', 'Bearer ' + token)
   return fetch(url, { ...init, headers })
 }
+const withToken = bearer(token)
+
+// a2aClient runs `parley a2a-client` on the database: add prints the new client's token.
+const a2aClient = (db, ...args) =>
+  execFileSync(join(root, 'parley'), ['a2a-client', ...args, '--db', db], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()
 
 const textPart = (text) => ({ content: { $case: 'text', value: text }, mediaType: '', filename: '', metadata: undefined })
 const userMessage = (text, { taskId = '', contextId = '' } = {}) => ({
@@ -143,6 +150,47 @@ test('a stream that Parley stops under ends with a status, and the task goes on 
     assert.equal(now.status.state, rest.state, 'GetTask and the stream agree')
   } finally {
     await slow.stop()
+  }
+})
+
+test('clients with tokens of their own: one does not find the other\'s task, and a revoked one\'s stream ends', async () => {
+  const db = tempDB()
+  const alphaToken = a2aClient(db, 'add', 'alpha')
+  const betaToken = a2aClient(db, 'add', 'beta')
+  const p = await startParley({ db, env: { PARLEY_A2A: '1', PARLEY_BUILTIN_PACE: '1s' } }) // the reply outlasts the revoke
+  const clientOf = (token) => new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl: bearer(token) })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl: bearer(token) })
+  })).createFromUrl(p.url + '/a2a/event-planner/')
+  try {
+    const alpha = await clientOf(alphaToken)
+    const beta = await clientOf(betaToken)
+    let taskId = ''
+    let heard = null
+    const heardOnce = new Promise((resolve) => { heard = resolve })
+    const read = (async () => {
+      for await (const ev of alpha.sendMessageStream({ message: userMessage('Plan a birthday party for 30 people in Seattle on 2027-05-01 with a budget of $3000') })) {
+        if (ev.payload.$case === 'task') taskId = ev.payload.value.id
+        if (ev.payload.$case === 'artifactUpdate') heard()
+      }
+    })()
+    await heardOnce
+    const notFound = (e) => e.name === 'TaskNotFoundError' && e.envelopeCode === -32001
+    await assert.rejects(beta.getTask({ id: taskId }), notFound, 'GetTask of another client\'s task')
+    await assert.rejects(beta.cancelTask({ id: taskId }), notFound, 'CancelTask of another client\'s task')
+    // A stream's error comes as an SSE event, which the SDK throws as a plain Error.
+    await assert.rejects(drain(beta.resubscribeTask({ id: taskId })), /Code: -32001.*TASK_NOT_FOUND/, 'SubscribeToTask of another client\'s task')
+    assert.equal((await alpha.getTask({ id: taskId })).status.state, TaskState.TASK_STATE_WORKING, 'alpha\'s task goes on')
+
+    assert.match(a2aClient(db, 'revoke', 'alpha'), /revoked/)
+    await assert.rejects(read, /revoked/, 'the revoked client\'s stream ends, saying why')
+    const refused = await bearer(alphaToken)(p.url + '/a2a/event-planner', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: taskId } })
+    })
+    assert.equal(refused.status, 401)
+    assert.match(a2aClient(db, 'list'), /^alpha .+ \d{4}-\d\d-\d\d \d\d:\d\d$/m, 'the list shows alpha revoked')
+  } finally {
+    await p.stop()
   }
 })
 
