@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -14,32 +13,11 @@ import (
 // runA2AClient is `parley a2a-client ...`: the clients of Parley's A2A server (--a2a), each
 // with a token of its own, managed by the operator on the database file.
 func runA2AClient(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
-	if len(args) == 0 {
-		return errors.New("parley a2a-client: add, list or revoke (try: parley help)")
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("a2a-client "+sub, flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
-	name, rest, err := nameAndFlags(fs, args)
+	sub, name, dbPath, err := addListRevoke("a2a-client", args, getenv, std, nil, "name the client (parley a2a-client %s NAME)")
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "add", "list", "revoke":
-	default:
-		return fmt.Errorf("parley a2a-client: unknown command %q (add, list, revoke)", sub)
-	}
-	if sub == "list" && name != "" {
-		rest = append([]string{name}, rest...)
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("parley a2a-client %s: unexpected argument %q", sub, rest[0])
-	}
-	if name == "" && sub != "list" {
-		return fmt.Errorf("parley a2a-client %s: name the client (parley a2a-client %s NAME)", sub, sub)
-	}
-	db, err := openForCommand(ctx, *dbPath, "a2a-client "+sub)
+	db, err := openForCommand(ctx, dbPath, "a2a-client "+sub)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -13,43 +12,24 @@ import (
 // runToken is `parley token ...`: a person's access tokens (for `parley chat` and the API),
 // managed by the operator on the database file.
 func runToken(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
-	if len(args) == 0 {
-		return errors.New("parley token: add, list or revoke (try: parley help)")
-	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
-	fs.SetOutput(std.err)
-	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
-	userName := fs.String("user", "", "the account whose tokens these are")
-	name, rest, err := nameAndFlags(fs, args)
+	var userName string
+	sub, name, dbPath, err := addListRevoke("token", args, getenv, std, func(fs *flag.FlagSet) {
+		fs.StringVar(&userName, "user", "", "the account whose tokens these are")
+	}, "name the token (parley token %s NAME --user U)")
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "add", "list", "revoke":
-	default:
-		return fmt.Errorf("parley token: unknown command %q (add, list, revoke)", sub)
-	}
-	if sub == "list" && name != "" {
-		rest = append([]string{name}, rest...)
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("parley token %s: unexpected argument %q", sub, rest[0])
-	}
-	if name == "" && sub != "list" {
-		return fmt.Errorf("parley token %s: name the token (parley token %s NAME --user U)", sub, sub)
-	}
-	if *userName == "" {
+	if userName == "" {
 		return fmt.Errorf("parley token %s: say whose tokens with --user NAME", sub)
 	}
-	db, err := openForCommand(ctx, *dbPath, "token "+sub)
+	db, err := openForCommand(ctx, dbPath, "token "+sub)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	u, _, err := db.UserByName(ctx, *userName)
+	u, _, err := db.UserByName(ctx, userName)
 	if err != nil {
-		return fmt.Errorf("%s: %s", *userName, agent.ErrorMessage(err))
+		return fmt.Errorf("%s: %s", userName, agent.ErrorMessage(err))
 	}
 	switch sub {
 	case "add":

@@ -31,6 +31,41 @@ func nameAndFlags(fs *flag.FlagSet, args []string) (name string, rest []string, 
 	return name, rest, nil
 }
 
+// addListRevoke parses `parley CMD add|list|revoke [NAME] [flags]`, the commands that manage
+// tokens: --db and what flags adds, and NAME, which all but list need (usage says how to give
+// it, for the error).
+func addListRevoke(cmd string, args []string, getenv func(string) string, std stdio, flags func(*flag.FlagSet), usage string) (sub, name, dbPath string, err error) {
+	if len(args) == 0 {
+		return "", "", "", fmt.Errorf("parley %s: add, list or revoke (try: parley help)", cmd)
+	}
+	sub, args = args[0], args[1:]
+	fs := flag.NewFlagSet(cmd+" "+sub, flag.ContinueOnError)
+	fs.SetOutput(std.err)
+	db := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	if flags != nil {
+		flags(fs)
+	}
+	name, rest, err := nameAndFlags(fs, args)
+	if err != nil {
+		return "", "", "", err
+	}
+	switch sub {
+	case "add", "list", "revoke":
+	default:
+		return "", "", "", fmt.Errorf("parley %s: unknown command %q (add, list, revoke)", cmd, sub)
+	}
+	if sub == "list" && name != "" {
+		rest = append([]string{name}, rest...)
+	}
+	if len(rest) > 0 {
+		return "", "", "", fmt.Errorf("parley %s %s: unexpected argument %q", cmd, sub, rest[0])
+	}
+	if name == "" && sub != "list" {
+		return "", "", "", fmt.Errorf("parley %s %s: %s", cmd, sub, fmt.Sprintf(usage, sub))
+	}
+	return sub, name, *db, nil
+}
+
 // runUser is `parley user ...`: accounts managed by the operator, on the database file.
 func runUser(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
 	if len(args) == 0 {
