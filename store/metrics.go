@@ -73,19 +73,9 @@ func (db *DB) ResolvedSince(ctx context.Context, after int64) ([]agent.QuestionF
 	if err != nil {
 		return nil, after, fmt.Errorf("resolved questions: %w", err)
 	}
-	defer rows.Close()
-	var out []agent.QuestionFact
-	for rows.Next() {
-		var f agent.QuestionFact
-		var asked, outcome, resolved string
-		if err := rows.Scan(&f.Agent, &asked, &outcome, &resolved); err != nil {
-			return nil, after, fmt.Errorf("resolved questions: %w", err)
-		}
-		f.AskedAt, f.Outcome, f.ResolvedAt = parseTime(asked), agent.Outcome(outcome), parseTime(resolved)
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
+	facts, err := scanQuestionFacts(rows)
+	if err != nil {
 		return nil, after, fmt.Errorf("resolved questions: %w", err)
 	}
-	return out, upTo, nil
+	return facts, upTo, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -148,13 +149,23 @@ func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.Qu
 	if err != nil {
 		return nil, fmt.Errorf("question facts: %w", err)
 	}
+	facts, err := scanQuestionFacts(rows)
+	if err != nil {
+		return nil, fmt.Errorf("question facts: %w", err)
+	}
+	return facts, nil
+}
+
+// scanQuestionFacts reads rows of (agent, asked at, outcome, resolved at) and closes them;
+// an outcome and a time of resolution may be empty.
+func scanQuestionFacts(rows *sql.Rows) ([]agent.QuestionFact, error) {
 	defer rows.Close()
 	var out []agent.QuestionFact
 	for rows.Next() {
 		var f agent.QuestionFact
 		var asked, outcome, resolved string
 		if err := rows.Scan(&f.Agent, &asked, &outcome, &resolved); err != nil {
-			return nil, fmt.Errorf("question facts: %w", err)
+			return nil, err
 		}
 		f.AskedAt, f.Outcome = parseTime(asked), agent.Outcome(outcome)
 		if resolved != "" {
