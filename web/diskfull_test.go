@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -35,12 +34,9 @@ func writer(reply <-chan string) *scripted {
 // says so and Retry and a new message explain why they cannot go on; once writes work again
 // the step ends failed with the reason shown, by itself, and Retry works.
 func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
-	db, later := dbWithClock(t)
-	reply := make(chan string)
-	ts := newTestServer(t, db, writer(reply))
+	ts, db, reply, later := writerServer(t)
 	path := ts.start(t, "writer", "write a reply")
-	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
-	ctx := context.Background()
+	id, ctx := convID(t, path), context.Background()
 
 	if code, body := ts.get(t, "/healthz"); code != http.StatusOK {
 		t.Fatalf("healthz before = %d %q", code, body)
@@ -85,12 +81,9 @@ func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
 // A full disk: a reply too large for the room left fails the step at once, with the reason
 // shown and Retry working; /healthz reports the failure, and recovers once there is room.
 func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
-	db, later := dbWithClock(t)
-	reply := make(chan string)
-	ts := newTestServer(t, db, writer(reply))
-	path := ts.start(t, "writer", "write a long reply")
-	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/c/"), 10, 64)
-	ctx := context.Background()
+	ts, db, reply, later := writerServer(t)
+	path := ts.start(t, "writer", "write a reply")
+	id, ctx := convID(t, path), context.Background()
 
 	if err := db.CapSize(ctx, true); err != nil {
 		t.Fatal(err)
@@ -117,12 +110,14 @@ func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
 	ts.waitState(t, id, agent.StateDone)
 }
 
-// dbWithClock is a test database whose clock later moves forward.
-func dbWithClock(t testing.TB) (*store.DB, func(time.Duration)) {
-	db := newDB(t)
+// writerServer serves the writer agent, whose replies the test sends, on a database whose
+// clock later moves forward.
+func writerServer(t testing.TB) (ts *testServer, db *store.DB, reply chan<- string, later func(time.Duration)) {
+	db = newDB(t)
 	var skew atomic.Int64
 	db.Now = func() time.Time { return time.Now().UTC().Add(time.Duration(skew.Load())) }
-	return db, func(d time.Duration) { skew.Add(int64(d)) }
+	replies := make(chan string)
+	return newTestServer(t, db, writer(replies)), db, replies, func(d time.Duration) { skew.Add(int64(d)) }
 }
 
 // waitFor polls cond until it holds, failing the test after a generous deadline.
