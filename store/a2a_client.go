@@ -84,8 +84,21 @@ func (db *DB) A2AClients(ctx context.Context) ([]agent.A2AClient, error) {
 	return out, rows.Err()
 }
 
-// RevokeA2AClient revokes the client of that name: its token is refused from then on (its
-// open streams end at the server's next check). Its tasks stay its own, readable by nobody
+// A2AClient returns the client of that id, revoked or not; an unknown id gives ENOTFOUND.
+// An open request reads its client again when auth_changes moves: a revoke ends it.
+func (db *DB) A2AClient(ctx context.Context, id int64) (agent.A2AClient, error) {
+	c, err := scanA2AClient(db.read.QueryRowContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, agent.Errorf(agent.ENOTFOUND, "There is no A2A client %d.", id)
+	}
+	if err != nil {
+		return c, fmt.Errorf("a2a client %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// RevokeA2AClient revokes the client of that name: its token is refused from then on, and
+// its open streams end within a second, in whichever process serves them (auth_changes). Its tasks stay its own, readable by nobody
 // over A2A. An unknown name gives ENOTFOUND.
 func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (agent.A2AClient, error) {
 	var c agent.A2AClient

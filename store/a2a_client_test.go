@@ -131,6 +131,41 @@ func TestDB_RevokeA2AClient(t *testing.T) {
 			t.Errorf("audit =\n%s", strings.Join(got, "\n"))
 		}
 	})
+	// The open streams of a client revoked by `parley a2a-client revoke`, in another process,
+	// end because the revoke moves the count of auth changes, which the server watches; the
+	// client's use of its token does not.
+	t.Run("MovesAuthChanges", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "parley.db")
+		db := storetest.Open(t, path)
+		cliDB, err := store.OpenWith(ctx, path, store.Options{Holder: "parley a2a-client revoke", Shared: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cliDB.Close()
+		secret, ci, _ := db.CreateA2AClient(ctx, "ci", cli)
+		before, err := db.AuthChanges(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.A2AClientByToken(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := db.AuthChanges(ctx); n != before {
+			t.Errorf("using the token moved auth changes from %d to %d", before, n)
+		}
+		if _, err := cliDB.RevokeA2AClient(ctx, "ci", cli); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := db.AuthChanges(ctx); n == before {
+			t.Errorf("the revoke left auth changes at %d, want it moved", n)
+		}
+		if c, err := db.A2AClient(ctx, ci.ID); err != nil || c.Revoked.IsZero() {
+			t.Errorf("A2AClient(%d) = %+v, %v; want ci, revoked", ci.ID, c, err)
+		}
+		if _, err := db.A2AClient(ctx, ci.ID+1); agent.ErrorCode(err) != agent.ENOTFOUND {
+			t.Errorf("an unknown client: got %v, want ENOTFOUND", err)
+		}
+	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		db := storetest.New(t)
 		if _, err := db.RevokeA2AClient(ctx, "nobody", cli); agent.ErrorCode(err) != agent.ENOTFOUND {

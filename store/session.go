@@ -110,7 +110,8 @@ func (db *DB) DeleteSession(ctx context.Context, token string) error {
 }
 
 // AuthChanges is a count that moves whenever a session ends, a password or a role changes,
-// or an account or access token is deleted, in this process or another. Open streams are
+// an account or access token is deleted, or an A2A client is revoked, in this process or
+// another. Open streams are
 // checked again when it moves.
 func (db *DB) AuthChanges(ctx context.Context) (int64, error) {
 	var n int64
