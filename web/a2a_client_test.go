@@ -30,12 +30,11 @@ import (
 // cliActor is who the audit log says made a client in these tests.
 const cliActor = "parley a2a-client (command line)"
 
-// a2aServerAt serves the agents over A2A on the database file at path. Open requests check
-// for revoked clients every few milliseconds, so that a test sees a revoke act soon.
+// a2aServerAt serves the agents over A2A on the database file at path.
 func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...agent.Agent) (*httptest.Server, *store.DB) {
 	t.Helper()
 	db := storetest.Open(t, path)
-	opts.RecheckEvery, opts.DefaultAgent = 20*time.Millisecond, agents[0].Info().Name
+	opts.DefaultAgent = agents[0].Info().Name
 	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour, A2A: &opts})
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)

@@ -99,6 +99,7 @@ func NewServer(opts NewServerOptions) *Server {
 	if opts.A2A != nil {
 		a := *opts.A2A
 		a.CheckFile, a.MaxFiles, a.Logger = s.uploads.check, s.uploads.MaxFiles, s.log
+		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
 		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
 	if s.heartbeat == 0 {

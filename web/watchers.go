@@ -13,8 +13,8 @@ const sweepEvery = time.Second
 
 // openStreams are the server's open SSE streams, each with the check that the person behind
 // it may still follow it. A sweep runs the checks: all of them when the database's count of
-// auth changes has moved (a session ended, a password or a role changed, a token revoked,
-// here or by `parley user` or `parley token`), and each at its own due time (when its session
+// auth changes has moved (a session ended, a password or a role changed, a token or an A2A
+// client revoked, here or by `parley user`, `parley token` or `parley a2a-client`), and each at its own due time (when its session
 // would end unused). A change made on this server runs the sweep at once; one made elsewhere
 // is seen within sweepEvery.
 type openStreams struct {

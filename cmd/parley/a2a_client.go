@@ -48,7 +48,7 @@ func runA2AClient(ctx context.Context, args []string, getenv func(string) string
 	if _, err := db.RevokeA2AClient(ctx, name, actor); err != nil {
 		return errors.New(agent.ErrorMessage(err))
 	}
-	fmt.Fprintf(std.out, "revoked the A2A client %q: its token is refused, and its open streams end within seconds\n", name)
+	fmt.Fprintf(std.out, "revoked the A2A client %q: its token is refused, and its open streams end within a second\n", name)
 	return nil
 }
 

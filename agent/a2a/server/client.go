@@ -7,7 +7,6 @@ import (
 	"iter"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,68 +48,32 @@ func (x *executor) owns(ctx context.Context, id a2a.TaskID) error {
 	return err
 }
 
-// clientRequests holds the cancel functions of the open requests of each client, so that a
-// revoked client's end.
-type clientRequests struct {
-	mu   sync.Mutex
-	next int
-	open map[int64]map[int]func()
-}
-
-// add registers an open request of client id; remove unregisters it.
-func (r *clientRequests) add(id int64, cancel func()) (remove func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.open == nil {
-		r.open = map[int64]map[int]func(){}
-	}
-	if r.open[id] == nil {
-		r.open[id] = map[int]func(){}
-	}
-	r.next++
-	n := r.next
-	r.open[id][n] = cancel
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.open[id], n)
-		if len(r.open[id]) == 0 {
-			delete(r.open, id)
-		}
-	}
-}
-
-// end ends every open request of client id.
-func (r *clientRequests) end(id int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, cancel := range r.open[id] {
-		cancel()
-	}
-}
-
-// clients lists the clients with open requests.
-func (r *clientRequests) clients() []int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ids := make([]int64, 0, len(r.open))
-	for id := range r.open {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 // revokedError ends a request whose client was revoked while it was open.
 func revokedError(c agent.A2AClient) error {
 	return fmt.Errorf("the token of the A2A client %q was revoked: %w", c.Name, a2a.ErrServerError)
 }
 
-// watch registers a request of its client until done: ctx ends when the client is revoked,
-// and revoked then reports it.
+// watch has the request watched until done (Options.Watch): ctx ends when its client is
+// revoked, and revoked then reports it.
 func (s *Server) watch(ctx context.Context) (_ context.Context, revoked func() bool, done func()) {
 	ctx, cancel := context.WithCancel(ctx)
+	c := clientOf(ctx)
 	var flag atomic.Bool
-	remove := s.requests.add(clientOf(ctx).ID, func() { flag.Store(true); cancel() })
+	remove, ok := s.opts.Watch(ctx, cancel, func(ctx context.Context) (time.Time, bool) {
+		cur, err := s.db.A2AClient(ctx, c.ID)
+		switch {
+		case err == nil && cur.Revoked.IsZero():
+			return time.Time{}, true
+		case err == nil || agent.ErrorCode(err) == agent.ENOTFOUND:
+			flag.Store(true)
+		case !errors.Is(err, context.Canceled):
+			s.log.Error("a2a: check the client of an open request", "client", c.Name, "error", err)
+		}
+		return time.Time{}, false
+	})
+	if !ok {
+		cancel()
+	}
 	return ctx, flag.Load, func() { remove(); cancel() }
 }
 
@@ -129,44 +92,6 @@ func (s *Server) untilRevoked(ctx context.Context, events func(context.Context) 
 		}
 		if revoked() {
 			yield(nil, revokedError(clientOf(ctx)))
-		}
-	}
-}
-
-// recheckEvery is how often open requests are checked against revocations, by default: a
-// client is revoked by `parley a2a-client revoke`, in another process.
-const recheckEvery = 2 * time.Second
-
-// endRevoked ends, every RecheckEvery until Parley stops, the open requests of clients
-// revoked since they began.
-func (s *Server) endRevoked() {
-	t := time.NewTicker(s.opts.RecheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.closed.Done():
-			return
-		case <-t.C:
-		}
-		open := s.requests.clients()
-		if len(open) == 0 {
-			continue
-		}
-		clients, err := s.db.A2AClients(s.closed)
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				s.log.Error("a2a: check the clients of open requests", "error", err)
-			}
-			continue
-		}
-		good := map[int64]bool{}
-		for _, c := range clients {
-			good[c.ID] = c.Revoked.IsZero()
-		}
-		for _, id := range open {
-			if !good[id] {
-				s.requests.end(id)
-			}
 		}
 	}
 }

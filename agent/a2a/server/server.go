@@ -26,9 +26,12 @@ type Options struct {
 	// it is served as the client named agent.LegacyA2AClient. Every other client has a token
 	// of its own (store.CreateA2AClient).
 	LegacyToken string
-	// RecheckEvery is how often open requests check that their client was not revoked
-	// (default 2 s).
-	RecheckEvery time.Duration
+	// Watch registers an open request with what ends the streams whose access went away
+	// (web.Server's watch): check, run at once and again whenever access may have changed,
+	// reports whether the request's client may go on; cancel ends the request when it may
+	// not; ok false says it may not start. nil: a revoked client's open requests go on (its
+	// new ones are refused).
+	Watch func(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool)
 	// StructuredOutput sends the final result as a DataPart {is_task_complete, ...} rather than text.
 	StructuredOutput bool
 	// DefaultAgent is the agent of /.well-known/agent-card.json.
@@ -53,6 +56,7 @@ type Store interface {
 	A2AContextConversation(ctx context.Context, agentName string, clientID int64, contextID string) (int64, error)
 	InterruptedA2ATasks(ctx context.Context) ([]int64, error)
 	A2AClientByToken(ctx context.Context, secret string) (agent.A2AClient, error)
+	A2AClient(ctx context.Context, id int64) (agent.A2AClient, error)
 	A2AClients(ctx context.Context) ([]agent.A2AClient, error)
 	LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClient, error)
 	Audit(ctx context.Context, actor, action string, convID int64, detail string) error
@@ -72,8 +76,6 @@ type Server struct {
 	// closed ends every stream when Parley stops.
 	closed context.Context
 	close  context.CancelFunc
-	// requests holds the open requests of each client, ended when it is revoked.
-	requests clientRequests
 
 	agents map[string]*endpoint
 	mux    *http.ServeMux
@@ -94,8 +96,10 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 	if opts.MaxFiles <= 0 {
 		opts.MaxFiles = 10
 	}
-	if opts.RecheckEvery <= 0 {
-		opts.RecheckEvery = recheckEvery
+	if opts.Watch == nil {
+		opts.Watch = func(context.Context, context.CancelFunc, func(context.Context) (time.Time, bool)) (func(), bool) {
+			return func() {}, true
+		}
 	}
 	s := &Server{opts: opts, db: db, runner: runner, log: opts.Logger, agents: map[string]*endpoint{}}
 	s.closed, s.close = context.WithCancel(context.Background())
@@ -124,7 +128,6 @@ func (s *Server) Start(ctx context.Context, owner agent.User) error {
 	if err := s.startClients(ctx); err != nil {
 		return err
 	}
-	go s.endRevoked()
 	ids, err := s.db.InterruptedA2ATasks(ctx)
 	if err != nil {
 		return fmt.Errorf("a2a tasks: %w", err)
