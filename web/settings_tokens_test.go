@@ -176,8 +176,8 @@ func TestSettings_AccessTokensWithoutSignIn(t *testing.T) {
 	}
 }
 
-// Revoked on the settings page, a token's open API streams end at once: the heartbeat,
-// which would notice in another process's revoke, is an hour away here.
+// Revoked on the settings page, a token's open API streams end at once (the page runs the
+// streams' check itself; the heartbeat is an hour away here).
 func TestSettings_RevokeEndsTheTokensStreams(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
 	ann := as.signIn(t, "ann")
