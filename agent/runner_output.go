@@ -103,6 +103,7 @@ func (r *Runner) flusher() {
 	t := time.NewTicker(r.flushEvery)
 	defer t.Stop()
 	var drafts []Draft
+	failing := false // saving failed last time: the failure is logged once, not each flush
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -114,9 +115,14 @@ func (r *Runner) flusher() {
 		if len(drafts) == 0 {
 			continue
 		}
-		if err := r.ledger.SaveDrafts(context.WithoutCancel(r.ctx), drafts); err != nil {
-			r.log.Error("save drafts", "drafts", len(drafts), "error", err)
+		err := r.ledger.SaveDrafts(context.WithoutCancel(r.ctx), drafts)
+		switch {
+		case err != nil && !failing:
+			r.log.Error("save drafts (logged again once they are saved)", "drafts", len(drafts), "error", err)
+		case err == nil && failing:
+			r.log.Info("drafts saved again", "drafts", len(drafts))
 		}
+		failing = err != nil
 	}
 }
 
