@@ -137,9 +137,7 @@ func (db *DB) A2AClientByToken(ctx context.Context, secret string) (agent.A2ACli
 		return agent.A2AClient{}, agent.Errorf(agent.EUNAUTHORIZED, "The token of the A2A client %q was revoked.", c.Name)
 	}
 	if now := db.Now(); now.Sub(c.LastUsed) >= touchEvery {
-		if _, err := db.write.ExecContext(ctx, `UPDATE a2a_clients SET last_used_at = ? WHERE id = ?`, formatTime(now), c.ID); err != nil {
-			return agent.A2AClient{}, fmt.Errorf("a2a client: %w", err)
-		}
+		db.touch(ctx, `UPDATE a2a_clients SET last_used_at = ? WHERE id = ?`, formatTime(now), c.ID)
 		c.LastUsed = now
 	}
 	return c, nil

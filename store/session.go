@@ -84,15 +84,12 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (age
 	now := db.Now()
 	lastSeen := parseTime(seen)
 	if now.Sub(lastSeen) > lim.Idle || now.Sub(parseTime(created)) > lim.Max {
-		if err := db.DeleteSession(ctx, token); err != nil {
-			return agent.User{}, err
-		}
+		// Ended whether or not the row goes now: the same check refuses it next time.
+		_ = db.DeleteSession(ctx, token)
 		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	}
 	if now.Sub(lastSeen) >= touchAfter(lim) && ctx.Value(peekKey{}) == nil {
-		if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id); err != nil {
-			return agent.User{}, fmt.Errorf("session: %w", err)
-		}
+		db.touch(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id)
 	}
 	u, err := db.User(ctx, userID)
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
@@ -103,10 +100,20 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (age
 
 // DeleteSession ends a session (logout); an unknown one is no error.
 func (db *DB) DeleteSession(ctx context.Context, token string) error {
-	if _, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashToken(token)); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashToken(token))
+		return err
+	})
+}
+
+// touch writes a last-seen or last-used time, as best it can: nobody is refused because it
+// could not be written (a full disk, which Writable reports). A session's then ends at most a
+// tenth of its idle limit early.
+func (db *DB) touch(ctx context.Context, query string, args ...any) {
+	_ = db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	})
 }
 
 // AuthChanges is a count that moves whenever a session ends, a password or a role changes,

@@ -176,9 +176,7 @@ func (db *DB) TokenUser(ctx context.Context, secret string) (agent.User, Token, 
 	}
 	now := db.Now()
 	if now.Sub(t.LastUsed) >= touchEvery && ctx.Value(peekKey{}) == nil {
-		if _, err := db.write.ExecContext(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, formatTime(now), t.ID); err != nil {
-			return agent.User{}, Token{}, fmt.Errorf("token: %w", err)
-		}
+		db.touch(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, formatTime(now), t.ID)
 		t.LastUsed = now
 	}
 	u, err := db.User(ctx, t.UserID)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/web"
 )
 
 // writer is an agent whose step waits for the reply it is to write.
@@ -129,5 +130,31 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// With local accounts, a database that takes no writes neither signs people out nor fails
+// their pages: the last-seen time is written as best it can be. Signing out still signs the
+// browser out, and says the session could not be ended.
+func TestWritesFail_SessionsGoOn(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.signIn(t, "ann")
+	ctx := context.Background()
+	if err := as.db.RefuseWrites(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	as.clock.Add(2 * time.Minute) // the last-seen time is due to be written
+	if code, body := ann.get("/"); code != http.StatusOK {
+		t.Fatalf("a page with writes refused = %d %.200s", code, body)
+	}
+	code, body, h := ann.do(http.MethodPost, "/logout", url.Values{}, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot save to its database") || !strings.Contains(h.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("sign-out with writes refused = %d %.200s, cookie %q", code, body, h.Get("Set-Cookie"))
+	}
+	if err := as.db.RefuseWrites(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := ann.get("/"); code != http.StatusSeeOther {
+		t.Errorf("after signing out, a page = %d, want the way to sign-in", code)
 	}
 }

@@ -72,15 +72,16 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 	return nil
 }
 
-// handleLogout ends the session.
+// handleLogout ends the session. The cookie goes even when the session's row cannot be
+// deleted (a full disk): the browser is signed out, and the error says the session stands.
 func (s *Server) handleLogout(c echo.Context) error {
+	s.setSessionCookie(c, "")
 	if token := s.sessionToken(c.Request()); token != "" {
 		if err := s.db.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
 		s.live.changed()
 	}
-	s.setSessionCookie(c, "")
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 

@@ -73,11 +73,14 @@ func newMetrics(db *store.DB, hub *agent.Hub, log *slog.Logger) *metrics {
 }
 
 // observeWrite records one write transaction. A refusal (a domain error: not found,
-// conflict, invalid) is the transaction working as meant; anything else is a failure, but
-// a request that went away while it waited.
+// conflict, invalid) is the transaction working as meant; a failure of the storage (a full
+// disk: EUNAVAILABLE) or anything unexpected counts, but a request that went away while it
+// waited.
 func (m *metrics) observeWrite(took time.Duration, err error) {
 	m.writeSeconds.Observe(took.Seconds())
-	if err != nil && agent.ErrorCode(err) == agent.EINTERNAL && !errors.Is(err, context.Canceled) {
+	switch code := agent.ErrorCode(err); {
+	case err == nil, errors.Is(err, context.Canceled):
+	case code == agent.EINTERNAL, code == agent.EUNAVAILABLE:
 		m.writeErrors.Inc()
 	}
 }

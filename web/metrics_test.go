@@ -239,6 +239,19 @@ func TestMetrics_SQLiteWrites(t *testing.T) {
 	if got := sample(t, scrape(t, as.URL), "parley_sqlite_write_errors_total"); got != 1 {
 		t.Errorf("write errors = %v, want 1", got)
 	}
+	// A write the storage refuses (a full disk, a read-only file system) counts too.
+	if err := as.db.RefuseWrites(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := as.db.AppendEvent(ctx, agent.Event{ConversationID: 1, Kind: agent.EventPlan, Plan: &agent.Plan{}}); agent.ErrorCode(err) != agent.EUNAVAILABLE {
+		t.Fatalf("a write with writes refused: %v, want EUNAVAILABLE", err)
+	}
+	if err := as.db.RefuseWrites(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := sample(t, scrape(t, as.URL), "parley_sqlite_write_errors_total"); got != 2 {
+		t.Errorf("write errors after a refused write = %v, want 2", got)
+	}
 }
 
 func TestMetrics_OpenStreams(t *testing.T) {
