@@ -24,8 +24,9 @@ func tolerantParts(r *http.Request) {
 }
 
 // partHeaderFilter reads a multipart body line by line, as mime/multipart finds its
-// delimiters: a line that starts with "--boundary" after a line break (CRLF, unless the
-// first delimiter ended in a bare LF) begins a part's headers, and an empty line ends them.
+// delimiters: "--boundary" at the start of a line after a line break (CRLF, unless the first
+// delimiter ended in a bare LF), then optional white space and the line's end, or "--" for
+// the last. A delimiter begins a part's headers, and an empty line ends them.
 type partHeaderFilter struct {
 	io.ReadCloser // the request's body, closed by Close
 	r             *bufio.Reader
@@ -33,6 +34,7 @@ type partHeaderFilter struct {
 
 	lineStart  bool // the next byte begins a line
 	prevCRLF   bool // the line before ended in CRLF
+	pendingCR  bool // the piece before ended in CR, and the line's LF may come next
 	bareLF     bool // the delimiters end in a bare LF
 	seenDelim  bool
 	inHeaders  bool
@@ -61,28 +63,33 @@ func (f *partHeaderFilter) next() []byte {
 	}
 	start, whole := f.lineStart, err == nil
 	f.lineStart = whole
-	crlf := bytes.HasSuffix(line, []byte("\r\n"))
+	// A line longer than the buffer comes in pieces; its CRLF may be split between two.
+	crlf := bytes.HasSuffix(line, []byte("\r\n")) || f.pendingCR && string(line) == "\n"
+	f.pendingCR = !whole && bytes.HasSuffix(line, []byte("\r"))
 	prevCRLF := f.prevCRLF
 	if whole {
 		f.prevCRLF = crlf
 	}
-	switch {
-	case start && bytes.HasPrefix(line, f.dash) && (!f.seenDelim || f.bareLF || prevCRLF):
-		if !f.seenDelim {
-			f.seenDelim, f.bareLF = true, whole && !crlf
+	if start && (!f.seenDelim || f.bareLF || prevCRLF) {
+		if ok, final := f.delimiter(line); ok {
+			if !f.seenDelim {
+				f.seenDelim, f.bareLF = true, whole && !crlf
+			}
+			f.inHeaders = !final
+			return line
 		}
-		f.inHeaders = !bytes.HasPrefix(line[len(f.dash):], []byte("--"))
+	}
+	if !f.inHeaders {
 		return line
-	case !f.inHeaders:
-		return line
-	case start && (string(line) == "\r\n" || string(line) == "\n"):
+	}
+	if start && (string(line) == "\r\n" || string(line) == "\n") {
 		f.inHeaders = false
 		return line
 	}
 	// A header line: every control byte goes but tab and the line's own ending.
 	end := 0
 	switch {
-	case crlf:
+	case crlf && len(line) >= 2:
 		end = 2
 	case whole || bytes.HasSuffix(line, []byte("\r")):
 		end = 1 // "\n", or a "\r" whose "\n" comes in the next piece
@@ -93,6 +100,32 @@ func (f *partHeaderFilter) next() []byte {
 			out = append(out, c)
 		}
 	}
+	if start && whole && len(out) == 0 {
+		f.inHeaders = false // nothing but control bytes: the parser now reads an empty line
+	}
 	f.headerLine = append(out, line[len(line)-end:]...)
 	return f.headerLine
+}
+
+// delimiter reports whether line is a boundary delimiter as mime/multipart reads one, and
+// whether it is the last: "--boundary" (and "--" for the last), optional spaces and tabs,
+// then the line break the delimiters use; the last may also end the body.
+func (f *partHeaderFilter) delimiter(line []byte) (ok, final bool) {
+	if !bytes.HasPrefix(line, f.dash) {
+		return false, false
+	}
+	rest := line[len(f.dash):]
+	if final = bytes.HasPrefix(rest, []byte("--")); final {
+		rest = rest[2:]
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	switch {
+	case len(rest) == 0:
+		return final, final
+	case !f.seenDelim:
+		return string(rest) == "\r\n" || string(rest) == "\n", final
+	case f.bareLF:
+		return string(rest) == "\n", final
+	}
+	return string(rest) == "\r\n", final
 }
