@@ -16,7 +16,13 @@ type unsettledStep struct {
 	partial *Event
 	err     error
 	settled bool
+	tries   int
 }
+
+// keepPartialFor is how many attempts at a step's end keep the text it was cut off in; after
+// them its end is written without it (what was saved of it stays), so that a reply too large
+// for the room left does not keep the conversation running.
+const keepPartialFor = 3
 
 // settleFirst and settleAtMost bound the wait between attempts at an unsettled step's end.
 const (
@@ -76,6 +82,11 @@ func (r *Runner) settle(ctx context.Context, conversationID int64, u *unsettledS
 	}
 	resume, err := r.ledger.FinishStep(context.WithoutCancel(ctx), u.step, u.partial, u.err)
 	if code := ErrorCode(err); err != nil && code != ECONFLICT && code != ENOTFOUND {
+		if u.tries++; u.tries == keepPartialFor && u.partial != nil {
+			r.log.Warn("the text a step was cut off in cannot be saved: its end is written without it",
+				"conversation", conversationID, "step", u.step, "bytes", len(u.partial.Text))
+			u.partial = nil
+		}
 		return err
 	}
 	u.settled = true

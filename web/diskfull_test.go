@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -156,5 +157,29 @@ func TestWritesFail_SessionsGoOn(t *testing.T) {
 	}
 	if code, _ := ann.get("/"); code != http.StatusSeeOther {
 		t.Errorf("after signing out, a page = %d, want the way to sign-in", code)
+	}
+}
+
+// A reply cut off by an error while the disk is full, too large for the room left: the step's
+// end is written without its text after a few tries, so the conversation ends failed while
+// the disk is still full, rather than running on with nothing running.
+func TestDiskFull_ACutOffReplyTooLargeStillEndsTheStep(t *testing.T) {
+	db := newDB(t)
+	ts := newTestServer(t, db, &scripted{name: "cut", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if err := db.CapSize(ctx, true); err != nil {
+			return err
+		}
+		if err := out.Text(strings.Repeat("All work and no play makes Jack a dull boy. ", 12000)); err != nil {
+			return err
+		}
+		return errors.New("the model's stream broke off")
+	}})
+	path := ts.start(t, "cut", "write a long reply")
+	ts.waitState(t, convID(t, path), agent.StateFailed)
+	if _, page := ts.get(t, path); !strings.Contains(page, "the model") {
+		t.Errorf("the page does not show why the step failed")
+	}
+	if err := db.CapSize(context.Background(), false); err != nil {
+		t.Fatal(err)
 	}
 }
