@@ -39,14 +39,7 @@ func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...ag
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		ts.Close()
-	})
-	return ts, db
+	return newTestServerFrom(t, db, srv).Server, db
 }
 
 // holdAgent says "Working", then holds its run, saying what comes on say, until release

@@ -40,14 +40,7 @@ func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httpte
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		ts.Close()
-	})
-	return ts, srv
+	return newTestServerFrom(t, db, srv).Server, srv
 }
 
 func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
