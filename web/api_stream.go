@@ -29,7 +29,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	}
 	secret, _ := bearer(c.Request())
 	st := &apiStream{s: s, conv: conv, tail: tail{cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
-	return s.serveStream(c, s.metrics.apiStreams, st.run)
+	return s.serveStream(c, s.metrics.apiStreams, st.mayGoOn, st.run)
 }
 
 // apiStream is one API stream's state: how far its client has got.
@@ -45,14 +45,6 @@ type apiStream struct {
 
 func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	s := as.s
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.closed, cancel)()
-	remove, ok := s.watch(ctx, cancel, as.mayGoOn)
-	defer remove()
-	if !ok {
-		return
-	}
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
 	defer f.Close()

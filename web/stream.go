@@ -33,19 +33,36 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: c.Request(),
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
-	return s.serveStream(c, s.metrics.pageStreams, st.run)
+	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 
-// serveStream answers with an SSE stream that run writes until ctx ends: one account may
-// hold Limits.Streams of them at once (past that: 429). The gauge open counts it while it
-// is open.
+// identity keeps of a request what identify reads, for a stream to check, whenever someone's
+// access changes, that its person may still follow it.
+func identity(r *http.Request) *http.Request {
+	return &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
+}
+
+// serveStream answers with an SSE stream that run writes until ctx ends: when the client
+// goes, the server shuts down, or its person may no longer follow it (check, run by the
+// server's watch of open streams). One account may hold Limits.Streams of them at once (past
+// that: 429). The gauge open counts it while it is open.
 //
 // The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
 // on a goroutine of its own: an open stream then holds its connection and a little state,
 // not the buffers of a request, and each event is one write.
-func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, run func(ctx context.Context, w *sseWriter)) error {
+func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, check func(context.Context) (time.Time, bool), body func(ctx context.Context, w *sseWriter)) error {
+	run := func(ctx context.Context, w *sseWriter) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.closed, cancel)()
+		remove, ok := s.watch(ctx, cancel, check)
+		defer remove()
+		if ok {
+			body(ctx, w)
+		}
+	}
 	free, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
@@ -109,24 +126,12 @@ func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, run func(ctx
 	return nil
 }
 
-// run sends the stream until the client goes, the session ends or the server shuts down:
-// the conversation's (when it has one) and the person's sidebar and waiting count.
+// run sends the stream until ctx ends: the conversation's (when it has one) and the
+// person's sidebar and waiting count.
 func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	s := ls.s
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.closed, cancel)()
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
-	// The stream keeps of the request what identify reads, to check, whenever someone's
-	// access changes, that the person may still read the conversation.
-	r := ls.req
-	ls.req = &http.Request{Host: r.Host, RemoteAddr: r.RemoteAddr, TLS: r.TLS, Header: r.Header}
-	remove, ok := s.watch(ctx, cancel, ls.mayGoOn)
-	defer remove()
-	if !ok {
-		return
-	}
 	// Follow before the first read, so no change between read and wait is missed.
 	var f *agent.Follower
 	var wake <-chan struct{}
