@@ -139,11 +139,7 @@ func apiForm(c echo.Context) (jsonBody map[string]json.RawMessage, form url.Valu
 			return map[string]json.RawMessage{}, nil, nil
 		}
 		if err := json.NewDecoder(r.Body).Decode(&jsonBody); err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, nil, err
-			}
-			return nil, nil, agent.Errorf(agent.EINVALID, "The body is not a JSON object: %v.", err)
+			return nil, nil, bodyError(err, "The body is not a JSON object: %v.")
 		}
 		if jsonBody == nil {
 			jsonBody = map[string]json.RawMessage{}
@@ -155,15 +151,21 @@ func apiForm(c echo.Context) (jsonBody map[string]json.RawMessage, form url.Valu
 		}
 		form, err := c.FormParams()
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, nil, err
-			}
-			return nil, nil, agent.Errorf(agent.EINVALID, "The form could not be read: %v.", err)
+			return nil, nil, bodyError(err, "The form could not be read: %v.")
 		}
 		return nil, form, nil
 	}
 	return nil, nil, agent.Errorf(agent.EINVALID, "Send JSON (application/json), or multipart/form-data with files.")
+}
+
+// bodyError is a body that could not be read: too large as it is (413), else EINVALID
+// with msg, which formats the error.
+func bodyError(err error, msg string) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return agent.Errorf(agent.EINVALID, msg, err)
 }
 
 // stringField reads one text field of a request read by apiForm.
