@@ -23,22 +23,20 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	if u.Role == agent.RoleService {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
-	ctx := c.Request().Context()
+	name := strings.TrimSpace(c.FormValue("name"))
+	secret, _, cerr := s.db.CreateToken(c.Request().Context(), u.ID, name)
+	if code := agent.ErrorCode(cerr); cerr != nil && code != agent.EINVALID && code != agent.ECONFLICT {
+		return cerr
+	}
+	// The page as it stands now: with the new token, or with the name refused.
 	d, err := s.settingsData(c, u)
 	if err != nil {
 		return err
 	}
-	d.TokenName = strings.TrimSpace(c.FormValue("name"))
-	secret, _, err := s.db.CreateToken(ctx, u.ID, d.TokenName)
-	if code := agent.ErrorCode(err); code == agent.EINVALID || code == agent.ECONFLICT {
-		d.Errors["token_name"] = agent.ErrorMessage(err)
+	d.TokenName = name
+	if cerr != nil {
+		d.Errors["token_name"] = agent.ErrorMessage(cerr)
 		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
-	}
-	if err != nil {
-		return err
-	}
-	if d.AccessTokens, err = s.accessTokens(ctx, u.ID); err != nil {
-		return err
 	}
 	d.NewToken, d.NewTokenName, d.TokenName = secret, d.TokenName, ""
 	c.Response().Header().Set("Cache-Control", "no-store")
