@@ -121,3 +121,8 @@ type Plan struct {
 	Title string     `json:"title,omitempty"`
 	Steps []PlanStep `json:"steps"`
 }
+
+// AskedRecord is the question a question_asked event stores, as a record not yet resolved.
+func (ev Event) AskedRecord() QuestionRecord {
+	return QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+}

@@ -85,7 +85,7 @@ func BuildThread(events []agent.Event) Thread {
 		case agent.EventPlan:
 			t.Plans = append(t.Plans, *ev.Plan)
 		case agent.EventQuestionAsked:
-			rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+			rec := ev.AskedRecord()
 			questions[rec.ID] = len(t.Items)
 			t.Items = append(t.Items, Item{Kind: ItemQuestion, Question: &QuestionView{Record: rec}, At: ev.At})
 		case agent.EventQuestionResolved:

@@ -117,7 +117,7 @@ func (as *apiStream) event(ev agent.Event) error {
 	case agent.EventPlan:
 		as.send("plan", as.id(), APIPlanEvent{head, ev.Plan})
 	case agent.EventQuestionAsked:
-		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+		rec := ev.AskedRecord()
 		as.send("question.asked", as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
 	case agent.EventQuestionResolved:
 		as.send("question.resolved", as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})

@@ -149,7 +149,8 @@ func apiQuestionOf(rec agent.QuestionRecord) APIQuestion {
 // questions and how each was resolved, its plan as it stands.
 func (s *Server) apiState(conv agent.Conversation, events []agent.Event) APIConversationState {
 	out := APIConversationState{Conversation: s.apiConversation(conv), Messages: []APIMessage{}, Questions: []APIQuestion{}}
-	asked := map[int64]int{}
+	var asked []agent.QuestionRecord
+	at := map[int64]int{}
 	for _, ev := range events {
 		out.LastEventID = ev.ID
 		switch ev.Kind {
@@ -158,14 +159,17 @@ func (s *Server) apiState(conv agent.Conversation, events []agent.Event) APIConv
 		case agent.EventPlan:
 			out.Plan = ev.Plan
 		case agent.EventQuestionAsked:
-			asked[ev.Question.ID] = len(out.Questions)
-			out.Questions = append(out.Questions, apiQuestionOf(agent.QuestionRecord{Question: *ev.Question, ConversationID: conv.ID, RunID: ev.RunID, AskedAt: ev.At}))
+			at[ev.Question.ID] = len(asked)
+			asked = append(asked, ev.AskedRecord())
 		case agent.EventQuestionResolved:
-			if i, ok := asked[ev.Resolution.QuestionID]; ok {
+			if i, ok := at[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
-				out.Questions[i].Resolution, out.Questions[i].State = &r, string(r.Outcome)
+				asked[i].Resolution = &r
 			}
 		}
+	}
+	for _, rec := range asked {
+		out.Questions = append(out.Questions, apiQuestionOf(rec))
 	}
 	return out
 }

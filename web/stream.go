@@ -354,7 +354,7 @@ func (ls *liveStream) event(ev agent.Event) error {
 		ls.patch(views.PlanCurrent(plans), "", "", "")
 		ls.patch(views.PlanHistory(plans), "", "", ls.id())
 	case agent.EventQuestionAsked:
-		rec := agent.QuestionRecord{Question: *ev.Question, ConversationID: ev.ConversationID, RunID: ev.RunID, AskedAt: ev.At}
+		rec := ev.AskedRecord()
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case agent.EventQuestionResolved:
 		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
