@@ -58,6 +58,9 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 	task := &a2a.Task{ID: id, ContextID: span.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
 	var reply []string
 	var pending *agent.Question
+	// The status is the newest run state's, with the question pending then: made once, after.
+	var state *agent.Event
+	var pendingThen *agent.Question
 	withdrawn := false
 	for _, ev := range evs {
 		if span.Until != 0 && ev.ID > span.Until {
@@ -92,9 +95,12 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 				withdrawn = true
 			}
 		case agent.EventRunState:
-			task.Status = x.status(task, ev, pending, reply)
-			task.Status.Timestamp = timestamp(ev.At)
+			state, pendingThen = &ev, pending
 		}
+	}
+	if state != nil {
+		task.Status = x.status(task, *state, pendingThen)
+		task.Status.Timestamp = timestamp(state.At)
 	}
 	switch {
 	case withdrawn && task.Status.State != a2a.TaskStateFailed:
@@ -112,7 +118,7 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 }
 
 // status is the task's status as one run-state event of its conversation leaves it.
-func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Question, reply []string) a2a.TaskStatus {
+func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Question) a2a.TaskStatus {
 	switch ev.State {
 	case agent.StateWaiting:
 		if pending != nil {
