@@ -38,8 +38,8 @@ func CheckTokenName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
 		return agent.Errorf(agent.EINVALID, "Give the token a name, such as laptop or ci-nightly.")
-	case utf8.RuneCountInString(name) > 60:
-		return agent.Errorf(agent.EINVALID, "A token's name is at most 60 characters.")
+	case utf8.RuneCountInString(name) > agent.NameText.MaxRunes:
+		return agent.Errorf(agent.EINVALID, "A token's name is at most %d characters.", agent.NameText.MaxRunes)
 	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || agent.IsBidiControl(r) }) || name != strings.TrimSpace(name):
 		// A name is typed again to revoke its token: refused rather than silently changed.
 		return agent.Errorf(agent.EINVALID, "A token's name has no control characters, no invisible direction marks (such as U+202E) and no spaces at either end.")
