@@ -96,6 +96,18 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 	return secret, t, nil
 }
 
+// tokenColumns are the columns of api_tokens a Token is read from, in scanToken's order.
+const tokenColumns = `id, user_id, name, created_at, last_used_at`
+
+// scanToken reads a row of tokenColumns; a token not yet used has the zero LastUsed.
+func scanToken(row interface{ Scan(...any) error }) (Token, error) {
+	var t Token
+	var created, used string
+	err := row.Scan(&t.ID, &t.UserID, &t.Name, &created, &used)
+	t.Created, t.LastUsed = parseTime(created), parseTime(used)
+	return t, err
+}
+
 // newSecret is a new bearer token: prefix, then 32 random bytes in base64url.
 func newSecret(prefix string) (string, error) {
 	b := make([]byte, 32)
@@ -107,21 +119,16 @@ func newSecret(prefix string) (string, error) {
 
 // Tokens lists the user's tokens, newest first.
 func (db *DB) Tokens(ctx context.Context, userID int64) ([]Token, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, user_id, name, created_at, last_used_at FROM api_tokens WHERE user_id = ? ORDER BY id DESC`, userID)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE user_id = ? ORDER BY id DESC`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
 	defer rows.Close()
 	var out []Token
 	for rows.Next() {
-		var t Token
-		var created, used string
-		if err := rows.Scan(&t.ID, &t.UserID, &t.Name, &created, &used); err != nil {
+		t, err := scanToken(rows)
+		if err != nil {
 			return nil, fmt.Errorf("tokens: %w", err)
-		}
-		t.Created = parseTime(created)
-		if used != "" {
-			t.LastUsed = parseTime(used)
 		}
 		out = append(out, t)
 	}
@@ -160,19 +167,12 @@ func (db *DB) TokenUser(ctx context.Context, secret string) (agent.User, Token, 
 	if !strings.HasPrefix(secret, TokenPrefix) {
 		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "That is not a Parley access token.")
 	}
-	var t Token
-	var created, used string
-	err := db.read.QueryRowContext(ctx, `SELECT id, user_id, name, created_at, last_used_at FROM api_tokens WHERE hash = ?`, hashToken(secret)).
-		Scan(&t.ID, &t.UserID, &t.Name, &created, &used)
+	t, err := scanToken(db.read.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE hash = ?`, hashToken(secret)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "The access token is not valid: it was revoked, or mistyped.")
 	}
 	if err != nil {
 		return agent.User{}, Token{}, fmt.Errorf("token: %w", err)
-	}
-	t.Created = parseTime(created)
-	if used != "" {
-		t.LastUsed = parseTime(used)
 	}
 	now := db.Now()
 	if now.Sub(t.LastUsed) >= touchEvery && ctx.Value(peekKey{}) == nil {
