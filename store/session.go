@@ -26,6 +26,16 @@ type SessionLimits struct {
 // however short the limit.
 const touchEvery = time.Minute
 
+// ends is when a session created then and last seen at seen ends: its idle limit past seen,
+// or its age limit, whichever comes first. It is live until then, and ended after.
+func (lim SessionLimits) ends(created, seen time.Time) time.Time {
+	idle, old := seen.Add(lim.Idle), created.Add(lim.Max)
+	if old.Before(idle) {
+		return old
+	}
+	return idle
+}
+
 func touchAfter(lim SessionLimits) time.Duration { return min(touchEvery, lim.Idle/10) }
 
 // hashToken is how a session id is stored: only the cookie holds the id itself, so a copy
@@ -83,7 +93,7 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (age
 	}
 	now := db.Now()
 	lastSeen := parseTime(seen)
-	if now.Sub(lastSeen) > lim.Idle || now.Sub(parseTime(created)) > lim.Max {
+	if now.After(lim.ends(parseTime(created), lastSeen)) {
 		// Ended whether or not the row goes now: the same check refuses it next time.
 		_ = db.DeleteSession(ctx, token)
 		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
@@ -138,9 +148,5 @@ func (db *DB) SessionEnds(ctx context.Context, token string, lim SessionLimits) 
 	if err != nil {
 		return time.Time{}, fmt.Errorf("session: %w", err)
 	}
-	idle, old := parseTime(seen).Add(lim.Idle), parseTime(created).Add(lim.Max)
-	if old.Before(idle) {
-		return old, nil
-	}
-	return idle, nil
+	return lim.ends(parseTime(created), parseTime(seen)), nil
 }
