@@ -63,7 +63,7 @@ func (db *DB) A2ATask(ctx context.Context, agentName string, clientID int64, tas
 
 // InterruptedA2ATasks lists the conversations of A2A tasks whose run a stop or a crash cut off.
 func (db *DB) InterruptedA2ATasks(ctx context.Context) ([]int64, error) {
-	ids, err := queryIDs(ctx, db.read, `SELECT id FROM conversations WHERE state = 'interrupted'
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM conversations WHERE state = 'interrupted'
 		AND id IN (SELECT conversation_id FROM a2a_tasks) ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("interrupted a2a tasks: %w", err)
@@ -88,7 +88,7 @@ func (db *DB) A2AContextConversation(ctx context.Context, agentName string, clie
 
 // PendingQuestions returns the conversation's questions still waiting, oldest first.
 func (db *DB) PendingQuestions(ctx context.Context, convID int64) ([]int64, error) {
-	ids, err := queryIDs(ctx, db.read, `SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending' ORDER BY id`, convID)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending' ORDER BY id`, convID)
 	if err != nil {
 		return nil, fmt.Errorf("pending questions: %w", err)
 	}

@@ -36,11 +36,9 @@ func migrationNames() ([]string, error) {
 // readSchema reads the tables of the database q is on, and the migrations it records.
 func readSchema(ctx context.Context, q *sql.DB) (schema, error) {
 	var s schema
-	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
-	if err != nil {
-		return s, err
-	}
-	if s.tables, err = scanNames(rows); err != nil || !slices.Contains(s.tables, "schema_migrations") {
+	var err error
+	s.tables, err = queryColumn[string](ctx, q, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	if err != nil || !slices.Contains(s.tables, "schema_migrations") {
 		return s, err
 	}
 	var n int
@@ -48,24 +46,8 @@ func readSchema(ctx context.Context, q *sql.DB) (schema, error) {
 		return s, err
 	}
 	s.history = true
-	if rows, err = q.QueryContext(ctx, `SELECT name FROM schema_migrations ORDER BY name`); err != nil {
-		return s, err
-	}
-	s.applied, err = scanNames(rows)
+	s.applied, err = queryColumn[string](ctx, q, `SELECT name FROM schema_migrations ORDER BY name`)
 	return s, err
-}
-
-func scanNames(rows *sql.Rows) ([]string, error) {
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // pending returns the migrations a database holding s still needs, or why Parley must not

@@ -110,7 +110,7 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 		if r.Outcome == agent.Cancelled {
 			// Cancel stops the run: the questions it asked beside this one go with it (not a
 			// live one, which its waiting step resolves).
-			others, err := queryIDs(ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
+			others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
 			if err != nil {
 				return fmt.Errorf("resolve: %w", err)
 			}
@@ -147,7 +147,7 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 
 // supersede resolves the questions that query selects as superseded, with the reason.
 func (db *DB) supersede(ctx context.Context, tx *sql.Tx, by, reason, query string, args ...any) error {
-	ids, err := queryIDs(ctx, tx, query, args...)
+	ids, err := queryColumn[int64](ctx, tx, query, args...)
 	if err != nil {
 		return fmt.Errorf("supersede: %w", err)
 	}
@@ -163,22 +163,22 @@ func (db *DB) supersede(ctx context.Context, tx *sql.Tx, by, reason, query strin
 	return nil
 }
 
-// queryIDs runs a query that returns one integer column.
-func queryIDs(ctx context.Context, q queryer, query string, args ...any) ([]int64, error) {
+// queryColumn runs a query that returns one column, of T: ids, names.
+func queryColumn[T any](ctx context.Context, q queryer, query string, args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []int64
+	var out []T
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var v T
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		out = append(out, v)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
 }
 
 // resolve stores the answer row (unique per question), marks the question and logs the event.
@@ -225,7 +225,7 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 
 // DueQuestions returns pending questions whose deadline is at or before now.
 func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) {
-	ids, err := queryIDs(ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND deadline IS NOT NULL AND deadline <= ? ORDER BY deadline`, formatTime(now))
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND deadline IS NOT NULL AND deadline <= ? ORDER BY deadline`, formatTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("due questions: %w", err)
 	}
@@ -234,7 +234,7 @@ func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) 
 
 // LiveQuestions returns the pending questions asked on a live connection (Question.Live).
 func (db *DB) LiveQuestions(ctx context.Context) ([]int64, error) {
-	ids, err := queryIDs(ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND json_extract(spec, '$.live') = 1 ORDER BY id`)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND json_extract(spec, '$.live') = 1 ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("live questions: %w", err)
 	}

@@ -298,7 +298,7 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 
 // InterruptedConversations lists the agent's conversations whose run was cut off, oldest first.
 func (db *DB) InterruptedConversations(ctx context.Context, agentName string) ([]int64, error) {
-	ids, err := queryIDs(ctx, db.read, `SELECT id FROM conversations WHERE agent = ? AND state = 'interrupted' ORDER BY id`, agentName)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM conversations WHERE agent = ? AND state = 'interrupted' ORDER BY id`, agentName)
 	if err != nil {
 		return nil, fmt.Errorf("interrupted conversations: %w", err)
 	}
@@ -306,7 +306,7 @@ func (db *DB) InterruptedConversations(ctx context.Context, agentName string) ([
 }
 
 func stepIDs(ctx context.Context, tx *sql.Tx, state string) ([]int64, error) {
-	ids, err := queryIDs(ctx, tx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
+	ids, err := queryColumn[int64](ctx, tx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
 	if err != nil {
 		return nil, fmt.Errorf("%s steps: %w", state, err)
 	}
