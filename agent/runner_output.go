@@ -73,7 +73,7 @@ func (s *stepSink) Await(ctx context.Context, id int64) (Resolution, error) {
 	if r.ctx.Err() == nil {
 		reason = "The run was stopped."
 	}
-	if _, err := r.close(s.ctx, id, Resolution{QuestionID: id, Outcome: Expired, Reason: reason, By: "parley"}); err != nil && ErrorCode(err) != ECONFLICT {
+	if err := r.expire(s.ctx, id, reason); err != nil {
 		return Resolution{}, err
 	}
 	if q, err := r.ledger.Question(s.ctx, id); err == nil && q.Resolution != nil && q.Resolution.Outcome != Expired {

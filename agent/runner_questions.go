@@ -70,6 +70,16 @@ func (r *Runner) close(ctx context.Context, questionID int64, res Resolution) (Q
 	return q, r.resolve(ctx, q, res)
 }
 
+// expire closes a question as Expired by Parley, for the reason given; one resolved before
+// (ECONFLICT) is no error.
+func (r *Runner) expire(ctx context.Context, questionID int64, reason string) error {
+	_, err := r.close(ctx, questionID, Resolution{QuestionID: questionID, Outcome: Expired, Reason: reason, By: "parley"})
+	if ErrorCode(err) == ECONFLICT {
+		return nil
+	}
+	return err
+}
+
 // pending reads a question that still waits; one resolved before gives ECONFLICT (with
 // the question as it stands).
 func (r *Runner) pending(ctx context.Context, questionID int64) (QuestionRecord, error) {
@@ -105,7 +115,7 @@ func (r *Runner) expireLive(ctx context.Context) error {
 		return err
 	}
 	for _, id := range live {
-		if _, err := r.close(ctx, id, Resolution{QuestionID: id, Outcome: Expired, Reason: SessionEnded, By: "parley"}); err != nil && ErrorCode(err) != ECONFLICT {
+		if err := r.expire(ctx, id, SessionEnded); err != nil {
 			return fmt.Errorf("expire question %d: %w", id, err)
 		}
 	}
@@ -122,8 +132,7 @@ func (r *Runner) deadlines() {
 			r.log.Error("due questions", "error", err)
 		}
 		for _, id := range ids {
-			_, err := r.close(bg, id, Resolution{QuestionID: id, Outcome: Expired, Reason: "No answer came before the deadline.", By: "parley"})
-			if err != nil && ErrorCode(err) != ECONFLICT {
+			if err := r.expire(bg, id, "No answer came before the deadline."); err != nil {
 				r.log.Error("expire question", "question", id, "error", err)
 			}
 		}
