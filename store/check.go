@@ -98,17 +98,17 @@ func listTables(tables []string) string {
 var sqliteHeader = []byte("SQLite format 3\x00")
 
 // checkFile checks, without changing it, that the file at path is one Parley may use: new,
-// or a Parley database this binary knows.
-func checkFile(ctx context.Context, path string) error {
+// or a Parley database this binary knows. It returns the migrations the file still needs.
+func checkFile(ctx context.Context, path string) ([]string, error) {
 	known, err := migrationNames()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s, err := inspect(ctx, path)
-	if err == nil {
-		_, err = s.pending(path, known)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	return s.pending(path, known)
 }
 
 // inspect reads the schema of the database file at path without changing it, or creating

@@ -112,18 +112,19 @@ func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	lock, err := lockDatabase(path, opts.Holder)
 	var inUse *inUseError
+	var todo []string
 	switch {
 	case opts.Shared && errors.As(err, &inUse):
 		// Its holder has checked and migrated it; migrate tells if it needs more.
 	case err != nil:
 		return nil, err
 	default:
-		if err := checkFile(ctx, path); err != nil {
+		if todo, err = checkFile(ctx, path); err != nil {
 			lock.release()
 			return nil, err
 		}
 	}
-	db, err := open(ctx, path, synchronous, inUse)
+	db, err := open(ctx, path, synchronous, inUse, todo)
 	if err != nil {
 		lock.release()
 		return nil, err
@@ -136,8 +137,9 @@ func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// open opens the pools and migrates; inUse is the process the database is shared with, if any.
-func open(ctx context.Context, path, synchronous string, inUse *inUseError) (*DB, error) {
+// open opens the pools and migrates; inUse is the process the database is shared with, if
+// any, and todo the migrations checkFile found it to need when it is not.
+func open(ctx context.Context, path, synchronous string, inUse *inUseError, todo []string) (*DB, error) {
 	dsn := func(mode string) string {
 		q := url.Values{}
 		q.Set("_journal_mode", "WAL")
@@ -162,7 +164,7 @@ func open(ctx context.Context, path, synchronous string, inUse *inUseError) (*DB
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := db.migrate(ctx, path, inUse); err != nil {
+	if err := db.migrate(ctx, path, inUse, todo); err != nil {
 		w.Close()
 		if strings.Contains(err.Error(), "no such module: fts5") {
 			return nil, fmt.Errorf("%w: this binary's SQLite has no full-text search; build it with -tags sqlite_fts5", err)
@@ -198,25 +200,28 @@ func (db *DB) Close() error {
 	return err
 }
 
-// migrate applies every migration not yet recorded, each in its own transaction, in name
-// order, once the database has been found to be new or a Parley database this binary knows.
-// A database shared with another process (inUse) is not migrated: it must need nothing.
-func (db *DB) migrate(ctx context.Context, path string, inUse *inUseError) error {
-	known, err := migrationNames()
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	s, err := readSchema(ctx, db.write)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	todo, err := s.pending(path, known)
-	if err != nil || len(todo) == 0 {
-		return err
-	}
+// migrate applies the migrations todo, each in its own transaction, in name order: those
+// checkFile found the database to need, under the lock, so that nothing has changed since.
+// A database shared with another process (inUse) was not checked: it is read here, and not
+// migrated: it must need nothing.
+func (db *DB) migrate(ctx context.Context, path string, inUse *inUseError, todo []string) error {
 	if inUse != nil {
+		known, err := migrationNames()
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		s, err := readSchema(ctx, db.write)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if todo, err = s.pending(path, known); err != nil || len(todo) == 0 {
+			return err
+		}
 		return fmt.Errorf("database %s needs migrating (%s), which cannot happen while %s uses it: stop that one first, or use the Parley it runs",
 			path, strings.Join(todo, ", "), inUse.who())
+	}
+	if len(todo) == 0 {
+		return nil
 	}
 	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
