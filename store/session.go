@@ -78,34 +78,42 @@ func Peek(ctx context.Context) context.Context { return context.WithValue(ctx, p
 // Session returns the user of a live session. A session idle for longer than lim.Idle or
 // older than lim.Max is ended; it, and an unknown id, give an EUNAUTHORIZED error.
 func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (agent.User, error) {
+	u, _, err := db.SessionUntil(ctx, token, lim)
+	return u, err
+}
+
+// SessionUntil is Session, and when the session ends unless its person does something first:
+// its idle limit past its last-seen time, or its age limit, whichever comes first.
+func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits) (agent.User, time.Time, error) {
 	if token == "" {
-		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
 	}
 	id := hashToken(token)
 	var userID int64
 	var created, seen string
 	err := db.read.QueryRowContext(ctx, `SELECT user_id, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, id).Scan(&userID, &created, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
-		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
 	}
 	if err != nil {
-		return agent.User{}, fmt.Errorf("session: %w", err)
+		return agent.User{}, time.Time{}, fmt.Errorf("session: %w", err)
 	}
 	now := db.Now()
 	lastSeen := parseTime(seen)
-	if now.After(lim.ends(parseTime(created), lastSeen)) {
+	ends := lim.ends(parseTime(created), lastSeen)
+	if now.After(ends) {
 		// Ended whether or not the row goes now: the same check refuses it next time.
 		_ = db.DeleteSession(ctx, token)
-		return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
+		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	}
 	if now.Sub(lastSeen) >= touchAfter(lim) && ctx.Value(peekKey{}) == nil {
 		db.touch(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id)
 	}
 	u, err := db.User(ctx, userID)
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
-		return u, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+		return u, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
 	}
-	return u, err
+	return u, ends, err
 }
 
 // DeleteSession ends a session (logout); an unknown one is no error.
@@ -128,25 +136,9 @@ func (db *DB) touch(ctx context.Context, query string, args ...any) {
 
 // AuthChanges is a count that moves whenever a session ends, a password or a role changes,
 // an account or access token is deleted, or an A2A client is revoked, in this process or
-// another. Open streams are
-// checked again when it moves.
+// another. Open streams are checked again when it moves.
 func (db *DB) AuthChanges(ctx context.Context) (int64, error) {
 	var n int64
 	err := db.read.QueryRowContext(ctx, `SELECT n FROM auth_changes`).Scan(&n)
 	return n, err
-}
-
-// SessionEnds is when the session ends unless its person does something first: its idle
-// limit past its last-seen time, or its age limit, whichever comes first. An unknown session
-// has ended.
-func (db *DB) SessionEnds(ctx context.Context, token string, lim SessionLimits) (time.Time, error) {
-	var created, seen string
-	err := db.read.QueryRowContext(ctx, `SELECT created_at, last_seen_at FROM sessions WHERE id_hash = ?`, hashToken(token)).Scan(&created, &seen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("session: %w", err)
-	}
-	return lim.ends(parseTime(created), parseTime(seen)), nil
 }

@@ -156,6 +156,16 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 	return s.db.Session(ctx, s.sessionToken(r), s.auth.Session)
 }
 
+// identifyUntil is identify, and when the person's session ends unless they do something
+// first (zero when sign-in has no sessions), from one read of the session.
+func (s *Server) identifyUntil(r *http.Request) (agent.User, time.Time, error) {
+	if s.auth.Mode != AuthLocal {
+		u, err := s.identify(r)
+		return u, time.Time{}, err
+	}
+	return s.db.SessionUntil(r.Context(), s.sessionToken(r), s.auth.Session)
+}
+
 // LoopbackHost reports whether a host (a request's Host, a listen address, a peer) names
 // this machine: localhost or a loopback address, with or without a port.
 func LoopbackHost(host string) bool {

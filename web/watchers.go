@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -68,19 +67,6 @@ func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check fun
 	st.due = due
 	s.live.mu.Unlock()
 	return remove, ok
-}
-
-// sessionEnds is when the request's session ends unless its person does something first (a
-// moment after, so that the check then finds it ended); zero when sign-in has no sessions.
-func (s *Server) sessionEnds(ctx context.Context, r *http.Request) time.Time {
-	if s.auth.Mode != AuthLocal {
-		return time.Time{}
-	}
-	end, err := s.db.SessionEnds(ctx, s.sessionToken(r), s.auth.Session)
-	if err != nil {
-		return s.db.Now() // check at once: the session is gone
-	}
-	return end.Add(10 * time.Millisecond)
 }
 
 // sweepStreams checks the open streams until the server closes.
