@@ -53,7 +53,7 @@ type session struct {
 
 	sent     map[string]bool // nonces of the messages sent from here whose message.done is still to come
 	streamID string          // the agent message being streamed, and its text so far
-	streamed string
+	streamed strings.Builder
 	lastPlan string
 
 	prompt        string // the prompt being shown, drawn again after output breaks it
@@ -251,15 +251,16 @@ func (s *session) delta(id, author string, offset int, text string) {
 	s.expect = false
 	if id != s.streamID {
 		s.endLine()
-		s.streamID, s.streamed = id, ""
+		s.streamID = id
+		s.streamed.Reset()
 		s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
 	}
-	if end := offset + len(text); end <= len(s.streamed) {
+	if end := offset + len(text); end <= s.streamed.Len() {
 		return
-	} else if offset < len(s.streamed) {
-		text = text[len(s.streamed)-offset:]
+	} else if offset < s.streamed.Len() {
+		text = text[s.streamed.Len()-offset:]
 	}
-	s.streamed += text
+	s.streamed.WriteString(text)
 	s.emit(text)
 }
 
@@ -277,8 +278,9 @@ func (s *session) done(m apiMessage) {
 		s.showMessage(m)
 		return
 	}
-	shown := s.streamed
-	s.streamID, s.streamed = "", ""
+	shown := s.streamed.String()
+	s.streamID = ""
+	s.streamed.Reset()
 	switch {
 	case strings.HasPrefix(m.Text, shown):
 		s.emit(m.Text[len(shown):])
@@ -331,7 +333,8 @@ func (s *session) runState(id int64, state, msg string) {
 	s.runID, s.state, s.runError = id, state, msg
 	if state != "running" && state != "waiting" && s.streamID != "" {
 		s.endLine()
-		s.streamID, s.streamed = "", ""
+		s.streamID = ""
+		s.streamed.Reset()
 	}
 	switch state {
 	case "failed":
