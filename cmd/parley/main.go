@@ -306,25 +306,23 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if path := getenv("PARLEY_CPUPROFILE"); path != "" {
 		defer cpuProfile(path)()
 	}
-	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous})
-	if err != nil {
-		return err
-	}
-
 	var a2aOpts *a2aserver.Options
 	if cfg.A2A {
 		settings, err := loadA2ASettings(cfg.ConfigFile)
 		if err != nil {
-			db.Close()
 			return err
 		}
 		a2aOpts = &a2aserver.Options{LegacyToken: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
 	settings, err := loadIntakeSettings(cfg.ConfigFile)
 	if err != nil {
-		db.Close()
 		return err
 	}
+	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous})
+	if err != nil {
+		return err
+	}
+
 	built := map[string]bool{}
 	for _, a := range configured {
 		built[a.Info().Name] = true
