@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -50,12 +49,4 @@ func runA2AClient(ctx context.Context, args []string, getenv func(string) string
 	}
 	fmt.Fprintf(std.out, "revoked the A2A client %q: its token is refused, and its open streams end within a second\n", name)
 	return nil
-}
-
-// stamp is a time as the operator commands list it (UTC, to the minute), or zero when unset.
-func stamp(t time.Time, zero string) string {
-	if t.IsZero() {
-		return zero
-	}
-	return t.UTC().Format("2006-01-02 15:04")
 }

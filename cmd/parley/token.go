@@ -49,11 +49,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		w := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "NAME\tCREATED\tLAST USED")
 		for _, t := range tokens {
-			used := "never"
-			if !t.LastUsed.IsZero() {
-				used = t.LastUsed.UTC().Format("2006-01-02 15:04")
-			}
-			fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, t.Created.UTC().Format("2006-01-02 15:04"), used)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, stamp(t.Created, ""), stamp(t.LastUsed, "never"))
 		}
 		return w.Flush()
 	}

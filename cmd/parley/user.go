@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
@@ -64,6 +65,14 @@ func addListRevoke(cmd string, args []string, getenv func(string) string, std st
 		return "", "", "", fmt.Errorf("parley %s %s: %s", cmd, sub, fmt.Sprintf(usage, sub))
 	}
 	return sub, name, *db, nil
+}
+
+// stamp is a time as the operator commands list it (UTC, to the minute), or zero when unset.
+func stamp(t time.Time, zero string) string {
+	if t.IsZero() {
+		return zero
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }
 
 // runUser is `parley user ...`: accounts managed by the operator, on the database file.
