@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -142,15 +143,15 @@ func parseChat(args []string, getenv func(string) string, stderr io.Writer) (cha
 			return o, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	o.Server = firstNonEmpty(*server, getenv("PARLEY_SERVER"), file.Server, defaultServer)
+	o.Server = cmp.Or(*server, getenv("PARLEY_SERVER"), file.Server, defaultServer)
 	if !strings.Contains(o.Server, "://") {
 		o.Server = "http://" + o.Server
 	}
 	o.Server = strings.TrimRight(o.Server, "/")
-	o.Token = strings.TrimSpace(firstNonEmpty(getenv("PARLEY_TOKEN"), file.Token))
+	o.Token = strings.TrimSpace(cmp.Or(getenv("PARLEY_TOKEN"), file.Token))
 	if o.Token == "" {
 		return o, fmt.Errorf("no access token: make one with `parley token add NAME --user YOU` (or on the settings page), "+
-			"then set PARLEY_TOKEN or put token = \"...\" in %s", firstNonEmpty(path, "$XDG_CONFIG_HOME/"+chatConfigName))
+			"then set PARLEY_TOKEN or put token = \"...\" in %s", cmp.Or(path, "$XDG_CONFIG_HOME/"+chatConfigName))
 	}
 	return o, nil
 }
@@ -170,15 +171,6 @@ func defaultChatConfig(getenv func(string) string) string {
 	return filepath.Join(home, ".config", chatConfigName)
 }
 
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // chat runs the command and returns its exit code.
 func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 	// Ctrl-C is the session's to handle (stop the agent, or quit), not the context's.
@@ -191,7 +183,7 @@ func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 			return 1, err
 		}
 		for _, a := range agents {
-			fmt.Fprintf(std.out, "%-24s %s\n", a.Name, firstNonEmpty(a.Description, a.Title))
+			fmt.Fprintf(std.out, "%-24s %s\n", a.Name, cmp.Or(a.Description, a.Title))
 		}
 		return 0, nil
 	}
@@ -287,7 +279,7 @@ func (s *session) start(o chatOptions) (int, error) {
 	if !s.tty {
 		s.line("you> " + text)
 	}
-	s.note(fmt.Sprintf("Conversation %d with %s: %s%s", conv.ID, firstNonEmpty(conv.AgentTitle, conv.Agent), s.c.base, conv.URL))
+	s.note(fmt.Sprintf("Conversation %d with %s: %s%s", conv.ID, cmp.Or(conv.AgentTitle, conv.Agent), s.c.base, conv.URL))
 	return 0, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,13 +132,13 @@ func (s *session) name(role, author string) string {
 		}
 		return author
 	}
-	return firstNonEmpty(author, s.conv.AgentTitle, s.conv.Agent, "agent")
+	return cmp.Or(author, s.conv.AgentTitle, s.conv.Agent, "agent")
 }
 
 // showPage prints a conversation as it stands (--conversation) and takes its state.
 func (s *session) showPage(p apiConversationPage) {
 	s.conv = p.Conversation
-	s.note(fmt.Sprintf("Conversation %d with %s: %s", p.Conversation.ID, firstNonEmpty(p.Conversation.AgentTitle, p.Conversation.Agent), p.Conversation.Title))
+	s.note(fmt.Sprintf("Conversation %d with %s: %s", p.Conversation.ID, cmp.Or(p.Conversation.AgentTitle, p.Conversation.Agent), p.Conversation.Title))
 	for _, m := range p.Messages {
 		s.showMessage(m)
 	}
