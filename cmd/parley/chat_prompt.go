@@ -388,16 +388,7 @@ func defaultText(f agent.Field, def []string) string {
 		}
 		return "no"
 	case agent.KindSelect, agent.KindMultiselect:
-		out := make([]string, len(def))
-		for i, d := range def {
-			out[i] = d
-			for _, o := range f.Options {
-				if o.Value == d {
-					out[i] = o.Text()
-				}
-			}
-		}
-		return strings.Join(out, ", ")
+		return views.AnswerText(f, def) // options by their labels (Question.Check keeps values unique)
 	}
 	return strings.Join(def, ", ")
 }
