@@ -273,8 +273,5 @@ func hitKind(kind string) string {
 // firstLine is the first line of a text, for a list.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if len(line) > 140 {
-		line = strings.ToValidUTF8(line[:140], "") + "…"
-	}
-	return line
+	return cut(line, 140)
 }
