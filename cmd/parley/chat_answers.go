@@ -181,15 +181,11 @@ func (s *session) askScripted(q apiQuestion) (int, error) {
 		}
 		_, err = s.c.answer(s.ctx, q.ID, sc.values, sc.files)
 	}
-	var ae *apiError
+	settled, ae := s.settled(q, err)
 	switch {
-	case err == nil:
-		s.ours[q.ID] = true
+	case settled:
 		return 0, nil
-	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
-		s.conflict(ae)
-		return 0, nil
-	case errors.As(err, &ae) && (ae.Status == http.StatusUnprocessableEntity || ae.Status == http.StatusRequestEntityTooLarge):
+	case ae != nil && (ae.Status == http.StatusUnprocessableEntity || ae.Status == http.StatusRequestEntityTooLarge):
 		if len(ae.Fields) == 0 {
 			s.problem(err)
 		}

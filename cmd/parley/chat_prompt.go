@@ -46,16 +46,12 @@ func (s *session) ask(q apiQuestion) (int, error) {
 			return 0, err
 		}
 		_, err = s.c.answer(s.ctx, q.ID, values, files)
-		var ae *apiError
+		settled, ae := s.settled(q, err)
 		switch {
-		case err == nil:
-			s.ours[q.ID] = true
+		case settled:
 			return 0, nil
-		case !errors.As(err, &ae):
+		case ae == nil:
 			return 0, err
-		case ae.Status == http.StatusConflict:
-			s.conflict(ae)
-			return 0, nil
 		case ae.Status == http.StatusUnprocessableEntity && len(ae.Fields) > 0:
 			if todo = s.fieldErrors(q, ae.Fields); len(todo) == 0 {
 				return 0, err
@@ -87,6 +83,25 @@ func (s *session) fieldErrors(q apiQuestion, msgs map[string]string) []agent.Fie
 		}
 	}
 	return bad
+}
+
+// settled does what every way of resolving question q does with the server's reply err: on
+// success the question is this session's; a 409 (resolved elsewhere first) is said. It
+// reports whether it was either, and otherwise the API error err is, if it is one.
+func (s *session) settled(q apiQuestion, err error) (bool, *apiError) {
+	if err == nil {
+		s.ours[q.ID] = true
+		return true, nil
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return false, nil
+	}
+	if ae.Status == http.StatusConflict {
+		s.conflict(ae)
+		return true, nil
+	}
+	return false, ae
 }
 
 // conflict says that the question was resolved before this answer got there.
@@ -123,16 +138,14 @@ func (s *session) declineAsked(q apiQuestion) error {
 // resolve declines or cancels a question and says so; a question resolved before is said.
 func (s *session) resolve(q apiQuestion, done string, call func() (apiQuestion, error)) error {
 	_, err := call()
-	var ae *apiError
+	settled, ae := s.settled(q, err)
 	switch {
-	case err == nil:
-		s.ours[q.ID] = true
-		s.note("(" + done + ")")
+	case settled:
+		if err == nil {
+			s.note("(" + done + ")")
+		}
 		return nil
-	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
-		s.conflict(ae)
-		return nil
-	case errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity:
+	case ae != nil && ae.Status == http.StatusUnprocessableEntity:
 		s.problem(err)
 		return nil
 	}
