@@ -375,21 +375,31 @@ func (s *session) finish(code int, err error) (int, error) {
 	if s.unsent > 0 {
 		return 1, fmt.Errorf("not sent: %d message(s) (see above)", s.unsent)
 	}
-	if !s.tty && (s.state == "failed" || s.state == "stopped" || s.state == "interrupted") {
-		return exitRunFailed, fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
+	if err := s.runFailed(); err != nil && !s.tty {
+		return exitRunFailed, err
 	}
 	return 0, nil
 }
 
 // scriptEnd is the end of an unattended run: its exit code says how it went.
 func (s *session) scriptEnd() (int, error) {
-	switch {
-	case s.state == "failed" || s.state == "stopped" || s.state == "interrupted":
-		return exitRunFailed, fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
-	case s.script.left() > 0:
+	if err := s.runFailed(); err != nil {
+		return exitRunFailed, err
+	}
+	if s.script.left() > 0 {
 		return exitLeftOver, fmt.Errorf("the run ended with %d scripted answers unused", s.script.left())
 	}
 	return 0, nil
+}
+
+// runFailed says how the last run ended if it failed, was stopped or was interrupted;
+// otherwise it is nil.
+func (s *session) runFailed() error {
+	switch s.state {
+	case "failed", "stopped", "interrupted":
+		return fmt.Errorf("the run %s%s", s.state, prefixed(": ", s.runError))
+	}
+	return nil
 }
 
 func prefixed(prefix, s string) string {
