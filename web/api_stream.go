@@ -28,7 +28,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		return err
 	}
 	secret, _ := bearer(c.Request())
-	st := &apiStream{s: s, conv: conv, tail: tail{cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
+	st := &apiStream{s: s, conv: conv, Tail: agent.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
 	return s.serveStream(c, s.metrics.apiStreams, st.mayGoOn, st.run)
 }
 
@@ -40,7 +40,7 @@ type apiStream struct {
 	token  int64
 	ctx    context.Context
 	w      *sseWriter
-	tail
+	agent.Tail
 }
 
 func (as *apiStream) run(ctx context.Context, w *sseWriter) {
@@ -51,7 +51,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if err := s.follow(ctx, f, as.conv.ID, &as.tail, as); err != nil {
+		if err := f.CatchUp(ctx, s.db, &as.Tail, as); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 			}
@@ -84,9 +84,9 @@ func (as *apiStream) mayGoOn(ctx context.Context) (time.Time, bool) {
 
 // id is the SSE id of the client's state: the last event, and the message it grows.
 func (as *apiStream) id() string {
-	id := strconv.FormatInt(as.cur.Event, 10)
-	if as.cur.Message != "" {
-		id += "/" + as.cur.Message + "/" + strconv.Itoa(as.cur.Bytes)
+	id := strconv.FormatInt(as.Cur.Event, 10)
+	if as.Cur.Message != "" {
+		id += "/" + as.Cur.Message + "/" + strconv.Itoa(as.Cur.Bytes)
 	}
 	return id
 }
@@ -101,17 +101,17 @@ func (as *apiStream) send(event, id string, v any) {
 	as.w.json(event, id, b)
 }
 
-// event sends one committed event; kinds a client has no use for (checkpoints, intake)
+// Event sends one committed event; kinds a client has no use for (checkpoints, intake)
 // send nothing, and their id comes with the next event.
-func (as *apiStream) event(ev agent.Event) error {
-	as.cur.Event = ev.ID
+func (as *apiStream) Event(ev agent.Event) error {
+	as.Cur.Event = ev.ID
 	head := APIEventHead{EventID: ev.ID, At: ev.At}
 	switch ev.Kind {
 	case agent.EventUserMessage:
 		as.send("message.done", as.id(), apiMessageOf(ev))
 	case agent.EventAgentMessage:
-		if ev.MessageID == as.cur.Message {
-			as.cur.Message, as.cur.Bytes = "", 0
+		if ev.MessageID == as.Cur.Message {
+			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
 		as.send("message.done", as.id(), apiMessageOf(ev))
 	case agent.EventPlan:
@@ -123,7 +123,7 @@ func (as *apiStream) event(ev agent.Event) error {
 		as.send("question.resolved", as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
 	case agent.EventRunState:
 		if ev.State != agent.StateRunning {
-			as.cur.Message, as.cur.Bytes = "", 0 // the step ended: its message with it
+			as.Cur.Message, as.Cur.Bytes = "", 0 // the step ended: its message with it
 		}
 		as.send("run.state", as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
 	case agent.EventToolCall:
@@ -134,11 +134,12 @@ func (as *apiStream) event(ev agent.Event) error {
 	return nil
 }
 
-// live sends the next piece of the message being written, from where the client is.
-func (as *apiStream) live(m agent.LiveText) {
+// Live sends the next piece of the message being written, from where the client is.
+func (as *apiStream) Live(m agent.LiveText) error {
 	if len(m.Text) == 0 {
-		return
+		return nil
 	}
-	as.cur.Message, as.cur.Bytes = m.ID, m.From+len(m.Text)
-	as.send("message.delta", as.id(), APIDelta{EventID: as.cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	as.Cur.Message, as.Cur.Bytes = m.ID, m.From+len(m.Text)
+	as.send("message.delta", as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	return nil
 }

@@ -33,7 +33,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, tail: tail{cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
+	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
 	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)
 }
@@ -235,7 +235,7 @@ type liveStream struct {
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
 	version string
-	tail
+	agent.Tail
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
 	// withLen: the reader counts text (parley bench), and is told its length.
@@ -252,73 +252,26 @@ func (ls *liveStream) patch(comp templ.Component, selector, mode, id string) {
 
 // id is the SSE id of the page's state: the last event, and the message it grows.
 func (ls *liveStream) id() string {
-	id := strconv.FormatInt(ls.cur.Event, 10)
-	if ls.cur.Message != "" {
-		id += "/" + ls.cur.Message
+	id := strconv.FormatInt(ls.Cur.Event, 10)
+	if ls.Cur.Message != "" {
+		id += "/" + ls.Cur.Message
 	}
 	return id
 }
 
-// catchUp sends what the page lacks (see follow).
+// catchUp sends what the page lacks (see agent.Follower.CatchUp).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
-	return ls.s.follow(ls.ctx, f, ls.conv.ID, &ls.tail, ls)
+	return f.CatchUp(ls.ctx, ls.s.db, &ls.Tail, ls)
 }
 
-// tail is where a stream's reader stands in its conversation, with the buffers the stream
-// reuses from one wake-up to the next.
-type tail struct {
-	cur    agent.Cursor
-	events []agent.Event
-	text   []byte
-}
-
-// sink is what a stream does with what its reader lacks: each committed event (which moves
-// the cursor on), then the message being written.
-type sink interface {
-	event(agent.Event) error
-	live(agent.LiveText)
-}
-
-// follow hands a stream what its reader lacks after t.cur: events from the hub, or from the
-// log when the hub does not go back far enough, then the message being written.
-func (s *Server) follow(ctx context.Context, f *agent.Follower, convID int64, t *tail, out sink) error {
-	for {
-		u, ok := f.Since(t.cur, t.events[:0], t.text[:0])
-		if !ok {
-			events, err := s.db.Events(ctx, convID, t.cur.Event)
-			if err != nil {
-				return err
-			}
-			for _, ev := range events {
-				if err := out.event(ev); err != nil {
-					return err
-				}
-			}
-			f.Synced(t.cur.Event)
-			continue
-		}
-		t.events, t.text = u.Events, u.Message.Text
-		for _, ev := range u.Events {
-			if err := out.event(ev); err != nil {
-				return err
-			}
-		}
-		clear(t.events) // an idle stream holds no copy of what it sent
-		if u.Message.ID != "" {
-			out.live(u.Message)
-		}
-		return nil
-	}
-}
-
-// live grows the message being written on the page, or puts it there whole when the page
+// Live grows the message being written on the page, or puts it there whole when the page
 // lacks it (or, after a reconnect, does not know how much of it the page has).
-func (ls *liveStream) live(m agent.LiveText) {
-	if m.ID != ls.cur.Message || ls.md == nil {
+func (ls *liveStream) Live(m agent.LiveText) error {
+	if m.ID != ls.Cur.Message || ls.md == nil {
 		it := views.StreamingMessage(m.ID, m.Author)
-		had := m.ID == ls.cur.Message
+		had := m.ID == ls.Cur.Message
 		ls.md = &views.MarkdownStream{}
-		ls.cur.Message = m.ID
+		ls.Cur.Message = m.ID
 		if had {
 			ls.patch(it, "", "", ls.id())
 		} else {
@@ -328,13 +281,14 @@ func (ls *liveStream) live(m agent.LiveText) {
 	} else if len(m.Text) > 0 {
 		ls.w.markdown(ls.md.Write(string(m.Text)), "", ls.withLen)
 	}
-	ls.cur.Bytes = ls.md.Len()
+	ls.Cur.Bytes = ls.md.Len()
+	return nil
 }
 
-// event sends one committed event. Events that show nothing send nothing; their id comes
+// Event sends one committed event. Events that show nothing send nothing; their id comes
 // with the next patch.
-func (ls *liveStream) event(ev agent.Event) error {
-	ls.cur.Event = ev.ID
+func (ls *liveStream) Event(ev agent.Event) error {
+	ls.Cur.Event = ev.ID
 	ctx := ls.ctx
 	switch ev.Kind {
 	case agent.EventAgentMessage:
@@ -399,9 +353,9 @@ func (ls *liveStream) event(ev agent.Event) error {
 // A page that has it in an unknown state, or marked since (interrupted, stopped), or with
 // text the finished message does not keep (a form it ended in), gets it whole.
 func (ls *liveStream) finished(ev agent.Event) error {
-	growing := ev.MessageID == ls.cur.Message
+	growing := ev.MessageID == ls.Cur.Message
 	md := ls.md
-	ls.cur.Message, ls.cur.Bytes, ls.md = "", 0, nil
+	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
 	it := views.AgentItem(ev)
 	switch {
 	case growing && md != nil && !ev.Interrupted && strings.HasPrefix(ev.Text, md.Source()):

@@ -37,7 +37,7 @@ func BenchmarkStream_Token(b *testing.B) {
 func benchmarkStreamTokens(b *testing.B, toks []string) {
 	hub := agent.NewHub()
 	w := &discardWriter{h: http.Header{}}
-	ls := &liveStream{ctx: context.Background(), w: newSSEWriter(w), conv: agent.Conversation{ID: 1}}
+	ls := &liveStream{s: &Server{}, ctx: context.Background(), w: newSSEWriter(w), conv: agent.Conversation{ID: 1}}
 	f := hub.Follow(1)
 	defer f.Close()
 	text := 0
@@ -48,7 +48,7 @@ func benchmarkStreamTokens(b *testing.B, toks []string) {
 		if i%len(toks) == 0 {
 			// A new message: the one before ends.
 			hub.Publish([]agent.Event{{ID: int64(i + 1), ConversationID: 1, Kind: agent.EventRunState, State: agent.StateDone}})
-			ls.cur, ls.md = agent.Cursor{Event: int64(i + 1)}, nil
+			ls.Cur, ls.md = agent.Cursor{Event: int64(i + 1)}, nil
 		}
 		hub.Write(1, fmt.Sprint("m", i/len(toks)), "Bench", tok)
 		text += len(tok)

@@ -148,7 +148,7 @@ const chunkEvery = 100 * time.Millisecond
 func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64, replied string) error {
 	f := x.s.runner.Hub().Follow(convID)
 	defer f.Close()
-	cur := agent.Cursor{Event: after}
+	t := &agent.Tail{Cur: agent.Cursor{Event: after}}
 	var artifact a2a.ArtifactID
 	var final, pending strings.Builder
 	var sentAt time.Time
@@ -189,76 +189,65 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 	if err := chunk(replied, true); err != nil {
 		return err
 	}
-	// event handles one committed event; done is true when the request ends with it.
-	event := func(ev agent.Event) (done bool, err error) {
-		cur.Event = ev.ID
+	// event handles one committed event; errEnded (or the error it ended with) ends the
+	// request with it.
+	event := func(ev agent.Event) error {
+		t.Cur.Event = ev.ID
 		switch ev.Kind {
 		case agent.EventAgentMessage:
-			streamed, sent := ev.MessageID == cur.Message, cur.Bytes
-			cur.Message, cur.Bytes = "", 0
+			streamed, sent := ev.MessageID == t.Cur.Message, t.Cur.Bytes
+			t.Cur.Message, t.Cur.Bytes = "", 0
 			if !streamed {
-				return false, chunk(ev.Text, true)
+				return chunk(ev.Text, true)
 			}
 			if sent <= len(ev.Text) {
-				return false, chunk(ev.Text[sent:], false) // what came after the last chunk
+				return chunk(ev.Text[sent:], false) // what came after the last chunk
 			}
 		case agent.EventQuestionAsked:
 			rec, err := x.s.db.Question(ctx, ev.Question.ID)
 			if err != nil {
-				return true, err
+				return ended(err)
 			}
 			if rec.Pending() {
 				if err := send(true); err != nil {
-					return true, err
+					return ended(err)
 				}
-				return true, x.ask(ctx, rc, q, rec.Question, nil)
+				return ended(x.ask(ctx, rc, q, rec.Question, nil))
 			}
 		case agent.EventRunState:
 			if ev.State != agent.StateRunning {
 				if err := send(true); err != nil {
-					return true, err
+					return ended(err)
 				}
 			}
 			switch ev.State {
 			case agent.StateDone:
-				return true, x.complete(ctx, rc, q, final.String())
+				return ended(x.complete(ctx, rc, q, final.String()))
 			case agent.StateFailed, agent.StateInterrupted, agent.StateStopped:
 				if _, cancelling := x.cancelling.Load(rc.TaskID); cancelling {
-					return true, nil // Cancel reports the end of this task
+					return errEnded // Cancel reports the end of this task
 				}
-				return true, x.fail(ctx, rc, q, ev.Error)
+				return ended(x.fail(ctx, rc, q, ev.Error))
 			}
 		}
-		return false, nil
+		return nil
 	}
-	var evs []agent.Event
-	var text []byte
+	// live sends the message being written, from where the last chunk left it.
+	live := func(m agent.LiveText) error {
+		start := m.ID != t.Cur.Message
+		t.Cur.Message = m.ID
+		if err := chunk(string(m.Text), start); err != nil {
+			return err
+		}
+		t.Cur.Bytes = m.From + len(m.Text)
+		return nil
+	}
 	for {
-		u, ok := f.Since(cur, evs[:0], text[:0])
-		events := u.Events
-		if !ok {
-			var err error
-			if events, err = x.s.db.Events(ctx, convID, cur.Event); err != nil {
-				return err
+		if err := f.CatchUp(ctx, x.s.db, t, readerFuncs{event, live}); err != nil {
+			if errors.Is(err, errEnded) {
+				return nil
 			}
-		}
-		for _, ev := range events {
-			if done, err := event(ev); done || err != nil {
-				return err
-			}
-		}
-		if !ok {
-			f.Synced(cur.Event)
-			continue
-		}
-		evs, text = u.Events, u.Message.Text
-		if m := u.Message; m.ID != "" {
-			start := m.ID != cur.Message
-			cur.Message = m.ID
-			if err := chunk(string(m.Text), start); err != nil {
-				return err
-			}
-			cur.Bytes = m.From + len(m.Text)
+			return err
 		}
 		var tick <-chan time.Time
 		if pending.Len() > 0 {
@@ -283,6 +272,27 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 		}
 	}
 }
+
+// errEnded ends following a conversation: the request is over (the task asked, ended, or
+// another request reports its end).
+var errEnded = errors.New("the request ended")
+
+// ended is the error a request ended with, errEnded when none.
+func ended(err error) error {
+	if err == nil {
+		return errEnded
+	}
+	return err
+}
+
+// readerFuncs is an agent.Reader made of two functions.
+type readerFuncs struct {
+	event func(agent.Event) error
+	live  func(agent.LiveText) error
+}
+
+func (r readerFuncs) Event(ev agent.Event) error  { return r.event(ev) }
+func (r readerFuncs) Live(m agent.LiveText) error { return r.live(m) }
 
 // ask ends the request in input-required, with the question as a DataPart (metadata.input_fields)
 // and as UserInputMetaData text for agents that read only text.
