@@ -65,7 +65,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 			return
 		case <-f.Wake():
 			if f.Gone() {
-				as.send("conversation.deleted", "", struct{}{})
+				as.send(APIConversationDeleted, "", struct{}{})
 				_ = w.flush()
 				return
 			}
@@ -108,27 +108,27 @@ func (as *apiStream) Event(ev agent.Event) error {
 	head := APIEventHead{EventID: ev.ID, At: ev.At}
 	switch ev.Kind {
 	case agent.EventUserMessage:
-		as.send("message.done", as.id(), apiMessageOf(ev))
+		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
 	case agent.EventAgentMessage:
 		if ev.MessageID == as.Cur.Message {
 			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
-		as.send("message.done", as.id(), apiMessageOf(ev))
+		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
 	case agent.EventPlan:
-		as.send("plan", as.id(), APIPlanEvent{head, ev.Plan})
+		as.send(APIPlan, as.id(), APIPlanEvent{head, ev.Plan})
 	case agent.EventQuestionAsked:
 		rec := ev.AskedRecord()
-		as.send("question.asked", as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
+		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
 	case agent.EventQuestionResolved:
-		as.send("question.resolved", as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
+		as.send(APIQuestionResolved, as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
 	case agent.EventRunState:
 		if ev.State != agent.StateRunning {
 			as.Cur.Message, as.Cur.Bytes = "", 0 // the step ended: its message with it
 		}
-		as.send("run.state", as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
+		as.send(APIRunState, as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
 	case agent.EventToolCall:
 		if ev.ToolCall != nil {
-			as.send("tool.call", as.id(), APIToolEvent{head, ev.ToolCall})
+			as.send(APIToolCall, as.id(), APIToolEvent{head, ev.ToolCall})
 		}
 	}
 	return nil
@@ -140,6 +140,6 @@ func (as *apiStream) Live(m agent.LiveText) error {
 		return nil
 	}
 	as.Cur.Message, as.Cur.Bytes = m.ID, m.From+len(m.Text)
-	as.send("message.delta", as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	as.send(APIMessageDelta, as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
 	return nil
 }

@@ -6,6 +6,18 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
+// The kinds of the API's stream events (the SSE event name; the JSON's "type").
+const (
+	APIMessageDelta        = "message.delta"
+	APIMessageDone         = "message.done"
+	APIPlan                = "plan"
+	APIQuestionAsked       = "question.asked"
+	APIQuestionResolved    = "question.resolved"
+	APIRunState            = "run.state"
+	APIToolCall            = "tool.call"
+	APIConversationDeleted = "conversation.deleted"
+)
+
 // The JSON API's objects (/api/v1; documented in web/openapi.json). Each is built from the
 // domain's types in one place, so that the conversation endpoint and the event stream
 // describe a thing the same way; they are exported so that `parley chat` decodes what the

@@ -380,7 +380,7 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 				case <-ctx.Done():
 					return true, ctx.Err()
 				}
-				if ev.Type == "conversation.deleted" {
+				if ev.Type == web.APIConversationDeleted {
 					return true, errStreamOver
 				}
 			}

@@ -200,22 +200,22 @@ func (s *session) handle(ev sseEvent) error {
 		return ev.Err
 	}
 	switch ev.Type {
-	case "message.delta":
+	case web.APIMessageDelta:
 		var d web.APIDelta
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
 		}
-	case "message.done":
+	case web.APIMessageDone:
 		var m apiMessage
 		if json.Unmarshal(ev.Data, &m) == nil {
 			s.done(m)
 		}
-	case "plan":
+	case web.APIPlan:
 		var d web.APIPlanEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
 			s.showPlan(d.Plan)
 		}
-	case "question.asked":
+	case web.APIQuestionAsked:
 		var d web.APIAskedEvent
 		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
 			s.expect = false
@@ -226,22 +226,22 @@ func (s *session) handle(ev sseEvent) error {
 			}
 			s.pending = append(s.pending, d.Question)
 		}
-	case "question.resolved":
+	case web.APIQuestionResolved:
 		var d web.APIResolvedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.resolved(d.QuestionID, d.Resolution)
 		}
-	case "run.state":
+	case web.APIRunState:
 		var d web.APIRunStateEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.runState(d.RunID, string(d.State), d.Error)
 		}
-	case "tool.call":
+	case web.APIToolCall:
 		var d web.APIToolEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
-	case "conversation.deleted":
+	case web.APIConversationDeleted:
 		return errDeleted
 	}
 	return nil
