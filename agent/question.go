@@ -156,8 +156,12 @@ type Question struct {
 	Live bool `json:"live,omitempty"`
 }
 
-// SessionEnded is why a live question expires when Parley stops or restarts.
-const SessionEnded = "The tool server's session ended."
+// The reasons a live question expires: Parley stopped or restarted while it waited (the
+// run is then cut off, and Retry asks again), or the tool server's session ended.
+const (
+	StoppedWhileAsked = "Parley stopped while the tool server waited for this answer; its session ended with it. Retry asks again."
+	SessionEnded      = "The tool server's session ended."
+)
 
 // RefusedField is a field Parley will not render, with the reason shown to person and agent.
 type RefusedField struct {

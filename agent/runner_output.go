@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -70,7 +71,10 @@ func (s *stepSink) Await(ctx context.Context, id int64) (Resolution, error) {
 	case <-ctx.Done():
 	}
 	reason := SessionEnded
-	if r.ctx.Err() == nil {
+	switch {
+	case r.ctx.Err() != nil:
+		reason = StoppedWhileAsked
+	case errors.Is(context.Cause(ctx), ErrStopped):
 		reason = "The run was stopped."
 	}
 	if err := r.expire(s.ctx, id, reason); err != nil {

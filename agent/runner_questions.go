@@ -108,14 +108,15 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 	return nil
 }
 
-// expireLive expires the live questions a crash left: the connection they waited on is gone.
+// expireLive expires the live questions a crash left: the connection they waited on is
+// gone, and their runs were cut off (Retry asks again).
 func (r *Runner) expireLive(ctx context.Context) error {
 	live, err := r.ledger.LiveQuestions(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range live {
-		if err := r.expire(ctx, id, SessionEnded); err != nil {
+		if err := r.expire(ctx, id, StoppedWhileAsked); err != nil {
 			return fmt.Errorf("expire question %d: %w", id, err)
 		}
 	}

@@ -222,9 +222,12 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	if err := db.endMessages(ctx, tx, convID, runID, partial, lost); err != nil {
 		return err
 	}
-	// A step cut off after it asked leaves the run waiting: the answers resume it.
+	// A step cut off after it asked leaves the run waiting: the answers resume it. A live
+	// question does not count: the connection it waits on is gone with the step, and it
+	// expires (Retry asks again).
 	var pending int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'
+		AND coalesce(json_extract(spec, '$.live'), 0) = 0`, runID).Scan(&pending); err != nil {
 		return err
 	}
 	if pending > 0 {

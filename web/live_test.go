@@ -65,8 +65,12 @@ func TestALiveQuestionExpiresWhenParleyStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.SessionEnded {
+	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.StoppedWhileAsked {
 		t.Fatalf("after the stop: %+v", q.Resolution)
+	}
+	// The run was cut off there, not left waiting: Retry is what goes on.
+	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != agent.StateInterrupted {
+		t.Fatalf("after the stop: conversation %+v, %v", c, err)
 	}
 }
 
@@ -86,8 +90,26 @@ func TestALiveQuestionACrashLeftExpiresAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.SessionEnded {
+	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.StoppedWhileAsked {
 		t.Fatalf("after the restart: %+v", q.Resolution)
+	}
+	// As after a graceful stop: the run was cut off (not resumed with a failed call), and
+	// Retry asks again.
+	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != agent.StateInterrupted {
+		t.Fatalf("after the restart: conversation %+v, %v", c, err)
+	}
+	if err := second.Retry(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if q, err := db.Question(context.Background(), 2); err == nil && q.Pending() && q.Message == "Which branch?" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Retry did not ask again")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

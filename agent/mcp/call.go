@@ -32,8 +32,13 @@ type Call struct {
 	Progress func(agent.ToolProgress)
 	// Live asks the person a request the server sends in the middle of the call (protocol
 	// revisions before 2026-07-28) and waits for the answer; the call's timeout stops while
-	// it waits. Without it, such a request is cancelled.
+	// it waits. Its ctx ends when the call's does, the session's or the pool's, so that
+	// nothing waits for an answer nobody can send back. Without it, such a request is
+	// cancelled.
 	Live func(ctx context.Context, in Input) (Response, error)
+	// Wait is told that the call waits for a session of the server (all are held by other
+	// calls whose server asks their person something), and with "" when it has one.
+	Wait func(why string)
 }
 
 // Response is the answer to one input request: accept (with the content), decline or cancel.
@@ -77,20 +82,27 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	if s == nil {
 		return Result{}, fmt.Errorf("there is no tool server %q", c.Server)
 	}
-	st, err := s.current()
+	// The call ends when the pool closes, so that no session waits for it.
+	ctx, stop := within(ctx, p.ctx)
+	defer stop()
+	// A wait for a session is a wait for other people: the timeout starts once there is one.
+	st, release, err := s.lease(ctx, c.Wait)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w (%s): %v", ErrUnavailable, c.Server, err)
+		return Result{}, err
 	}
+	defer release()
 	// The timeout of the round, stopped while the person answers a live request.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	clock := time.AfterFunc(s.cfg.Timeout, func() { cancel(errTimeout) })
 	defer clock.Stop()
 	if c.Live != nil {
-		done := st.track(func(ctx context.Context, in Input) (Response, error) {
+		done := st.track(func(hctx context.Context, in Input) (Response, error) {
 			clock.Stop()
 			defer clock.Reset(s.cfg.Timeout)
-			return c.Live(ctx, in)
+			hctx, stop := within(hctx, ctx)
+			defer stop()
+			return c.Live(hctx, in)
 		})
 		defer done()
 	}
@@ -130,6 +142,21 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	return readResult(res), nil
 }
 
+// within returns ctx, ended also when one of the others ends (with its cause).
+func within(ctx context.Context, others ...context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stops := make([]func() bool, 0, len(others))
+	for _, o := range others {
+		stops = append(stops, context.AfterFunc(o, func() { cancel(context.Cause(o)) }))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel(nil)
+	}
+}
+
 // callError turns a failed call into a result the person and the model can read, or an error.
 func (p *Pool) callError(ctx context.Context, s *server, st *session, err error) (Result, error) {
 	var rpc *jsonrpc.Error
@@ -151,6 +178,8 @@ func (p *Pool) callError(ctx context.Context, s *server, st *session, err error)
 		return Result{}, fmt.Errorf("the server refused the call: %s (error %d)", rpc.Message, rpc.Code)
 	case errors.Is(context.Cause(ctx), errTimeout):
 		return Result{}, fmt.Errorf("the tool did not answer within %s", s.cfg.Timeout)
+	case p.ctx.Err() != nil:
+		return Result{}, fmt.Errorf("%w (%s): Parley is stopping", ErrUnavailable, s.cfg.Name)
 	case ctx.Err() != nil:
 		return Result{}, ctx.Err()
 	}

@@ -95,9 +95,12 @@ func urlQuestion(server string, p *sdk.ElicitParams) (agent.Question, string) {
 //   - array of such enum or anyOf items: a multiselect, with minItems and maxItems;
 //   - default prefills; required is required.
 //
-// Anything else, and any field that asks for a secret, refuses the whole form: half a form
-// would not match what the server requires. The fields come required first, in the order
-// of "required", then the others by name (a decoded schema keeps no order of its own).
+// A field Parley must not ask (a secret, an email address without allowEmail) or cannot
+// show is left out when it is optional: the question lists it in Refused, with the reason
+// the person sees, and the answer goes back without it. A required one refuses the whole
+// form, as does a form with nothing left to ask: half of what the server requires would
+// not do. The fields come required first, in the order of "required", then the others by
+// name (a decoded schema keeps no order of its own).
 func FormQuestion(server, message string, schema json.RawMessage, allowEmail bool) (agent.Question, string) {
 	q := agent.Question{Asker: Asker(server), Message: strings.TrimSpace(message), AllowCancel: true, Fields: []agent.Field{}}
 	if q.Message == "" {
@@ -134,15 +137,28 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		f, refusal := formField(name, s.Properties[name], allowEmail)
-		if refusal != "" {
-			return q, refusal
-		}
+		f, no := formField(name, s.Properties[name], allowEmail)
 		f.Required = slices.Contains(s.Required, name)
+		if no.why != "" {
+			if f.Required {
+				return q, no.refusal(name)
+			}
+			q.Refused = append(q.Refused, agent.RefusedField{Name: name, Reason: no.why})
+			continue
+		}
 		q.Fields = append(q.Fields, f)
 	}
-	if refused := agent.RefuseSecrets(q); len(refused.Refused) > 0 {
-		return q, "Parley declined this form: " + refused.DeclineReason()
+	// Fields whose name or label names a secret.
+	if checked := agent.RefuseSecrets(q); len(checked.Refused) > len(q.Refused) {
+		for _, r := range checked.Refused[len(q.Refused):] {
+			if slices.Contains(s.Required, r.Name) {
+				return q, fmt.Sprintf("Parley declined this form: the required field %q cannot be asked. %s", r.Name, r.Reason)
+			}
+		}
+		q = checked
+	}
+	if len(q.Fields) == 0 && len(q.Refused) > 0 {
+		return q, "Parley declined this form: it left out every field. " + q.DeclineReason()
 	}
 	if len(q.Fields) == 0 {
 		// A confirmation: nothing to fill in, Submit accepts.
@@ -154,11 +170,30 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 	return q, ""
 }
 
-// formField maps one property.
-func formField(name string, p map[string]any, allowEmail bool) (agent.Field, string) {
+// notAsked is why Parley will not ask a field: why, shown to the person and told to the
+// server's caller; cannot, what the field is when Parley's forms cannot show it (else it
+// is something Parley must not collect: a secret, an email address).
+type notAsked struct {
+	why    string
+	cannot string
+}
+
+// refusal is the reason a whole form is refused for a required field it will not ask.
+func (n notAsked) refusal(name string) string {
+	if n.cannot != "" {
+		return fmt.Sprintf("Parley cannot show this form: the required field %q is %s.", name, n.cannot)
+	}
+	return fmt.Sprintf("Parley declined this form: the required field %q cannot be asked. %s", name, n.why)
+}
+
+// formField maps one property, or says why it is not asked.
+func formField(name string, p map[string]any, allowEmail bool) (agent.Field, notAsked) {
 	f := agent.Field{Name: name, Label: str(p["title"]), Description: str(p["description"]), Default: p["default"]}
-	cannot := func(what string) (agent.Field, string) {
-		return f, fmt.Sprintf("Parley cannot show this form: the field %q is %s.", name, what)
+	cannot := func(what string) (agent.Field, notAsked) {
+		return f, notAsked{why: "Parley's forms cannot show it: it is " + what + ".", cannot: what}
+	}
+	forbidden := func(why string) (agent.Field, notAsked) {
+		return f, notAsked{why: why}
 	}
 	for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "const", "not", "allOf", "if", "$ref", "uniqueItems"} {
 		if _, ok := p[k]; ok {
@@ -166,14 +201,14 @@ func formField(name string, p map[string]any, allowEmail bool) (agent.Field, str
 		}
 	}
 	if b, _ := p["writeOnly"].(bool); b {
-		return f, fmt.Sprintf("Parley declined this form: the field %q is write-only, as secrets are. %s", name, agent.SecretRefusal)
+		return forbidden("It is write-only, as secrets are. " + agent.SecretRefusal)
 	}
 	typ := str(p["type"])
 	switch typ {
 	case "string":
 		if opts, ok := options(p); ok {
 			f.Kind, f.Options = agent.KindSelect, opts
-			return f, ""
+			return f, notAsked{}
 		}
 		if p["enum"] != nil || p["oneOf"] != nil || p["anyOf"] != nil {
 			return cannot("a choice among values that are not all strings")
@@ -196,11 +231,11 @@ func formField(name string, p map[string]any, allowEmail bool) (agent.Field, str
 			f.Format = agent.FormatURI
 		case "email":
 			if !allowEmail {
-				return f, "Parley declined this form: " + agent.EmailRefusal + " (The operator can allow it for this server with allow_email.)"
+				return forbidden(agent.EmailRefusal + " (The operator can allow it for this server with allow_email.)")
 			}
 			f.Format = agent.FormatEmail
 		case "password":
-			return f, fmt.Sprintf("Parley declined this form: the field %q is a password. %s", name, agent.SecretRefusal)
+			return forbidden("It is a password. " + agent.SecretRefusal)
 		default:
 			return cannot(fmt.Sprintf("a string of the format %q", format))
 		}
@@ -223,9 +258,9 @@ func formField(name string, p map[string]any, allowEmail bool) (agent.Field, str
 	case "":
 		return cannot("without a type")
 	default:
-		return cannot("a " + typ)
+		return cannot(fmt.Sprintf("of the type %q", typ))
 	}
-	return f, ""
+	return f, notAsked{}
 }
 
 // options reads the choices of a single-select string (enum, with enumNames as titles, or
@@ -341,25 +376,29 @@ func sortInputs(in []Input) {
 
 // liveElicitation answers an elicitation/create sent in the middle of a call, the way of
 // protocol revisions before 2026-07-28: the request is put to the person by the call it
-// belongs to, which waits for the answer. One session serves every conversation of the
-// agent and the request does not say which call it is for, so it is asked only while one
-// call is in flight; otherwise it is cancelled (no person refused anything), and the log
-// and the home page say which server asked.
+// belongs to, which waits for the answer. The request does not say which call that is; the
+// session it comes on does, since each call of such a server has a session of its own (see
+// lease). A request that comes outside any call is cancelled (no person refused anything),
+// and the log and the home page say which server asked.
 func (s *server) liveElicitation(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	protocol := "before 2026-07-28"
-	st, err := s.current()
-	if err == nil && st.protocol != "" {
-		protocol = st.protocol
-	}
+	st := s.sessionOf(req.Session)
 	var ask func(context.Context, Input) (Response, error)
-	if err == nil && req.Params != nil {
+	if st != nil && req.Params != nil {
+		s.mu.Lock()
+		if !s.perCallLocked(st) {
+			// A server of a later revision that asks mid-call all the same: its calls get
+			// sessions of their own from now on.
+			s.askedLive = true
+			s.log.Info("tool server asks in the middle of calls although it speaks a later revision; each call gets a session of its own", "protocol", st.protocol)
+		}
+		s.mu.Unlock()
 		ask = st.only()
 	}
 	if ask == nil {
 		s.mu.Lock()
-		s.liveAsked = protocol
+		s.strayAsked = true
 		s.mu.Unlock()
-		s.log.Warn("tool server asked in the middle of a call while several calls were in flight; cancelled", "protocol", protocol)
+		s.log.Warn("tool server asked something Parley could not tie to one of its calls; cancelled")
 		return &sdk.ElicitResult{Action: "cancel"}, nil
 	}
 	in := s.input(fmt.Sprintf("live-%d", liveSeq.Add(1)), req.Params)

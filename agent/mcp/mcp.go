@@ -29,6 +29,10 @@ import (
 // DefaultTimeout bounds one call of a tool (one round of it: the wait for a person is not counted).
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultMaxSessions is how many sessions of one server a pool holds at most when the
+// server speaks a revision before 2026-07-28 (see ServerConfig.MaxSessions).
+const DefaultMaxSessions = 16
+
 // ServerConfig is one tool server of an agent, as the operator declares it: Command for a
 // local server (stdio), URL for a remote one (Streamable HTTP).
 type ServerConfig struct {
@@ -55,6 +59,12 @@ type ServerConfig struct {
 	// InheritEnv gives a local server all of Parley's environment; without it, it gets only
 	// what a program needs to run (PATH, HOME, the locale, ...) and Env.
 	InheritEnv bool
+	// MaxSessions bounds the sessions held with a server of a revision before 2026-07-28,
+	// whose questions in the middle of a call do not say which call they belong to: each
+	// call in flight gets a session of its own (for a local server, a process of its own),
+	// started on demand and reused; a call beyond them waits for a free one. 0 is
+	// DefaultMaxSessions. A server of a later revision serves every call on one session.
+	MaxSessions int
 }
 
 // Check reports what is wrong with the server's settings, naming the setting.
@@ -74,6 +84,8 @@ func (c ServerConfig) Check() error {
 		return errors.New("headers and bearer_token_env are for a url; this server has a command")
 	case c.Timeout < 0:
 		return errors.New("timeout must not be negative")
+	case c.MaxSessions < 0 || c.MaxSessions > maxMaxSessions:
+		return fmt.Errorf("max_sessions must be between 1 and %d", maxMaxSessions)
 	}
 	if c.URL != "" {
 		if _, ok := agent.WebURL(c.URL); !ok {
@@ -131,6 +143,9 @@ type Pool struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// closed is set by Close: no session starts after it.
+	closeMu sync.Mutex
+	closed  bool
 }
 
 // Options configures NewPool.
@@ -144,6 +159,9 @@ type Options struct {
 	// Retry is the first wait before a server that failed or died is started again,
 	// doubling up to a minute; 0 is one second.
 	Retry time.Duration
+	// IdleSession is how long a session started for a call is kept once no call uses it;
+	// 0 is DefaultIdleSession.
+	IdleSession time.Duration
 }
 
 // NewPool checks the servers' settings; Start connects them.
@@ -169,8 +187,14 @@ func NewPool(opts Options) (*Pool, error) {
 		if c.Timeout == 0 {
 			c.Timeout = DefaultTimeout
 		}
+		if c.MaxSessions == 0 {
+			c.MaxSessions = DefaultMaxSessions
+		}
 		s := &server{pool: p, cfg: c, httpClient: opts.HTTPClient, retry: opts.Retry, log: p.log.With("mcp_server", c.Name),
-			ready: make(chan struct{})}
+			ready: make(chan struct{}), freed: make(chan struct{}), idleAfter: opts.IdleSession}
+		if s.idleAfter <= 0 {
+			s.idleAfter = DefaultIdleSession
+		}
 		if s.retry <= 0 {
 			s.retry = time.Second
 		}
@@ -231,10 +255,32 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 	return nil
 }
 
-// Close stops every server: a local one gets its stdin closed, then SIGTERM, then SIGKILL.
+// closeWait bounds Close: a server that is not gone by then is killed.
+const closeWait = 5 * time.Second
+
+// Close stops every server, within closeWait: calls in flight end (a question a server
+// asks in the middle of one with them, see Call.Live), then a local server gets its stdin
+// closed, then SIGTERM, then SIGKILL.
 func (p *Pool) Close() {
+	p.closeMu.Lock()
+	p.closed = true
+	p.closeMu.Unlock()
 	p.cancel()
-	p.wg.Wait()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	p.log.Warn("tool servers still closing; killing them", "after", closeWait.String())
+	for _, s := range p.servers {
+		for _, st := range s.all() {
+			killGroup(st.cmd)
+		}
+	}
 }
 
 // Problems says which servers are not available and why, naming the agent and the server.
@@ -245,9 +291,9 @@ func (p *Pool) Problems() []string {
 			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s): %v", p.agent, s.cfg.Name, s.cfg.place(), err))
 		}
 		s.mu.Lock()
-		if s.liveAsked != "" {
-			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s) speaks MCP %s and asked a person in the middle of a call "+
-				"while other calls were in flight, so Parley could not tell whose it was, and cancelled it", p.agent, s.cfg.Name, s.cfg.place(), s.liveAsked))
+		if s.strayAsked {
+			out = append(out, fmt.Sprintf("agent %q: tool server %q (%s) asked a person something Parley could not tie to one of its calls "+
+				"(outside any call, or beside other calls on one session), so Parley could not tell whose it was, and cancelled it", p.agent, s.cfg.Name, s.cfg.place()))
 		}
 		s.mu.Unlock()
 	}
@@ -268,12 +314,12 @@ func (p *Pool) Tools() ([]Tool, []Missing) {
 	var tools []Tool
 	var missing []Missing
 	for _, s := range p.servers {
-		st, err := s.current()
+		ts, err := s.toolList()
 		if err != nil {
 			missing = append(missing, Missing{Server: s.cfg.Name, Tools: s.lastToolNames(), Err: err})
 			continue
 		}
-		tools = append(tools, st.tools...)
+		tools = append(tools, ts...)
 	}
 	return tools, missing
 }
@@ -284,11 +330,11 @@ func (p *Pool) Tool(name string) (Tool, bool) {
 		if !strings.HasPrefix(name, s.cfg.Name) {
 			continue
 		}
-		st, err := s.current()
+		ts, err := s.toolList()
 		if err != nil {
 			continue
 		}
-		for _, t := range st.tools {
+		for _, t := range ts {
 			if t.Name == name {
 				return t, true
 			}

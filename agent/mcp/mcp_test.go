@@ -239,17 +239,31 @@ func TestSecretsAndUnshowableFormsAreDeclinedWithAReason(t *testing.T) {
 	if len(res.Inputs) != 1 || !strings.Contains(res.Inputs[0].Refusal, agent.SecretRefusal) {
 		t.Fatalf("inputs = %+v", res.Inputs)
 	}
-	for schema, want := range map[string]string{
-		`{"type":"object","properties":{"contact":{"type":"string","format":"email"}}}`:            agent.EmailRefusal,
-		`{"type":"object","properties":{"address":{"type":"object","properties":{}}}}`:             `the field "address" is a object`,
-		`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"}}}}`:       "a list of something other than choices",
-		`{"type":"object","properties":{"pin":{"type":"string","writeOnly":true}}}`:                "write-only",
-		`{"type":"object","properties":{"n":{"type":"number","exclusiveMinimum":0}}}`:              "exclusiveMinimum",
-		`{"type":"object","properties":{"n":{"type":"string","enum":[1,2]}}}`:                      "not all strings",
-		`{"type":"object","properties":{"github_token":{"type":"string","title":"GitHub token"}}}`: agent.SecretRefusal,
+	// A required field Parley will not ask declines the whole form, saying why.
+	for property, want := range map[string]string{
+		`"contact":{"type":"string","format":"email"}`:            agent.EmailRefusal,
+		`"address":{"type":"object","properties":{}}`:             `the required field "address" is of the type "object"`,
+		`"tags":{"type":"array","items":{"type":"string"}}`:       "a list of something other than choices",
+		`"pin":{"type":"string","writeOnly":true}`:                "write-only",
+		`"n":{"type":"number","exclusiveMinimum":0}`:              "exclusiveMinimum",
+		`"n":{"type":"string","enum":[1,2]}`:                      "not all strings",
+		`"github_token":{"type":"string","title":"GitHub token"}`: agent.SecretRefusal,
 	} {
+		name := property[1 : strings.Index(property[1:], `"`)+1]
+		schema := fmt.Sprintf(`{"type":"object","properties":{"note":{"type":"string"},%s},"required":[%q]}`, property, name)
 		if _, refusal := mcp.FormQuestion("demo", "m", json.RawMessage(schema), false); !strings.Contains(refusal, want) {
 			t.Errorf("%s: refusal %q, want it to say %q", schema, refusal, want)
+		}
+		// Optional, it is left out: the card says which and why, and the rest is asked.
+		schema = fmt.Sprintf(`{"type":"object","properties":{"note":{"type":"string"},%s}}`, property)
+		q, refusal := mcp.FormQuestion("demo", "m", json.RawMessage(schema), false)
+		if refusal != "" || len(q.Fields) != 1 || q.Fields[0].Name != "note" || len(q.Refused) != 1 || q.Refused[0].Name != name {
+			t.Errorf("%s optional: refusal %q, question %+v", property, refusal, q)
+		}
+		// Alone, nothing would be left to ask: the form is declined.
+		schema = fmt.Sprintf(`{"type":"object","properties":{%s}}`, property)
+		if _, refusal := mcp.FormQuestion("demo", "m", json.RawMessage(schema), false); refusal == "" {
+			t.Errorf("%s alone: asked a form with nothing in it", property)
 		}
 	}
 	q, refusal := mcp.FormQuestion("demo", "m", json.RawMessage(`{"type":"object","properties":{"contact":{"type":"string","format":"email"}}}`), true)

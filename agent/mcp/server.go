@@ -17,29 +17,40 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// server is one tool server and its session.
+// server is one tool server and its sessions.
 type server struct {
 	pool       *Pool
 	cfg        ServerConfig
 	httpClient *http.Client
 	retry      time.Duration
+	idleAfter  time.Duration
 	log        *slog.Logger
 	ready      chan struct{} // closed once the first attempt is over
 	readyOnce  sync.Once
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// state is the session run keeps up: its tools are the server's, and it serves calls.
 	state *session
 	err   error
+	tools []Tool
 	names []string // the tools it had when last connected
-	// liveAsked is the protocol of a session in which the server asked in the middle of a call.
-	liveAsked string
+	// extra are the sessions started for calls beyond state, when each call needs one of
+	// its own (see perCall); starting counts those being started.
+	extra    []*session
+	starting int
+	// freed is closed, and made anew, whenever a session becomes free or goes.
+	freed chan struct{}
+	// askedLive: the server asked in the middle of a call although its revision would not,
+	// so its calls get sessions of their own from then on.
+	askedLive bool
+	// strayAsked: the server asked something outside any call.
+	strayAsked bool
 }
 
-// session is a connected server: its session and tools.
+// session is a connected server: one MCP session, and for a local server its process.
 type session struct {
-	cs    *sdk.ClientSession
-	tools []Tool
-	// broken is closed when a call finds the connection gone.
+	cs *sdk.ClientSession
+	// broken is closed when a call finds the connection gone, or the session is let go.
 	broken     chan struct{}
 	breakOnce  sync.Once
 	brokenWhy  error
@@ -47,6 +58,11 @@ type session struct {
 	serverName string
 	// cmd is a local server's process.
 	cmd *exec.Cmd
+
+	// busy marks a session a call holds for itself; idle lets an unused extra session go.
+	// Both are guarded by the server's mu.
+	busy bool
+	idle *time.Timer
 
 	// live are the calls in flight that can ask the person mid-call, by a number of their own.
 	liveMu   sync.Mutex
@@ -71,8 +87,9 @@ func (st *session) track(ask func(context.Context, Input) (Response, error)) (do
 	}
 }
 
-// only returns the one call in flight, if there is exactly one: a request of the server in
-// the middle of a call carries nothing that says which call it belongs to.
+// only returns the one call in flight on the session, if there is exactly one: a request
+// of the server in the middle of a call carries nothing that says which call it belongs
+// to, so the session it comes on must tell.
 func (st *session) only() func(context.Context, Input) (Response, error) {
 	st.liveMu.Lock()
 	defer st.liveMu.Unlock()
@@ -92,10 +109,23 @@ func (st *session) markBroken(err error) {
 	})
 }
 
-// current returns the connected session, or why there is none.
+func (st *session) isBroken() bool {
+	select {
+	case <-st.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+// current returns the session run keeps up, or why there is none.
 func (s *server) current() (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.currentLocked()
+}
+
+func (s *server) currentLocked() (*session, error) {
 	if s.state == nil {
 		if s.err == nil {
 			return nil, errors.New("not started yet")
@@ -105,10 +135,46 @@ func (s *server) current() (*session, error) {
 	return s.state, nil
 }
 
+// toolList returns the server's tools, or why it has none now.
+func (s *server) toolList() ([]Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.currentLocked(); err != nil {
+		return nil, err
+	}
+	return s.tools, nil
+}
+
 func (s *server) lastToolNames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.names)
+}
+
+// all returns every session of the server.
+func (s *server) all() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.extra)
+	if s.state != nil {
+		out = append(out, s.state)
+	}
+	return out
+}
+
+// sessionOf finds the session of an SDK session.
+func (s *server) sessionOf(cs *sdk.ClientSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != nil && s.state.cs == cs {
+		return s.state
+	}
+	for _, st := range s.extra {
+		if st.cs == cs {
+			return st
+		}
+	}
+	return nil
 }
 
 // run connects the server, waits until its session ends, and connects it again after a
@@ -125,6 +191,7 @@ func (s *server) run(ctx context.Context) {
 		err = s.cfg.scrub(err)
 		s.mu.Lock()
 		s.state, s.err = nil, err
+		s.signalLocked()
 		s.mu.Unlock()
 		s.log.Error("tool server not available", "server", s.cfg.place(), "error", err, "retry_in", wait.String())
 		if time.Since(start) > time.Minute {
@@ -147,21 +214,31 @@ func (s *server) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	tools, err := s.listTools(ctx, st)
+	if err != nil {
+		st.cs.Close()
+		killGroup(st.cmd)
+		return err
+	}
 	s.mu.Lock()
 	s.state, s.err = st, nil
-	s.names = s.names[:0]
-	for _, t := range st.tools {
-		s.names = append(s.names, t.Tool)
-	}
+	s.setToolsLocked(tools)
+	s.signalLocked()
 	s.mu.Unlock()
-	s.log.Info("tool server ready", "server", s.cfg.place(), "tools", len(st.tools), "protocol", st.protocol, "implementation", st.serverName)
+	s.log.Info("tool server ready", "server", s.cfg.place(), "tools", len(tools), "protocol", st.protocol, "implementation", st.serverName)
 	for _, name := range slices.Concat(s.cfg.ApproveTools, s.cfg.ReadOnly) {
-		if !slices.Contains(s.names, name) {
-			s.log.Warn("approve_tools or read_only names a tool the server does not have", "tool", name, "tools", strings.Join(s.names, ", "))
+		if !slices.Contains(s.lastToolNames(), name) {
+			s.log.Warn("approve_tools or read_only names a tool the server does not have", "tool", name, "tools", strings.Join(s.lastToolNames(), ", "))
 		}
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
-	// What a local server started (npx and uvx start the real one) goes with it.
+	return s.hold(ctx, st)
+}
+
+// hold waits until the session ends (the server ends it, a call finds the connection
+// broken, or ctx ends), closes it with what a local server started (npx and uvx start the
+// real one), and says why it ended.
+func (s *server) hold(ctx context.Context, st *session) error {
 	defer killGroup(st.cmd)
 	ended := make(chan error, 1)
 	go func() { ended <- st.cs.Wait() }()
@@ -182,9 +259,53 @@ func (s *server) serve(ctx context.Context) error {
 	}
 }
 
+// listTools lists the server's tools on the session.
+func (s *server) listTools(ctx context.Context, st *session) ([]Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	var tools []Tool
+	for tool, err := range st.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("could not list its tools: %w", err)
+		}
+		tools = append(tools, s.tool(tool))
+	}
+	return tools, nil
+}
+
+func (s *server) setToolsLocked(tools []Tool) {
+	s.tools = tools
+	s.names = s.names[:0]
+	for _, t := range tools {
+		s.names = append(s.names, t.Tool)
+	}
+}
+
+// toolsChanged lists the tools again when the server says they changed, on the session
+// that said so; the model is offered the new list from its next turn.
+func (s *server) toolsChanged(_ context.Context, req *sdk.ToolListChangedRequest) {
+	st := s.sessionOf(req.Session)
+	if st == nil {
+		return
+	}
+	// Not on the connection's own goroutine: the listing is a request of its own.
+	go func() {
+		tools, err := s.listTools(s.pool.ctx, st)
+		if err != nil {
+			s.log.Warn("tool server said its tools changed, but they could not be listed", "error", s.cfg.scrub(err))
+			return
+		}
+		s.mu.Lock()
+		s.setToolsLocked(tools)
+		s.mu.Unlock()
+		s.log.Info("tool server's tools changed", "tools", len(tools))
+	}()
+}
+
 // connectTimeout bounds starting and initializing a server and listing its tools.
 const connectTimeout = 30 * time.Second
 
+// connect starts a session with the server (for a local server, a process of its own).
 func (s *server) connect(ctx context.Context) (*session, error) {
 	st := &session{broken: make(chan struct{})}
 	client := sdk.NewClient(&sdk.Implementation{Name: "parley", Title: "Parley", Version: "1"}, &sdk.ClientOptions{
@@ -196,6 +317,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		ElicitationHandler:          s.liveElicitation,
 		ElicitationCompleteHandler:  s.complete,
 		ProgressNotificationHandler: progressHandler,
+		ToolListChangedHandler:      s.toolsChanged,
 	})
 	// A completion notification without params would crash the SDK's own handler (v1.8.0
 	// reads its id unchecked): such a message is dropped before it gets there.
@@ -254,14 +376,6 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		if res.ServerInfo != nil {
 			st.serverName = res.ServerInfo.Name
 		}
-	}
-	for tool, err := range cs.Tools(cctx, nil) {
-		if err != nil {
-			cs.Close()
-			killGroup(st.cmd)
-			return nil, fmt.Errorf("could not list its tools: %w", err)
-		}
-		st.tools = append(st.tools, s.tool(tool))
 	}
 	return st, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -403,20 +404,48 @@ func TestAnOlderServerAsksInTheMiddleOfTheCallAndWaits(t *testing.T) {
 	}
 }
 
-func TestALiveQuestionLeftByARestartFailsTheCallOnRetry(t *testing.T) {
-	pool := demoTools(t)
-	model := newFakeServer(t, text("The deploy did not finish."))
-	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+// cutOffWhileAsked is a conversation whose run was cut off while the demo's deploy waited
+// for a live question: Parley stopped, and the question expired.
+func cutOffWhileAsked(c *convo) {
 	c.History = append(c.History,
 		agent.Event{Kind: agent.EventUserMessage, Text: "Deploy", Author: "person"},
-		agent.Event{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"openai","v":1,"tool_calls":[{"id":"c1","name":"demo__deploy","arguments":"{}"}]}`)},
-		agent.Event{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "1-0-0", ID: "c1", Server: "demo", Tool: "deploy",
+		agent.Event{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"openai","v":1,"tool_calls":[{"id":"c1","name":"demo__deploy","arguments":"{\"service\":\"api\"}"}]}`)},
+		agent.Event{Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "1-0-0", ID: "c1", Server: "demo", Tool: "deploy", Arguments: json.RawMessage(`{"service":"api"}`),
 			Status: agent.ToolWaiting, Waiting: "the person’s answer", Round: 1, Started: time.Now()}},
 		agent.Event{Kind: agent.EventQuestionAsked, Question: &agent.Question{ID: 7, Key: "1-0-0/1/live-1", Live: true, Message: "Where?",
 			Fields: []agent.Field{{Name: "environment", Kind: agent.KindText}}}},
-		agent.Event{Kind: agent.EventQuestionResolved, Resolution: &agent.Resolution{QuestionID: 7, Outcome: agent.Expired, Reason: agent.SessionEnded}},
+		agent.Event{Kind: agent.EventQuestionResolved, Resolution: &agent.Resolution{QuestionID: 7, Outcome: agent.Expired, Reason: agent.StoppedWhileAsked}},
 		agent.Event{Kind: agent.EventRunState, State: agent.StateInterrupted})
+}
+
+func TestALiveQuestionLeftByARestartRunsTheCallAgainOnRetry(t *testing.T) {
+	pool := demoTools(t)
+	model := newFakeServer(t, text("Deployed."))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	cutOffWhileAsked(c)
 	rec, err := c.Retry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call runs again, and the server asks again: the model is not called meanwhile.
+	calls := toolCallsOf(rec)
+	if last := calls[len(calls)-1]; last.Status != agent.ToolWaiting || !slices.Contains(last.Notes, "Run again on Retry.") || last.Round != 2 {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if q := onlyPending(t, c); q.Message != "Where should api go?" || q.Key != "1-0-0/2/environment" {
+		t.Fatalf("asked again = %+v", q)
+	}
+	if n := len(model.sent()); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+}
+
+func TestALiveQuestionLeftByARestartFailsTheCallOnAResume(t *testing.T) {
+	pool := demoTools(t)
+	model := newFakeServer(t, text("The deploy did not finish."))
+	c := newConvo(t, newAgent(t, model.url(), withTools(pool)))
+	cutOffWhileAsked(c)
+	rec, err := c.Resume()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -211,12 +212,22 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 		}
 		tc.Update = true
 		c.Server, c.Tool, c.Arguments = tc.Server, tc.Tool, tc.Arguments
-		p := &callCard{out: out, tc: tc}
-		c.Progress = p.report
-		c.Live = p.ask
+		p := &callCard{out: out, tc: tc, tools: a.cfg.Tools}
+		c.Progress, c.Live, c.Wait = p.report, p.ask, p.wait
 		res, err := a.cfg.Tools.Call(ctx, c)
 		tc = p.stop()
 		if err != nil && ctx.Err() != nil {
+			if tc.Status == agent.ToolWaiting {
+				// Cut off while it waited: the card says so (and Retry runs it again).
+				why := "Parley stopped"
+				if errors.Is(context.Cause(ctx), agent.ErrStopped) {
+					why = "the run was stopped"
+				}
+				tc.Notes = append(tc.Notes, "Cut off while it waited for "+tc.Waiting+": "+why+".")
+				if err := out.Tool(tc); err != nil {
+					return tc, err
+				}
+			}
 			return tc, ctx.Err()
 		}
 		if err != nil {
@@ -285,6 +296,7 @@ func (a *Agent) runTool(ctx context.Context, out agent.Output, tc agent.ToolCall
 type callCard struct {
 	mu      sync.Mutex
 	out     agent.Output
+	tools   *mcp.Pool
 	tc      agent.ToolCall
 	last    time.Time
 	stopped bool
@@ -300,6 +312,18 @@ func (p *callCard) report(pr agent.ToolProgress) {
 	}
 	p.last = time.Now()
 	p.tc.Progress = &pr
+	_ = p.out.Tool(p.tc)
+}
+
+// wait shows on the card that the call waits for a session of its server, or (why "")
+// that it runs again.
+func (p *callCard) wait(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tc.Status, p.tc.Waiting = agent.ToolWaiting, why
+	if why == "" {
+		p.tc.Status = agent.ToolRunning
+	}
 	_ = p.out.Tool(p.tc)
 }
 
@@ -330,6 +354,8 @@ func (p *callCard) ask(ctx context.Context, in mcp.Input) (mcp.Response, error) 
 	q.Key, q.Live = inputKey(p.tc, in.ID), true
 	id, err := p.out.Ask(q)
 	if err == nil {
+		// The server's word that the person is done at a URL answers it, as in a round trip.
+		p.tools.Awaiting(p.tc.Server, in.ElicitationID, id)
 		p.tc.Status, p.tc.Waiting, p.tc.Progress = agent.ToolWaiting, "the person’s answer", nil
 		err = p.out.Tool(p.tc)
 	}

@@ -29,7 +29,7 @@ func approvalQuestion(asker string, tool mcp.Tool, tc agent.ToolCall) agent.Ques
 	schema, _ := json.Marshal(tool.Schema)
 	var args map[string]any
 	_ = json.Unmarshal(tc.Arguments, &args)
-	if form, refusal := mcp.FormQuestion(tool.Server, "", schema, true); refusal == "" && fieldsCover(form.Fields, args) {
+	if form, refusal := mcp.FormQuestion(tool.Server, "", schema, true); refusal == "" && len(form.Refused) == 0 && fieldsCover(form.Fields, args) {
 		for _, f := range form.Fields {
 			if v, ok := args[f.Name]; ok {
 				f.Default = v
@@ -197,6 +197,12 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 			default:
 				tc, err = a.approved(ctx, rec, tc, q, res)
 			}
+		case tc.State == nil && in.Trigger == agent.TriggerRetry:
+			// It waited on a live connection (a server asking mid-call) or for a session, and
+			// the run was cut off there: Retry runs it again, and the server asks again.
+			tc.Status, tc.Waiting, tc.Started = agent.ToolRunning, "", time.Now().UTC()
+			tc.Notes = append(tc.Notes, "Run again on Retry.")
+			tc, err = a.runTool(ctx, rec, tc, mcp.Call{})
 		case tc.State == nil:
 			// It waited on a live connection (a server asking mid-call), which is gone.
 			tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", "The call failed: "+strings.ToLower(agent.SessionEnded[:1])+agent.SessionEnded[1:]

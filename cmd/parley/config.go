@@ -75,12 +75,15 @@ type MCPConfig struct {
 	ReadOnly       []string `toml:"read_only"`
 	AllowEmail     bool     `toml:"allow_email"`
 	InheritEnv     bool     `toml:"inherit_env"`
+	// MaxSessions bounds the sessions (processes, for a command) of a server that asks in
+	// the middle of calls: one per call in flight.
+	MaxSessions int `toml:"max_sessions"`
 }
 
 // mcpKeys are the keys an [[agents.mcp]] entry may have.
 var mcpKeys = map[string]bool{"name": true, "command": true, "args": true, "env": true, "dir": true, "url": true,
 	"headers": true, "bearer_token_env": true, "timeout": true, "approve": true, "approve_tools": true,
-	"read_only": true, "allow_email": true, "inherit_env": true}
+	"read_only": true, "allow_email": true, "inherit_env": true, "max_sessions": true}
 
 // mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
 func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, error) {
@@ -92,7 +95,7 @@ func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, 
 		}
 		s := mcp.ServerConfig{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, URL: m.URL,
 			Headers: m.Headers, Timeout: m.Timeout.Duration, Approve: m.Approve, ApproveTools: m.ApproveTools,
-			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail, InheritEnv: m.InheritEnv}
+			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail, InheritEnv: m.InheritEnv, MaxSessions: m.MaxSessions}
 		if m.BearerTokenEnv != "" {
 			if s.Bearer = getenv(m.BearerTokenEnv); s.Bearer == "" {
 				return nil, fmt.Errorf("mcp server %q: bearer_token_env: the environment variable %s is empty or not set", name, m.BearerTokenEnv)

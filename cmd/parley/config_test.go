@@ -257,6 +257,7 @@ model = "qwen2.5"
   dir = "/srv"
   approve = true
   read_only = ["list_files"]
+  max_sessions = 4
 
   [[agents.mcp]]
   name = "tickets"
@@ -273,6 +274,15 @@ model = "qwen2.5"
   [[agents.mcp]]
   name = "x"
   comand = "oops"
+
+[[agents]]
+name = "greedy"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5"
+  [[agents.mcp]]
+  name = "ref"
+  command = "npx"
+  max_sessions = -1
 `)
 	cfgs, problems, err := loadConfig(path, env(nil))
 	if err != nil {
@@ -281,22 +291,22 @@ model = "qwen2.5"
 	if len(problems) != 1 || !strings.Contains(problems[0], `agent "typo": unknown key mcp #1: comand`) {
 		t.Errorf("problems = %q", problems)
 	}
-	if len(cfgs) != 1 || len(cfgs[0].MCP) != 2 {
+	if len(cfgs) != 2 || len(cfgs[0].MCP) != 2 {
 		t.Fatalf("cfgs = %+v", cfgs)
 	}
 	files, tickets := cfgs[0].MCP[0], cfgs[0].MCP[1]
-	if files.Command != "/usr/local/bin/files-mcp" || files.Args[1] != "/srv" || files.Env["LOG"] != "debug" || !files.Approve || files.ReadOnly[0] != "list_files" {
+	if files.Command != "/usr/local/bin/files-mcp" || files.Args[1] != "/srv" || files.Env["LOG"] != "debug" || !files.Approve || files.ReadOnly[0] != "list_files" || files.MaxSessions != 4 {
 		t.Errorf("files = %+v", files)
 	}
 	if tickets.URL != "https://tickets.example.com/mcp" || tickets.Headers["X-Team"] != "infra" || tickets.Timeout.Seconds() != 30 {
 		t.Errorf("tickets = %+v", tickets)
 	}
 	_, problems = buildAgents(cfgs, env(nil), map[string]bool{})
-	if len(problems) != 1 || !strings.Contains(problems[0], `agent "helper": mcp server "tickets": bearer_token_env: the environment variable TICKETS_TOKEN is empty or not set`) {
+	if len(problems) != 2 || !strings.Contains(problems[0], `agent "helper": mcp server "tickets": bearer_token_env: the environment variable TICKETS_TOKEN is empty or not set`) {
 		t.Errorf("without the token: %q", problems)
 	}
 	agents, problems := buildAgents(cfgs, env(map[string]string{"TICKETS_TOKEN": "t0k"}), map[string]bool{})
-	if len(problems) != 0 || len(agents) != 1 {
+	if len(problems) != 1 || !strings.Contains(problems[0], `agent "greedy": mcp server "ref": max_sessions must be between 1 and 256`) || len(agents) != 1 {
 		t.Fatalf("agents %d, problems %q", len(agents), problems)
 	}
 }

@@ -3,8 +3,13 @@ package mcptest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -54,4 +59,31 @@ func Pool(t testing.TB, servers ...mcp.ServerConfig) *mcp.Pool {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Everything is the MCP project's reference server, @modelcontextprotocol/server-everything
+// as package.json pins it, over stdio; an error says what is missing (node, or npm ci).
+func Everything(name string) (mcp.ServerConfig, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return mcp.ServerConfig{}, fmt.Errorf("the reference MCP server needs node: %w", err)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return mcp.ServerConfig{}, err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return mcp.ServerConfig{}, errors.New("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	main := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(main); err != nil {
+		return mcp.ServerConfig{}, fmt.Errorf("the reference MCP server is not installed (run npm ci): %w", err)
+	}
+	return mcp.ServerConfig{Name: name, Command: "node", Args: []string{main, "stdio"}}, nil
 }

@@ -1,0 +1,233 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/mcp"
+	"github.com/parley-chat/parley/agent/mcp/mcptest"
+)
+
+// everything is the MCP project's reference server (@modelcontextprotocol/server-everything,
+// pinned in package.json) over stdio. It speaks 2025-11-25: its tools ask in the middle of
+// the call, with requests that do not say which call they are for.
+func everything(t *testing.T, name string) mcp.ServerConfig {
+	t.Helper()
+	cfg, err := mcptest.Everything(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return cfg
+}
+
+// person answers the reference server's form as person i would: a name of their own, and
+// nothing else.
+func person(i int) func(context.Context, mcp.Input) (mcp.Response, error) {
+	return func(_ context.Context, in mcp.Input) (mcp.Response, error) {
+		return mcp.Respond(in, agent.Resolution{Outcome: agent.Answered, Values: map[string]any{"name": fmt.Sprintf("Person %d", i)}})
+	}
+}
+
+func TestTwentyPeopleCallTheReferenceServerAtOnceAndEachIsAsked(t *testing.T) {
+	cfg := everything(t, "ref")
+	cfg.MaxSessions = 16
+	p := startPool(t, cfg)
+	const people = 20
+	var (
+		mu      sync.Mutex
+		asking  int // questions waiting for their person now
+		most    int // the most that waited at once
+		full    = make(chan struct{})
+		waited  atomic.Int32 // calls told that they wait for a session
+		results = make([]string, people)
+		errs    = make([]error, people)
+		forms   = make([]mcp.Input, people)
+		wg      sync.WaitGroup
+	)
+	for i := range people {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answer := person(i)
+			res, err := p.Call(context.Background(), mcp.Call{Server: "ref", Tool: "trigger-elicitation-request",
+				Live: func(ctx context.Context, in mcp.Input) (mcp.Response, error) {
+					mu.Lock()
+					forms[i] = in
+					asking++
+					most = max(most, asking)
+					if asking == cfg.MaxSessions {
+						close(full)
+					}
+					mu.Unlock()
+					// The first people think until every session asks at once.
+					select {
+					case <-full:
+					case <-ctx.Done():
+						return mcp.Response{}, ctx.Err()
+					}
+					mu.Lock()
+					asking--
+					mu.Unlock()
+					return answer(ctx, in)
+				},
+				Wait: func(why string) {
+					if why != "" {
+						waited.Add(1)
+					}
+				}})
+			results[i], errs[i] = res.Text, err
+		}()
+	}
+	wg.Wait()
+	for i := range people {
+		if errs[i] != nil {
+			t.Errorf("person %d: %v", i, errs[i])
+			continue
+		}
+		if !strings.Contains(results[i], fmt.Sprintf("- Name: Person %d\n", i)) {
+			t.Errorf("person %d got: %q", i, results[i])
+		}
+	}
+	if most != cfg.MaxSessions {
+		t.Errorf("at most %d questions waited at once, want %d (one a session)", most, cfg.MaxSessions)
+	}
+	if n := waited.Load(); n < people-int32(cfg.MaxSessions) {
+		t.Errorf("%d calls said they waited for a session, want at least %d", n, people-cfg.MaxSessions)
+	}
+	// The optional email is left out of the form, which still reaches the person.
+	if q := forms[0].Question; forms[0].Refusal != "" || len(q.Refused) != 1 || q.Refused[0].Name != "email" || len(q.Fields) != 12 {
+		t.Errorf("form = %+v, refusal %q", q, forms[0].Refusal)
+	}
+	if probs := p.Problems(); len(probs) != 0 {
+		t.Errorf("problems = %q", probs)
+	}
+}
+
+func TestAURLRequestIsAskedWhileAnotherCallsFormWaits(t *testing.T) {
+	p := startPool(t, everything(t, "ref"))
+	formAsked, release := make(chan struct{}), make(chan struct{})
+	formDone := make(chan mcp.Result, 1)
+	go func() {
+		res, err := p.Call(context.Background(), mcp.Call{Server: "ref", Tool: "trigger-elicitation-request",
+			Live: func(ctx context.Context, in mcp.Input) (mcp.Response, error) {
+				close(formAsked)
+				<-release
+				return person(1)(ctx, in)
+			}})
+		if err != nil {
+			t.Error(err)
+		}
+		formDone <- res
+	}()
+	<-formAsked
+	var asked mcp.Input
+	res := call(t, p, mcp.Call{Server: "ref", Tool: "trigger-url-elicitation",
+		Arguments: []byte(`{"url":"https://example.com/sign-in","message":"Sign in to the example"}`),
+		Live: func(_ context.Context, in mcp.Input) (mcp.Response, error) {
+			asked = in
+			return mcp.Respond(in, agent.Resolution{Outcome: agent.Answered})
+		}})
+	if asked.Mode != "url" || asked.Question.Link != "https://example.com/sign-in" || asked.Question.Message != "Sign in to the example" {
+		t.Errorf("asked = %+v", asked)
+	}
+	if !strings.Contains(res.Text, "User completed the URL elicitation flow") {
+		t.Errorf("url call = %q", res.Text)
+	}
+	close(release)
+	if got := <-formDone; !strings.Contains(got.Text, "- Name: Person 1") {
+		t.Errorf("form call = %q", got.Text)
+	}
+}
+
+func TestClosingThePoolEndsAQuestionThatWaitsAndItsServer(t *testing.T) {
+	cfg := everything(t, "ref")
+	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: []mcp.ServerConfig{cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = p.Call(context.Background(), mcp.Call{Server: "ref", Tool: "trigger-elicitation-request",
+			Live: func(ctx context.Context, _ mcp.Input) (mcp.Response, error) {
+				close(asked)
+				<-ctx.Done() // nobody answers
+				return mcp.Response{}, ctx.Err()
+			}})
+	}()
+	<-asked
+	pids := serverPIDs(t, cfg)
+	start := time.Now()
+	p.Close()
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("Close took %s", took)
+	}
+	select {
+	case <-ended: // cancelled, or cut off with its session
+	case <-time.After(time.Second):
+		t.Error("the call still waits")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("server process %d outlived the pool", pid)
+		}
+	}
+}
+
+// serverPIDs finds the reference server's processes: children of this test.
+func serverPIDs(t *testing.T, cfg mcp.ServerConfig) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	var pids []int
+	for _, d := range dirs {
+		var pid int
+		if _, err := fmt.Sscan(d.Name(), &pid); err != nil {
+			continue
+		}
+		stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cmdline, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		// The parent's pid is the field after the command's name, which is in parentheses.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.Contains(string(cmdline), cfg.Args[0]) {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatal("no process of the reference server found")
+	}
+	return pids
+}
+
+// alive reports whether the process runs (a zombie has ended; its parent has not read its
+// status yet).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
