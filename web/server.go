@@ -161,7 +161,7 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Shutdown stops accepting requests, ends the streams, then interrupts running agent steps
-// (partial text kept) and waits for them, with a budget of its own.
+// (partial text kept) and waits for them, all within ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.streamsMu.Lock()
 	s.close()
@@ -171,9 +171,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if rerr := s.runner.Stop(stopCtx); rerr != nil {
+	if rerr := s.runner.Stop(ctx); rerr != nil {
 		return fmt.Errorf("agent steps still running: %w", rerr)
 	}
 	return err

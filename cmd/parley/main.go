@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	_ "time/tzdata" // people's time zones, on machines without a zone database
@@ -29,6 +30,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cmd, _ := command(os.Args[1:]); cmd == "serve" {
+		go exitAfterGrace(ctx, stop)
+	}
 	if err := run(ctx, os.Args[1:], os.Getenv, stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "parley:", err)
@@ -63,12 +67,32 @@ type Config struct {
 	Metrics web.MetricsOptions
 }
 
+// shutdownGrace is how long `parley serve` takes at most to stop once told to (SIGTERM,
+// SIGINT), whatever is pending: streams end, running steps are cut off (their questions
+// asked mid-call expire), tool servers close, and the process exits.
+const shutdownGrace = 10 * time.Second
+
+// exitAfterGrace ends the process once the grace after a stop signal is over, if the
+// shutdown has not ended it by then; a second signal ends it at once.
+func exitAfterGrace(ctx context.Context, stop func()) {
+	<-ctx.Done()
+	stop() // the next signal has its default effect
+	time.Sleep(shutdownGrace)
+	fmt.Fprintf(os.Stderr, "parley: still stopping after %s; exiting now\n", shutdownGrace)
+	os.Exit(1)
+}
+
+// command splits the subcommand off args; serve is the default.
+func command(args []string) (string, []string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args[0], args[1:]
+	}
+	return "serve", args
+}
+
 // run parses args and runs the subcommand; serve is the default.
 func run(ctx context.Context, args []string, getenv func(string) string, stdio stdio) error {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := command(args)
 	switch cmd {
 	case "serve":
 		cfg, err := parseServe(args, getenv, stdio.err)
@@ -337,11 +361,14 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Analyzers: analyzers,
 	})
 	pools := startTools(configured, runner, log)
-	defer func() {
+	closeTools := sync.OnceFunc(func() {
+		var wg sync.WaitGroup
 		for _, p := range pools {
-			p.Close()
+			wg.Go(p.Close)
 		}
-	}()
+		wg.Wait()
+	})
+	defer closeTools()
 	srv := web.NewServer(web.NewServerOptions{
 		A2A:      a2aOpts,
 		DB:       db,
@@ -388,13 +415,17 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	log.Info("shutting down", "grace", shutdownGrace.String())
+	// The steps stop first, so that a question a tool server asks mid-call expires as
+	// theirs; the tool servers close in what is left of the grace (mcp's closeWait at most).
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		// Steps may still be writing: leave the database to the process exit.
+		closeTools()
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	closeTools()
 	err = <-errc
 	if cerr := db.Close(); err == nil {
 		err = cerr
