@@ -51,7 +51,8 @@ const chatUsage = `usage: parley chat [flags] [MESSAGE]
 
 Chat with an agent from the terminal, over Parley's JSON API. Without --conversation it
 starts a conversation with MESSAGE (or --message, or what you type at the you> prompt).
-The token comes from PARLEY_TOKEN or the config file (keys server and token); make one with
+The server comes from --server, PARLEY_URL (or its older name PARLEY_SERVER) or the config
+file, and the token from PARLEY_TOKEN or the config file (keys server and token); make one with
 ` + "`parley token add NAME --user YOU`" + ` or on the settings page.
 
 When the agent asks, each field is prompted in turn; an empty line takes the default.
@@ -103,7 +104,7 @@ func parseChat(args []string, getenv func(string) string, stderr io.Writer) (cha
 		fmt.Fprintln(stderr, chatUsage)
 		fs.PrintDefaults()
 	}
-	server := fs.String("server", "", "Parley's address (PARLEY_SERVER; default "+defaultServer+")")
+	server := fs.String("server", "", "Parley's address (PARLEY_URL, or PARLEY_SERVER; default "+defaultServer+")")
 	config := fs.String("config", "", "config file with server and token (default $XDG_CONFIG_HOME/"+chatConfigName+")")
 	fs.StringVar(&o.Agent, "agent", "", "agent of a new conversation (default: the first listed)")
 	fs.Int64Var(&o.Conversation, "conversation", 0, "go on with this conversation (its id)")
@@ -143,7 +144,8 @@ func parseChat(args []string, getenv func(string) string, stderr io.Writer) (cha
 			return o, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	o.Server = cmp.Or(*server, getenv("PARLEY_SERVER"), file.Server, defaultServer)
+	// PARLEY_URL is the name the README's API tour exports; PARLEY_SERVER, the older one, stays.
+	o.Server = cmp.Or(*server, getenv("PARLEY_URL"), getenv("PARLEY_SERVER"), file.Server, defaultServer)
 	if !strings.Contains(o.Server, "://") {
 		o.Server = "http://" + o.Server
 	}

@@ -180,6 +180,8 @@ func TestParseChat(t *testing.T) {
 		{"config file", nil, map[string]string{"XDG_CONFIG_HOME": dir}, "http://file:1", "parley_file", "", ""},
 		{"env beats file", nil, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_SERVER": "env:2", "PARLEY_TOKEN": "parley_env"}, "http://env:2", "parley_env", "", ""},
 		{"flag beats env", []string{"--server", "http://flag:3/", "hello", "--agent", "x", "there"}, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_SERVER": "env:2"}, "http://flag:3", "parley_file", "hello there", ""},
+		{"PARLEY_URL, as the API tour exports it", nil, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_URL": "http://tour:4"}, "http://tour:4", "parley_file", "", ""},
+		{"PARLEY_URL beats its older name", nil, map[string]string{"XDG_CONFIG_HOME": dir, "PARLEY_URL": "http://tour:4", "PARLEY_SERVER": "env:2"}, "http://tour:4", "parley_file", "", ""},
 		{"default server", nil, map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "PARLEY_TOKEN": "parley_t"}, defaultServer, "parley_t", "", ""},
 		{"no token", nil, map[string]string{"XDG_CONFIG_HOME": t.TempDir()}, "", "", "", "parley token add NAME --user YOU"},
 		{"missing config", []string{"--config", filepath.Join(dir, "nope.toml")}, map[string]string{"PARLEY_TOKEN": "t"}, "", "", "", "nope.toml"},

@@ -131,7 +131,7 @@ func (c *chatClient) unreachable(err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("cannot reach Parley at %s: %w", c.base, err)
+	return fmt.Errorf("cannot reach Parley at %s (set PARLEY_URL or --server to its address): %w", c.base, err)
 }
 
 func readAPIError(resp *http.Response) error {

@@ -210,7 +210,7 @@ func runMain(env []string, stdin string, args ...string) (string, error) {
 // chatEnv is the environment of a parley chat against the live server.
 func (l *liveServer) chatEnv(t *testing.T) []string {
 	t.Helper()
-	return []string{"PARLEY_SERVER=" + l.URL, "PARLEY_TOKEN=" + l.Token, "XDG_CONFIG_HOME=" + t.TempDir()}
+	return []string{"PARLEY_URL=" + l.URL, "PARLEY_TOKEN=" + l.Token, "XDG_CONFIG_HOME=" + t.TempDir()}
 }
 
 // api calls the JSON API as ann and decodes the answer into out.
