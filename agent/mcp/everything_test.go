@@ -151,16 +151,7 @@ func TestAURLRequestIsAskedWhileAnotherCallsFormWaits(t *testing.T) {
 
 func TestClosingThePoolEndsAQuestionThatWaitsAndItsServer(t *testing.T) {
 	cfg := everything(t, "ref")
-	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: []mcp.ServerConfig{cfg}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Start()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := mcptest.PoolWith(t, mcp.Options{Servers: []mcp.ServerConfig{cfg}}, nil) // closed again below; a second Close is harmless
 	asked := make(chan struct{})
 	ended := make(chan struct{})
 	go func() {

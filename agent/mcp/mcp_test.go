@@ -281,16 +281,9 @@ func TestURLModeOpensAPageAndTheServerSaysWhenItIsDone(t *testing.T) {
 			cfg, _ = httpServer(t, server)
 		}
 		completed := make(chan string, 4)
-		p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: []mcp.ServerConfig{cfg}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.OnComplete(func(srv string, id int64) { completed <- fmt.Sprintf("%s %d", srv, id) })
-		p.Start()
-		t.Cleanup(p.Close)
-		if err := p.WaitReady(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		p := mcptest.PoolWith(t, mcp.Options{Servers: []mcp.ServerConfig{cfg}}, func(p *mcp.Pool) {
+			p.OnComplete(func(srv string, id int64) { completed <- fmt.Sprintf("%s %d", srv, id) })
+		})
 
 		// An input request of mode url.
 		res := call(t, p, mcp.Call{Server: server, Tool: "connect_account"})

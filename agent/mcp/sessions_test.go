@@ -18,6 +18,7 @@ import (
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/mcp/demo"
+	"github.com/parley-chat/parley/agent/mcp/mcptest"
 )
 
 // statefulDemo serves the demo over a stateful Streamable HTTP handler (MCP 2025-11-25: its
@@ -38,27 +39,10 @@ func statefulDemo(t *testing.T, name string) (mcp.ServerConfig, *demo.Server, *a
 	return mcp.ServerConfig{Name: name, URL: srv.URL + "/mcp"}, s, &ended
 }
 
-func newPool(t *testing.T, opts mcp.Options) *mcp.Pool {
-	t.Helper()
-	opts.Agent, opts.Retry = "helper", 50*time.Millisecond
-	p, err := mcp.NewPool(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Start()
-	t.Cleanup(p.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := p.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestCallsOfAnOlderHTTPServerEachGetASessionAndTheRestWait(t *testing.T) {
 	cfg, _, ended := statefulDemo(t, "old")
 	cfg.MaxSessions = 2
-	p := newPool(t, mcp.Options{Servers: []mcp.ServerConfig{cfg}, IdleSession: 100 * time.Millisecond})
+	p := mcptest.PoolWith(t, mcp.Options{Servers: []mcp.ServerConfig{cfg}, IdleSession: 100 * time.Millisecond}, nil)
 	envs := []string{"staging", "production", "staging"}
 	asked := make(chan int, len(envs))
 	release := make(chan struct{})
@@ -154,16 +138,9 @@ func TestProgressOfCallsAtOnceReachesEachItsOwn(t *testing.T) {
 func TestALiveURLQuestionIsAnsweredByTheServersWordThatItIsDone(t *testing.T) {
 	cfg, _, _ := statefulDemo(t, "old")
 	completed := make(chan string, 1)
-	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: []mcp.ServerConfig{cfg}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.OnComplete(func(srv string, id int64) { completed <- fmt.Sprintf("%s %d", srv, id) })
-	p.Start()
-	t.Cleanup(p.Close)
-	if err := p.WaitReady(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	p := mcptest.PoolWith(t, mcp.Options{Servers: []mcp.ServerConfig{cfg}}, func(p *mcp.Pool) {
+		p.OnComplete(func(srv string, id int64) { completed <- fmt.Sprintf("%s %d", srv, id) })
+	})
 	res := call(t, p, mcp.Call{Server: "old", Tool: "connect_account", Live: func(_ context.Context, in mcp.Input) (mcp.Response, error) {
 		if in.Mode != "url" || in.ElicitationID == "" {
 			t.Errorf("asked = %+v", in)

@@ -91,14 +91,7 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	script := fakeScripts[strings.TrimSpace(first)]
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(delta map[string]any, finish any) {
-		chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-		j, _ := json.Marshal(chunk)
-		fmt.Fprintf(w, "data: %s\n\n", j)
-		w.(http.Flusher).Flush()
-	}
+	send := streamChunks(w)
 	if first == "slow" && results == 0 {
 		// Writes a little, then waits to be stopped.
 		send(map[string]any{"role": "assistant", "content": "Working"}, nil)
@@ -129,6 +122,19 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{}, "tool_calls")
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// streamChunks starts a streamed chat completion on w and returns send, which writes one
+// chunk of it: a delta, and the finish reason (nil until the last).
+func streamChunks(w http.ResponseWriter) func(delta map[string]any, finish any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	return func(delta map[string]any, finish any) {
+		chunk := map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		j, _ := json.Marshal(chunk)
+		fmt.Fprintf(w, "data: %s\n\n", j)
+		w.(http.Flusher).Flush()
+	}
 }
 
 // liveServer is a running `parley serve` with a person (ann) and her access token.

@@ -33,12 +33,7 @@ func (m *toolModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.NewDecoder(r.Body).Decode(&body)
 	last := body.Messages[len(body.Messages)-1]
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(delta map[string]any, finish any) {
-		j, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-		fmt.Fprintf(w, "data: %s\n\n", j)
-	}
+	send := streamChunks(w)
 	if last.Role == "tool" {
 		text, _ := last.Content.(string)
 		m.mu.Lock()

@@ -16,6 +16,25 @@ export function startStream (res, model) {
   })}\n\n`)
 }
 
+// startModel serves a chat-completions endpoint whose every turn is written by
+// turn(body, send) (send as startStream gives it), and keeps the requests it was sent.
+export function startModel (turn) {
+  const requests = []
+  const server = createServer(async (req, res) => {
+    let raw = ''
+    for await (const chunk of req) raw += chunk
+    const body = JSON.parse(raw)
+    requests.push(body)
+    await turn(body, startStream(res, body.model))
+    res.end('data: [DONE]\n\n')
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    url: `http://127.0.0.1:${server.address().port}/v1`,
+    requests,
+    close: () => new Promise((r) => server.close(r))
+  })))
+}
+
 export function startFakeOpenAI ({ reply, pace = 40, context } = {}) {
   const requests = []
   let aborted = () => {}

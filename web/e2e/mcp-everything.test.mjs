@@ -4,12 +4,11 @@
 // say which call they are for, so each call gets a session (a server process) of its own.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, root, results, pageErrors, axe, startConversation } from './harness.mjs'
-import { startStream } from './fake-openai.mjs'
+import { startModel } from './fake-openai.mjs'
 
 const everything = join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
 
@@ -20,13 +19,7 @@ after(async () => { await browser?.close() })
 // refModel calls the reference server's URL tool when the person asks to sign in, else its
 // form tool; once the result comes back it says the line of it that names the person.
 function refModel () {
-  const requests = []
-  const server = createServer(async (req, res) => {
-    let raw = ''
-    for await (const chunk of req) raw += chunk
-    const body = JSON.parse(raw)
-    requests.push(body)
-    const send = startStream(res, body.model)
+  return startModel((body, send) => {
     const last = body.messages.at(-1)
     if (last.role === 'tool') {
       const line = last.content.split('\n').find((l) => l.includes('Name:')) ?? last.content.split('\n')[0]
@@ -39,13 +32,7 @@ function refModel () {
       send({ role: 'assistant', content: '', tool_calls: [{ index: 0, id: 'call_ref', type: 'function', function: call }] })
       send({}, 'tool_calls')
     }
-    res.end('data: [DONE]\n\n')
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${server.address().port}/v1`,
-    requests,
-    close: () => new Promise((r) => server.close(r))
-  })))
 }
 
 // startRef starts Parley with the agent "Reference tools"; each person is named by the

@@ -3,13 +3,12 @@
 // result reaches the model and the reply.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, root, results, startConversation, pageErrors, axe } from './harness.mjs'
-import { startStream } from './fake-openai.mjs'
+import { startModel } from './fake-openai.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -18,13 +17,7 @@ after(async () => { await browser?.close() })
 // fakeModel calls the demo's deploy tool when the person writes, and answers with the
 // tool's result once it comes back.
 function fakeModel () {
-  const requests = []
-  const server = createServer(async (req, res) => {
-    let raw = ''
-    for await (const chunk of req) raw += chunk
-    const body = JSON.parse(raw)
-    requests.push(body)
-    const send = startStream(res, body.model)
+  return startModel((body, send) => {
     const last = body.messages.at(-1)
     if (last.role === 'tool') {
       send({ role: 'assistant', content: `The tool says: ${last.content}` })
@@ -35,13 +28,7 @@ function fakeModel () {
       send({ tool_calls: [{ index: 0, function: { arguments: '"api"}' } }] })
       send({}, 'tool_calls')
     }
-    res.end('data: [DONE]\n\n')
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${server.address().port}/v1`,
-    requests,
-    close: () => new Promise((r) => server.close(r))
-  })))
 }
 
 // startToolHelper starts Parley with one agent, "Tool helper", on the fake model, whose

@@ -47,9 +47,23 @@ func StatefulHTTPDemo(t testing.TB, name string) mcp.ServerConfig {
 // once, and closes it when the test ends.
 func Pool(t testing.TB, servers ...mcp.ServerConfig) *mcp.Pool {
 	t.Helper()
-	p, err := mcp.NewPool(mcp.Options{Agent: "helper", Servers: servers, Retry: 50 * time.Millisecond})
+	return PoolWith(t, mcp.Options{Servers: servers}, nil)
+}
+
+// PoolWith is Pool with more options; before, if not nil, is called before the pool starts
+// (to set OnComplete, say).
+func PoolWith(t testing.TB, opts mcp.Options, before func(*mcp.Pool)) *mcp.Pool {
+	t.Helper()
+	opts.Agent = "helper"
+	if opts.Retry == 0 {
+		opts.Retry = 50 * time.Millisecond
+	}
+	p, err := mcp.NewPool(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(p)
 	}
 	p.Start()
 	t.Cleanup(p.Close)
