@@ -90,7 +90,8 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer release()
+	retire := false
+	defer func() { release(retire) }()
 	// The timeout of the round, stopped while the person answers a live request.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -124,6 +125,8 @@ func (p *Pool) Call(ctx context.Context, c Call) (Result, error) {
 	}
 	res, err := st.cs.CallTool(ctx, params)
 	if err != nil {
+		// Cut off (a stop, the timeout): the server may go on with it, and ask for it later.
+		retire = ctx.Err() != nil
 		return p.callError(ctx, s, st, err)
 	}
 	if res.NeedsInput() && len(res.InputRequests) == 0 {

@@ -394,6 +394,11 @@ func (s *server) liveElicitation(ctx context.Context, req *sdk.ElicitRequest) (*
 		s.mu.Unlock()
 		ask = st.only()
 	}
+	if ask == nil && st != nil && st.letGo() {
+		// A call cut off before: the server goes on with it, and nobody waits for its answer.
+		s.log.Debug("tool server asked for a call that was cut off; cancelled")
+		return &sdk.ElicitResult{Action: "cancel"}, nil
+	}
 	if ask == nil {
 		s.mu.Lock()
 		s.strayAsked = true

@@ -256,7 +256,7 @@ func (p *Pool) WaitReady(ctx context.Context) error {
 }
 
 // closeWait bounds Close: a server that is not gone by then is killed.
-const closeWait = 5 * time.Second
+const closeWait = 4 * time.Second
 
 // Close stops every server, within closeWait: calls in flight end (a question a server
 // asks in the middle of one with them, see Call.Live), then a local server gets its stdin

@@ -188,6 +188,11 @@ func (s *server) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if st, _ := s.current(); st != nil && st.letGo() {
+			// Retired after a call cut off: start it again at once; meanwhile its tools stay
+			// offered, and calls take other sessions.
+			continue
+		}
 		err = s.cfg.scrub(err)
 		s.mu.Lock()
 		s.state, s.err = nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -17,8 +18,18 @@ const DefaultIdleSession = 5 * time.Minute
 // maxMaxSessions bounds max_sessions: each session of a local server is a process.
 const maxMaxSessions = 256
 
-// errIdle lets a session go that no call has used for a while.
-var errIdle = errors.New("no call used the session for a while")
+// Why Parley lets a session go: no call used it for a while, or a call on it ended without
+// its result, so that the server may still be at work on it and ask for it later; that
+// question must not reach the next call on the session. Neither is a failure of the server.
+var (
+	errIdle    = errors.New("no call used the session for a while")
+	errRetired = errors.New("a call on the session ended without its result")
+)
+
+// letGo reports whether the session ended because Parley let it go.
+func (st *session) letGo() bool {
+	return st.isBroken() && (errors.Is(st.brokenWhy, errIdle) || errors.Is(st.brokenWhy, errRetired))
+}
 
 // perCallLocked reports whether each call of the server needs a session of its own: a
 // server of a revision before 2026-07-28 asks the person with a request in the middle of
@@ -31,11 +42,12 @@ func (s *server) perCallLocked(st *session) bool {
 // lease gives a call the session to make it on: the one session of a server that serves
 // every call there; otherwise a session no other call holds, started if every session is
 // held and fewer than MaxSessions are, or else the first one freed. wait is told that the
-// call waits for a session, once, and with "" when it has one. release gives it back.
-func (s *server) lease(ctx context.Context, wait func(string)) (st *session, release func(), err error) {
+// call waits for a session, once, and with "" when it has one. release gives it back;
+// retire, when the call ended without its result, lets it go instead.
+func (s *server) lease(ctx context.Context, wait func(string)) (st *session, release func(retire bool), err error) {
 	waited := false
 	defer func() {
-		if waited && wait != nil {
+		if waited && wait != nil && err == nil {
 			wait("")
 		}
 	}()
@@ -48,30 +60,21 @@ func (s *server) lease(ctx context.Context, wait func(string)) (st *session, rel
 		}
 		if !s.perCallLocked(main) {
 			s.mu.Unlock()
-			return main, func() {}, nil
+			return main, func(bool) {}, nil
 		}
 		if st := s.freeLocked(); st != nil {
 			s.holdLocked(st)
 			s.mu.Unlock()
-			return st, func() { s.release(st) }, nil
+			return st, func(retire bool) { s.release(st, retire) }, nil
 		}
 		if 1+len(s.extra)+s.starting < s.cfg.MaxSessions {
 			s.starting++
 			s.mu.Unlock()
 			st, err := s.startExtra(ctx)
-			s.mu.Lock()
-			s.starting--
 			if err != nil {
-				s.signalLocked()
-				s.mu.Unlock()
 				return nil, nil, err
 			}
-			s.extra = append(s.extra, st)
-			s.holdLocked(st)
-			n := 1 + len(s.extra)
-			s.mu.Unlock()
-			s.log.Info("started another session of the tool server for a call", "protocol", st.protocol, "sessions", n)
-			return st, func() { s.release(st) }, nil
+			return st, func(retire bool) { s.release(st, retire) }, nil
 		}
 		freed := s.freed
 		s.mu.Unlock()
@@ -106,19 +109,26 @@ func (s *server) holdLocked(st *session) {
 }
 
 // release gives a session back: the next waiting call takes it, and an extra session no
-// call takes within idleAfter goes.
-func (s *server) release(st *session) {
+// call takes within idleAfter goes. A retired one goes at once (run starts the one it
+// keeps up again).
+func (s *server) release(st *session, retire bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.busy = false
-	if st != s.state {
-		st.idle = time.AfterFunc(s.idleAfter, func() {
+	switch {
+	case retire:
+		st.markBroken(errRetired)
+	case st != s.state && !st.isBroken():
+		var t *time.Timer
+		t = time.AfterFunc(s.idleAfter, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			if !st.busy {
-				st.markBroken(errIdle) // under mu: no lease takes it meanwhile
+			// Under mu, and only if no call took it since: no lease takes it meanwhile.
+			if st.idle == t && !st.busy {
+				st.markBroken(errIdle)
 			}
 		})
+		st.idle = t
 	}
 	s.signalLocked()
 }
@@ -129,44 +139,58 @@ func (s *server) signalLocked() {
 	s.freed = make(chan struct{})
 }
 
-// startExtra starts a session for a call beyond those the server has; it lives until it
-// idles, breaks or the pool closes.
+// startExtra starts a session for a call beyond those the server has (the caller counted
+// it in starting), and returns it held; it lives until it idles, is retired, breaks, or the
+// pool closes.
 func (s *server) startExtra(ctx context.Context) (*session, error) {
 	st, err := s.connect(ctx)
+	if err == nil {
+		err = s.keep(st)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting--
+	s.signalLocked() // the count changed: a call that waits may start one now
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
 		return nil, fmt.Errorf("could not start another session of the tool server for this call: %w", s.cfg.scrub(err))
 	}
+	s.log.Info("started another session of the tool server for a call", "protocol", st.protocol, "sessions", 1+len(s.extra))
+	return st, nil
+}
+
+// keep adds an extra session, held for the call that started it, to the server's, and
+// watches it until it ends.
+func (s *server) keep(st *session) error {
 	p := s.pool
 	p.closeMu.Lock()
 	defer p.closeMu.Unlock()
 	if p.closed {
 		st.cs.Close()
 		killGroup(st.cmd)
-		return nil, fmt.Errorf("%w (%s): Parley is stopping", ErrUnavailable, s.cfg.Name)
+		return errors.New("Parley is stopping")
 	}
+	s.mu.Lock()
+	s.holdLocked(st)
+	s.extra = append(s.extra, st)
+	s.mu.Unlock()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		err := s.hold(p.ctx, st)
 		s.mu.Lock()
-		for i, x := range s.extra {
-			if x == st {
-				s.extra = append(s.extra[:i], s.extra[i+1:]...)
-				break
-			}
-		}
+		s.extra = slices.DeleteFunc(s.extra, func(x *session) bool { return x == st })
 		if st.idle != nil {
 			st.idle.Stop()
 		}
 		s.signalLocked()
 		n := len(s.extra)
 		s.mu.Unlock()
-		if p.ctx.Err() == nil && !errors.Is(st.brokenWhy, errIdle) {
+		if p.ctx.Err() == nil && !st.letGo() {
 			s.log.Warn("a session of the tool server ended", "error", s.cfg.scrub(err), "sessions", n+1)
 		}
 	}()
-	return st, nil
+	return nil
 }

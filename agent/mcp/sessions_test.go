@@ -181,3 +181,28 @@ func TestAServersNewToolsAreListedAgain(t *testing.T) {
 		t.Errorf("result = %q", res.Text)
 	}
 }
+
+func TestAQuestionForACallCutOffNeverReachesTheNextCall(t *testing.T) {
+	// A server of 2025-11-25 whose tools go on after their call was cut off, and ask then.
+	p := startPool(t, need(t)(mcptest.Node("stub", "testdata/stubborn.mjs")))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Call(ctx, mcp.Call{Server: "stub", Tool: "first", Live: func(context.Context, mcp.Input) (mcp.Response, error) {
+		t.Error("the first call was asked after it ended")
+		return mcp.Response{Action: "cancel"}, nil
+	}}); err == nil {
+		t.Fatal("the first call was not cut off")
+	}
+	// The next call starts before the first call's question comes.
+	var asked []string
+	res := call(t, p, mcp.Call{Server: "stub", Tool: "second", Live: func(_ context.Context, in mcp.Input) (mcp.Response, error) {
+		asked = append(asked, in.Question.Message)
+		return mcp.Response{Action: "accept", Content: map[string]any{"ok": true}}, nil
+	}})
+	if !slices.Equal(asked, []string{"A question for the second call"}) || res.Text != "the second call got accept" {
+		t.Errorf("the second call was asked %q, and got %q", asked, res.Text)
+	}
+	if len(p.Problems()) != 0 {
+		t.Errorf("problems = %q", p.Problems())
+	}
+}

@@ -410,14 +410,18 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	go func() { errc <- srv.Serve(l) }()
 	select {
 	case err := <-errc:
-		srv.Shutdown(context.Background())
+		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
+		defer cancel()
+		srv.Shutdown(stopCtx)
+		closeTools()
 		db.Close()
 		return err
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", shutdownGrace.String())
 	// The steps stop first, so that a question a tool server asks mid-call expires as
-	// theirs; the tool servers close in what is left of the grace (mcp's closeWait at most).
+	// theirs; the tool servers close in what is left of the grace (mcp's closeWait, 4 s, at
+	// most), and the database last.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

@@ -78,26 +78,50 @@ func PoolWith(t testing.TB, opts mcp.Options, before func(*mcp.Pool)) *mcp.Pool 
 // Everything is the MCP project's reference server, @modelcontextprotocol/server-everything
 // as package.json pins it, over stdio; an error says what is missing (node, or npm ci).
 func Everything(name string) (mcp.ServerConfig, error) {
-	if _, err := exec.LookPath("node"); err != nil {
-		return mcp.ServerConfig{}, fmt.Errorf("the reference MCP server needs node: %w", err)
-	}
-	dir, err := os.Getwd()
+	root, err := Root()
 	if err != nil {
 		return mcp.ServerConfig{}, err
 	}
+	return Node(name, filepath.Join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio")
+}
+
+// Node is a tool server that node runs from script (made with the packages of package.json),
+// over stdio; an error says what is missing (node, the script, or npm ci).
+func Node(name, script string, args ...string) (mcp.ServerConfig, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return mcp.ServerConfig{}, fmt.Errorf("the tool server needs node: %w", err)
+	}
+	root, err := Root()
+	if err != nil {
+		return mcp.ServerConfig{}, err
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		return mcp.ServerConfig{}, fmt.Errorf("the MCP packages are not installed (run npm ci): %w", err)
+	}
+	script, err = filepath.Abs(script)
+	if err != nil {
+		return mcp.ServerConfig{}, err
+	}
+	if _, err := os.Stat(script); err != nil {
+		return mcp.ServerConfig{}, err
+	}
+	return mcp.ServerConfig{Name: name, Command: "node", Args: append([]string{script}, args...)}, nil
+}
+
+// Root is the repository's folder: the first above the working directory with a go.mod.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return mcp.ServerConfig{}, errors.New("no go.mod above the test's directory")
+			return "", errors.New("no go.mod above the test's directory")
 		}
 		dir = parent
 	}
-	main := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(main); err != nil {
-		return mcp.ServerConfig{}, fmt.Errorf("the reference MCP server is not installed (run npm ci): %w", err)
-	}
-	return mcp.ServerConfig{Name: name, Command: "node", Args: []string{main, "stdio"}}, nil
 }
