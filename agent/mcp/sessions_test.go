@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -204,5 +205,34 @@ func TestAQuestionForACallCutOffNeverReachesTheNextCall(t *testing.T) {
 	}
 	if len(p.Problems()) != 0 {
 		t.Errorf("problems = %q", p.Problems())
+	}
+}
+
+func TestACallStoppedWhileItWaitsForASessionSaysItStillWaited(t *testing.T) {
+	cfg, _, _ := statefulDemo(t, "old")
+	cfg.MaxSessions = 1
+	p := startPool(t, cfg)
+	asked, release, first := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(first)
+		_, _ = p.Call(context.Background(), mcp.Call{Server: "old", Tool: "deploy", Arguments: json.RawMessage(`{"service":"api"}`),
+			Live: func(ctx context.Context, in mcp.Input) (mcp.Response, error) {
+				close(asked)
+				<-release
+				return mcp.Response{Action: "cancel"}, nil
+			}})
+	}()
+	defer func() { close(release); <-first }()
+	<-asked
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var told []string
+	_, err := p.Call(ctx, mcp.Call{Server: "old", Tool: "deploy", Arguments: json.RawMessage(`{"service":"web"}`),
+		Wait: func(why string) {
+			told = append(told, why)
+			cancel(agent.ErrStopped) // the person stops the run
+		}})
+	// The card stays "waiting for a free session": the call never ran, and Retry runs it.
+	if !errors.Is(err, agent.ErrStopped) || !slices.Equal(told, []string{"a free session of the tool server (all 1 are in use)"}) {
+		t.Errorf("err = %v, told %q", err, told)
 	}
 }
