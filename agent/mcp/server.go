@@ -188,9 +188,9 @@ func (s *server) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if st, _ := s.current(); st != nil && st.letGo() {
+		if errors.Is(err, errRetired) {
 			// Retired after a call cut off: start it again at once; meanwhile its tools stay
-			// offered, and calls take other sessions.
+			// offered, and calls take other sessions. (If it does not start, that is an error.)
 			continue
 		}
 		err = s.cfg.scrub(err)
