@@ -43,7 +43,7 @@ type server struct {
 	// askedLive: the server asked in the middle of a call although its revision would not,
 	// so its calls get sessions of their own from then on.
 	askedLive bool
-	// strayAsked: the server asked something outside any call.
+	// strayAsked: the server asked something Parley could not tie to one of its calls.
 	strayAsked bool
 }
 
@@ -231,9 +231,10 @@ func (s *server) serve(ctx context.Context) error {
 	s.signalLocked()
 	s.mu.Unlock()
 	s.log.Info("tool server ready", "server", s.cfg.place(), "tools", len(tools), "protocol", st.protocol, "implementation", st.serverName)
+	names := s.lastToolNames()
 	for _, name := range slices.Concat(s.cfg.ApproveTools, s.cfg.ReadOnly) {
-		if !slices.Contains(s.lastToolNames(), name) {
-			s.log.Warn("approve_tools or read_only names a tool the server does not have", "tool", name, "tools", strings.Join(s.lastToolNames(), ", "))
+		if !slices.Contains(names, name) {
+			s.log.Warn("approve_tools or read_only names a tool the server does not have", "tool", name, "tools", strings.Join(names, ", "))
 		}
 	}
 	s.readyOnce.Do(func() { close(s.ready) })
