@@ -266,8 +266,10 @@ func TestAgent_Cancel(t *testing.T) {
 	if told {
 		return // the refused cancel was followed by the message: fine, and nothing more to check
 	}
-	if cancels != 1 {
-		t.Errorf("got %d tasks/cancel, want 1", cancels)
+	// At least one: a tasks/cancel the SDK's server refused as busy (-32603) after its
+	// executor had cancelled (seen on a loaded machine) is sent again, as it must be.
+	if cancels < 1 {
+		t.Errorf("got %d tasks/cancel, want at least 1", cancels)
 	}
 	if m := rec.Messages(); len(m) != 1 || m[0] != "You cancelled the task." {
 		t.Errorf("got messages %q", m)
@@ -280,8 +282,8 @@ func TestAgent_Cancel(t *testing.T) {
 	if _, err := c.Deliver(agent.TriggerResume); err == nil {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if r.cancels != 1 {
-			t.Errorf("got %d tasks/cancel after a re-delivery, want 1", r.cancels)
+		if r.cancels != cancels {
+			t.Errorf("got %d tasks/cancel after a re-delivery, want %d: none more", r.cancels, cancels)
 		}
 	}
 }
