@@ -172,7 +172,10 @@ func TestClosingThePoolEndsAQuestionThatWaitsAndItsServer(t *testing.T) {
 			}})
 	}()
 	<-asked
-	pids := serverPIDs(t, cfg)
+	pids := mcptest.Children(os.Getpid(), cfg.Args[0])
+	if len(pids) == 0 {
+		t.Fatal("no process of the reference server found")
+	}
 	start := time.Now()
 	p.Close()
 	if took := time.Since(start); took > 8*time.Second {
@@ -184,49 +187,8 @@ func TestClosingThePoolEndsAQuestionThatWaitsAndItsServer(t *testing.T) {
 		t.Error("the call still waits")
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if mcptest.Alive(pid) {
 			t.Errorf("server process %d outlived the pool", pid)
 		}
 	}
-}
-
-// serverPIDs finds the reference server's processes: children of this test.
-func serverPIDs(t *testing.T, cfg mcp.ServerConfig) []int {
-	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc here:", err)
-	}
-	var pids []int
-	for _, d := range dirs {
-		var pid int
-		if _, err := fmt.Sscan(d.Name(), &pid); err != nil {
-			continue
-		}
-		stat, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		cmdline, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		// The parent's pid is the field after the command's name, which is in parentheses.
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(f) > 1 && f[1] == fmt.Sprint(os.Getpid()) && strings.Contains(string(cmdline), cfg.Args[0]) {
-			pids = append(pids, pid)
-		}
-	}
-	if len(pids) == 0 {
-		t.Fatal("no process of the reference server found")
-	}
-	return pids
-}
-
-// alive reports whether the process runs (a zombie has ended; its parent has not read its
-// status yet).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }

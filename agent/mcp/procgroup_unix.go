@@ -7,9 +7,12 @@ import (
 	"syscall"
 )
 
-// ownGroup starts a local server in a process group of its own.
+// ownGroup starts a local server in a process group of its own; where the system can, the
+// server is also told (SIGTERM) when Parley dies without stopping it (kill -9, out of
+// memory), so that it does not outlive Parley.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeathSignal(cmd.SysProcAttr)
 }
 
 // killGroup kills what is left of a local server's process group, once the server is stopped.

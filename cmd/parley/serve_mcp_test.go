@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,6 +166,18 @@ model = "fake"
 		}
 	}
 
+	// gone checks that the tool servers a stopped parley started do not outlive it.
+	gone := func(servers []int, how string) {
+		t.Helper()
+		if len(servers) == 0 {
+			t.Fatal("no process of the tool server found")
+		}
+		waitFor(t, "the tool servers to end after "+how, func() bool {
+			return !slices.ContainsFunc(servers, mcptest.Alive)
+		})
+	}
+	servers := func() []int { return mcptest.Children(l.cmd.Process.Pid, ref.Args[0]) }
+
 	l = start()
 	if code := l.api(t, http.MethodPost, "/conversations", map[string]any{"agent": "ops", "text": "Fill in the form"}, &created); code != http.StatusCreated {
 		t.Fatalf("create = %d", code)
@@ -172,6 +185,7 @@ model = "fake"
 	asked(1)
 
 	// SIGTERM while the question waits: the process ends, cleanly, within the grace.
+	running := servers()
 	stopped := time.Now()
 	l.cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
@@ -189,13 +203,17 @@ model = "fake"
 	if took >= shutdownGrace {
 		t.Errorf("SIGTERM took %s, more than the grace of %s", took, shutdownGrace)
 	}
+	gone(running, "SIGTERM")
 	l = start()
 	afterStop(1)
 	asked(2)
 
-	// kill -9 while it waits again: nothing is lost, and the same holds.
+	// kill -9 while it waits again: nothing is lost, and the same holds. The tool server is
+	// told that Parley died, and ends too.
+	running = servers()
 	l.cmd.Process.Kill()
 	l.cmd.Wait()
+	gone(running, "kill -9")
 	l = start()
 	afterStop(2)
 	q := asked(3)

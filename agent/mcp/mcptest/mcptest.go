@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +126,42 @@ func Root() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Children returns the processes whose parent is parent and whose command line holds
+// match (Linux: read from /proc; elsewhere none).
+func Children(parent int, match string) []int {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		f := procStat(pid)
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if len(f) > 1 && err == nil && f[1] == strconv.Itoa(parent) && strings.Contains(string(cmdline), match) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Alive reports whether the process runs (a zombie has ended; its parent has not read its
+// status yet).
+func Alive(pid int) bool {
+	f := procStat(pid)
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// procStat is /proc/PID/stat after the command's name: the state, the parent, and so on.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 }
