@@ -65,15 +65,8 @@ var fakeScripts = map[string][]string{
 // fakeModel is an OpenAI-compatible chat-completions endpoint in the real streaming format:
 // it asks its script's next question while the script has one, then answers in text.
 func fakeModel(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	json.NewDecoder(r.Body).Decode(&body)
 	first, results := "", 0
-	for _, m := range body.Messages {
+	for _, m := range chatMessages(r) {
 		switch m.Role {
 		case "user":
 			if s, ok := m.Content.(string); ok && first == "" {
@@ -122,6 +115,21 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{}, "tool_calls")
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// chatMessage is a message of a chat-completions request, as the fake models read it.
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// chatMessages reads the messages of a chat-completions request.
+func chatMessages(r *http.Request) []chatMessage {
+	var body struct {
+		Messages []chatMessage `json:"messages"`
+	}
+	json.NewDecoder(r.Body).Decode(&body)
+	return body.Messages
 }
 
 // streamChunks starts a streamed chat completion on w and returns send, which writes one

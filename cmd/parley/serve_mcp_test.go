@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,14 +25,8 @@ type toolModel struct {
 }
 
 func (m *toolModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	json.NewDecoder(r.Body).Decode(&body)
-	last := body.Messages[len(body.Messages)-1]
+	messages := chatMessages(r)
+	last := messages[len(messages)-1]
 	send := streamChunks(w)
 	if last.Role == "tool" {
 		text, _ := last.Content.(string)
