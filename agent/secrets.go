@@ -40,7 +40,7 @@ func RefuseSecrets(q Question) Question {
 	var fields []Field
 	var refused []RefusedField
 	for _, f := range q.Fields {
-		if reason := refusal(f); reason != "" {
+		if reason := Refusal(f); reason != "" {
 			refused = append(refused, RefusedField{Name: f.Name, Reason: reason})
 			continue
 		}
@@ -57,8 +57,9 @@ func RefuseSecrets(q Question) Question {
 	return q
 }
 
-// refusal returns why f must not be rendered, or "".
-func refusal(f Field) string {
+// Refusal returns why f must not be rendered, or "": the rule RefuseSecrets applies to
+// each field, for adapters that decide field by field.
+func Refusal(f Field) string {
 	switch {
 	case f.Kind == kindEmail:
 		return EmailRefusal

@@ -139,6 +139,9 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 	for _, name := range names {
 		f, no := formField(name, s.Properties[name], allowEmail)
 		f.Required = slices.Contains(s.Required, name)
+		if no.why == "" {
+			no.why = agent.Refusal(f) // a name or label that names a secret
+		}
 		if no.why != "" {
 			if f.Required {
 				return q, no.refusal(name)
@@ -147,15 +150,6 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 			continue
 		}
 		q.Fields = append(q.Fields, f)
-	}
-	// Fields whose name or label names a secret.
-	if checked := agent.RefuseSecrets(q); len(checked.Refused) > len(q.Refused) {
-		for _, r := range checked.Refused[len(q.Refused):] {
-			if slices.Contains(s.Required, r.Name) {
-				return q, fmt.Sprintf("Parley declined this form: the required field %q cannot be asked. %s", r.Name, r.Reason)
-			}
-		}
-		q = checked
 	}
 	if len(q.Fields) == 0 && len(q.Refused) > 0 {
 		return q, "Parley declined this form: it left out every field. " + q.DeclineReason()
