@@ -1,8 +1,9 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 // The roles of the messages sent to the model.
@@ -65,12 +66,4 @@ func (cp checkpoint) assistantTurn() message {
 }
 
 // marshalCompact writes v as compact JSON without HTML escaping (models read it, not browsers).
-func marshalCompact(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return `{"error":"unencodable result"}`
-	}
-	return string(bytes.TrimRight(b.Bytes(), "\n"))
-}
+func marshalCompact(v any) string { return agent.MarshalCompact(v) }

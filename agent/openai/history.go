@@ -72,7 +72,7 @@ func rebuild(history []agent.Event) []message {
 						toolQuestions[q.ID] = true
 						res = resolutions[q.ID]
 					}
-					content = toolResult(q, res)
+					content = agent.ToolResult(q, res)
 				}
 				out = append(out, message{Role: roleTool, Content: content, CallID: c.ID})
 			}

@@ -6,10 +6,11 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
+	"github.com/parley-chat/parley/agent"
 )
 
 // toolName is the one tool the model is offered.
-const toolName = "request_user_input"
+const toolName = agent.AskToolName
 
 // askAppendix teaches the model how to ask the person, with the tool or, for models
 // without tool calling, with the UserInputMetaData format (seeds/000).
@@ -95,56 +96,11 @@ func (a *Agent) systemPrompt(t turn) string {
 	return b.String()
 }
 
-// fieldSchema is the JSON Schema of one field of the question model.
-var fieldSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"name":        map[string]any{"type": "string", "description": "Unique key of the answer, such as branch_name."},
-		"label":       map[string]any{"type": "string"},
-		"description": map[string]any{"type": "string"},
-		"kind": map[string]any{"type": "string",
-			"enum": []string{"text", "textarea", "number", "integer", "select", "multiselect", "boolean", "date", "file"}},
-		"required": map[string]any{"type": "boolean"},
-		"options": map[string]any{"type": "array", "items": map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"value": map[string]any{"type": "string"}, "label": map[string]any{"type": "string"}},
-			"required":   []string{"value"},
-		}},
-		"default":   map[string]any{"description": "Prefilled answer: a string, number or boolean, or a list of strings for multiselect."},
-		"min":       map[string]any{"type": "number"},
-		"max":       map[string]any{"type": "number"},
-		"minLength": map[string]any{"type": "integer"},
-		"maxLength": map[string]any{"type": "integer"},
-		"pattern":   map[string]any{"type": "string"},
-		"minItems":  map[string]any{"type": "integer"},
-		"maxItems":  map[string]any{"type": "integer"},
-	},
-	"required": []string{"name", "kind"},
-}
-
-// toolParams is the JSON Schema of request_user_input's arguments.
-var toolParams = shared.FunctionParameters{
-	"type": "object",
-	"properties": map[string]any{
-		"prompt": map[string]any{"type": "string", "description": "The question, as the person will read it."},
-		"context": map[string]any{"type": "object",
-			"description": "Supporting data. For a selection, the choices go in context.options."},
-		"request_type": map[string]any{"type": "string", "enum": []string{"clarification", "selection", "approval"}},
-		"fields": map[string]any{"type": "array", "items": fieldSchema,
-			"description": "Optional: the form's fields, when the request type's default form does not fit."},
-	},
-	"required": []string{"prompt", "request_type"},
-}
-
-// toolDescription says when to use the tool.
-const toolDescription = "Ask the person a question through a form and wait for the answer. " +
-	"Use it only when you cannot continue without the person's input."
-
 // askTool is the definition of request_user_input.
 var askTool = shared.FunctionDefinitionParam{
 	Name:        toolName,
-	Description: oai.String(toolDescription),
-	Parameters:  toolParams,
+	Description: oai.String(agent.AskToolDescription),
+	Parameters:  shared.FunctionParameters(agent.AskToolSchema),
 }
 
 // readTool is the definition of read_document, with the agent's limits.

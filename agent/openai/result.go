@@ -9,36 +9,6 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// toolResultDoc is the tool result the model gets for a question: how it ended, the typed
-// answers, why it was not answered, and which fields Parley left out.
-type toolResultDoc struct {
-	Outcome string         `json:"outcome"`
-	Values  map[string]any `json:"values,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
-	Note    string         `json:"note,omitempty"`
-}
-
-// toolResult writes the result of the question asked for a tool call: compact JSON such as
-// {"outcome":"answered","values":{"choice":"b"}} or {"outcome":"declined","reason":"..."}.
-// q is nil when the step stopped before asking; res is nil while the question is pending.
-func toolResult(q *agent.Question, res *agent.Resolution) string {
-	switch {
-	case q == nil:
-		return marshalCompact(toolResultDoc{Outcome: "not_asked", Reason: "The question was never shown to the person; ask again if you still need it."})
-	case res == nil:
-		return marshalCompact(toolResultDoc{Outcome: "unanswered", Reason: "The person has not answered yet."})
-	}
-	doc := toolResultDoc{Outcome: string(res.Outcome), Reason: res.Reason}
-	if res.Outcome == agent.Answered {
-		doc.Values = res.Values
-		if doc.Values == nil {
-			doc.Values = map[string]any{}
-		}
-		doc.Note = q.DeclineReason()
-	}
-	return marshalCompact(doc)
-}
-
 // invalidResult is the tool result for a call whose arguments could not be used.
 func invalidResult(problem string) string {
 	return marshalCompact(map[string]string{"error": problem, "expected": expectedShape})
