@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -394,4 +396,22 @@ func Form(pairs ...string) url.Values {
 		v.Add(pairs[i], pairs[i+1])
 	}
 	return v
+}
+
+// Root is the repository's folder: the first above the working directory with a go.mod.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
 }

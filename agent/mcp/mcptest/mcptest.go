@@ -3,7 +3,6 @@ package mcptest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/agent/agenttest"
 	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/mcp/demo"
 )
@@ -110,23 +110,8 @@ func Node(name, script string, args ...string) (mcp.ServerConfig, error) {
 	return mcp.ServerConfig{Name: name, Command: "node", Args: append([]string{script}, args...)}, nil
 }
 
-// Root is the repository's folder: the first above the working directory with a go.mod.
-func Root() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
+// Root is the repository's folder (see agenttest.Root).
+func Root() (string, error) { return agenttest.Root() }
 
 // Children returns the processes whose parent is parent and whose command line holds
 // match (Linux: read from /proc; elsewhere none).

@@ -1,0 +1,149 @@
+package agui
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// finish ends the run as RUN_FINISHED says: done, stopped, or waiting for the person's
+// answers to its interrupts or its request_user_input calls. The checkpoint (the state, the
+// interrupts now open) is stored before the questions are asked, so that a resume always
+// finds what it must answer.
+func (r *run) finish(ev event) error {
+	if err := r.endText(); err != nil {
+		return err
+	}
+	o := ev.Outcome
+	if o == nil {
+		o = &outcome{Type: "success"}
+	}
+	next := r.cp
+	next.Open = nil
+	if r.changed {
+		b, err := json.Marshal(r.state)
+		if err != nil {
+			return err
+		}
+		next.State = b
+	}
+	var questions []agent.Question
+	switch o.Type {
+	case "interrupt":
+		if r.a.interruptsRefused() {
+			return invalid(ev.Type, "an interrupt outcome, from an agent whose capabilities say it does not interrupt")
+		}
+		for _, in := range o.Interrupts {
+			q, refusal := r.interruptQuestion(in)
+			next.Open = append(next.Open, openInterrupt{ID: in.ID, Refusal: refusal, Expires: in.ExpiresAt})
+			if refusal == "" {
+				questions = append(questions, q)
+			}
+		}
+	case "success":
+		for _, id := range o.Pending {
+			q, err := r.callQuestion(id)
+			if err != nil {
+				return err
+			}
+			questions = append(questions, q)
+		}
+	}
+	if r.changed || len(r.cp.Open) > 0 || len(next.Open) > 0 {
+		if err := r.out.Checkpoint(next); err != nil {
+			return err
+		}
+	}
+	for _, q := range questions {
+		if _, err := r.out.Ask(q); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.Type == "cancelled":
+		return agent.ErrStopped
+	case o.Type == "interrupt" && len(questions) == 0:
+		return r.a.faultf(nil, "the agent asked for what Parley cannot ask: %s Send a message to go on; the agent is told why.",
+			next.Open[0].Refusal)
+	}
+	return nil
+}
+
+// interruptQuestion maps an interrupt onto the question model: its message, its reason, the
+// tool call it holds (whose card then waits), its response schema as the form (mapped as
+// MCP's requested schemas are) and its expiresAt as the deadline. refusal says why Parley
+// will not ask it; the next run cancels it with that reason.
+func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
+	q := agent.Question{Key: interruptKey(in.ID), Asker: r.a.Info().Title, Message: strings.TrimSpace(in.Message)}
+	ctx := map[string]any{"reason": in.Reason}
+	switch in.Reason {
+	case "tool_call", "confirmation":
+		q.Type = agent.RequestApproval
+	case "input_required":
+		q.Type = agent.RequestClarification
+	}
+	if in.ToolCallID != "" {
+		ctx["tool call"] = in.ToolCallID
+		tc := r.cards[in.ToolCallID]
+		if tc == nil {
+			tc = r.earlierCall(in.ToolCallID)
+		}
+		if tc != nil {
+			ctx["tool call"] = tc.Tool
+			var args any
+			if json.Unmarshal(tc.Arguments, &args) == nil && args != nil {
+				ctx["arguments"] = args
+			}
+			tc.Status, tc.Waiting = agent.ToolWaiting, "your answer"
+			up := *tc
+			up.Update = true
+			if err := r.out.Tool(up); err != nil {
+				return q, err.Error()
+			}
+		}
+	}
+	q.Context = ctx
+	if q.Message == "" {
+		q.Message = defaultMessage(in.Reason)
+	}
+	if t, ok := parseTime(in.ExpiresAt); ok {
+		if !t.After(time.Now()) {
+			return q, "It expired before Parley could ask it."
+		}
+		q.Deadline = t
+	}
+	return agent.SchemaQuestion(q, in.ResponseSchema, r.a.cfg.AllowEmail)
+}
+
+func defaultMessage(reason string) string {
+	switch reason {
+	case "tool_call":
+		return "The agent asks for your approval of a tool call."
+	case "confirmation":
+		return "The agent asks you to confirm."
+	}
+	return "The agent needs your input to go on."
+}
+
+// callQuestion is the question a request_user_input call of this run asks.
+func (r *run) callQuestion(id string) (agent.Question, error) {
+	c := r.calls[id]
+	if c == nil {
+		if tc, ok := r.cards[id]; ok {
+			return agent.Question{}, invalid("RUN_FINISHED", "pendingToolCallIds names %q, a call of the agent's own tool %s, not of a tool Parley offered", id, tc.Tool)
+		}
+		return agent.Question{}, invalid("RUN_FINISHED", "pendingToolCallIds names %q, which no TOOL_CALL_START of this run opened", id)
+	}
+	req, err := agent.DecodeUserInputRequest(c.args.String())
+	if err != nil {
+		return agent.Question{}, r.a.faultf(err, "the agent called %s with arguments Parley cannot use: %v", agent.AskToolName, err)
+	}
+	q := req.Question()
+	q.Key, q.Asker = id, r.a.Info().Title
+	if err := agent.RefuseSecrets(q).Check(); err != nil {
+		return agent.Question{}, r.a.faultf(err, "the agent's %s call cannot be shown: %v", agent.AskToolName, err)
+	}
+	return q, nil
+}

@@ -1,0 +1,355 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// handle acts on one event; done is true once the run has finished.
+func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
+	r.events++
+	if r.events == 1 && ev.Type != "RUN_STARTED" && ev.Type != "RUN_ERROR" {
+		return false, invalid(ev.Type, "a run's first event must be RUN_STARTED")
+	}
+	if ev.Type != "TEXT_MESSAGE_CHUNK" && r.chunkText {
+		if err := r.endText(); err != nil {
+			return false, err
+		}
+	}
+	if ev.Type != "TOOL_CALL_CHUNK" && r.chunkCall != "" {
+		if err := r.endCall(r.chunkCall); err != nil {
+			return false, err
+		}
+		r.chunkCall = ""
+	}
+	switch ev.Type {
+	case "RUN_STARTED":
+		if r.events > 1 {
+			return false, invalid(ev.Type, "the run had started already")
+		}
+	case "TEXT_MESSAGE_START":
+		if r.started[ev.MessageID] {
+			return false, invalid(ev.describe(), "the message was started before")
+		}
+		r.started[ev.MessageID] = true
+		return false, r.switchText(ev.MessageID, false)
+	case "TEXT_MESSAGE_CONTENT":
+		if !r.started[ev.MessageID] {
+			return false, invalid(ev.describe(), "no TEXT_MESSAGE_START opened the message")
+		}
+		if err := r.switchText(ev.MessageID, false); err != nil {
+			return false, err
+		}
+		return false, r.out.Text(ev.Delta)
+	case "TEXT_MESSAGE_END":
+		if !r.started[ev.MessageID] {
+			return false, invalid(ev.describe(), "no TEXT_MESSAGE_START opened the message")
+		}
+		if r.text == ev.MessageID {
+			return false, r.endText()
+		}
+	case "TEXT_MESSAGE_CHUNK":
+		id := ev.MessageID
+		if id == "" {
+			if !r.chunkText {
+				return false, invalid(ev.Type, "messageId is required on the first chunk of a message")
+			}
+			id = r.text
+		}
+		r.started[id] = true
+		if err := r.switchText(id, true); err != nil {
+			return false, err
+		}
+		return false, r.out.Text(ev.Delta)
+	case "TOOL_CALL_START":
+		return false, r.startCall(ev.ToolCallID, ev.ToolCallName)
+	case "TOOL_CALL_ARGS":
+		return false, r.callArgs(ev.describe(), ev.ToolCallID, ev.Delta)
+	case "TOOL_CALL_END":
+		return false, r.endCall(ev.ToolCallID)
+	case "TOOL_CALL_CHUNK":
+		id := ev.ToolCallID
+		if id == "" {
+			id = r.chunkCall
+		}
+		if id == "" {
+			return false, invalid(ev.Type, "toolCallId is required on the first chunk of a call")
+		}
+		if _, known := r.cards[id]; !known && r.calls[id] == nil {
+			if ev.ToolCallName == "" {
+				return false, invalid(ev.describe(), "toolCallName is required on the first chunk of a call")
+			}
+			if err := r.startCall(id, ev.ToolCallName); err != nil {
+				return false, err
+			}
+		}
+		r.chunkCall = id
+		return false, r.callArgs(ev.describe(), id, ev.Delta)
+	case "TOOL_CALL_RESULT":
+		return false, r.result(ev)
+	case "STATE_SNAPSHOT":
+		v, err := decodeValue(ev.Snapshot)
+		if err != nil {
+			return false, invalid(ev.Type, "snapshot: %v", err)
+		}
+		r.state, r.changed = v, true
+		return false, r.publishPlan()
+	case "STATE_DELTA":
+		v, err := applyPatch(r.state, ev.Patch)
+		if err != nil {
+			return false, invalid(ev.Type, "the delta does not apply to the state: %v", err)
+		}
+		r.state, r.changed = v, true
+		return false, r.publishPlan()
+	case "STEP_STARTED":
+		r.steps = append(r.steps, agent.PlanStep{Title: ev.StepName, Status: agent.StepInProgress})
+		return false, r.publishPlan()
+	case "STEP_FINISHED":
+		for i := len(r.steps) - 1; i >= 0; i-- {
+			if r.steps[i].Title == ev.StepName && r.steps[i].Status == agent.StepInProgress {
+				r.steps[i].Status = agent.StepDone
+				return false, r.publishPlan()
+			}
+		}
+		return false, invalid(ev.Type, "no STEP_STARTED opened the step %q", ev.StepName)
+	case "RUN_ERROR":
+		_ = r.endText()
+		r.failSteps()
+		msg := agent.OneLine(ev.Message)
+		if ev.Code != "" {
+			msg += " (" + ev.Code + ")"
+		}
+		return true, r.a.faultf(nil, "%s", msg)
+	case "RUN_FINISHED":
+		return true, r.finish(ev)
+	}
+	// Reasoning, activities, snapshots of messages, raw and custom events, subagents: valid,
+	// and nothing the conversation shows.
+	return false, nil
+}
+
+// switchText makes id the message being written, ending another one first.
+func (r *run) switchText(id string, chunk bool) error {
+	if r.text != "" && r.text != id {
+		if err := r.out.EndMessage(); err != nil {
+			return err
+		}
+	}
+	r.text, r.chunkText = id, chunk
+	return nil
+}
+
+func (r *run) endText() error {
+	if r.text == "" {
+		return nil
+	}
+	r.text, r.chunkText = "", false
+	return r.out.EndMessage()
+}
+
+// startCall opens a tool call: a card for the agent's own tools, a question to come for
+// request_user_input.
+func (r *run) startCall(id, name string) error {
+	if _, ok := r.cards[id]; ok || r.calls[id] != nil {
+		return invalid("TOOL_CALL_START ("+id+")", "the call was started before")
+	}
+	if err := r.endText(); err != nil {
+		return err
+	}
+	if name == agent.AskToolName {
+		r.calls[id] = &call{}
+		return nil
+	}
+	tc := &agent.ToolCall{Key: toolKeyPrefix + id, ID: id, Server: r.a.Info().Title, Tool: name, Status: agent.ToolRunning, Started: time.Now()}
+	r.cards[id] = tc
+	return r.out.Tool(*tc)
+}
+
+func (r *run) callArgs(what, id, delta string) error {
+	if c := r.calls[id]; c != nil {
+		c.args.WriteString(delta)
+		return nil
+	}
+	tc, ok := r.cards[id]
+	if !ok {
+		return invalid(what, "no TOOL_CALL_START opened the call")
+	}
+	tc.Arguments = append(tc.Arguments, delta...)
+	return nil
+}
+
+func (r *run) endCall(id string) error {
+	if c := r.calls[id]; c != nil {
+		c.ended = true
+		return nil
+	}
+	tc, ok := r.cards[id]
+	if !ok {
+		return invalid("TOOL_CALL_END ("+id+")", "no TOOL_CALL_START opened the call")
+	}
+	if !json.Valid(tc.Arguments) {
+		b, _ := json.Marshal(string(tc.Arguments))
+		tc.Arguments = b
+	}
+	up := *tc
+	up.Update = true
+	return r.out.Tool(up)
+}
+
+// result shows a tool's result on its card: a call of this run, or of an earlier one (a
+// call an interrupt held until the person answered).
+func (r *run) result(ev event) error {
+	tc, ok := r.cards[ev.ToolCallID]
+	if !ok {
+		tc = r.earlierCall(ev.ToolCallID)
+		if tc == nil {
+			return invalid(ev.describe(), "no tool call %q was made", ev.ToolCallID)
+		}
+		r.cards[ev.ToolCallID] = tc
+	}
+	text := contentText(ev.Content)
+	tc.Status, tc.Waiting, tc.Result = agent.ToolDone, "", text
+	tc.Content = []agent.ToolContent{{Type: "text", Text: text}}
+	if !tc.Started.IsZero() {
+		tc.Took = time.Since(tc.Started)
+	}
+	up := *tc
+	up.Update = true
+	return r.out.Tool(up)
+}
+
+// earlierCall is the card of a call of the agent's from an earlier run, as it stands.
+func (r *run) earlierCall(id string) *agent.ToolCall {
+	for i := len(r.in.History) - 1; i >= 0; i-- {
+		ev := r.in.History[i]
+		if ev.Kind == agent.EventToolCall && ev.ToolCall != nil && ev.ToolCall.Key == toolKeyPrefix+id {
+			tc := *ev.ToolCall
+			return &tc
+		}
+	}
+	return nil
+}
+
+// contentText is a tool result as text: the string, or the text of its parts (the others named).
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		} else {
+			fmt.Fprintf(&b, "[%s]", p.Type)
+		}
+	}
+	return b.String()
+}
+
+// failSteps marks the steps still running as failed, when the run fails.
+func (r *run) failSteps() {
+	for i := range r.steps {
+		if r.steps[i].Status == agent.StepInProgress {
+			r.steps[i].Status = agent.StepFailed
+		}
+	}
+	_ = r.publishPlan()
+}
+
+// publishPlan shows the run's progress: the plan the agent's state holds, where it holds
+// one, else the steps the run reported. Only a change is published.
+func (r *run) publishPlan() error {
+	p, ok := planFromState(r.state)
+	if !ok {
+		if len(r.steps) == 0 {
+			return nil
+		}
+		p = agent.Plan{Title: "Progress", Steps: append([]agent.PlanStep(nil), r.steps...)}
+	}
+	b, _ := json.Marshal(p)
+	if string(b) == r.lastPlan {
+		return nil
+	}
+	r.lastPlan = string(b)
+	return r.out.Plan(p)
+}
+
+// planFromState reads a plan from the agent's state: a list of steps (under "steps",
+// "plan", "todos" or "tasks"), each a text or an object with a title (or description,
+// name, task, content) and a status (or done).
+func planFromState(state any) (agent.Plan, bool) {
+	m, ok := state.(map[string]any)
+	if !ok {
+		return agent.Plan{}, false
+	}
+	for _, key := range []string{"steps", "plan", "todos", "tasks"} {
+		list, ok := m[key].([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		p := agent.Plan{Title: "Plan"}
+		if t, ok := m["title"].(string); ok {
+			p.Title = t
+		}
+		for _, item := range list {
+			step, ok := planStep(item)
+			if !ok {
+				return agent.Plan{}, false
+			}
+			p.Steps = append(p.Steps, step)
+		}
+		return p, true
+	}
+	return agent.Plan{}, false
+}
+
+func planStep(item any) (agent.PlanStep, bool) {
+	if s, ok := item.(string); ok {
+		return agent.PlanStep{Title: s, Status: agent.StepPending}, true
+	}
+	m, ok := item.(map[string]any)
+	if !ok {
+		return agent.PlanStep{}, false
+	}
+	var step agent.PlanStep
+	for _, k := range []string{"title", "description", "name", "task", "content"} {
+		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+			step.Title = s
+			break
+		}
+	}
+	if step.Title == "" {
+		return agent.PlanStep{}, false
+	}
+	step.Status = agent.StepPending
+	if done, ok := m["done"].(bool); ok && done {
+		step.Status = agent.StepDone
+	}
+	if s, ok := m["status"].(string); ok {
+		switch strings.ToLower(strings.ReplaceAll(s, "-", "_")) {
+		case "done", "completed", "complete", "finished", "success":
+			step.Status = agent.StepDone
+		case "in_progress", "running", "executing", "active", "started":
+			step.Status = agent.StepInProgress
+		case "failed", "error":
+			step.Status = agent.StepFailed
+		case "skipped", "cancelled", "canceled":
+			step.Status = agent.StepSkipped
+		}
+	}
+	return step, true
+}
