@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	a2aagent "github.com/parley-chat/parley/agent/a2a"
+	"github.com/parley-chat/parley/agent/agui"
 	"github.com/parley-chat/parley/agent/intake"
 	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/openai"
@@ -27,11 +28,19 @@ type AgentConfig struct {
 	Name        string `toml:"name"`
 	Title       string `toml:"title"`
 	Description string `toml:"description"`
-	// Backend is "openai" (any OpenAI-compatible chat-completions endpoint) or "a2a" (a remote
-	// A2A agent, found by CardURL).
+	// Backend is "openai" (any OpenAI-compatible chat-completions endpoint), "a2a" (a remote
+	// A2A agent, found by CardURL) or "agui" (an AG-UI agent, at URL).
 	Backend string `toml:"backend"`
 	CardURL string `toml:"card_url"`
-	BaseURL string `toml:"base_url"`
+	// URL is where an AG-UI agent takes its runs; Headers go with every request to it, and
+	// BearerTokenEnv names the environment variable with its bearer token. ForwardedProps
+	// are passed to each of its runs; AllowEmail lets its interrupts ask for email addresses.
+	URL            string            `toml:"url"`
+	Headers        map[string]string `toml:"headers"`
+	BearerTokenEnv string            `toml:"bearer_token_env"`
+	ForwardedProps map[string]any    `toml:"forwarded_props"`
+	AllowEmail     bool              `toml:"allow_email"`
+	BaseURL        string            `toml:"base_url"`
 	// APIKey is the key itself; APIKeyEnv names an environment variable holding it.
 	APIKey        string   `toml:"api_key"`
 	APIKeyEnv     string   `toml:"api_key_env"`
@@ -140,7 +149,8 @@ func (d *duration) UnmarshalText(b []byte) error {
 var agentKeys = map[string]bool{"name": true, "title": true, "description": true, "backend": true,
 	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
 	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
-	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true}
+	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true,
+	"url": true, "headers": true, "bearer_token_env": true, "forwarded_props": true, "allow_email": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -388,8 +398,10 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 		}
 		return a2aagent.New(context.Background(), a2aagent.Config{Name: c.Name, Title: c.Title, Description: c.Description,
 			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration, Credential: credentialOf(c)})
+	case "agui":
+		return aguiAgent(c, getenv)
 	default:
-		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a)", c.Backend)
+		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a, agui)", c.Backend)
 	}
 	cfg := openaiConfig(c, key)
 	if len(c.MCP) > 0 {
@@ -402,6 +414,30 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 		}
 	}
 	return openai.New(cfg)
+}
+
+// aguiAgent makes an AG-UI agent of the entry, naming the field that is wrong.
+func aguiAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) {
+	switch {
+	case len(c.MCP) > 0:
+		return nil, errors.New("mcp: tool servers are for model-backed (openai) agents; an AG-UI agent has its own tools")
+	case c.Analyzer == "model":
+		return nil, errors.New(`analyzer: "model" needs a model endpoint; an agui agent has the built-in analyzer`)
+	case c.URL == "":
+		return nil, errors.New("url is required for an agui agent (where it takes its runs, such as http://127.0.0.1:8000/agent)")
+	}
+	if _, ok := agent.WebURL(c.URL); !ok {
+		return nil, fmt.Errorf("url: %q is not an http:// or https:// URL", c.URL)
+	}
+	cfg := agui.Config{Name: c.Name, Title: c.Title, Description: c.Description, URL: c.URL, Headers: c.Headers,
+		ForwardedProps: c.ForwardedProps, AllowEmail: c.AllowEmail, IdleTimeout: c.IdleTimeout.Duration}
+	if c.BearerTokenEnv != "" {
+		if cfg.BearerToken = getenv(c.BearerTokenEnv); cfg.BearerToken == "" {
+			return nil, fmt.Errorf("bearer_token_env: the environment variable %s is empty or not set", c.BearerTokenEnv)
+		}
+		cfg.Credential = fmt.Sprintf("the environment variable %s (bearer_token_env of agent %q)", c.BearerTokenEnv, c.Name)
+	}
+	return agui.New(context.Background(), cfg)
 }
 
 // credentialOf names where an A2A agent's bearer token is set, for the message of a 401.

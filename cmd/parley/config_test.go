@@ -171,6 +171,57 @@ backend = "a2a"
 	}
 }
 
+func TestLoadConfig_AGUIAgents(t *testing.T) {
+	cfgs, problems, err := loadConfig(writeConfig(t, `
+[[agents]]
+name = "research"
+title = "Research assistant"
+backend = "agui"
+url = "http://127.0.0.1:9/agent"
+headers = { "X-Team" = "infra" }
+bearer_token_env = "RESEARCH_TOKEN"
+forwarded_props = { graph = "main" }
+
+[[agents]]
+name = "nourl"
+backend = "agui"
+
+[[agents]]
+name = "badurl"
+backend = "agui"
+url = "ftp://example.com/agent"
+
+[[agents]]
+name = "notoken"
+backend = "agui"
+url = "http://127.0.0.1:9/agent"
+bearer_token_env = "UNSET_TOKEN"
+
+[[agents]]
+name = "typo"
+backend = "agui"
+urll = "http://127.0.0.1:9/agent"
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 4 || cfgs[0].Headers["X-Team"] != "infra" || cfgs[0].ForwardedProps["graph"] != "main" {
+		t.Fatalf("cfgs = %+v", cfgs)
+	}
+	agents, built := buildAgents(cfgs, env(map[string]string{"RESEARCH_TOKEN": "t0k"}), map[string]bool{})
+	problems = append(problems, built...)
+	if len(agents) != 1 || agents[0].Info().Title != "Research assistant" {
+		t.Fatalf("agents = %v, want research (an agent that is down still starts)", agents)
+	}
+	all := strings.Join(problems, "\n")
+	for _, w := range []string{`agent "nourl": url is required`, `agent "badurl": url: "ftp://example.com/agent"`,
+		`agent "notoken": bearer_token_env: the environment variable UNSET_TOKEN`, `agent "typo": unknown key urll`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("problems lack %q:\n%s", w, all)
+		}
+	}
+}
+
 func TestLoadA2ASettings(t *testing.T) {
 	path := writeConfig(t, "[a2a]\nstructured_output = true\n\n[[agents]]\nname = \"m\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:1/v1\"\n")
 	s, err := loadA2ASettings(path)
