@@ -150,6 +150,9 @@ type Question struct {
 	// not say what they do ("Approve and run", "Reject").
 	SubmitLabel  string `json:"submit_label,omitempty"`
 	DeclineLabel string `json:"decline_label,omitempty"`
+	// NewMessageNote, shown under the form, says what a new message instead of an answer
+	// does to the question, where the agent is told (an AG-UI interrupt is cancelled).
+	NewMessageNote string `json:"new_message_note,omitempty"`
 	// Live marks a question asked on a live connection (a tool server that asks in the middle
 	// of a call): the step that asked waits for it (Output.Await), and it expires when the
 	// connection ends, Parley's restart included.

@@ -76,7 +76,8 @@ func (r *run) finish(ev event) error {
 // MCP's requested schemas are) and its expiresAt as the deadline. refusal says why Parley
 // will not ask it; the next run cancels it with that reason.
 func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
-	q := agent.Question{Key: interruptKey(in.ID), Asker: r.a.Info().Title, Message: strings.TrimSpace(in.Message)}
+	q := agent.Question{Key: interruptKey(in.ID), Asker: r.a.Info().Title, Message: strings.TrimSpace(in.Message),
+		NewMessageNote: newMessageNote}
 	ctx := map[string]any{"reason": in.Reason}
 	switch in.Reason {
 	case "tool_call", "confirmation":
@@ -117,6 +118,9 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
 	return agent.SchemaQuestion(q, in.ResponseSchema, r.a.cfg.AllowEmail)
 }
 
+// newMessageNote says under an AG-UI question's form what a new message does.
+const newMessageNote = "Sending a message instead cancels this question (and any other the agent asked with it): the agent is told, then reads your message."
+
 func defaultMessage(reason string) string {
 	switch reason {
 	case "tool_call":
@@ -141,7 +145,7 @@ func (r *run) callQuestion(id string) (agent.Question, error) {
 		return agent.Question{}, r.a.faultf(err, "the agent called %s with arguments Parley cannot use: %v", agent.AskToolName, err)
 	}
 	q := req.Question()
-	q.Key, q.Asker = id, r.a.Info().Title
+	q.Key, q.Asker, q.NewMessageNote = id, r.a.Info().Title, newMessageNote
 	if err := agent.RefuseSecrets(q).Check(); err != nil {
 		return agent.Question{}, r.a.faultf(err, "the agent's %s call cannot be shown: %v", agent.AskToolName, err)
 	}
