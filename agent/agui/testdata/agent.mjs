@@ -14,6 +14,7 @@
 //   two        two interrupts at once           expire N   an interrupt that expires in N s
 //   venue      a request_user_input call (Parley's frontend tool)
 //   steps      steps and a plan in the state    fail       RUN_ERROR
+//   flaky      RUN_ERROR on the thread's first try, an answer on the next
 //   invalid    an event without its messageId   slow       text until stopped
 //   cancel     a run that ends cancelled        anything else is echoed
 // GET /agent/capabilities publishes its capabilities; GET /inputs lists the inputs it got.
@@ -224,6 +225,9 @@ async function runAgent(input, raw, send, isClosed) {
     await say(send, "Summarized.");
     send({ type: EventType.STEP_FINISHED, stepName: "summarize" });
     finish({ type: "success" });
+  } else if (word("flaky") && !thread.failed) {
+    thread.failed = true;
+    send({ type: EventType.RUN_ERROR, message: "The model provider is overloaded; try again.", code: "overloaded" });
   } else if (word("fail")) {
     await say(send, "Starting…");
     send({ type: EventType.RUN_ERROR, message: "The model provider is down.", code: "provider_down" });
