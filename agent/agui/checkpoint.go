@@ -33,6 +33,8 @@ type openInterrupt struct {
 	Refusal string `json:"refusal,omitempty"`
 	// Expires is the interrupt's expiresAt: past it, only a cancellation may be sent.
 	Expires string `json:"expires,omitempty"`
+	// ToolCall is the id of the call of the agent's the interrupt holds, if any.
+	ToolCall string `json:"tool_call,omitempty"`
 }
 
 // interruptKey is the Key of the question an interrupt became; a frontend tool call's

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // kind is the JSON type a field of an event must have.
@@ -114,9 +115,6 @@ type event struct {
 	Message      string
 	Code         string
 	Outcome      *outcome
-	// has lists the optional fields present, so that a chunk tells a continuation (no
-	// messageId) from a start.
-	has map[string]bool
 }
 
 // outcome is how a run finished.
@@ -171,23 +169,21 @@ func parseEvent(data []byte) (event, error) {
 	if !ok {
 		return event{}, invalid("", "unknown type %q", ev.Type)
 	}
-	ev.has = map[string]bool{}
-	for _, f := range slices.Concat(baseFields, fields) {
-		v, present := raw[f.name]
-		if !present {
-			if f.required {
-				return event{}, invalid(ev.Type, "%s is required", f.name)
-			}
-			continue
+	for _, list := range [2][]field{baseFields, fields} {
+		if err := checkFields(raw, list...); err != nil {
+			return event{}, invalid(ev.Type, "%v", err)
 		}
-		if err := checkKind(v, f.kind); err != nil {
-			return event{}, invalid(ev.Type, "%s must be %s, not %s", f.name, f.kind, err)
-		}
-		ev.has[f.name] = true
 	}
 	str := func(name string) string {
+		v, ok := raw[name]
+		if !ok {
+			return ""
+		}
+		if s, ok := plainString(v); ok {
+			return s
+		}
 		var s string
-		_ = json.Unmarshal(raw[name], &s)
+		_ = json.Unmarshal(v, &s)
 		return s
 	}
 	ev.MessageID, ev.Role, ev.ToolCallID, ev.ToolCallName = str("messageId"), str("role"), str("toolCallId"), str("toolCallName")
@@ -205,7 +201,7 @@ func parseEvent(data []byte) (event, error) {
 func (ev *event) decodeNested(raw map[string]json.RawMessage) error {
 	switch ev.Type {
 	case "TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK":
-		if ev.has["role"] && !slices.Contains([]string{"developer", "system", "assistant", "user"}, ev.Role) {
+		if _, ok := raw["role"]; ok && !slices.Contains([]string{"developer", "system", "assistant", "user"}, ev.Role) {
 			return invalid(ev.Type, "role %q is not developer, system, assistant or user", ev.Role)
 		}
 	case "REASONING_MESSAGE_START":
@@ -219,7 +215,7 @@ func (ev *event) decodeNested(raw map[string]json.RawMessage) error {
 			return invalid(ev.Type, `subtype must be "tool-call" or "message"`)
 		}
 	case "TOOL_CALL_RESULT":
-		if ev.has["role"] && ev.Role != "tool" {
+		if _, ok := raw["role"]; ok && ev.Role != "tool" {
 			return invalid(ev.Type, `role must be "tool"`)
 		}
 		if err := checkParts(ev.Content); err != nil {
@@ -264,6 +260,15 @@ func (ev *event) decodeNested(raw map[string]json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// plainString reads a JSON string without escapes, the common case, without allocating a
+// decoder's state.
+func plainString(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 || bytes.IndexByte(v[1:len(v)-1], '"') >= 0 {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), utf8.Valid(v)
 }
 
 // checkKind reports what v is when it is not of kind k.

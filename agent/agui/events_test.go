@@ -181,3 +181,31 @@ func TestSSEReader(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// BenchmarkEventStream reads and validates a streamed reply: the per-token path of an
+// AG-UI agent's text.
+func BenchmarkEventStream(b *testing.B) {
+	var s strings.Builder
+	s.WriteString("data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n")
+	s.WriteString("data: {\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n\n")
+	const tokens = 1000
+	for range tokens {
+		s.WriteString("data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"word \"}\n\n")
+	}
+	stream := []byte(s.String())
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := newSSEReader(bytes.NewReader(stream))
+		for {
+			data, err := r.next()
+			if err != nil {
+				break
+			}
+			if _, err := parseEvent(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(tokens+2)), "ns/event")
+}

@@ -18,7 +18,16 @@ func (r *run) finish(ev event) error {
 	}
 	o := ev.Outcome
 	if o == nil {
+		// A producer from before outcomes: its request_user_input calls are all pending.
 		o = &outcome{Type: "success"}
+		for _, id := range r.callOrder {
+			if r.calls[id].ended {
+				o.Pending = append(o.Pending, id)
+			}
+		}
+	}
+	if err := r.settleCards(o); err != nil {
+		return err
 	}
 	next := r.cp
 	next.Open = nil
@@ -36,8 +45,11 @@ func (r *run) finish(ev event) error {
 			return invalid(ev.Type, "an interrupt outcome, from an agent whose capabilities say it does not interrupt")
 		}
 		for _, in := range o.Interrupts {
-			q, refusal := r.interruptQuestion(in)
-			next.Open = append(next.Open, openInterrupt{ID: in.ID, Refusal: refusal, Expires: in.ExpiresAt})
+			q, refusal, err := r.interruptQuestion(in)
+			if err != nil {
+				return err
+			}
+			next.Open = append(next.Open, openInterrupt{ID: in.ID, Refusal: refusal, Expires: in.ExpiresAt, ToolCall: in.ToolCallID})
 			if refusal == "" {
 				questions = append(questions, q)
 			}
@@ -75,7 +87,7 @@ func (r *run) finish(ev event) error {
 // tool call it holds (whose card then waits), its response schema as the form (mapped as
 // MCP's requested schemas are) and its expiresAt as the deadline. refusal says why Parley
 // will not ask it; the next run cancels it with that reason.
-func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
+func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 	q := agent.Question{Key: interruptKey(in.ID), Asker: r.a.Info().Title, Message: strings.TrimSpace(in.Message),
 		NewMessageNote: newMessageNote}
 	ctx := map[string]any{"reason": in.Reason}
@@ -101,7 +113,7 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
 			up := *tc
 			up.Update = true
 			if err := r.out.Tool(up); err != nil {
-				return q, err.Error()
+				return q, "", err
 			}
 		}
 	}
@@ -111,11 +123,59 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string) {
 	}
 	if t, ok := parseTime(in.ExpiresAt); ok {
 		if !t.After(time.Now()) {
-			return q, "It expired before Parley could ask it."
+			return q, "It expired before Parley could ask it.", nil
 		}
 		q.Deadline = t
 	}
-	return agent.SchemaQuestion(q, in.ResponseSchema, r.a.cfg.AllowEmail)
+	q, refusal := agent.SchemaQuestion(q, in.ResponseSchema, r.a.cfg.AllowEmail)
+	return q, refusal, nil
+}
+
+// settleCards ends the cards no result will come for, as the run finishes: a call an
+// interrupt held that the run answered without a result (declined: not run), and a call of
+// this run left without one, unless an interrupt of this outcome holds it.
+func (r *run) settleCards(o *outcome) error {
+	held := map[string]bool{}
+	for _, in := range o.Interrupts {
+		held[in.ToolCallID] = true
+	}
+	cancelled := map[string]string{}
+	for _, open := range r.cp.Open {
+		if open.ToolCall == "" {
+			continue
+		}
+		for _, e := range r.resumed {
+			if e.InterruptID == open.ID && e.Status == "cancelled" {
+				reason, _ := e.Payload.(map[string]string)
+				cancelled[open.ToolCall] = reason["reason"]
+			}
+		}
+		if _, ok := r.cards[open.ToolCall]; !ok && !held[open.ToolCall] {
+			if tc := r.earlierCall(open.ToolCall); tc != nil && !tc.Status.Ended() {
+				r.cards[open.ToolCall] = tc
+			}
+		}
+	}
+	for id, tc := range r.cards {
+		if tc.Status.Ended() || held[id] {
+			continue
+		}
+		if reason, ok := cancelled[id]; ok {
+			tc.Status, tc.Result = agent.ToolRejected, "Not run: the person declined."
+			if reason != "" {
+				tc.Result = "Not run: " + reason
+			}
+		} else {
+			tc.Status, tc.Result = agent.ToolDone, "(The agent reported no result.)"
+		}
+		tc.Waiting = ""
+		up := *tc
+		up.Update = true
+		if err := r.out.Tool(up); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newMessageNote says under an AG-UI question's form what a new message does.

@@ -16,12 +16,21 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 	if r.events == 1 && ev.Type != "RUN_STARTED" && ev.Type != "RUN_ERROR" {
 		return false, invalid(ev.Type, "a run's first event must be RUN_STARTED")
 	}
-	if ev.Type != "TEXT_MESSAGE_CHUNK" && r.chunkText {
+	// A chunked message or call ends at the next event of another kind, as @ag-ui/client's
+	// transformChunks has it; raw, activity and encrypted-reasoning events pass through.
+	passThrough := ev.Type == "RAW" || ev.Type == "ACTIVITY_SNAPSHOT" || ev.Type == "ACTIVITY_DELTA" || ev.Type == "REASONING_ENCRYPTED_VALUE"
+	if ev.Type != "TEXT_MESSAGE_CHUNK" && r.chunkText && !passThrough {
 		if err := r.endText(); err != nil {
 			return false, err
 		}
 	}
-	if ev.Type != "TOOL_CALL_CHUNK" && r.chunkCall != "" {
+	if ev.Type == "TOOL_CALL_CHUNK" && ev.ToolCallID != "" && r.chunkCall != "" && ev.ToolCallID != r.chunkCall {
+		if err := r.endCall(r.chunkCall); err != nil {
+			return false, err
+		}
+		r.chunkCall = ""
+	}
+	if ev.Type != "TOOL_CALL_CHUNK" && r.chunkCall != "" && !passThrough {
 		if err := r.endCall(r.chunkCall); err != nil {
 			return false, err
 		}
@@ -163,6 +172,7 @@ func (r *run) startCall(id, name string) error {
 	}
 	if name == agent.AskToolName {
 		r.calls[id] = &call{}
+		r.callOrder = append(r.callOrder, id)
 		return nil
 	}
 	tc := &agent.ToolCall{Key: toolKeyPrefix + id, ID: id, Server: r.a.Info().Title, Tool: name, Status: agent.ToolRunning, Started: time.Now()}
@@ -204,6 +214,9 @@ func (r *run) endCall(id string) error {
 // result shows a tool's result on its card: a call of this run, or of an earlier one (a
 // call an interrupt held until the person answered).
 func (r *run) result(ev event) error {
+	if r.calls[ev.ToolCallID] != nil {
+		return nil // an answer to Parley's own tool is Parley's to give: the agent's is left
+	}
 	tc, ok := r.cards[ev.ToolCallID]
 	if !ok {
 		tc = r.earlierCall(ev.ToolCallID)

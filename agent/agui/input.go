@@ -135,8 +135,10 @@ func history(events []agent.Event) []message {
 // resume answers every open interrupt of the checkpoint (at index at of events) exactly
 // once: resolved with the person's typed answers, or cancelled (declined, expired, set
 // aside by a new message, never asked) with the reason as the payload where there is one.
-// An interrupt past its expiresAt is cancelled whatever the answer.
-func resume(events []agent.Event, cp checkpoint, at int, now time.Time) []resumeEntry {
+// An interrupt past its expiresAt is cancelled whatever the answer, and so is every one when
+// the person sent a new message (answers a failed run never delivered included: the new
+// message sets them aside, so that a resume the agent refused cannot hold the thread).
+func resume(events []agent.Event, cp checkpoint, at int, now time.Time, newMessage bool) []resumeEntry {
 	if len(cp.Open) == 0 {
 		return nil
 	}
@@ -170,6 +172,8 @@ func resume(events []agent.Event, cp checkpoint, at int, now time.Time) []resume
 			cancel("The person was not asked.")
 		case res.Outcome != agent.Answered:
 			cancel(res.Reason)
+		case newMessage:
+			cancel("The person sent a new message instead.")
 		case expired(in.Expires, now):
 			cancel("The answer came after the interrupt expired.")
 		default:

@@ -73,7 +73,7 @@ func TestResume(t *testing.T) {
 		res(4, agent.Answered, "", map[string]any{"x": "late"}),
 		res(5, agent.Superseded, "The person sent a new message instead of answering.", nil),
 	}
-	b, _ := json.Marshal(resume(events, cp, 0, now))
+	b, _ := json.Marshal(resume(events, cp, 0, now, false))
 	want := `[{"interruptId":"a","status":"resolved","payload":{"n":3,"tags":["x"]}},` +
 		`{"interruptId":"b","status":"cancelled","payload":{"reason":"not now"}},` +
 		`{"interruptId":"c","status":"cancelled","payload":{"reason":"It asks for a password."}},` +

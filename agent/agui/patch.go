@@ -107,7 +107,7 @@ func getAt(doc any, path string) (any, error) {
 // index reads an array index no greater than max.
 func index(t string, max int) (int, error) {
 	i, err := strconv.Atoi(t)
-	if err != nil || i < 0 || i > max || (len(t) > 1 && t[0] == '0') {
+	if err != nil || strings.Trim(t, "0123456789") != "" || i > max || (len(t) > 1 && t[0] == '0') {
 		return 0, fmt.Errorf("%q is not an index of the array", t)
 	}
 	return i, nil

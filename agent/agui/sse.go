@@ -18,6 +18,8 @@ const maxEventBytes = 8 << 20
 type sseReader struct {
 	r   *bufio.Reader
 	buf bytes.Buffer
+	// activity, when set, is called for every line read, keep-alive comments included.
+	activity func()
 }
 
 func newSSEReader(r io.Reader) *sseReader {
@@ -33,6 +35,9 @@ func (s *sseReader) next() ([]byte, error) {
 	has := false
 	for {
 		line, err := s.line()
+		if err == nil && s.activity != nil {
+			s.activity()
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				if has {

@@ -42,9 +42,9 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	}
 	input := runInput{ThreadID: cp.Thread, RunID: fmt.Sprintf("parley-run-%d-%s", in.StepID, randomHex(4)),
 		ProtocolVersion: "1.0", State: state, Messages: history(in.History), Tools: tools, Context: contextOf(in),
-		ForwardedProps: a.props, Resume: resume(in.History, cp, at, time.Now())}
+		ForwardedProps: a.props, Resume: resume(in.History, cp, at, time.Now(), in.Trigger == agent.TriggerMessage)}
 	r := &run{a: a, out: out, in: in, cp: cp, cards: map[string]*agent.ToolCall{}, calls: map[string]*call{},
-		started: map[string]bool{}}
+		started: map[string]bool{}, resumed: input.Resume}
 	if err := r.decodeState(); err != nil {
 		return err
 	}
@@ -78,6 +78,8 @@ type run struct {
 	started   map[string]bool
 	cards     map[string]*agent.ToolCall // the agent's own tool calls, by id
 	calls     map[string]*call           // request_user_input calls, by id
+	callOrder []string                   // their ids, in the order they started
+	resumed   []resumeEntry              // what the run answered
 	chunkCall string                     // the tool call a TOOL_CALL_CHUNK opened
 	events    int
 }
@@ -108,8 +110,14 @@ func (r *run) do(ctx context.Context, input runInput) error {
 	a.header(req)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// The watch starts before the request: an agent that never answers stalls too.
+	idle := time.AfterFunc(a.cfg.IdleTimeout, func() { cancel(errStalled) })
+	defer idle.Stop()
 	resp, err := a.http.Do(req)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return a.faultf(err, "the agent at %s did not answer for %s", a.endpoint, a.cfg.IdleTimeout)
+		}
 		return r.transportFault(ctx, err)
 	}
 	defer resp.Body.Close()
@@ -120,9 +128,8 @@ func (r *run) do(ctx context.Context, input runInput) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return a.faultf(nil, "the agent at %s answered with %q instead of an event stream%s", a.endpoint, mt, detail(b))
 	}
-	idle := time.AfterFunc(a.cfg.IdleTimeout, func() { cancel(errStalled) })
-	defer idle.Stop()
 	sse := newSSEReader(resp.Body)
+	sse.activity = func() { idle.Reset(a.cfg.IdleTimeout) }
 	for {
 		data, err := sse.next()
 		if err != nil {
@@ -136,7 +143,6 @@ func (r *run) do(ctx context.Context, input runInput) error {
 			}
 			return a.faultf(err, "reading the agent's events: %v", err)
 		}
-		idle.Reset(a.cfg.IdleTimeout)
 		ev, err := parseEvent(data)
 		if err != nil {
 			return a.faultf(err, "the agent sent %v", err)
