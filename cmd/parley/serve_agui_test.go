@@ -23,13 +23,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	ta := aguitest.Start(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
-	if _, err := runMain(nil, "pw-for-the-tests-1\n", "user", "add", "ann", "--password-stdin", "--db", db); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runMain(nil, "", "token", "add", "laptop", "--user", "ann", "--db", db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := annWithToken(t, db)
 	config := filepath.Join(dir, "agents.toml")
 	os.WriteFile(config, fmt.Appendf(nil, "[[agents]]\nname = \"research\"\nbackend = \"agui\"\nurl = %q\n", ta.URL), 0o600)
 
@@ -138,4 +132,17 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	l.cmd.Wait()
 	start()
 	answerAndResume(second, q2, map[string]any{"quarter": "Q4", "year": 2026, "revenue": 12.5}, `{"quarter":"Q4","revenue":12.5,"year":2026}`)
+}
+
+// annWithToken adds the person ann to the database and returns her new access token.
+func annWithToken(t *testing.T, db string) string {
+	t.Helper()
+	if _, err := runMain(nil, "pw-for-the-tests-1\n", "user", "add", "ann", "--password-stdin", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runMain(nil, "", "token", "add", "laptop", "--user", "ann", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

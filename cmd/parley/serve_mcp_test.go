@@ -67,13 +67,7 @@ func TestServe_AToolServersQuestionThroughSIGTERMAndKill9(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
-	if _, err := runMain(nil, "pw-for-the-tests-1\n", "user", "add", "ann", "--password-stdin", "--db", db); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runMain(nil, "", "token", "add", "laptop", "--user", "ann", "--db", db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := annWithToken(t, db)
 	model := &toolModel{}
 	modelSrv := httptest.NewServer(model)
 	defer modelSrv.Close()
