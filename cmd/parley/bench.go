@@ -54,7 +54,7 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	streams := fs.String("streams", "100,250,500,1000,1500", "concurrent replies (and streams) of each run, comma-separated")
 	fs.Float64Var(&o.rate, "rate", 50, "tokens a second of each reply")
 	fs.Float64Var(&o.seconds, "seconds", 20, "how long each reply streams")
-	backends := fs.String("backends", "scripted,openai", "agents that write: scripted (in Parley) and/or openai (a fake OpenAI-compatible model over HTTP)")
+	backends := fs.String("backends", "scripted,openai", "agents that write: scripted (in Parley), openai (a fake OpenAI-compatible model over HTTP) and/or agui (a fake AG-UI agent over HTTP)")
 	fs.IntVar(&o.answers, "answers", 200, "conversations answering a question at once (0 skips)")
 	fs.IntVar(&o.idle, "idle", 10000, "idle streams held for the memory figure (0 skips)")
 	fs.IntVar(&o.page, "page", 2000, "messages of the conversation whose page is timed (0 skips)")
@@ -73,8 +73,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 		o.streams = append(o.streams, n)
 	}
 	for _, b := range strings.Split(*backends, ",") {
-		if b = strings.TrimSpace(b); b != "scripted" && b != "openai" {
-			return o, fmt.Errorf("--backends: %q is neither scripted nor openai", b)
+		if b = strings.TrimSpace(b); b != "scripted" && b != "openai" && b != "agui" {
+			return o, fmt.Errorf("--backends: %q is not scripted, openai or agui", b)
 		}
 		o.backends = append(o.backends, b)
 	}
@@ -201,12 +201,24 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		}
 	default:
 		var env []string
-		if backend == "openai" {
+		switch backend {
+		case "openai":
 			if peer, err = startChild([]string{"bench-serve", "model"}, nil); err != nil {
 				return r, err
 			}
 			defer peer.stop()
 			env = append(env, "PARLEY_OPENAI_BASE_URL=http://"+peer.addr+"/v1", "PARLEY_OPENAI_MODEL=bench-model")
+		case "agui":
+			if peer, err = startChild([]string{"bench-serve", "agui"}, nil); err != nil {
+				return r, err
+			}
+			defer peer.stop()
+			config, err := benchAGUIConfig(peer.addr)
+			if err != nil {
+				return r, err
+			}
+			defer os.Remove(config)
+			env = append(env, "PARLEY_CONFIG="+config)
 		}
 		if server, err = startParley("", o, fmt.Sprintf("%s-%d", backend, n), env...); err != nil {
 			return r, err
@@ -230,7 +242,7 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		// Replies start spread over one token's time, each at its own place in the reply.
 		plans[i] = builtin.BenchPlan{Start: t0.Add(period * time.Duration(i) / time.Duration(n)), Rate: o.rate, Tokens: tokens, From: starts[i%len(starts)]}
 	}
-	agentName := map[string]string{"scripted": "bench", "openai": "bench-model"}[backend]
+	agentName := map[string]string{"scripted": "bench", "openai": "bench-model", "agui": "bench-agui"}[backend]
 	if err := forEach(n, 8, func(i int) error {
 		if backend == "bare" {
 			urls[i] = base + "/s?plan=" + url.QueryEscape(plans[i].String())
@@ -312,6 +324,17 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		}
 	}
 	return r, nil
+}
+
+// benchAGUIConfig writes an agents file with the agent "bench-agui", the fake AG-UI agent at addr.
+func benchAGUIConfig(addr string) (string, error) {
+	f, err := os.CreateTemp("", "parley-bench-*.toml")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "[[agents]]\nname = \"bench-agui\"\nbackend = \"agui\"\nurl = \"http://%s/agent\"\n", addr)
+	return f.Name(), err
 }
 
 // forEach runs fn for 0..n-1 on at most workers goroutines and returns the first error.

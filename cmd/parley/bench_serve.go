@@ -16,19 +16,23 @@ import (
 
 // runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx
 // ends: "bare", a plain net/http SSE server that sends the benchmark's tokens as Parley's
-// stream would, with nothing else; or "model", a fake OpenAI-compatible endpoint that streams
-// them as chat-completion chunks. It prints its address on its first line.
+// stream would, with nothing else; "model", a fake OpenAI-compatible endpoint that streams
+// them as chat-completion chunks; or "agui", a fake AG-UI agent that streams them as
+// TEXT_MESSAGE_CONTENT events. It prints its address on its first line.
 func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
-	if len(args) != 1 || (args[0] != "bare" && args[0] != "model") {
-		return errors.New("usage: parley bench-serve bare|model")
+	if len(args) != 1 || (args[0] != "bare" && args[0] != "model" && args[0] != "agui") {
+		return errors.New("usage: parley bench-serve bare|model|agui")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	h := http.HandlerFunc(serveBare)
-	if args[0] == "model" {
+	switch args[0] {
+	case "model":
 		h = serveModel
+	case "agui":
+		h = serveAGUI
 	}
 	fmt.Fprintln(stdio.out, l.Addr().String())
 	return serveUntil(ctx, &http.Server{Handler: h}, l)
@@ -159,5 +163,54 @@ func serveModel(w http.ResponseWriter, r *http.Request) {
 	}
 	io.WriteString(w, head+`},"finish_reason":"stop"}]}`+"\n\n")
 	io.WriteString(w, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":0,"model":`+string(model)+`,"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":`+strconv.Itoa(plan.Tokens)+`,"total_tokens":`+strconv.Itoa(plan.Tokens+10)+"}}\n\ndata: [DONE]\n\n")
+	rc.Flush()
+}
+
+// serveAGUI is a fake AG-UI agent: it streams the plan it finds in the last user message of
+// the RunAgentInput, one TEXT_MESSAGE_CONTENT event per token.
+func serveAGUI(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&in) != nil {
+		http.Error(w, "POST a RunAgentInput", http.StatusBadRequest)
+		return
+	}
+	var plan builtin.BenchPlan
+	for _, m := range in.Messages {
+		var text string
+		if m.Role != "user" || json.Unmarshal(m.Content, &text) != nil {
+			continue
+		}
+		if i := strings.Index(text, "bench "); i >= 0 {
+			plan, _ = builtin.ParseBenchPlan(text[i:])
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	ids, _ := json.Marshal(map[string]string{"threadId": in.ThreadID, "runId": in.RunID})
+	ids = ids[1 : len(ids)-1]
+	io.WriteString(w, `data: {"type":"RUN_STARTED",`+string(ids)+"}\n\n"+`data: {"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}`+"\n\n")
+	t := time.NewTimer(time.Hour)
+	buf := make([]byte, 0, 256)
+	for i, tok := range plan.Reply() {
+		if !sleepUntil(r.Context(), t, plan.At(i)) {
+			return
+		}
+		q, _ := json.Marshal(tok)
+		buf = append(append(append(buf[:0], `data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":`...), q...), "}\n\n"...)
+		if _, err := w.Write(buf); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+	io.WriteString(w, `data: {"type":"TEXT_MESSAGE_END","messageId":"m"}`+"\n\n"+`data: {"type":"RUN_FINISHED",`+string(ids)+"}\n\n")
 	rc.Flush()
 }
