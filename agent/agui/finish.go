@@ -13,7 +13,7 @@ import (
 // interrupts now open) is stored before the questions are asked, so that a resume always
 // finds what it must answer.
 func (r *run) finish(ev event) error {
-	if err := r.endText(); err != nil {
+	if err := r.endAllText(); err != nil {
 		return err
 	}
 	o := ev.Outcome

@@ -46,10 +46,27 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 			return false, invalid(ev.describe(), "the message was started before")
 		}
 		r.started[ev.MessageID] = true
+		if r.text != "" && !r.chunkText {
+			r.held = append(r.held, &heldText{id: ev.MessageID})
+			return false, nil
+		}
 		return false, r.switchText(ev.MessageID, false)
 	case "TEXT_MESSAGE_CONTENT":
 		if !r.started[ev.MessageID] {
 			return false, invalid(ev.describe(), "no TEXT_MESSAGE_START opened the message")
+		}
+		if r.ended[ev.MessageID] {
+			return false, invalid(ev.describe(), "the message had ended")
+		}
+		if h := r.heldText(ev.MessageID); h != nil {
+			h.text.WriteString(ev.Delta)
+			return false, nil
+		}
+		if r.text != "" && r.text != ev.MessageID && !r.chunkText {
+			h := &heldText{id: ev.MessageID}
+			h.text.WriteString(ev.Delta)
+			r.held = append(r.held, h)
+			return false, nil
 		}
 		if err := r.switchText(ev.MessageID, false); err != nil {
 			return false, err
@@ -58,6 +75,11 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 	case "TEXT_MESSAGE_END":
 		if !r.started[ev.MessageID] {
 			return false, invalid(ev.describe(), "no TEXT_MESSAGE_START opened the message")
+		}
+		r.ended[ev.MessageID] = true
+		if h := r.heldText(ev.MessageID); h != nil {
+			h.ended = true
+			return false, nil
 		}
 		if r.text == ev.MessageID {
 			return false, r.endText()
@@ -127,7 +149,7 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 		}
 		return false, invalid(ev.Type, "no STEP_STARTED opened the step %q", ev.StepName)
 	case "RUN_ERROR":
-		_ = r.endText()
+		_ = r.endAllText()
 		r.failSteps()
 		msg := agent.OneLine(ev.Message)
 		if ev.Code != "" {
@@ -153,12 +175,60 @@ func (r *run) switchText(id string, chunk bool) error {
 	return nil
 }
 
+// endText ends the message being written; a message held meanwhile is written next.
 func (r *run) endText() error {
 	if r.text == "" {
 		return nil
 	}
 	r.text, r.chunkText = "", false
-	return r.out.EndMessage()
+	if err := r.out.EndMessage(); err != nil {
+		return err
+	}
+	for len(r.held) > 0 && r.text == "" {
+		h := r.held[0]
+		r.held = r.held[1:]
+		r.text = h.id
+		if h.text.Len() > 0 {
+			if err := r.out.Text(h.text.String()); err != nil {
+				return err
+			}
+		}
+		if h.ended {
+			r.text = ""
+			if err := r.out.EndMessage(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// endAllText ends the message being written and writes out every held one.
+func (r *run) endAllText() error {
+	for r.text != "" {
+		if err := r.endText(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// heldText is a message started while another was being written: the conversation shows
+// one message at a time, so its text waits, in the order messages started, until the one
+// being written ends.
+type heldText struct {
+	id    string
+	text  strings.Builder
+	ended bool
+}
+
+func (r *run) heldText(id string) *heldText {
+	for _, h := range r.held {
+		if h.id == id {
+			return h
+		}
+	}
+	return nil
 }
 
 // startCall opens a tool call: a card for the agent's own tools, a question to come for

@@ -140,3 +140,23 @@ func TestAgent_ARefusedResumeDoesNotHoldTheThread(t *testing.T) {
 		t.Errorf("the new message did not cancel the interrupt: %s", sent[3])
 	}
 }
+
+func TestAgent_InterleavedMessagesStayWhole(t *testing.T) {
+	url := scripted(t, []string{started,
+		`data: {"type":"TEXT_MESSAGE_START","messageId":"a"}`,
+		`data: {"type":"TEXT_MESSAGE_START","messageId":"b"}`,
+		`data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"a","delta":"a1 "}`,
+		`data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"b","delta":"b1 "}`,
+		`data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"a","delta":"a2"}`,
+		`data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"b","delta":"b2"}`,
+		`data: {"type":"TEXT_MESSAGE_END","messageId":"b"}`,
+		`data: {"type":"TEXT_MESSAGE_START","messageId":"c"}`,
+		`data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"c","delta":"c1"}`,
+		`data: {"type":"TEXT_MESSAGE_END","messageId":"a"}`,
+		finished})
+	a, _ := agui.New(context.Background(), agui.Config{Name: "x", URL: url})
+	rec := agenttest.NewConvo(t, a).MustSend("hi")
+	if got := strings.Join(rec.Messages(), "|"); got != "a1 a2|b1 b2|c1" {
+		t.Errorf("messages: %q", got)
+	}
+}
