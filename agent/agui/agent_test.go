@@ -81,6 +81,9 @@ func TestAgent_StreamsMarkdownAndSendsAValidInput(t *testing.T) {
 	if strings.Join(roles, ",") != "user,assistant,user" || len(ids) != 3 {
 		t.Errorf("messages: %v", msgs)
 	}
+	if id := msgs[1].(map[string]any)["id"].(string); !strings.HasPrefix(id, "msg-") {
+		t.Errorf("the agent's reply goes back as %q, not under the agent's own messageId", id)
+	}
 	tools, _ := second["tools"].([]any)
 	if len(tools) != 1 || tools[0].(map[string]any)["name"] != "request_user_input" {
 		t.Errorf("tools: %v", second["tools"])

@@ -14,7 +14,7 @@ const checkpointBackend = "agui"
 // newest one from History.
 //
 //	{"backend":"agui","v":1,"thread":"parley-…","state":{…},
-//	 "open":[{"id":"int-1","expires":"2026-11-27T12:00:00Z"}]}
+//	 "open":[{"id":"int-1","expires":"2026-11-27T12:00:00Z"}],"said":["msg-1"]}
 //
 // Open are the interrupts the last finished run ended in, which the next run must answer,
 // every one exactly once; each became the question whose Key is interruptKey(id), or
@@ -25,6 +25,9 @@ type checkpoint struct {
 	Thread  string          `json:"thread"`
 	State   json.RawMessage `json:"state,omitempty"`
 	Open    []openInterrupt `json:"open,omitempty"`
+	// Said are the agent's own ids of the messages the run that stored the checkpoint wrote,
+	// in order: the history sent back names them so.
+	Said []string `json:"said,omitempty"`
 }
 
 // openInterrupt is an interrupt waiting for its resume entry.

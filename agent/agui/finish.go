@@ -30,7 +30,7 @@ func (r *run) finish(ev event) error {
 		return err
 	}
 	next := r.cp
-	next.Open = nil
+	next.Open, next.Said = nil, r.said
 	if r.changed {
 		b, err := json.Marshal(r.state)
 		if err != nil {
@@ -63,7 +63,7 @@ func (r *run) finish(ev event) error {
 			questions = append(questions, q)
 		}
 	}
-	if r.changed || len(r.cp.Open) > 0 || len(next.Open) > 0 {
+	if r.changed || len(r.cp.Open) > 0 || len(next.Open) > 0 || len(next.Said) > 0 {
 		if err := r.out.Checkpoint(next); err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 		if err := r.switchText(ev.MessageID, false); err != nil {
 			return false, err
 		}
-		return false, r.out.Text(ev.Delta)
+		return false, r.write(ev.Delta)
 	case "TEXT_MESSAGE_END":
 		if !r.started[ev.MessageID] {
 			return false, invalid(ev.describe(), "no TEXT_MESSAGE_START opened the message")
@@ -96,7 +96,7 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 		if err := r.switchText(id, true); err != nil {
 			return false, err
 		}
-		return false, r.out.Text(ev.Delta)
+		return false, r.write(ev.Delta)
 	case "TOOL_CALL_START":
 		return false, r.startCall(ev.ToolCallID, ev.ToolCallName)
 	case "TOOL_CALL_ARGS":
@@ -167,6 +167,7 @@ func (r *run) handle(ctx context.Context, ev event) (done bool, err error) {
 // switchText makes id the message being written, ending another one first.
 func (r *run) switchText(id string, chunk bool) error {
 	if r.text != "" && r.text != id {
+		r.noteSaid(r.text)
 		if err := r.out.EndMessage(); err != nil {
 			return err
 		}
@@ -180,6 +181,7 @@ func (r *run) endText() error {
 	if r.text == "" {
 		return nil
 	}
+	r.noteSaid(r.text)
 	r.text, r.chunkText = "", false
 	if err := r.out.EndMessage(); err != nil {
 		return err
@@ -189,11 +191,12 @@ func (r *run) endText() error {
 		r.held = r.held[1:]
 		r.text = h.id
 		if h.text.Len() > 0 {
-			if err := r.out.Text(h.text.String()); err != nil {
+			if err := r.write(h.text.String()); err != nil {
 				return err
 			}
 		}
 		if h.ended {
+			r.noteSaid(h.id)
 			r.text = ""
 			if err := r.out.EndMessage(); err != nil {
 				return err
@@ -201,6 +204,22 @@ func (r *run) endText() error {
 		}
 	}
 	return nil
+}
+
+// write appends to the message being written.
+func (r *run) write(delta string) error {
+	if strings.TrimSpace(delta) != "" {
+		r.wrote[r.text] = true
+	}
+	return r.out.Text(delta)
+}
+
+// noteSaid records that the agent's message id ended with text in it (see checkpoint.Said).
+func (r *run) noteSaid(id string) {
+	if r.wrote[id] {
+		r.said = append(r.said, id)
+		delete(r.wrote, id)
+	}
 }
 
 // endAllText ends the message being written and writes out every held one.

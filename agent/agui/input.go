@@ -91,8 +91,25 @@ func history(events []agent.Event) []message {
 		}
 	}
 	out := []message{}
+	// The assistant messages since the last checkpoint take the agent's own ids from the
+	// next one, where it has one for each (see checkpoint.Said).
+	var since []int
+	used := map[string]bool{}
 	for i, ev := range events {
 		switch ev.Kind {
+		case agent.EventCheckpoint:
+			var cp checkpoint
+			if json.Unmarshal(ev.Checkpoint, &cp) != nil || cp.Backend != checkpointBackend {
+				continue
+			}
+			if len(cp.Said) == len(since) {
+				for j, at := range since {
+					if id := cp.Said[j]; !used[id] {
+						out[at].ID, used[id] = id, true
+					}
+				}
+			}
+			since = since[:0]
 		case agent.EventUserMessage:
 			id := "user-" + strconv.FormatInt(ev.ID, 10)
 			if ev.ID == 0 {
@@ -101,6 +118,7 @@ func history(events []agent.Event) []message {
 			out = append(out, message{ID: id, Role: "user", Content: text(ev.Prompt())})
 		case agent.EventAgentMessage:
 			if !ev.Interrupted && strings.TrimSpace(ev.Text) != "" {
+				since = append(since, len(out))
 				out = append(out, message{ID: "assistant-" + ev.MessageID, Role: "assistant", Content: text(ev.Text)})
 			}
 		case agent.EventToolCall:

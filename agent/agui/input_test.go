@@ -15,6 +15,8 @@ func TestHistory(t *testing.T) {
 	events := []agent.Event{
 		{ID: 1, Kind: agent.EventUserMessage, Text: "raw text", Intent: "find a venue"},
 		{ID: 2, Kind: agent.EventAgentMessage, MessageID: "5-1", Text: "Looking."},
+		{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"agui","v":1,"thread":"t","said":["their-m1"]}`)},
+		{Kind: agent.EventCheckpoint, Checkpoint: json.RawMessage(`{"backend":"agui","v":1,"thread":"t","said":["no-message-for-it"]}`)},
 		{ID: 3, Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "agui-c1", ID: "c1", Tool: "search", Status: agent.ToolRunning}},
 		{ID: 4, Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "agui-c1", ID: "c1", Tool: "search", Arguments: json.RawMessage(`{"q":"loft"}`), Status: agent.ToolRunning, Update: true}},
 		{ID: 5, Kind: agent.EventToolCall, ToolCall: &agent.ToolCall{Key: "agui-c1", ID: "c1", Tool: "search", Arguments: json.RawMessage(`{"q":"loft"}`), Status: agent.ToolDone, Result: "2 found", Update: true}},
@@ -40,7 +42,7 @@ func TestHistory(t *testing.T) {
 		b.WriteString("\n")
 	}
 	want := `user-1 user find a venue
-assistant-5-1 assistant Looking.
+their-m1 assistant Looking.
 call-c1 assistant call c1 search {"q":"loft"}
 result-c1 tool 2 found for c1
 call-call-7 assistant call call-7 request_user_input {"prompt":"Which venue?","request_type":"selection"}

@@ -44,7 +44,7 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		ProtocolVersion: "1.0", State: state, Messages: history(in.History), Tools: tools, Context: contextOf(in),
 		ForwardedProps: a.props, Resume: resume(in.History, cp, at, time.Now(), in.Trigger == agent.TriggerMessage)}
 	r := &run{a: a, out: out, in: in, cp: cp, cards: map[string]*agent.ToolCall{}, calls: map[string]*call{},
-		started: map[string]bool{}, ended: map[string]bool{}, resumed: input.Resume}
+		started: map[string]bool{}, ended: map[string]bool{}, wrote: map[string]bool{}, resumed: input.Resume}
 	if err := r.decodeState(); err != nil {
 		return err
 	}
@@ -77,6 +77,8 @@ type run struct {
 	chunkText bool   // it was opened by a TEXT_MESSAGE_CHUNK
 	started   map[string]bool
 	ended     map[string]bool // messages the agent ended
+	wrote     map[string]bool // messages with text written, not ended yet
+	said      []string        // the agent's ids of the messages written whole, in order
 	held      []*heldText
 	cards     map[string]*agent.ToolCall // the agent's own tool calls, by id
 	calls     map[string]*call           // request_user_input calls, by id
