@@ -83,7 +83,7 @@ type Agent struct {
 
 	conn    atomic.Pointer[conn]
 	dial    sync.Mutex // one card fetch at a time
-	lastTry atomic.Int64
+	lastTry agent.Throttle
 }
 
 // conn is the agent card and the client made from it.
@@ -212,16 +212,11 @@ func describe(card *sdk.AgentCard) string {
 // refresh tries, in the background and at most once a refreshInterval, to read a card that
 // could not be read before, so that the picker shows it once the agent is up.
 func (a *Agent) refresh() {
-	now := time.Now().UnixNano()
-	last := a.lastTry.Load()
-	if now-last < int64(refreshInterval) || !a.lastTry.CompareAndSwap(last, now) {
-		return
-	}
-	go func() {
+	a.lastTry.Go(refreshInterval, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		_, _ = a.connect(ctx)
-	}()
+	})
 }
 
 // connect returns the client, reading the card first if it has not been read yet.
@@ -234,7 +229,7 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 	if c := a.conn.Load(); c != nil {
 		return c, nil
 	}
-	a.lastTry.Store(time.Now().UnixNano())
+	a.lastTry.Mark()
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	card, v1URL, err := a.readCard(ctx)

@@ -71,7 +71,7 @@ type Agent struct {
 
 	caps    atomic.Pointer[capabilities]
 	dial    sync.Mutex
-	lastTry atomic.Int64
+	lastTry agent.Throttle
 }
 
 // capabilities is what Parley reads of the agent's AgentCapabilities.
@@ -161,16 +161,11 @@ func (a *Agent) interruptsRefused() bool {
 // refresh tries, in the background and at most once a refreshInterval, to read capabilities
 // that could not be read before.
 func (a *Agent) refresh() {
-	now := time.Now().UnixNano()
-	last := a.lastTry.Load()
-	if now-last < int64(refreshInterval) || !a.lastTry.CompareAndSwap(last, now) {
-		return
-	}
-	go func() {
+	a.lastTry.Go(refreshInterval, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), capabilitiesTimeout)
 		defer cancel()
 		a.readCapabilities(ctx)
-	}()
+	})
 }
 
 // readCapabilities reads GET <url>/capabilities, where the AG-UI integrations that publish
@@ -179,7 +174,7 @@ func (a *Agent) refresh() {
 func (a *Agent) readCapabilities(ctx context.Context) {
 	a.dial.Lock()
 	defer a.dial.Unlock()
-	a.lastTry.Store(time.Now().UnixNano())
+	a.lastTry.Mark()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(a.cfg.URL, "/")+"/capabilities", nil)
 	if err != nil {
 		return
