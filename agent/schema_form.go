@@ -27,7 +27,11 @@ import (
 // form, as does a form with nothing left to ask: half of what the server requires would
 // not do. The fields come required first, in the order of "required", then the others by
 // name (a decoded schema keeps no order of its own).
-func SchemaQuestion(q Question, schema json.RawMessage, allowEmail bool) (Question, string) {
+//
+// With opts.Objects, an object property is a JSON textarea checked against the property's
+// own schema (AG-UI's approve-with-edits: the edited arguments of a call); MCP forms have
+// no objects.
+func SchemaQuestion(q Question, schema json.RawMessage, opts SchemaOptions) (Question, string) {
 	q.Fields, q.Refused = []Field{}, nil
 	var s struct {
 		Type       string                    `json:"type"`
@@ -60,7 +64,7 @@ func SchemaQuestion(q Question, schema json.RawMessage, allowEmail bool) (Questi
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		f, no := formField(name, s.Properties[name], allowEmail)
+		f, no := formField(name, s.Properties[name], opts)
 		f.Required = slices.Contains(s.Required, name)
 		if no.why == "" {
 			no.why = Refusal(f) // a name or label that names a secret
@@ -104,7 +108,7 @@ func (n notAsked) refusal(name string) string {
 }
 
 // formField maps one property, or says why it is not asked.
-func formField(name string, p map[string]any, allowEmail bool) (Field, notAsked) {
+func formField(name string, p map[string]any, opts SchemaOptions) (Field, notAsked) {
 	f := Field{Name: name, Label: str(p["title"]), Description: str(p["description"]), Default: p["default"]}
 	cannot := func(what string) (Field, notAsked) {
 		return f, notAsked{why: "Parley's forms cannot show it: it is " + what + ".", cannot: what}
@@ -147,7 +151,7 @@ func formField(name string, p map[string]any, allowEmail bool) (Field, notAsked)
 		case "uri":
 			f.Format = FormatURI
 		case "email":
-			if !allowEmail {
+			if !opts.AllowEmail {
 				return forbidden(EmailRefusal + " (The operator can allow it with allow_email.)")
 			}
 			f.Format = FormatEmail
@@ -172,6 +176,16 @@ func formField(name string, p map[string]any, allowEmail bool) (Field, notAsked)
 		}
 		f.Kind, f.Options = KindMultiselect, opts
 		f.MinItems, f.MaxItems = intPtr(p["minItems"]), intPtr(p["maxItems"])
+	case "object":
+		if !opts.Objects {
+			return cannot(`of the type "object"`)
+		}
+		f.Kind, f.Format = KindTextarea, FormatJSON
+		f.Schema, _ = json.Marshal(p)
+		if f.Default != nil {
+			b, _ := json.MarshalIndent(f.Default, "", "  ")
+			f.Default = string(b)
+		}
 	case "":
 		return cannot("without a type")
 	default:
@@ -239,6 +253,14 @@ func intPtr(v any) *int {
 		return &n
 	}
 	return nil
+}
+
+// SchemaOptions says what SchemaQuestion may ask beyond MCP's flat fields.
+type SchemaOptions struct {
+	// AllowEmail asks for email addresses, which Parley otherwise refuses.
+	AllowEmail bool
+	// Objects asks for an object property as JSON.
+	Objects bool
 }
 
 // CheckSchema validates content (typed answers, as JSON has them) against a requested schema.

@@ -103,8 +103,16 @@ func TestAgent_InterruptOnAToolCallAnswered(t *testing.T) {
 	c := agenttest.NewConvo(t, newAgent(t, ta.URL))
 	rec := c.MustSend("deploy the site")
 	q := agenttest.OnlyQuestion(t, rec)
-	if q.Message != "Deploy to production?" || len(q.Fields) != 2 || q.Fields[0].Name != "approved" || q.Fields[0].Kind != agent.KindBoolean || !q.Fields[0].Required {
+	if q.Message != "Deploy to production?" || len(q.Fields) != 3 || q.Fields[0].Name != "approved" || q.Fields[0].Kind != agent.KindBoolean || !q.Fields[0].Required {
 		t.Fatalf("question: %+v", q)
+	}
+	// Approve with edits: the call's arguments, to edit as JSON, checked against their schema.
+	edit := q.Fields[1]
+	if edit.Name != "editedArgs" || edit.Format != agent.FormatJSON || edit.Default != "{\n  \"env\": \"production\"\n}" {
+		t.Fatalf("editedArgs: %+v", edit)
+	}
+	if _, errs := agent.Validate(q, agenttest.Form("approved", "true", "editedArgs", `{"env":"moon"}`)); errs["editedArgs"] == "" {
+		t.Errorf("arguments outside their schema were accepted")
 	}
 	ctx, _ := q.Context.(map[string]any)
 	if ctx["reason"] != "tool_call" || ctx["tool call"] != "deploy" {
@@ -114,9 +122,9 @@ func TestAgent_InterruptOnAToolCallAnswered(t *testing.T) {
 	if len(cards) != 1 || cards[0].Status != agent.ToolWaiting || string(cards[0].Arguments) != `{"env":"production"}` {
 		t.Fatalf("tool card: %+v", cards)
 	}
-	c.Answer(q, agenttest.Form("approved", "true", "note", "ship it"))
+	c.Answer(q, agenttest.Form("approved", "true", "note", "ship it", "editedArgs", `{"env": "staging"}`))
 	rec = c.MustResume()
-	if got := joined(rec); !strings.Contains(got, `: {"approved":true,"note":"ship it"}`) {
+	if got := joined(rec); !strings.Contains(got, `: {"approved":true,"editedArgs":{"env":"staging"},"note":"ship it"}`) {
 		t.Fatalf("reply: %q", got)
 	}
 	in := lastInput(t, ta)
@@ -125,7 +133,7 @@ func TestAgent_InterruptOnAToolCallAnswered(t *testing.T) {
 		t.Fatalf("resume: %v", in["resume"])
 	}
 	cards = toolCards(c.History)
-	if len(cards) != 1 || cards[0].Status != agent.ToolDone || cards[0].Result != "Deployed to production." {
+	if len(cards) != 1 || cards[0].Status != agent.ToolDone || cards[0].Result != "Deployed to staging." {
 		t.Fatalf("tool card after: %+v", cards)
 	}
 	// The next run has nothing to resume, and the call and its result in its history.
@@ -137,7 +145,7 @@ func TestAgent_InterruptOnAToolCallAnswered(t *testing.T) {
 	var sawResult bool
 	for _, m := range in["messages"].([]any) {
 		mm := m.(map[string]any)
-		if mm["role"] == "tool" && mm["content"] == "Deployed to production." {
+		if mm["role"] == "tool" && mm["content"] == "Deployed to staging." {
 			sawResult = true
 		}
 	}

@@ -83,9 +83,10 @@ func (r *run) finish(ev event) error {
 	return nil
 }
 
-// interruptQuestion maps an interrupt onto the question model: its message, its reason, the
-// tool call it holds (whose card then waits), its response schema as the form (mapped as
-// MCP's requested schemas are) and its expiresAt as the deadline. refusal says why Parley
+// interruptQuestion maps an interrupt onto the question model: its message, its reason and
+// metadata, the tool call it holds (whose card then waits), its response schema as the form
+// (mapped as MCP's requested schemas are, an object such as editedArgs as JSON to edit,
+// prefilled with the call's arguments) and its expiresAt as the deadline. refusal says why Parley
 // will not ask it; the next run cancels it with that reason.
 func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 	q := agent.Question{Key: interruptKey(in.ID), Asker: r.a.Info().Title, Message: strings.TrimSpace(in.Message),
@@ -97,6 +98,7 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 	case "input_required":
 		q.Type = agent.RequestClarification
 	}
+	var args any
 	if in.ToolCallID != "" {
 		ctx["tool call"] = in.ToolCallID
 		tc := r.cards[in.ToolCallID]
@@ -105,7 +107,6 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 		}
 		if tc != nil {
 			ctx["tool call"] = tc.Tool
-			var args any
 			if json.Unmarshal(tc.Arguments, &args) == nil && args != nil {
 				ctx["arguments"] = args
 			}
@@ -115,6 +116,12 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 			if err := r.out.Tool(up); err != nil {
 				return q, "", err
 			}
+		}
+	}
+	if len(in.Metadata) > 0 {
+		var md map[string]any
+		if json.Unmarshal(in.Metadata, &md) == nil && len(md) > 0 {
+			ctx["metadata"] = md
 		}
 	}
 	q.Context = ctx
@@ -127,7 +134,17 @@ func (r *run) interruptQuestion(in interrupt) (agent.Question, string, error) {
 		}
 		q.Deadline = t
 	}
-	q, refusal := agent.SchemaQuestion(q, in.ResponseSchema, r.a.cfg.AllowEmail)
+	q, refusal := agent.SchemaQuestion(q, in.ResponseSchema, agent.SchemaOptions{AllowEmail: r.a.cfg.AllowEmail, Objects: true})
+	// Approve with edits: the arguments to edit start as the call's own.
+	for i, f := range q.Fields {
+		if f.Name == "editedArgs" && f.Format == agent.FormatJSON && f.Default == nil && args != nil {
+			b, _ := json.MarshalIndent(args, "", "  ")
+			q.Fields[i].Default = string(b)
+			if f.Label == "" {
+				q.Fields[i].Label = "Edited arguments (JSON)"
+			}
+		}
+	}
 	return q, refusal, nil
 }
 

@@ -180,7 +180,8 @@ func resume(events []agent.Event, cp checkpoint, at int, now time.Time, newMessa
 			out = append(out, e)
 		}
 		var res *agent.Resolution
-		if q := asked[interruptKey(in.ID)]; q != nil {
+		q := asked[interruptKey(in.ID)]
+		if q != nil {
 			res = resolutions[q.ID]
 		}
 		switch {
@@ -197,7 +198,7 @@ func resume(events []agent.Event, cp checkpoint, at int, now time.Time, newMessa
 		default:
 			e := resumeEntry{InterruptID: in.ID, Status: "resolved"}
 			if len(res.Values) > 0 {
-				e.Payload = typed(res.Values)
+				e.Payload = payload(q, res.Values)
 			}
 			out = append(out, e)
 		}
@@ -222,6 +223,21 @@ func parseTime(s string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// payload is the answers as the response schema has them: JSON fields as the objects
+// they hold.
+func payload(q *agent.Question, values map[string]any) map[string]any {
+	out := typed(values)
+	for _, f := range q.Fields {
+		if s, ok := out[f.Name].(string); ok && f.Format == agent.FormatJSON {
+			var v any
+			if json.Unmarshal([]byte(s), &v) == nil {
+				out[f.Name] = v
+			}
+		}
+	}
+	return out
 }
 
 // typed is the answers as JSON has them (int64 stays an integer, []string a list).

@@ -89,7 +89,7 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 	if q.Message == "" {
 		q.Message = "The tool server asks for the following."
 	}
-	return agent.SchemaQuestion(q, schema, allowEmail)
+	return agent.SchemaQuestion(q, schema, agent.SchemaOptions{AllowEmail: allowEmail})
 }
 
 // Respond is the answer sent back for an input request: accept with the person's typed

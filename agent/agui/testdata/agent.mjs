@@ -9,7 +9,7 @@
 //
 // What it does is chosen by the words of the person's last message:
 //   markdown   a Markdown answer, streamed      chunks     the same as TEXT_MESSAGE_CHUNKs
-//   deploy     a tool call held by an interrupt (approve with a note)
+//   deploy     a tool call held by an interrupt (approve, with edits to its arguments and a note)
 //   form       an input_required interrupt (quarter, year, revenue)
 //   two        two interrupts at once           expire N   an interrupt that expires in N s
 //   venue      a request_user_input call (Parley's frontend tool)
@@ -141,7 +141,7 @@ async function runAgent(input, raw, send, isClosed) {
       if (tc) {
         const ran = entry.status === "resolved" && entry.payload?.approved;
         send({ type: EventType.TOOL_CALL_RESULT, messageId: next("result"), toolCallId: tc,
-          content: ran ? "Deployed to production." : "Not run." });
+          content: ran ? `Deployed to ${entry.payload.editedArgs?.env ?? "production"}.` : "Not run." });
       }
     }
     const user = lastUser(messages);
@@ -181,6 +181,8 @@ async function runAgent(input, raw, send, isClosed) {
     const it = { id: next("int"), reason: "tool_call", toolCallId, message: "Deploy to production?",
       responseSchema: { type: "object", properties: {
         approved: { type: "boolean", title: "Approve the deploy" },
+        editedArgs: { type: "object", description: "Full replacement of the tool args. Not merged.",
+          properties: { env: { type: "string", enum: ["production", "staging"] } }, required: ["env"] },
         note: { type: "string", title: "Note", maxLength: 80 } }, required: ["approved"] } };
     thread.open.set(it.id, it);
     thread.calls = { ...(thread.calls || {}), [it.id]: toolCallId };
