@@ -164,6 +164,33 @@ test('an interrupt answered after Parley is killed and restarted, and a new mess
   }
 })
 
+test('a reply streams on across a reload, exactly, and Stop aborts the run and keeps its text', async () => {
+  const parley = await startWithAgent()
+  const { context, page, errors } = await as('jo')
+  try {
+    await startConversation(page, parley.url, /Research assistant/, 'slow please')
+    const streaming = page.locator('.msg.agent.streaming')
+    await streaming.getByText('tick 5', { exact: false }).waitFor()
+    await page.reload()
+    await page.locator('.msg.agent.streaming').getByText('tick 15', { exact: false }).waitFor()
+    const abortedBefore = (await (await fetch(agentURL.replace(/\/agent$/, '/aborted'))).json()).aborted
+    await page.getByRole('button', { name: 'Stop' }).click()
+    await page.locator('#state .state-stopped').waitFor()
+    for (let i = 0; i < 100 && (await (await fetch(agentURL.replace(/\/agent$/, '/aborted'))).json()).aborted === abortedBefore; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.equal((await (await fetch(agentURL.replace(/\/agent$/, '/aborted'))).json()).aborted, abortedBefore + 1, 'the request to the agent is given up')
+    const kept = page.locator('.msg.agent', { has: page.locator('.badge', { hasText: 'stopped' }) })
+    const ticks = (await kept.locator('.body').innerText()).match(/tick \d+/g).map((t) => Number(t.slice(5)))
+    assert.ok(ticks.length >= 15, `the text so far is kept (${ticks.length} ticks)`)
+    assert.deepEqual(ticks, ticks.map((_, i) => i), 'every piece exactly once, in order, across the reload')
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
+    await parley.stop()
+  }
+})
+
 test('several people answer their interrupts at once, each getting their own answer back', async () => {
   const parley = await startWithAgent()
   const people = await Promise.all(['dee', 'eve', 'fay', 'gus', 'hal', 'ivy'].map((name) => as(name)))

@@ -17,7 +17,8 @@
 //   flaky      RUN_ERROR on the thread's first try, an answer on the next
 //   invalid    an event without its messageId   slow       text until stopped
 //   cancel     a run that ends cancelled        anything else is echoed
-// GET /agent/capabilities publishes its capabilities; GET /inputs lists the inputs it got.
+// GET /agent/capabilities publishes its capabilities; GET /inputs lists the inputs it got,
+// GET /aborted counts the runs its client gave up before they ended.
 import http from "node:http";
 import { EventType } from "@ag-ui/core";
 import { EventSchema, RunAgentInputSchema, AgentCapabilitiesSchema } from "@ag-ui/core/schemas";
@@ -27,6 +28,7 @@ const port = Number(process.argv[2] || process.env.PORT || 0);
 const token = process.env.AGUI_TOKEN || "";
 const threads = new Map(); // threadId -> { open: Map(id -> interrupt), answered: userMessageId }
 const inputs = [];
+let aborted = 0; // runs whose client went away before the run ended
 let seq = 0;
 const next = (p) => `${p}-${++seq}`;
 
@@ -50,6 +52,10 @@ const server = http.createServer(async (req, res) => {
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(inputs));
     return;
   }
+  if (req.method === "GET" && path === "/aborted") {
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ aborted }));
+    return;
+  }
   if (req.method !== "POST" || path !== "/agent") {
     res.writeHead(404).end();
     return;
@@ -71,8 +77,11 @@ const server = http.createServer(async (req, res) => {
   }
   const encoder = new EventEncoder({ accept: req.headers.accept });
   res.writeHead(200, { "content-type": encoder.getContentType(), "cache-control": "no-cache" });
-  let closed = false;
-  res.on("close", () => { closed = true; });
+  let closed = false, ended = false;
+  res.on("close", () => {
+    closed = true;
+    if (!ended) aborted++;
+  });
   const send = (event) => {
     if (!closed) res.write(encoder.encodeSSE(EventSchema.parse(event)));
   };
@@ -85,6 +94,7 @@ const server = http.createServer(async (req, res) => {
   } catch (err) {
     send({ type: EventType.RUN_ERROR, message: String(err && err.message || err) });
   }
+  ended = true;
   res.end();
 });
 
