@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/parley-chat/parley/agent/builtin"
 	"html"
 	"io"
 	"net"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/parley-chat/parley/agent/builtin"
 )
 
 // benchStream reads one conversation stream the way the browser does, and accounts for the

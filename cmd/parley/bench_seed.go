@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/parley-chat/parley/agent/builtin"
 	"strings"
+
+	"github.com/parley-chat/parley/agent/builtin"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/parley-chat/parley/agent/builtin"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/parley-chat/parley/agent/builtin"
 )
 
 // runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx
@@ -116,26 +117,14 @@ func serveModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Model    string         `json:"model"`
+		Messages []benchMessage `json:"messages"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var plan builtin.BenchPlan
-	for _, m := range req.Messages {
-		var text string
-		if m.Role != "user" || json.Unmarshal(m.Content, &text) != nil {
-			continue
-		}
-		if i := strings.Index(text, "bench "); i >= 0 {
-			plan, _ = builtin.ParseBenchPlan(text[i:])
-		}
-	}
+	plan := benchPlanOf(req.Messages)
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
 	model, _ := json.Marshal(req.Model)
@@ -170,27 +159,15 @@ func serveModel(w http.ResponseWriter, r *http.Request) {
 // the RunAgentInput, one TEXT_MESSAGE_CONTENT event per token.
 func serveAGUI(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		ThreadID string         `json:"threadId"`
+		RunID    string         `json:"runId"`
+		Messages []benchMessage `json:"messages"`
 	}
 	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&in) != nil {
 		http.Error(w, "POST a RunAgentInput", http.StatusBadRequest)
 		return
 	}
-	var plan builtin.BenchPlan
-	for _, m := range in.Messages {
-		var text string
-		if m.Role != "user" || json.Unmarshal(m.Content, &text) != nil {
-			continue
-		}
-		if i := strings.Index(text, "bench "); i >= 0 {
-			plan, _ = builtin.ParseBenchPlan(text[i:])
-		}
-	}
+	plan := benchPlanOf(in.Messages)
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
 	ids, _ := json.Marshal(map[string]string{"threadId": in.ThreadID, "runId": in.RunID})
@@ -213,4 +190,25 @@ func serveAGUI(w http.ResponseWriter, r *http.Request) {
 	}
 	io.WriteString(w, `data: {"type":"TEXT_MESSAGE_END","messageId":"m"}`+"\n\n"+`data: {"type":"RUN_FINISHED",`+string(ids)+"}\n\n")
 	rc.Flush()
+}
+
+// benchMessage is a message of a request to a fake peer: a model's or an AG-UI agent's.
+type benchMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// benchPlanOf finds the reply's plan in the person's messages of a request.
+func benchPlanOf(messages []benchMessage) builtin.BenchPlan {
+	var plan builtin.BenchPlan
+	for _, m := range messages {
+		var text string
+		if m.Role != "user" || json.Unmarshal(m.Content, &text) != nil {
+			continue
+		}
+		if i := strings.Index(text, "bench "); i >= 0 {
+			plan, _ = builtin.ParseBenchPlan(text[i:])
+		}
+	}
+	return plan
 }

@@ -36,14 +36,8 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	})
 	start := func() {
 		t.Helper()
-		cmd := serveCommand("--db", db, "--config", config)
 		logs = &syncBuffer{}
-		url, err := startServe(cmd, logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		l = &liveServer{cmd: cmd, URL: url, Token: strings.TrimSpace(out)}
+		l = serveLive(t, out, logs, "--db", db, "--config", config)
 	}
 	type page struct {
 		Conversation struct {
@@ -145,4 +139,17 @@ func annWithToken(t *testing.T, db string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// serveLive runs `parley serve` with args until the test ends, for the person whose access
+// token is given; logs gets what it writes.
+func serveLive(t *testing.T, token string, logs *syncBuffer, args ...string) *liveServer {
+	t.Helper()
+	cmd := serveCommand(args...)
+	url, err := startServe(cmd, logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return &liveServer{cmd: cmd, URL: url, Token: strings.TrimSpace(token)}
 }

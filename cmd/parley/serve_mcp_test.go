@@ -94,15 +94,10 @@ model = "fake"
 	})
 	start := func() *liveServer {
 		t.Helper()
-		cmd := serveCommand("--db", db, "--config", config)
 		logs = &syncBuffer{}
-		url, err := startServe(cmd, logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		l := serveLive(t, out, logs, "--db", db, "--config", config)
 		waitFor(t, "the tool server", func() bool { return strings.Contains(logs.String(), "tool server ready") })
-		return &liveServer{cmd: cmd, URL: url, Token: strings.TrimSpace(out)}
+		return l
 	}
 	var created struct {
 		Conversation struct {
