@@ -160,3 +160,28 @@ func TestAgent_InterleavedMessagesStayWhole(t *testing.T) {
 		t.Errorf("messages: %q", got)
 	}
 }
+
+// A kept-alive connection the agent closed while a question waited (its keep-alive timeout)
+// does not fail the next run: the request goes again on a new connection.
+func TestAgent_ARunOnAConnectionTheAgentClosedGoesAgain(t *testing.T) {
+	runs := 0
+	srv := agenttest.NewStaleServer(t, func(_ int, r *http.Request) (string, string) {
+		if r.Method == http.MethodGet {
+			return "application/json", "{}" // the capabilities
+		}
+		runs++
+		return "text/event-stream", strings.Join([]string{started,
+			fmt.Sprintf(`data: {"type":"TEXT_MESSAGE_CHUNK","messageId":"m%d","delta":"run %d"}`, runs, runs), finished}, "\n\n") + "\n\n"
+	})
+	a, _ := agui.New(context.Background(), agui.Config{Name: "x", URL: srv.URL + "/agent"})
+	c := agenttest.NewConvo(t, a)
+	if got := joined(c.MustSend("one")); got != "run 1" {
+		t.Fatalf("first run: %q", got)
+	}
+	if got := joined(c.MustSend("two")); got != "run 2" {
+		t.Fatalf("second run: %q", got)
+	}
+	if _, reset := srv.Counts(); reset == 0 {
+		t.Errorf("no request went out on a kept-alive connection: the test tests nothing")
+	}
+}

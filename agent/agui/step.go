@@ -114,6 +114,10 @@ func (r *run) do(ctx context.Context, input runInput) error {
 	a.header(req)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// A run id is new each time: the request may be sent again on a fresh connection when a
+	// kept-alive one turns out closed (the agent's keep-alive timeout ran out while a
+	// question waited), which Go's client does only for a request marked idempotent.
+	req.Header.Set("Idempotency-Key", input.RunID)
 	// The watch starts before the request: an agent that never answers stalls too.
 	idle := time.AfterFunc(a.cfg.IdleTimeout, func() { cancel(errStalled) })
 	defer idle.Stop()

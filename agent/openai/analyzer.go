@@ -89,7 +89,7 @@ func (az *Analyzer) Split(ctx context.Context, text string) (agent.Analysis, err
 	defer cancel()
 	// The deadline bounds the request; the watch, given longer, only keeps an error's body.
 	w := &watch{first: 2 * az.timeout, idle: 2 * az.timeout}
-	res, err := a.chat.New(rctx, p, option.WithMiddleware(w.middleware))
+	res, err := a.chat.New(rctx, p, option.WithMiddleware(w.middleware), idempotent())
 	if err != nil {
 		status, contentType, _ := w.response()
 		switch {

@@ -12,6 +12,8 @@
 package openai
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -132,3 +134,13 @@ func (a *Agent) Tools() *mcp.Pool { return a.cfg.Tools }
 
 // Info describes the agent in the agent picker.
 func (a *Agent) Info() agent.Info { return a.info }
+
+// idempotent marks a request with a key of its own, so that Go's client sends it again on a
+// fresh connection when the kept-alive one it went out on turns out closed before any answer
+// (an endpoint's keep-alive timeout ran out while a question waited). Without the mark it
+// retries no POST, and the run fails with "connection reset by peer".
+func idempotent() option.RequestOption {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return option.WithHeader("Idempotency-Key", "parley-"+hex.EncodeToString(b))
+}

@@ -27,7 +27,7 @@ type reply struct {
 // so far is kept (shown and its message ended) and the error explains the fault.
 func (a *Agent) complete(ctx context.Context, msgs []message, t turn, out agent.Output) (reply, error) {
 	w := &watch{first: a.cfg.FirstByteTimeout, idle: a.cfg.IdleTimeout}
-	stream := a.chat.NewStreaming(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware))
+	stream := a.chat.NewStreaming(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware), idempotent())
 	defer stream.Close()
 	s := &sink{out: out}
 	var calls assembler
