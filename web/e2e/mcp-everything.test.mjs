@@ -117,6 +117,11 @@ test('twenty people call the reference server at once: each is asked, and each a
     }
     for (const { errors } of people) assert.deepEqual(errors, [])
     assert.doesNotMatch(parley.log(), /could not tie|cancelled it/)
+  } catch (err) {
+    // What the server and each person's page show, for the test's report.
+    writeFileSync(join(results, 'mcp-everything-twenty.log'), parley.log())
+    for (const [i, { page }] of people.entries()) await page.screenshot({ path: join(results, `mcp-everything-person-${i + 1}.png`), fullPage: true }).catch(() => {})
+    throw err
   } finally {
     for (const { context } of people) await context.close()
     await parley.stop()
