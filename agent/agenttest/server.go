@@ -51,6 +51,9 @@ func (s *StaleServer) serve(conn net.Conn, respond func(int, *http.Request) (str
 			return
 		}
 		if !first {
+			// The whole request is read first, so that the client waits for its answer and
+			// meets the reset there, as it does when the server's close crosses its request.
+			_, _ = io.Copy(io.Discard, req.Body)
 			s.mu.Lock()
 			s.reset++
 			s.mu.Unlock()
