@@ -95,21 +95,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	})
 
 	// SIGTERM with a question waiting and a reply streaming: the process ends within the grace.
-	stopped := time.Now()
-	l.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- l.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("parley serve ended with %v after SIGTERM", err)
-		}
-	case <-time.After(2 * shutdownGrace):
-		t.Fatalf("parley serve still runs %s after SIGTERM", 2*shutdownGrace)
-	}
-	if took := time.Since(stopped); took >= shutdownGrace {
-		t.Errorf("SIGTERM took %s, more than the grace of %s", took, shutdownGrace)
-	}
+	terminate(t, l, logs)
 	start()
 	if p := get(first); len(p.Questions) != 1 || p.Questions[0].State != "pending" {
 		t.Fatalf("after SIGTERM: %+v", p.Questions)
@@ -152,4 +138,27 @@ func serveLive(t *testing.T, token string, logs *syncBuffer, args ...string) *li
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return &liveServer{cmd: cmd, URL: url, Token: strings.TrimSpace(token)}
+}
+
+// terminate sends SIGTERM to the server and checks that it ends, cleanly, within the grace;
+// it returns how long it took.
+func terminate(t *testing.T, l *liveServer, logs *syncBuffer) time.Duration {
+	t.Helper()
+	stopped := time.Now()
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- l.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("parley serve ended with %v after SIGTERM:\n%s", err, logs.String())
+		}
+	case <-time.After(2 * shutdownGrace):
+		t.Fatalf("parley serve still runs %s after SIGTERM:\n%s", 2*shutdownGrace, logs.String())
+	}
+	took := time.Since(stopped)
+	if took >= shutdownGrace {
+		t.Errorf("SIGTERM took %s, more than the grace of %s", took, shutdownGrace)
+	}
+	return took
 }

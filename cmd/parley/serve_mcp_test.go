@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -168,23 +167,8 @@ model = "fake"
 
 	// SIGTERM while the question waits: the process ends, cleanly, within the grace.
 	running := servers()
-	stopped := time.Now()
-	l.cmd.Process.Signal(syscall.SIGTERM)
-	exited := make(chan error, 1)
-	go func() { exited <- l.cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("parley serve ended with %v after SIGTERM:\n%s", err, logs.String())
-		}
-	case <-time.After(2 * shutdownGrace):
-		t.Fatalf("parley serve still runs %s after SIGTERM:\n%s", 2*shutdownGrace, logs.String())
-	}
-	took := time.Since(stopped)
+	took := terminate(t, l, logs)
 	t.Logf("SIGTERM with a question waiting: exited in %s", took.Round(time.Millisecond))
-	if took >= shutdownGrace {
-		t.Errorf("SIGTERM took %s, more than the grace of %s", took, shutdownGrace)
-	}
 	gone(running, "SIGTERM")
 	l = start()
 	afterStop(1)
