@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 )
 
 // Error codes, mapped to HTTP statuses in one place by the web layer.
@@ -93,3 +97,61 @@ var ErrStopped = errors.New("stopped by the person")
 
 // ErrRunning is why a message is refused while the agent still works on the last one.
 var ErrRunning = Errorf(ECONFLICT, "The agent is still working; stop it, or wait for it to finish or ask.")
+
+// ErrorDetail reads the message of an error body in the shapes endpoints use:
+// {"error":{"message":...,"type":...}} (OpenAI, vLLM), {"error":"..."} (Ollama),
+// {"message":...} or {"detail":...}; otherwise short plain text. It returns ": message"
+// or "". Every back end explains a remote's error body through it.
+func ErrorDetail(body []byte) string {
+	var doc struct {
+		Error   json.RawMessage `json:"error"`
+		Message any             `json:"message"`
+		Detail  any             `json:"detail"`
+	}
+	if json.Unmarshal(body, &doc) == nil {
+		var obj struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(doc.Error, &obj) == nil && obj.Message != "":
+			msg := obj.Message
+			if obj.Type != "" {
+				msg += " (" + obj.Type + ")"
+			} else if code, ok := obj.Code.(string); ok && code != "" {
+				msg += " (" + code + ")"
+			}
+			return ": " + OneLine(msg)
+		case json.Unmarshal(doc.Error, &s) == nil && s != "":
+			return ": " + OneLine(s)
+		}
+		for _, v := range []any{doc.Message, doc.Detail} {
+			if s, ok := v.(string); ok && s != "" {
+				return ": " + OneLine(s)
+			}
+		}
+		return ""
+	}
+	if s := strings.TrimSpace(string(body)); s != "" && utf8.ValidString(s) && !strings.HasPrefix(s, "<") {
+		return ": " + OneLine(s)
+	}
+	return ""
+}
+
+// Unreachable says why a request reached no server: the connection was refused, the host
+// is unknown, or the network failed; "" for any other error.
+func Unreachable(err error) string {
+	var dnsErr *net.DNSError
+	var netErr *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr):
+		return "host " + dnsErr.Name + " not found"
+	case errors.As(err, &netErr):
+		return netErr.Err.Error()
+	}
+	return ""
+}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
@@ -65,9 +64,9 @@ func (a *Agent) callFault(e *callError) error {
 	case rpc != nil:
 		return a.faultf(e, "the agent at %s answered %s with an error: %s", a.endpoint, e.method, rpc.describe())
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return a.faultf(e, "the agent at %s refused %s with HTTP %d %s%s: %s", a.endpoint, e.method, status, http.StatusText(status), bodyDetail(body), a.credentialHint())
+		return a.faultf(e, "the agent at %s refused %s with HTTP %d %s%s: %s", a.endpoint, e.method, status, http.StatusText(status), agent.ErrorDetail(body), a.credentialHint())
 	case status != 0 && status != http.StatusOK:
-		return a.faultf(e, "the agent at %s answered %s with HTTP %d %s%s", a.endpoint, e.method, status, http.StatusText(status), bodyDetail(body))
+		return a.faultf(e, "the agent at %s answered %s with HTTP %d %s%s", a.endpoint, e.method, status, http.StatusText(status), agent.ErrorDetail(body))
 	case errors.Is(e.err, syscall.ECONNREFUSED):
 		return a.faultf(e, "cannot reach the agent at %s: connection refused", a.endpoint)
 	case errors.As(e.err, &dnsErr):
@@ -146,32 +145,6 @@ func codeName(code int) string {
 		if c == code {
 			return ", " + err.Error()
 		}
-	}
-	return ""
-}
-
-// bodyDetail is ": text" for a short readable error body, "" otherwise.
-func bodyDetail(body []byte) string {
-	var doc struct {
-		Error   any    `json:"error"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(body, &doc) == nil {
-		if s, ok := doc.Error.(string); ok && s != "" {
-			return ": " + agent.OneLine(s)
-		}
-		if m, ok := doc.Error.(map[string]any); ok {
-			if s, ok := m["message"].(string); ok && s != "" {
-				return ": " + agent.OneLine(s)
-			}
-		}
-		if doc.Message != "" {
-			return ": " + agent.OneLine(doc.Message)
-		}
-		return ""
-	}
-	if s := strings.TrimSpace(string(body)); s != "" && utf8.ValidString(s) && !strings.HasPrefix(s, "<") {
-		return ": " + agent.OneLine(s)
 	}
 	return ""
 }

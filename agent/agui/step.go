@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/parley-chat/parley/agent"
@@ -134,7 +132,7 @@ func (r *run) do(ctx context.Context, input runInput) error {
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return a.faultf(nil, "the agent at %s answered with %q instead of an event stream%s", a.endpoint, mt, detail(b))
+		return a.faultf(nil, "the agent at %s answered with %q instead of an event stream%s", a.endpoint, mt, agent.ErrorDetail(b))
 	}
 	sse := newSSEReader(resp.Body)
 	sse.activity = func() { idle.Reset(a.cfg.IdleTimeout) }
@@ -171,20 +169,14 @@ func (r *run) do(ctx context.Context, input runInput) error {
 
 // transportFault explains a request that got no answer.
 func (r *run) transportFault(ctx context.Context, err error) error {
-	a := r.a
-	var dnsErr *net.DNSError
-	var netErr *net.OpError
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return context.Cause(ctx)
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return a.faultf(err, "cannot reach the agent at %s: connection refused", a.endpoint)
-	case errors.As(err, &dnsErr):
-		return a.faultf(err, "cannot reach the agent at %s: host %s not found", a.endpoint, dnsErr.Name)
-	case errors.As(err, &netErr):
-		return a.faultf(err, "cannot reach the agent at %s: %v", a.endpoint, netErr.Err)
 	}
-	return a.faultf(err, "cannot reach the agent at %s: %v", a.endpoint, err)
+	why := agent.Unreachable(err)
+	if why == "" {
+		why = err.Error()
+	}
+	return r.a.faultf(err, "cannot reach the agent at %s: %s", r.a.endpoint, why)
 }
 
 // statusFault explains an answer other than 200.
@@ -198,17 +190,9 @@ func (r *run) statusFault(resp *http.Response) error {
 		if a.cfg.Credential != "" {
 			hint = "check the token in " + a.cfg.Credential
 		}
-		return a.faultf(nil, "the agent at %s refused the run with HTTP %d %s%s: %s", a.endpoint, code, http.StatusText(code), detail(b), hint)
+		return a.faultf(nil, "the agent at %s refused the run with HTTP %d %s%s: %s", a.endpoint, code, http.StatusText(code), agent.ErrorDetail(b), hint)
 	case code == http.StatusNotFound:
 		return a.faultf(nil, "there is no agent at %s (HTTP 404): check its url", a.endpoint)
 	}
-	return a.faultf(nil, "the agent at %s answered HTTP %d %s%s", a.endpoint, code, http.StatusText(code), detail(b))
-}
-
-// detail is a remote's answer, short, for an error message.
-func detail(b []byte) string {
-	if s := agent.OneLine(string(b)); s != "" {
-		return ": " + s
-	}
-	return ""
+	return a.faultf(nil, "the agent at %s answered HTTP %d %s%s", a.endpoint, code, http.StatusText(code), agent.ErrorDetail(b))
 }

@@ -4,11 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"mime"
-	"net"
 	"net/http"
-	"strings"
-	"syscall"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
@@ -24,8 +20,6 @@ func (a *Agent) faultf(err error, format string, args ...any) error {
 // what the error says.
 func (a *Agent) requestFault(err error, w *watch) error {
 	status, contentType, body := w.response()
-	var netErr *net.OpError
-	var dnsErr *net.DNSError
 	var streamErr *ssestream.StreamError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
@@ -36,15 +30,11 @@ func (a *Agent) requestFault(err error, w *watch) error {
 		return a.faultf(err, "the model endpoint at %s sent nothing for %s: the reply stalled", a.endpoint, a.cfg.IdleTimeout)
 	case status >= 400:
 		return a.faultf(err, "the model endpoint at %s answered %d %s%s%s", a.endpoint, status, http.StatusText(status),
-			errorDetail(body), statusHint(status))
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return a.faultf(err, "cannot reach the model endpoint at %s: connection refused", a.endpoint)
-	case errors.As(err, &dnsErr):
-		return a.faultf(err, "cannot reach the model endpoint at %s: host %s not found", a.endpoint, dnsErr.Name)
-	case errors.As(err, &netErr):
-		return a.faultf(err, "cannot reach the model endpoint at %s: %v", a.endpoint, netErr.Err)
+			agent.ErrorDetail(body), statusHint(status))
+	case agent.Unreachable(err) != "":
+		return a.faultf(err, "cannot reach the model endpoint at %s: %s", a.endpoint, agent.Unreachable(err))
 	case errors.As(err, &streamErr):
-		return a.faultf(err, "the model endpoint at %s reported an error while streaming%s", a.endpoint, errorDetail(streamErr.Event.Data))
+		return a.faultf(err, "the model endpoint at %s reported an error while streaming%s", a.endpoint, agent.ErrorDetail(streamErr.Event.Data))
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
 		return a.faultf(err, "the model endpoint at %s sent a malformed chunk (%v)", a.endpoint, err)
 	case status != 0 && !isEventStream(contentType):
@@ -68,48 +58,6 @@ func statusHint(status int) string {
 		return "; check the base URL and the model name"
 	case http.StatusTooManyRequests:
 		return "; the endpoint limits the rate: wait, then retry"
-	}
-	return ""
-}
-
-// errorDetail reads the message of an error body in the shapes endpoints use:
-// {"error":{"message":...,"type":...}} (OpenAI, vLLM), {"error":"..."} (Ollama),
-// {"message":...} or {"detail":...}; otherwise short plain text. It returns ": message"
-// or "".
-func errorDetail(body []byte) string {
-	var doc struct {
-		Error   json.RawMessage `json:"error"`
-		Message any             `json:"message"`
-		Detail  any             `json:"detail"`
-	}
-	if json.Unmarshal(body, &doc) == nil {
-		var obj struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(doc.Error, &obj) == nil && obj.Message != "":
-			msg := obj.Message
-			if obj.Type != "" {
-				msg += " (" + obj.Type + ")"
-			} else if code, ok := obj.Code.(string); ok && code != "" {
-				msg += " (" + code + ")"
-			}
-			return ": " + agent.OneLine(msg)
-		case json.Unmarshal(doc.Error, &s) == nil && s != "":
-			return ": " + agent.OneLine(s)
-		}
-		for _, v := range []any{doc.Message, doc.Detail} {
-			if s, ok := v.(string); ok && s != "" {
-				return ": " + agent.OneLine(s)
-			}
-		}
-		return ""
-	}
-	if s := strings.TrimSpace(string(body)); s != "" && utf8.ValidString(s) && !strings.HasPrefix(s, "<") {
-		return ": " + agent.OneLine(s)
 	}
 	return ""
 }
