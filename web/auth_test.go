@@ -648,6 +648,42 @@ func TestLimits(t *testing.T) {
 		}
 		b.Body.Close()
 	})
+	t.Run("StreamsWhileAPageGoesToAnother", func(t *testing.T) {
+		// A page's stream that arrives before the page it replaces has closed its own waits
+		// for it, instead of being refused.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		open := func() *http.Response {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.URL+conv+"/stream", nil)
+			resp, err := ann.client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			return resp
+		}
+		var held []*http.Response
+		deadline := time.Now().Add(5 * time.Second)
+		for len(held) < 2 { // the streams of the subtest before may still be closing
+			if r := open(); r != nil && r.StatusCode == 200 {
+				held = append(held, r)
+			} else if r != nil {
+				r.Body.Close()
+				if time.Now().After(deadline) {
+					t.Fatal("two streams could not be opened")
+				}
+			}
+		}
+		next := make(chan *http.Response, 1)
+		go func() { next <- open() }()
+		held[0].Body.Close()
+		r := <-next
+		if r == nil || r.StatusCode != 200 {
+			t.Fatalf("the stream of the next page = %v", r)
+		}
+		r.Body.Close()
+		held[1].Body.Close()
+	})
 }
 
 // Many wrong passwords at once are counted before any is checked: no more than the limit

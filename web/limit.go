@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -141,18 +142,49 @@ func (r *retryAfter) Unwrap() error { return r.err }
 type streamCounter struct {
 	mu   sync.Mutex
 	open map[int64]int
+	// freed is closed, and replaced, whenever a stream closes; waiting counts the streams
+	// that wait for it.
+	freed   chan struct{}
+	waiting int
 }
 
-// acquire opens one of the user's streams, unless max are open already; release closes it.
-func (sc *streamCounter) acquire(userID int64, max int) (release func(), ok bool) {
+// streamSwitch is how long a stream over its person's cap waits for one of theirs to close:
+// a page that goes to another (a sent first message opens its conversation) closes its
+// stream only as the next page opens one, and the server may learn of it just after.
+const streamSwitch = 3 * time.Second
+
+// acquire opens one of the user's streams, unless max are open already and none closes
+// within streamSwitch (or before ctx ends); release closes it.
+func (sc *streamCounter) acquire(ctx context.Context, userID int64, max int) (release func(), ok bool) {
+	timer := time.NewTimer(streamSwitch)
+	defer timer.Stop()
+	ok = true
 	sc.mu.Lock()
+	for {
+		if sc.open == nil {
+			sc.open, sc.freed = map[int64]int{}, make(chan struct{})
+		}
+		if sc.open[userID] < max {
+			break
+		}
+		freed := sc.freed
+		sc.waiting++
+		sc.mu.Unlock()
+		select {
+		case <-freed:
+		case <-timer.C:
+			ok = false
+		case <-ctx.Done():
+			ok = false
+		}
+		sc.mu.Lock()
+		sc.waiting--
+		if !ok {
+			sc.mu.Unlock()
+			return nil, false
+		}
+	}
 	defer sc.mu.Unlock()
-	if sc.open == nil {
-		sc.open = map[int64]int{}
-	}
-	if sc.open[userID] >= max {
-		return nil, false
-	}
 	sc.open[userID]++
 	var once sync.Once
 	return func() {
@@ -162,6 +194,8 @@ func (sc *streamCounter) acquire(userID int64, max int) (release func(), ok bool
 			if sc.open[userID]--; sc.open[userID] <= 0 {
 				delete(sc.open, userID)
 			}
+			close(sc.freed)
+			sc.freed = make(chan struct{})
 		})
 	}, true
 }

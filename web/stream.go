@@ -63,7 +63,7 @@ func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, check func(c
 			body(ctx, w)
 		}
 	}
-	free, ok := s.streams.acquire(currentUser(c).ID, s.limits.Streams)
+	free, ok := s.streams.acquire(c.Request().Context(), currentUser(c).ID, s.limits.Streams)
 	if !ok {
 		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
 	}
