@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/child"
 )
 
 // DefaultTimeout bounds one call of a tool (one round of it: the wait for a person is not counted).
@@ -278,7 +279,7 @@ func (p *Pool) Close() {
 	p.log.Warn("tool servers still closing; killing them", "after", closeWait.String())
 	for _, s := range p.servers {
 		for _, st := range s.all() {
-			killGroup(st.cmd)
+			child.KillGroup(st.cmd)
 		}
 	}
 }

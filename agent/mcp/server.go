@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/parley-chat/parley/agent/child"
 )
 
 // server is one tool server and its sessions.
@@ -222,7 +223,7 @@ func (s *server) serve(ctx context.Context) error {
 	tools, err := s.listTools(ctx, st)
 	if err != nil {
 		st.cs.Close()
-		killGroup(st.cmd)
+		child.KillGroup(st.cmd)
 		return err
 	}
 	s.mu.Lock()
@@ -245,7 +246,7 @@ func (s *server) serve(ctx context.Context) error {
 // broken, or ctx ends), closes it with what a local server started (npx and uvx start the
 // real one), and says why it ended.
 func (s *server) hold(ctx context.Context, st *session) error {
-	defer killGroup(st.cmd)
+	defer child.KillGroup(st.cmd)
 	ended := make(chan error, 1)
 	go func() { ended <- st.cs.Wait() }()
 	select {
@@ -341,14 +342,14 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	if s.cfg.Command != "" {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Dir
-		cmd.Env = childEnv(os.Environ(), s.cfg.InheritEnv)
+		cmd.Env = child.Env(os.Environ(), s.cfg.InheritEnv)
 		// A server that leaves a child holding its stderr does not hold up its stop.
 		cmd.WaitDelay = 5 * time.Second
 		for k, v := range s.cfg.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stderr = &logWriter{log: s.log}
-		ownGroup(cmd)
+		cmd.Stderr = &child.LogWriter{Log: s.log, Says: "tool server says"}
+		child.OwnGroup(cmd)
 		st.cmd = cmd
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
@@ -373,7 +374,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	defer cancel()
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
-		killGroup(st.cmd)
+		child.KillGroup(st.cmd)
 		return nil, fmt.Errorf("could not start and initialize it: %w", err)
 	}
 	st.cs = cs
@@ -384,27 +385,6 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		}
 	}
 	return st, nil
-}
-
-// passedEnv are the environment variables a local server gets from Parley's own: what a
-// program needs to run, and none of Parley's keys and tokens.
-var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
-	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "SYSTEMROOT"}
-
-// childEnv is the part of env a local server gets: all of it with inherit_env, else passedEnv
-// and the locale (LC_*).
-func childEnv(env []string, inherit bool) []string {
-	if inherit {
-		return env
-	}
-	var out []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // headerTransport adds the server's headers and bearer token to each request to its host,
@@ -429,32 +409,4 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", "Bearer "+h.bearer)
 	}
 	return h.base.RoundTrip(r)
-}
-
-// logWriter logs what a local server writes to stderr, line by line.
-type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (w *logWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, b...)
-	for {
-		i := slices.Index(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
-			w.log.Info("tool server says", "line", line)
-		}
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > 4096 {
-		w.log.Info("tool server says", "line", string(w.buf))
-		w.buf = w.buf[:0]
-	}
-	return len(b), nil
 }

@@ -7,17 +7,6 @@ import (
 	"testing"
 )
 
-func TestALocalServerGetsNoneOfParleysKeys(t *testing.T) {
-	env := []string{"PATH=/usr/bin", "HOME=/home/p", "LC_ALL=C.UTF-8", "PARLEY_OPENAI_API_KEY=sk-1", "TICKETS_TOKEN=t0k", "AWS_SECRET_ACCESS_KEY=x"}
-	got := childEnv(env, false)
-	if !slices.Equal(got, []string{"PATH=/usr/bin", "HOME=/home/p", "LC_ALL=C.UTF-8"}) {
-		t.Errorf("env = %q", got)
-	}
-	if got := childEnv(env, true); len(got) != len(env) {
-		t.Errorf("inherit_env: %q", got)
-	}
-}
-
 func TestTheBearerTokenGoesOnlyToTheServersHost(t *testing.T) {
 	var seen []string
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/parley-chat/parley/agent/child"
 )
 
 // roundTripRevision is the first revision of MCP whose servers ask through the result of
@@ -169,7 +171,7 @@ func (s *server) keep(st *session) error {
 	defer p.closeMu.Unlock()
 	if p.closed {
 		st.cs.Close()
-		killGroup(st.cmd)
+		child.KillGroup(st.cmd)
 		return errors.New("Parley is stopping")
 	}
 	s.mu.Lock()

@@ -1,0 +1,84 @@
+// Package child starts the programs Parley runs as children (local MCP tool servers, ACP
+// coding agents): in a process group of their own that dies with Parley, with none of
+// Parley's keys in their environment, and with what they write to stderr logged.
+package child
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// passedEnv are the environment variables a child gets from Parley's own: what a program
+// needs to run, and none of Parley's keys and tokens.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
+	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "SYSTEMROOT"}
+
+// Env is the part of env a child gets: all of it when inherit, else passedEnv and the
+// locale (LC_*).
+func Env(env []string, inherit bool) []string {
+	if inherit {
+		return env
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(passedEnv, k) || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// tailLines is how many of its last lines a LogWriter keeps.
+const tailLines = 5
+
+// LogWriter logs what a child writes to stderr, line by line, under Says ("tool server
+// says"), and keeps the last lines: a child that fails says why there.
+type LogWriter struct {
+	Log  *slog.Logger
+	Says string
+
+	mu   sync.Mutex
+	buf  []byte
+	tail []string
+}
+
+func (w *LogWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := slices.Index(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.line(string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(b), nil
+}
+
+func (w *LogWriter) line(s string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return
+	}
+	w.Log.Info(w.Says, "line", s)
+	if len(w.tail) == tailLines {
+		w.tail = slices.Delete(w.tail, 0, 1)
+	}
+	w.tail = append(w.tail, s)
+}
+
+// Tail returns the last lines the child wrote, joined.
+func (w *LogWriter) Tail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.tail, "\n")
+}
