@@ -35,6 +35,9 @@ func (k FieldKind) Valid() bool {
 type Option struct {
 	Value string `json:"value"`
 	Label string `json:"label,omitempty"`
+	// Hint says, under the label of a Choice question's button, what choosing it does
+	// ("allow once", "allow always: not asked again in this session").
+	Hint string `json:"hint,omitempty"`
 }
 
 // Text returns the label shown to the person, the value when there is no label.
@@ -157,13 +160,39 @@ type Question struct {
 	// of a call): the step that asked waits for it (Output.Await), and it expires when the
 	// connection ends, Parley's restart included.
 	Live bool `json:"live,omitempty"`
+	// Holder names who holds a live question's connection, as its expiry reasons say it:
+	// "tool server" (the default) or "coding agent".
+	Holder string `json:"holder,omitempty"`
+	// Choice marks a question answered by picking one option of its one select field: each
+	// option is a button of its own (a permission request: Allow, Always allow, Reject), and
+	// there is no Submit or Decline.
+	Choice bool `json:"choice,omitempty"`
 }
 
-// The reasons a live question expires: Parley stopped or restarted while it waited (the
-// run is then cut off, and Retry asks again), or the tool server's session ended.
-const (
-	StoppedWhileAsked = "Parley stopped while the tool server waited for this answer; its session ended with it. Retry asks again."
-	SessionEnded      = "The tool server's session ended."
+// holder is who holds the question's live connection.
+func (q Question) holder() string {
+	if q.Holder == "" {
+		return "tool server"
+	}
+	return q.Holder
+}
+
+// StoppedWhileAsked is the reason a live question expires when Parley stops or restarts
+// while it waits: the run is cut off, and Retry asks again.
+func (q Question) StoppedWhileAsked() string {
+	return "Parley stopped while the " + q.holder() + " waited for this answer; its session ended with it. Retry asks again."
+}
+
+// SessionEnded is the reason a live question expires when the connection it waits on ends.
+func (q Question) SessionEnded() string {
+	return "The " + q.holder() + "'s session ended."
+}
+
+// The reasons a tool server's live question expires (see Question.StoppedWhileAsked and
+// Question.SessionEnded).
+var (
+	StoppedWhileAsked = Question{}.StoppedWhileAsked()
+	SessionEnded      = Question{}.SessionEnded()
 )
 
 // RefusedField is a field Parley will not render, with the reason shown to person and agent.

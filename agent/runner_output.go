@@ -60,7 +60,8 @@ func (s *stepSink) Await(ctx context.Context, id int64) (Resolution, error) {
 		r.mu.Unlock()
 	}()
 	// It may have been resolved before the waiter was there.
-	if q, err := r.ledger.Question(s.ctx, id); err != nil {
+	q, err := r.ledger.Question(s.ctx, id)
+	if err != nil {
 		return Resolution{}, err
 	} else if q.Resolution != nil {
 		return *q.Resolution, nil
@@ -70,10 +71,10 @@ func (s *stepSink) Await(ctx context.Context, id int64) (Resolution, error) {
 		return res, nil
 	case <-ctx.Done():
 	}
-	reason := SessionEnded
+	reason := q.SessionEnded()
 	switch {
 	case r.ctx.Err() != nil:
-		reason = StoppedWhileAsked
+		reason = q.StoppedWhileAsked()
 	case errors.Is(context.Cause(ctx), ErrStopped):
 		reason = "The run was stopped."
 	}

@@ -116,7 +116,11 @@ func (r *Runner) expireLive(ctx context.Context) error {
 		return err
 	}
 	for _, id := range live {
-		if err := r.expire(ctx, id, StoppedWhileAsked); err != nil {
+		q, err := r.ledger.Question(ctx, id)
+		if err != nil {
+			return fmt.Errorf("expire question %d: %w", id, err)
+		}
+		if err := r.expire(ctx, id, q.StoppedWhileAsked()); err != nil {
 			return fmt.Errorf("expire question %d: %w", id, err)
 		}
 	}

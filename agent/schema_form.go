@@ -278,3 +278,30 @@ func CheckSchema(schema json.RawMessage, content map[string]any) error {
 	}
 	return rs.Validate(content)
 }
+
+// SchemaAnswer is the answer to a form asked by a requested schema (an MCP or ACP
+// elicitation), as those protocols take it: "accept" with the person's typed values
+// (checked against the schema first), "decline", or "cancel" for a question cancelled,
+// expired or set aside by a new message.
+func SchemaAnswer(schema json.RawMessage, res Resolution) (action string, content map[string]any, err error) {
+	switch res.Outcome {
+	case Answered:
+	case Declined:
+		return "decline", nil, nil
+	default:
+		return "cancel", nil, nil
+	}
+	// Typed values as JSON has them (int64 stays an integer, []string a list).
+	content = map[string]any{}
+	b, err := json.Marshal(res.Values)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := json.Unmarshal(b, &content); err != nil {
+		return "", nil, err
+	}
+	if err := CheckSchema(schema, content); err != nil {
+		return "", nil, fmt.Errorf("the answer does not fit the form that was asked: %w", err)
+	}
+	return "accept", content, nil
+}

@@ -31,6 +31,12 @@ type ToolCall struct {
 	ID     string `json:"id"`
 	Server string `json:"server"`
 	Tool   string `json:"tool"`
+	// Kind is what a coding agent's call does: read, edit, delete, move, search, execute,
+	// think, fetch or other (ACP's tool kinds); empty for a tool server's call.
+	Kind string `json:"kind,omitempty"`
+	// Locations are the files the call works on, "path" or "path:line", relative to the
+	// coding agent's workspace.
+	Locations []string `json:"locations,omitempty"`
 	// Arguments are the arguments the tool runs with (as the person approved them).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Status    ToolStatus      `json:"status"`
@@ -55,7 +61,8 @@ type ToolCall struct {
 }
 
 // ToolContent is one piece of a tool's result: text, an image (Data is base64), a link to a
-// resource, or something Parley does not show, named in Text.
+// resource, a diff (a unified diff in Text of the file Name), or something Parley does not
+// show, named in Text.
 type ToolContent struct {
 	Type string `json:"type"`
 	Text string `json:"text,omitempty"`

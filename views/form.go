@@ -135,3 +135,9 @@ func declineLabel(q agent.Question) string {
 	}
 	return "Decline"
 }
+
+// choiceRejects reports whether a choice says no (its hint begins "Reject"): its button
+// looks so.
+func choiceRejects(o agent.Option) bool {
+	return strings.HasPrefix(strings.ToLower(o.Hint), "reject")
+}

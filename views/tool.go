@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +132,9 @@ func progressNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 6
 
 // toolSummary names a call in a line: "tool search of server docs".
 func toolSummary(tc agent.ToolCall) string {
+	if tc.Server == "" {
+		return fmt.Sprintf("call %q of the agent", tc.Tool)
+	}
 	return fmt.Sprintf("tool %s of server %s", tc.Tool, tc.Server)
 }
 
@@ -179,4 +183,20 @@ func unsupportedText(c agent.ToolContent) string {
 		return c.Text
 	}
 	return "A part of the result of a kind Parley does not show (" + c.Type + ")."
+}
+
+// toolKindClass is a call's kind as a class name: one of ACP's kinds, else "other".
+func toolKindClass(kind string) string {
+	switch kind {
+	case "read", "edit", "delete", "move", "search", "execute", "think", "fetch":
+		return kind
+	}
+	return "other"
+}
+
+// diffHTML is a diff part of a tool's result: the unified diff, highlighted, in a <pre>
+// that scrolls, takes the focus and has a name (as a code block's does).
+func diffHTML(c agent.ToolContent) string {
+	return `<pre class="chroma" tabindex="0" role="group" aria-label="Changes to ` + html.EscapeString(c.Name) + `">` +
+		codeHTML([]byte("diff"), c.Text) + "</pre>"
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parley-chat/parley/agent"
@@ -27,6 +28,9 @@ type Recorder struct {
 	nextID *int64
 	sofar  strings.Builder
 	asking bool
+	// mu guards Events and Live against a live question's Await, which a back end may call
+	// beside its other output (its other calls it makes one at a time).
+	mu sync.Mutex
 
 	// Deltas are the agent's Text calls, Live the pieces the runner would show live (a form
 	// held back is not), Events what the step stored.
@@ -90,10 +94,16 @@ func (r *Recorder) interrupt() {
 // memorySink stores what a step reports in its Recorder.
 type memorySink struct{ r *Recorder }
 
-func (s memorySink) Live(msgID, author, delta string) { s.r.Live = append(s.r.Live, delta) }
+func (s memorySink) Live(msgID, author, delta string) {
+	s.r.mu.Lock()
+	s.r.Live = append(s.r.Live, delta)
+	s.r.mu.Unlock()
+}
 
 func (s memorySink) Store(ev agent.Event) error {
+	s.r.mu.Lock()
 	s.r.Events = append(s.r.Events, ev)
+	s.r.mu.Unlock()
 	return nil
 }
 
@@ -101,6 +111,8 @@ func (s memorySink) Ask(q agent.Question) (int64, error) {
 	if !s.r.asking {
 		s.r.FromText = append(s.r.FromText, q)
 	}
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
 	*s.r.nextID++
 	q.ID = *s.r.nextID
 	s.r.Events = append(s.r.Events, agent.Event{Kind: agent.EventQuestionAsked, Question: &q, Author: q.Asker})
@@ -111,17 +123,21 @@ func (s memorySink) Ask(q agent.Question) (int64, error) {
 // while the step waited; without one the question expires, as at a restart.
 func (s memorySink) Await(ctx context.Context, id int64) (agent.Resolution, error) {
 	var q agent.Question
+	s.r.mu.Lock()
 	for _, ev := range s.r.Events {
 		if ev.Kind == agent.EventQuestionAsked && ev.Question.ID == id {
 			q = *ev.Question
 		}
 	}
+	s.r.mu.Unlock()
 	if s.r.LiveAnswer == nil {
 		return agent.Resolution{}, errors.New("the test gives no live answers")
 	}
 	res := s.r.LiveAnswer(q)
 	res.QuestionID = id
+	s.r.mu.Lock()
 	s.r.Events = append(s.r.Events, agent.Event{Kind: agent.EventQuestionResolved, Resolution: &res})
+	s.r.mu.Unlock()
 	return res, nil
 }
 
@@ -190,7 +206,9 @@ type Convo struct {
 	RejectFormText bool
 	// Language is handed to each step, as intake would have detected it.
 	Language string
-	docs     map[int64]agent.Document
+	// ID is the conversation's id (1 unless set): conversations at once need their own.
+	ID   int64
+	docs map[int64]agent.Document
 }
 
 // NewConvo starts an empty conversation with agent a.
@@ -301,7 +319,11 @@ func (c *Convo) StepNow(trigger agent.Trigger) (*Recorder, error) {
 // Deliver runs the current step on the current history without storing what it reports.
 func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 	c.t.Helper()
-	in := agent.StepInput{ConversationID: 1, RunID: c.Run, StepID: c.Step, Trigger: trigger,
+	id := c.ID
+	if id == 0 {
+		id = 1
+	}
+	in := agent.StepInput{ConversationID: id, RunID: c.Run, StepID: c.Step, Trigger: trigger,
 		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
 	rec := NewRecorder(c.t, in, c.Agent.Info().Title, &c.ids)
 	rec.Follow(c.Agent.Info())

@@ -96,29 +96,15 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 // answers (checked against the requested schema first), decline with nothing, cancel for
 // a question cancelled, expired or set aside by a new message.
 func Respond(in Input, res agent.Resolution) (Response, error) {
-	switch res.Outcome {
-	case agent.Answered:
-	case agent.Declined:
-		return Response{Action: "decline"}, nil
-	default:
-		return Response{Action: "cancel"}, nil
-	}
 	if in.Mode != "form" {
-		return Response{Action: "accept"}, nil
+		action, _, _ := agent.SchemaAnswer(nil, res)
+		return Response{Action: action}, nil
 	}
-	// Typed values as JSON has them (int64 stays an integer, []string a list).
-	content := map[string]any{}
-	b, err := json.Marshal(res.Values)
+	action, content, err := agent.SchemaAnswer(in.Schema, res)
 	if err != nil {
 		return Response{}, err
 	}
-	if err := json.Unmarshal(b, &content); err != nil {
-		return Response{}, err
-	}
-	if err := agent.CheckSchema(in.Schema, content); err != nil {
-		return Response{}, fmt.Errorf("the answer does not fit the form the server asked for: %w", err)
-	}
-	return Response{Action: "accept", Content: content}, nil
+	return Response{Action: action, Content: content}, nil
 }
 
 // sortInputs orders a round's requests by id, so that their questions come in a stable order.

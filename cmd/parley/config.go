@@ -27,7 +27,8 @@ type AgentConfig struct {
 	Title       string `toml:"title"`
 	Description string `toml:"description"`
 	// Backend is "openai" (any OpenAI-compatible chat-completions endpoint), "a2a" (a remote
-	// A2A agent, found by CardURL) or "agui" (an AG-UI agent, at URL).
+	// A2A agent, found by CardURL), "agui" (an AG-UI agent, at URL) or "acp" (a coding agent
+	// started as Command).
 	Backend string `toml:"backend"`
 	CardURL string `toml:"card_url"`
 	// URL is where an AG-UI agent takes its runs; Headers go with every request to it, and
@@ -62,6 +63,17 @@ type AgentConfig struct {
 	IntakeShare float64 `toml:"intake_share"`
 	// MCP are the agent's tool servers ([[agents.mcp]]), openai back end only.
 	MCP []MCPConfig `toml:"mcp"`
+	// Command, Args, Env and Cwd start a coding agent (acp): its own command, run in the
+	// workspace Cwd, the only place it may read and write files through Parley.
+	// MaxSessions bounds its processes (one per running conversation), KeepAlive how long
+	// one is kept once its turn ended, AskTimeout how long its questions wait.
+	Command     string            `toml:"command"`
+	Args        []string          `toml:"args"`
+	Env         map[string]string `toml:"env"`
+	Cwd         string            `toml:"cwd"`
+	MaxSessions int               `toml:"max_sessions"`
+	KeepAlive   duration          `toml:"keep_alive"`
+	AskTimeout  duration          `toml:"ask_timeout"`
 }
 
 // MCPConfig is one [[agents.mcp]] entry: a tool server started as a command (stdio) or
@@ -138,7 +150,8 @@ var agentKeys = map[string]bool{"name": true, "title": true, "description": true
 	"base_url": true, "api_key": true, "api_key_env": true, "model": true, "system_prompt": true,
 	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
 	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true,
-	"url": true, "headers": true, "bearer_token_env": true, "forwarded_props": true, "allow_email": true}
+	"url": true, "headers": true, "bearer_token_env": true, "forwarded_props": true, "allow_email": true,
+	"command": true, "args": true, "env": true, "cwd": true, "max_sessions": true, "keep_alive": true, "ask_timeout": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -332,8 +345,10 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration, Credential: credentialOf(c)})
 	case "agui":
 		return aguiAgent(c, getenv)
+	case "acp":
+		return acpAgent(c)
 	default:
-		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a, agui)", c.Backend)
+		return nil, fmt.Errorf("backend: unknown back end %q (known: openai, a2a, agui, acp)", c.Backend)
 	}
 	cfg := openaiConfig(c, key)
 	if len(c.MCP) > 0 {

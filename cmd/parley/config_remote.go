@@ -10,11 +10,13 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/acp"
 	"github.com/parley-chat/parley/agent/agui"
 )
 
 // The agents that run elsewhere: remote A2A agents (the PARLEY_A2A_AGENTS shortcut, the
-// [a2a] section, their bearer tokens) and AG-UI agents.
+// [a2a] section, their bearer tokens), AG-UI agents, and coding agents (ACP) run as
+// processes of their own.
 
 // bearerTransport sends the agent's API key as a bearer token to a remote A2A agent.
 type bearerTransport struct{ token string }
@@ -117,4 +119,19 @@ func credentialOf(c AgentConfig) string {
 		return fmt.Sprintf("api_key of agent %q", c.Name)
 	}
 	return fmt.Sprintf("api_key_env of agent %q in the agents file", c.Name)
+}
+
+// acpAgent makes a coding agent of the entry, naming the field that is wrong.
+func acpAgent(c AgentConfig) (agent.Agent, error) {
+	switch {
+	case len(c.MCP) > 0:
+		return nil, errors.New("mcp: tool servers are for model-backed (openai) agents; a coding agent has its own")
+	case c.Analyzer == "model":
+		return nil, errors.New(`analyzer: "model" needs a model endpoint; an acp agent has the built-in analyzer`)
+	case c.URL != "" || c.BaseURL != "" || c.CardURL != "":
+		return nil, errors.New("url, base_url and card_url are not for an acp agent: it runs as command, on this machine")
+	}
+	return acp.New(acp.Config{Name: c.Name, Title: c.Title, Description: c.Description, Command: c.Command, Args: c.Args,
+		Env: c.Env, Cwd: c.Cwd, MaxSessions: c.MaxSessions, IdleAfter: c.KeepAlive.Duration, AskTimeout: c.AskTimeout.Duration,
+		AllowEmail: c.AllowEmail})
 }

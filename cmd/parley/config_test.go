@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -216,6 +217,78 @@ urll = "http://127.0.0.1:9/agent"
 	all := strings.Join(problems, "\n")
 	for _, w := range []string{`agent "nourl": url is required`, `agent "badurl": url: "ftp://example.com/agent"`,
 		`agent "notoken": bearer_token_env: the environment variable UNSET_TOKEN`, `agent "typo": unknown key urll`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("problems lack %q:\n%s", w, all)
+		}
+	}
+}
+
+func TestLoadConfig_CodingAgents(t *testing.T) {
+	work := t.TempDir()
+	cfgs, problems, err := loadConfig(writeConfig(t, `
+[[agents]]
+name = "coder"
+title = "Coding agent"
+backend = "acp"
+command = "npx"
+args = ["@zed-industries/claude-agent-acp"]
+cwd = "`+work+`"
+env = { ANTHROPIC_API_KEY_FILE = "/etc/parley/key" }
+max_sessions = 2
+keep_alive = "2m"
+ask_timeout = "30m"
+
+[[agents]]
+name = "nocmd"
+backend = "acp"
+cwd = "`+work+`"
+
+[[agents]]
+name = "nocwd"
+backend = "acp"
+command = "gemini"
+
+[[agents]]
+name = "relative"
+backend = "acp"
+command = "gemini"
+cwd = "srv/app"
+
+[[agents]]
+name = "missing"
+backend = "acp"
+command = "gemini"
+cwd = "`+work+`/nowhere"
+
+[[agents]]
+name = "toomany"
+backend = "acp"
+command = "gemini"
+cwd = "`+work+`"
+max_sessions = 1000
+
+[[agents]]
+name = "withurl"
+backend = "acp"
+command = "gemini"
+cwd = "`+work+`"
+url = "http://127.0.0.1:9/agent"
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfgs[0]; c.Command != "npx" || len(c.Args) != 1 || c.Env["ANTHROPIC_API_KEY_FILE"] == "" || c.MaxSessions != 2 || c.KeepAlive.Duration != 2*time.Minute || c.AskTimeout.Duration != 30*time.Minute {
+		t.Fatalf("cfg = %+v", c)
+	}
+	agents, built := buildAgents(cfgs, env(nil), map[string]bool{})
+	problems = append(problems, built...)
+	if len(agents) != 1 || agents[0].Info().Title != "Coding agent" {
+		t.Fatalf("agents = %v, want coder (nothing starts before the first message)", agents)
+	}
+	all := strings.Join(problems, "\n")
+	for _, w := range []string{`agent "nocmd": command is required`, `agent "nocwd": cwd is required`,
+		`agent "relative": cwd "srv/app" must be an absolute path`, `agent "missing": cwd: stat`,
+		`agent "toomany": max_sessions must be between 1 and 64`, `agent "withurl": url, base_url and card_url are not for an acp agent`} {
 		if !strings.Contains(all, w) {
 			t.Errorf("problems lack %q:\n%s", w, all)
 		}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/acp"
 	"github.com/parley-chat/parley/agent/mcp"
 	"github.com/parley-chat/parley/agent/mcp/demo"
 	"github.com/parley-chat/parley/agent/openai"
@@ -55,12 +56,26 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	return serveUntil(ctx, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, l)
 }
 
+// children are what Parley runs beside its agents and must end when it stops: the tool
+// servers of model-backed agents, the processes of coding agents.
+type children interface {
+	Close()
+	Problems() []string
+}
+
 // startTools starts the tool servers of the model-backed agents, and gives them up to five
 // seconds to be ready before Parley serves. A URL interaction that a
-// server says is complete answers the question that waits for it, as the server.
-func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []*mcp.Pool {
+// server says is complete answers the question that waits for it, as the server. Coding
+// agents start their processes on demand: they are returned too, to be closed.
+func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []children {
 	var pools []*mcp.Pool
+	var out []children
 	for _, a := range agents {
+		if ca, ok := a.(*acp.Agent); ok {
+			ca.SetLogger(log)
+			out = append(out, ca)
+			continue
+		}
 		oa, ok := a.(*openai.Agent)
 		if !ok || oa.Tools() == nil {
 			continue
@@ -75,6 +90,7 @@ func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []
 		})
 		p.Start()
 		pools = append(pools, p)
+		out = append(out, p)
 	}
 	// The first messages find the tools there: wait a little for the servers to start.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -82,5 +98,5 @@ func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []
 	for _, p := range pools {
 		_ = p.WaitReady(ctx)
 	}
-	return pools
+	return out
 }

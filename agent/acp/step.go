@@ -1,0 +1,244 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// cancelWait is how long a cancelled turn waits for the agent to answer its prompt (with
+// stop reason cancelled, as ACP asks) before its process is ended.
+const cancelWait = 2 * time.Second
+
+// maxEarlier bounds the earlier conversation a new session is given when the old one is gone.
+const maxEarlier = 16 << 10
+
+// checkpoint is what a conversation keeps of its agent between steps.
+type checkpoint struct {
+	// Session is the ACP session the conversation's process serves.
+	Session string `json:"session,omitempty"`
+	// Rules are the "always" answers the person gave in the session.
+	Rules []rule `json:"rules,omitempty"`
+}
+
+// rule is an "always" answer to a permission request: later requests of the session with
+// the same Key get the option of the same Kind without asking.
+type rule struct {
+	Key  string `json:"key"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// Step sends the person's last message as a prompt of the conversation's session and
+// streams the turn into the conversation until the agent ends it.
+func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	title := a.Info().Title
+	text, earlier := prompt(in.History)
+	if strings.TrimSpace(text) == "" {
+		return agent.Faultf(title, nil, "there is no message to send")
+	}
+	var cp checkpoint
+	if _, err := agent.LastCheckpoint(in.History, &cp); err != nil {
+		a.log.Warn("unreadable checkpoint; starting afresh", "conversation", in.ConversationID, "error", err)
+		cp = checkpoint{}
+	}
+	p, err := a.acquire(ctx, in.ConversationID, a.waiting(in, out))
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return agent.Faultf(title, err, "could not start the agent: %v", err)
+	}
+	defer a.release(p)
+	// The turn ends with the step, or with the process.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel(p.why)
+		case <-tctx.Done():
+		}
+	}()
+	fresh, err := a.open(tctx, p, &cp, in.StepID, out)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return agent.Faultf(title, err, "%v", err)
+	}
+	blocks := []sdk.ContentBlock{sdk.TextBlock(text)}
+	if fresh && earlier != "" {
+		// The conversation so far first, as context; the message last, as its own block.
+		blocks = append([]sdk.ContentBlock{sdk.TextBlock("(Parley: this conversation began in an earlier session of yours, which has ended. " +
+			"What was said there, oldest first:)\n\n" + earlier + "\n\n(The person's new message follows.)")}, blocks...)
+	}
+	t := &turn{a: a, p: p, ctx: tctx, in: in, out: out, cp: &cp, title: title, calls: map[string]*agent.ToolCall{}}
+	p.setTurn(t)
+	defer p.setTurn(nil)
+
+	type result struct {
+		res sdk.PromptResponse
+		err error
+	}
+	done := make(chan result, 1)
+	session := p.sessionID()
+	go func() {
+		// Not cut off by the step's end: a stop is a session/cancel, which the agent answers.
+		r, err := p.conn.Prompt(context.WithoutCancel(tctx), sdk.PromptRequest{SessionId: sdk.SessionId(session), Prompt: blocks})
+		done <- result{r, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-tctx.Done():
+		if p.dead() {
+			t.end("")
+			return agent.Faultf(title, p.why, "%v", p.why)
+		}
+		// A stop, a new message, Parley's shutdown: the turn is cancelled as ACP says.
+		_ = p.conn.Cancel(context.WithoutCancel(tctx), sdk.CancelNotification{SessionId: sdk.SessionId(session)})
+		select {
+		case <-done:
+		case <-p.exited:
+		case <-time.After(cancelWait):
+			a.log.Warn("the coding agent did not end its turn when cancelled; ending its process", "conversation", in.ConversationID)
+			p.kill()
+		}
+		t.end("the turn was stopped")
+		return context.Cause(ctx)
+	}
+	if r.err != nil {
+		t.end("")
+		if p.ended() {
+			return agent.Faultf(title, p.why, "%v", p.why)
+		}
+		return agent.Faultf(title, r.err, "%v", rpcError(r.err))
+	}
+	reason := r.res.StopReason
+	t.end(string(reason))
+	if err := t.failure(); err != nil {
+		return err
+	}
+	switch reason {
+	case sdk.StopReasonEndTurn, "":
+		return nil
+	case sdk.StopReasonCancelled:
+		return agent.Faultf(title, nil, "the agent cancelled its turn")
+	case sdk.StopReasonRefusal:
+		return agent.Faultf(title, nil, "the agent refused to go on")
+	case sdk.StopReasonMaxTokens:
+		return agent.Faultf(title, nil, "the agent stopped: its model reached its token limit")
+	case sdk.StopReasonMaxTurnRequests:
+		return agent.Faultf(title, nil, "the agent stopped: it reached its limit of model requests for one turn")
+	}
+	return agent.Faultf(title, nil, "the agent ended its turn for a reason Parley does not know (%q)", reason)
+}
+
+// prompt returns the person's last message, and what was said before it, for a session
+// that starts afresh in a conversation already under way.
+func prompt(history []agent.Event) (text, earlier string) {
+	last := -1
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Kind == agent.EventUserMessage {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return "", ""
+	}
+	var b strings.Builder
+	for _, ev := range history[:last] {
+		switch ev.Kind {
+		case agent.EventUserMessage:
+			fmt.Fprintf(&b, "Person: %s\n\n", ev.Text)
+		case agent.EventAgentMessage:
+			if strings.TrimSpace(ev.Text) != "" {
+				fmt.Fprintf(&b, "You: %s\n\n", ev.Text)
+			}
+		}
+	}
+	earlier = strings.TrimSpace(b.String())
+	if len(earlier) > maxEarlier {
+		earlier = "…" + earlier[len(earlier)-maxEarlier:]
+	}
+	return history[last].Text, earlier
+}
+
+// waiting shows, on a card of its own, that the step waits for a free process of the agent.
+func (a *Agent) waiting(in agent.StepInput, out agent.Output) func(string) {
+	var card agent.ToolCall
+	return func(what string) {
+		if what != "" {
+			card = agent.ToolCall{Key: fmt.Sprintf("%d-wait", in.StepID), Tool: "Waiting for the agent", Kind: "other",
+				Status: agent.ToolWaiting, Waiting: what, Started: time.Now()}
+			_ = out.Tool(card)
+			return
+		}
+		card.Update, card.Status, card.Waiting, card.Took = true, agent.ToolDone, "", time.Since(card.Started)
+		_ = out.Tool(card)
+	}
+}
+
+// open gives the process its session, once: the conversation's old one loaded where the
+// agent can, else a new one. fresh reports a new session in a conversation that had one.
+func (a *Agent) open(ctx context.Context, p *proc, cp *checkpoint, step int64, out agent.Output) (fresh bool, err error) {
+	if p.sessionID() != "" {
+		return false, nil
+	}
+	var why string
+	if cp.Session != "" {
+		why = "the agent cannot load a session"
+		if p.caps.LoadSession {
+			_, err := call(ctx, p, func(ctx context.Context) (sdk.LoadSessionResponse, error) {
+				return p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(cp.Session), Cwd: a.root.dir, McpServers: []sdk.McpServer{}})
+			})
+			if err == nil {
+				p.setSession(cp.Session)
+				return false, nil
+			}
+			if ctx.Err() != nil {
+				return false, err
+			}
+			why = "the agent could not load it: " + err.Error()
+			a.log.Info("could not load the conversation's session; starting a new one", "session", cp.Session, "error", err)
+		}
+	}
+	res, err := call(ctx, p, func(ctx context.Context) (sdk.NewSessionResponse, error) {
+		return p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.root.dir, McpServers: []sdk.McpServer{}})
+	})
+	if err != nil {
+		return false, fmt.Errorf("could not start a session: %w", err)
+	}
+	p.setSession(string(res.SessionId))
+	fresh = cp.Session != ""
+	*cp = checkpoint{Session: string(res.SessionId)}
+	if err := out.Checkpoint(cp); err != nil {
+		return false, err
+	}
+	if fresh {
+		now := time.Now()
+		_ = out.Tool(agent.ToolCall{Key: fmt.Sprintf("%d-session", step), Tool: "New session", Kind: "other",
+			Status: agent.ToolDone, Started: now,
+			Notes: []string{"The agent's earlier session ended (" + why + "). This one starts afresh; the agent is given the conversation so far."}})
+	}
+	return fresh, nil
+}
+
+func (p *proc) sessionID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.session
+}
+
+func (p *proc) setSession(id string) {
+	p.mu.Lock()
+	p.session = id
+	p.mu.Unlock()
+}

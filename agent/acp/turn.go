@@ -1,0 +1,289 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// turn is one prompt of a step: it turns what the agent sends into the conversation. The
+// agent's updates come in order on one goroutine, its requests each on one of their own:
+// mu keeps the output to one at a time (and is never held while the person answers).
+type turn struct {
+	a     *Agent
+	p     *proc
+	ctx   context.Context // the step's, ended too when the process ends
+	in    agent.StepInput
+	out   agent.Output
+	title string
+
+	mu     sync.Mutex
+	cp     *checkpoint
+	msg    string                     // the id of the agent message being written
+	calls  map[string]*agent.ToolCall // by the agent's tool call id
+	n      int                        // cards made
+	asking map[string]bool            // calls waiting for the person's permission
+	err    error                      // the first failure to store what the agent sent
+}
+
+// keep records the first failure to store.
+func (t *turn) keep(err error) {
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+}
+
+func (t *turn) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// update shows one update of the session.
+func (t *turn) update(u sdk.SessionUpdate) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case u.AgentMessageChunk != nil:
+		c := u.AgentMessageChunk
+		if c.MessageId != nil && *c.MessageId != t.msg {
+			if t.msg != "" {
+				t.keep(t.out.EndMessage())
+			}
+			t.msg = *c.MessageId
+		}
+		if text := blockText(c.Content); text != "" {
+			t.keep(t.out.Text(text))
+		}
+	case u.ToolCall != nil:
+		c := u.ToolCall
+		tc := t.card(string(c.ToolCallId))
+		t.apply(tc, sdk.ToolCallUpdate{Title: &c.Title, Kind: &c.Kind, Status: &c.Status, Content: c.Content,
+			Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput})
+		t.show(tc)
+	case u.ToolCallUpdate != nil:
+		c := u.ToolCallUpdate
+		tc := t.card(string(c.ToolCallId))
+		t.apply(tc, sdk.ToolCallUpdate{Title: c.Title, Kind: c.Kind, Status: c.Status, Content: c.Content,
+			Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput})
+		t.show(tc)
+	case u.Plan != nil:
+		plan := agent.Plan{Steps: make([]agent.PlanStep, 0, len(u.Plan.Entries))}
+		for _, e := range u.Plan.Entries {
+			plan.Steps = append(plan.Steps, agent.PlanStep{Title: e.Content, Status: stepStatus(e.Status)})
+		}
+		t.keep(t.out.Plan(plan))
+	}
+	// Thoughts, commands, modes, usage and the like are not shown.
+}
+
+// blockText is the text of a content block of a message: text as it is, anything else
+// named in a line.
+func blockText(b sdk.ContentBlock) string {
+	switch {
+	case b.Text != nil:
+		return b.Text.Text
+	case b.ResourceLink != nil:
+		return fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri)
+	case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+		r := b.Resource.Resource.TextResourceContents
+		return fmt.Sprintf("\n\n%s:\n\n%s\n", r.Uri, fence(r.Text, ""))
+	}
+	return ""
+}
+
+func stepStatus(s sdk.PlanEntryStatus) agent.StepStatus {
+	switch s {
+	case "completed":
+		return agent.StepDone
+	case "in_progress":
+		return agent.StepInProgress
+	}
+	return agent.StepPending
+}
+
+// card returns the card of the agent's tool call, new if the call is.
+func (t *turn) card(id string) *agent.ToolCall {
+	if tc, ok := t.calls[id]; ok {
+		return tc
+	}
+	t.n++
+	tc := &agent.ToolCall{Key: fmt.Sprintf("%d-%d", t.in.StepID, t.n), ID: id, Status: agent.ToolRunning, Started: time.Now()}
+	t.calls[id] = tc
+	return tc
+}
+
+// apply takes what an update of a call says into its card: fields it leaves out stay.
+func (t *turn) apply(tc *agent.ToolCall, u sdk.ToolCallUpdate) {
+	if u.Title != nil && *u.Title != "" {
+		tc.Tool = *u.Title
+	}
+	if u.Kind != nil && *u.Kind != "" {
+		tc.Kind = string(*u.Kind)
+	}
+	if u.Locations != nil {
+		tc.Locations = tc.Locations[:0]
+		for _, l := range u.Locations {
+			loc := t.a.root.show(l.Path)
+			if l.Line != nil {
+				loc += fmt.Sprintf(":%d", *l.Line)
+			}
+			tc.Locations = append(tc.Locations, loc)
+		}
+	}
+	if u.Content != nil {
+		tc.Content = t.content(u.Content)
+	}
+	if u.RawInput != nil {
+		if b, err := json.Marshal(u.RawInput); err == nil {
+			tc.Arguments = b
+		}
+	}
+	if u.RawOutput != nil {
+		if s, ok := u.RawOutput.(string); ok {
+			tc.Result = s
+		} else if b, err := json.Marshal(u.RawOutput); err == nil {
+			tc.Result = string(b)
+		}
+	}
+	if u.Status != nil && *u.Status != "" && !t.asking[tc.ID] {
+		switch *u.Status {
+		case sdk.ToolCallStatusCompleted:
+			tc.Status = agent.ToolDone
+		case sdk.ToolCallStatusFailed:
+			if tc.Status != agent.ToolRejected {
+				tc.Status = agent.ToolFailed
+			}
+		default:
+			if !tc.Status.Ended() {
+				tc.Status = agent.ToolRunning
+			}
+		}
+	}
+}
+
+// content turns a call's content into what its card shows: a diff as a unified diff.
+func (t *turn) content(cs []sdk.ToolCallContent) []agent.ToolContent {
+	out := make([]agent.ToolContent, 0, len(cs))
+	for _, c := range cs {
+		switch {
+		case c.Diff != nil:
+			path := t.a.root.show(c.Diff.Path)
+			out = append(out, agent.ToolContent{Type: "diff", Name: path, Text: unifiedDiff(path, c.Diff.OldText, c.Diff.NewText)})
+		case c.Content != nil:
+			b := c.Content.Content
+			switch {
+			case b.Text != nil:
+				out = append(out, agent.ToolContent{Type: "text", Text: b.Text.Text})
+			case b.Image != nil:
+				out = append(out, agent.ToolContent{Type: "image", MIME: b.Image.MimeType, Data: b.Image.Data})
+			case b.ResourceLink != nil:
+				l := b.ResourceLink
+				tc := agent.ToolContent{Type: "resource_link", URI: l.Uri, Name: l.Name}
+				if l.MimeType != nil {
+					tc.MIME = *l.MimeType
+				}
+				out = append(out, tc)
+			case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+				r := b.Resource.Resource.TextResourceContents
+				out = append(out, agent.ToolContent{Type: "text", URI: r.Uri, Text: r.Text})
+			default:
+				out = append(out, agent.ToolContent{Type: "unsupported", Text: "Content of a kind Parley does not show."})
+			}
+		case c.Terminal != nil:
+			out = append(out, agent.ToolContent{Type: "unsupported", Text: "A terminal's output (Parley offers the agent no terminal)."})
+		}
+	}
+	return out
+}
+
+// show stores the card as it stands.
+func (t *turn) show(tc *agent.ToolCall) {
+	if tc.Status.Ended() && tc.Took == 0 {
+		tc.Took = time.Since(tc.Started)
+	}
+	t.keep(t.out.Tool(*tc))
+	tc.Update = true
+}
+
+// wrote shows a file Parley wrote for the agent on the card of the call it belongs to: the
+// running call that names the file, else the last running one, else a card of its own.
+func (t *turn) wrote(path string, before *string, content string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	shown := t.a.root.show(path)
+	var tc *agent.ToolCall
+	for _, c := range t.calls {
+		if c.Status.Ended() {
+			continue
+		}
+		if tc == nil || c.Started.After(tc.Started) {
+			tc = c
+		}
+		for _, l := range c.Locations {
+			if l == shown || strings.HasPrefix(l, shown+":") {
+				tc = c
+				break
+			}
+		}
+	}
+	if tc == nil {
+		tc = t.card(fmt.Sprintf("write-%d", t.n+1))
+		tc.Tool, tc.Kind, tc.Status, tc.Locations = "Write "+shown, "edit", agent.ToolDone, []string{shown}
+	}
+	added, removed := diffCounts(before, content)
+	tc.Notes = append(tc.Notes, fmt.Sprintf("Parley wrote %s for the agent (+%d −%d lines).", shown, added, removed))
+	hasDiff := false
+	for _, c := range tc.Content {
+		hasDiff = hasDiff || (c.Type == "diff" && c.Name == shown)
+	}
+	if !hasDiff {
+		tc.Content = append(tc.Content, agent.ToolContent{Type: "diff", Name: shown, Text: unifiedDiff(shown, before, content)})
+	}
+	t.show(tc)
+}
+
+// end closes the cards the turn left open: their calls ended with it.
+func (t *turn) end(reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tc := range t.calls {
+		if tc.Status.Ended() {
+			continue
+		}
+		switch reason {
+		case string(sdk.StopReasonEndTurn):
+			tc.Status = agent.ToolDone
+		default:
+			tc.Status = agent.ToolFailed
+			if reason == "" {
+				reason = "the agent's process ended"
+			}
+			tc.Error = "The call did not finish: " + strings.ReplaceAll(reason, "_", " ") + "."
+		}
+		tc.Waiting = ""
+		t.show(tc)
+	}
+}
+
+// fence puts text in a fenced code block longer than any run of backticks in it.
+func fence(text, lang string) string {
+	n := 3
+	for run, i := 0, 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", n)
+	return f + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + f
+}
