@@ -419,9 +419,10 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", shutdownGrace.String())
-	// The steps stop first, so that a question a tool server asks mid-call expires as
-	// theirs; the tool servers close in what is left of the grace (mcp's closeWait, 4 s, at
-	// most), and the database last.
+	// The steps stop first, so that a question a tool server or a coding agent asks on its
+	// live connection expires as theirs (a coding agent's turn is cancelled, 2 s at most);
+	// the tool servers and the agents' processes close in what is left of the grace (mcp's
+	// closeWait, 4 s, and acp's, 3 s, at most, side by side), and the database last.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

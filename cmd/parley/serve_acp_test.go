@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/agenttest"
+)
+
+// acpLog reads the pids of the test agent's processes that started, from its event log.
+func acpStarts(t *testing.T, log string) []int {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var pids []int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l struct {
+			PID   int    `json:"pid"`
+			Event string `json:"event"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Event == "start" {
+			pids = append(pids, l.PID)
+		}
+	}
+	return pids
+}
+
+func processAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err != nil || !strings.Contains(string(b), ") Z ")
+}
+
+// TestServe_ACodingAgentsPermissionThroughSIGTERMKill9AndItsDeath asks through a coding
+// agent built on @agentclientprotocol/sdk, and ends what the question waits on while it
+// waits: Parley by SIGTERM (it exits within the grace), Parley by kill -9 (nothing is lost),
+// and the agent's own process. Each time the question expires with the reason, no agent
+// process is left, and the next try asks again in a new session; the last answer, Allow,
+// changes the file in the workspace.
+func TestServe_ACodingAgentsPermissionThroughSIGTERMKill9AndItsDeath(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	root, err := agenttest.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agentLog := filepath.Join(dir, "agent.log")
+	db := filepath.Join(dir, "p.db")
+	out := annWithToken(t, db)
+	config := filepath.Join(dir, "agents.toml")
+	os.WriteFile(config, fmt.Appendf(nil, `
+[[agents]]
+name = "coder"
+title = "Coding agent"
+backend = "acp"
+command = %q
+args = [%q]
+cwd = %q
+env = { ACP_TEST_LOG = %q }
+`, node, filepath.Join(root, "agent", "acp", "testdata", "agent.mjs"), work, agentLog), 0o600)
+
+	var l *liveServer
+	var logs *syncBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last server's log:\n%s", logs.String())
+		}
+	})
+	start := func() *liveServer {
+		t.Helper()
+		logs = &syncBuffer{}
+		return serveLive(t, out, logs, "--db", db, "--config", config)
+	}
+	var created struct {
+		Conversation struct {
+			ID int64 `json:"id"`
+		} `json:"conversation"`
+	}
+	conv := &created.Conversation
+	state := func() (string, []testQuestion) {
+		var page struct {
+			Conversation struct {
+				State string `json:"state"`
+			} `json:"conversation"`
+			Questions []testQuestion `json:"questions"`
+		}
+		l.api(t, http.MethodGet, fmt.Sprintf("/conversations/%d", conv.ID), nil, &page)
+		return page.Conversation.State, page.Questions
+	}
+	// asked waits for the nth question, pending, and checks what the person is asked.
+	asked := func(n int) testQuestion {
+		t.Helper()
+		var qs []testQuestion
+		waitFor(t, fmt.Sprintf("question %d", n), func() bool {
+			_, qs = state()
+			return len(qs) == n && qs[n-1].State == "pending"
+		})
+		var q agent.Question
+		l.api(t, http.MethodGet, fmt.Sprintf("/questions/%d", qs[n-1].ID), nil, &q)
+		var labels []string
+		for _, o := range q.Fields[0].Options {
+			labels = append(labels, o.Label)
+		}
+		if !q.Live || !q.Choice || q.Holder != "coding agent" || !slices.Equal(labels, []string{"Allow", "Always allow edits", "Reject", "Never allow edits"}) {
+			t.Fatalf("question %d = %+v", n, q)
+		}
+		return qs[n-1]
+	}
+	// expired checks the nth question expired with the reason, and the run's state.
+	expired := func(n int, wantState, reason string) {
+		t.Helper()
+		var st string
+		var qs []testQuestion
+		waitFor(t, "the question to expire", func() bool {
+			st, qs = state()
+			return st == wantState && len(qs) >= n && qs[n-1].State == "expired"
+		})
+		if !strings.Contains(qs[n-1].Resolution.Reason, reason) {
+			t.Fatalf("question %d expired with %q, want %q", n, qs[n-1].Resolution.Reason, reason)
+		}
+	}
+	gone := func(how string) {
+		t.Helper()
+		pids := acpStarts(t, agentLog)
+		if len(pids) == 0 {
+			t.Fatal("no process of the agent started")
+		}
+		waitFor(t, "the agent's processes to end after "+how, func() bool { return !slices.ContainsFunc(pids, processAlive) })
+	}
+	retry := func() {
+		t.Helper()
+		if code := l.api(t, http.MethodPost, fmt.Sprintf("/conversations/%d/retry", conv.ID), map[string]any{}, nil); code != http.StatusNoContent {
+			t.Fatalf("retry = %d", code)
+		}
+	}
+
+	l = start()
+	if code := l.api(t, http.MethodPost, "/conversations", map[string]any{"agent": "coder", "text": "Please edit the notes"}, &created); code != http.StatusCreated {
+		t.Fatalf("create = %d", code)
+	}
+	asked(1)
+
+	// SIGTERM while the question waits: Parley ends within the grace, and the agent with it.
+	took := terminate(t, l, logs)
+	t.Logf("SIGTERM with a permission question waiting: exited in %s", took.Round(time.Millisecond))
+	gone("SIGTERM")
+	l = start()
+	expired(1, string(agent.StateInterrupted), "Parley stopped while the coding agent waited for this answer")
+	retry()
+	asked(2)
+
+	// kill -9: the agent is told Parley died, and ends too; nothing committed is lost.
+	l.cmd.Process.Kill()
+	l.cmd.Wait()
+	gone("kill -9")
+	l = start()
+	expired(2, string(agent.StateInterrupted), "Parley stopped while the coding agent waited")
+	retry()
+	asked(3)
+
+	// The agent dies while it waits: the question expires, the run fails saying why.
+	pids := acpStarts(t, agentLog)
+	syscall.Kill(pids[len(pids)-1], syscall.SIGKILL)
+	expired(3, string(agent.StateFailed), "The coding agent's session ended.")
+	if !strings.Contains(logs.String(), "Coding agent: the agent's process ended (signal: killed)") {
+		t.Errorf("the run's error does not say the agent's process ended")
+	}
+	retry()
+	q := asked(4)
+
+	if code := l.api(t, http.MethodPost, fmt.Sprintf("/questions/%d/answer", q.ID), map[string]any{"values": map[string]any{"option": "allow-once"}}, nil); code != http.StatusOK {
+		t.Fatalf("answer = %d", code)
+	}
+	waitFor(t, "the run to end", func() bool { st, _ := state(); return st == string(agent.StateDone) })
+	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "hello from the agent\n" {
+		t.Errorf("notes.txt = %q", b)
+	}
+}
