@@ -264,6 +264,10 @@ func (s *session) promptField(q apiQuestion, f agent.Field) (any, string, error)
 			s.line("  " + f.Description)
 		}
 		for i, o := range f.Options {
+			if o.Hint != "" {
+				s.line(fmt.Sprintf("  %d) %s (%s)", i+1, o.Text(), o.Hint))
+				continue
+			}
 			s.line(fmt.Sprintf("  %d) %s", i+1, o.Text()))
 		}
 	}
