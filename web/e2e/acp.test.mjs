@@ -16,7 +16,7 @@ after(async () => { await browser?.close() })
 
 // startWithAgent starts Parley with the coding agent "Coding agent" working in a workspace
 // of its own; each person is named by the Remote-User header of a trusted proxy.
-async function startWithAgent () {
+async function startWithAgent (extra = '') {
   const dir = mkdtempSync(join(tmpdir(), 'parley-acp-'))
   const work = join(dir, 'work')
   mkdirSync(work)
@@ -29,6 +29,7 @@ backend = "acp"
 command = "node"
 args = [${JSON.stringify(join(root, 'agent', 'acp', 'testdata', 'agent.mjs'))}]
 cwd = ${JSON.stringify(work)}
+${extra}
 `)
   const parley = await startParley({ db: tempDB(), auth: 'proxy', env: { PARLEY_CONFIG: config, PARLEY_TRUSTED_PROXIES: '127.0.0.1' } })
   return { parley, work }
@@ -122,6 +123,16 @@ test('Stop while a permission question waits cancels it; Markdown is sanitized',
     assert.equal(await pending(page).count(), 0, 'nothing is left answerable')
     assert.ok(!existsSync(join(work, 'notes.txt')), 'the file was not written')
 
+    // A new message while a permission question waits: the request is cancelled, and the
+    // agent turns to the message in the same session.
+    await send(page, 'edit')
+    await pending(page).getByRole('button', { name: /^Allow/ }).first().waitFor()
+    await send(page, 'hello there')
+    await lastReply(page).getByText('Hello from the test agent.').waitFor()
+    assert.equal(await pending(page).count(), 0, 'the request set aside is not answerable')
+    assert.equal(await page.locator('section.question .outcome-expired').count(), 2)
+    assert.ok(!existsSync(join(work, 'notes.txt')), 'the file was not written')
+
     await send(page, 'markdown please')
     await lastReply(page).locator('h1', { hasText: 'Result' }).waitFor()
     await page.locator('#state .state-done').waitFor()
@@ -161,6 +172,23 @@ test('two people answer their own permission requests at once', async () => {
   } finally {
     await ann.context.close()
     await bob.context.close()
+    await parley.stop()
+  }
+})
+
+test('a permission request not answered by its deadline expires, and the agent is told', async () => {
+  const { parley, work } = await startWithAgent('ask_timeout = "2s"')
+  const { context, page, errors } = await as('cy')
+  try {
+    await startConversation(page, parley.url, /Coding agent/, 'edit')
+    await pending(page).locator('.deadline').waitFor()
+    await page.locator('section.question .outcome-expired').waitFor({ timeout: 15000 })
+    await page.locator('section.question').getByText('No answer came before the deadline.').waitFor()
+    await page.locator('#run-status').getByRole('button', { name: 'Retry' }).waitFor()
+    assert.ok(!existsSync(join(work, 'notes.txt')), 'the file was not written')
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
     await parley.stop()
   }
 })
