@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/child"
 )
 
 // Defaults of Config.
@@ -183,18 +184,12 @@ func (a *Agent) Close() {
 	for _, p := range procs {
 		p.stop()
 	}
-	done := make(chan struct{})
-	go func() { a.wg.Wait(); close(done) }()
-	t := time.NewTimer(closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
+	if child.Wait(&a.wg, closeWait) {
 		return
-	case <-t.C:
 	}
 	a.log.Warn("coding agent processes still running; killing them", "after", closeWait.String())
 	for _, p := range procs {
 		p.kill()
 	}
-	<-done
+	a.wg.Wait()
 }

@@ -624,3 +624,23 @@ func TestCloseEndsEveryProcess(t *testing.T) {
 		}
 	}
 }
+
+func TestAnAgentThatDoesNotStartSaysWhyAndHoldsNoSlot(t *testing.T) {
+	ta := startAgent(t, func(c *acp.Config) {
+		c.Args = []string{"-e", "console.error('GEMINI_API_KEY is not set'); process.exit(2)"}
+		c.MaxSessions = 1
+	})
+	for range 3 { // with one process at most, a slot held by a dead start would hang the next
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c := agenttest.NewConvo(t, ta)
+		c.Ctx = ctx
+		_, err := c.Send("hello")
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "could not start the agent") || !strings.Contains(err.Error(), "GEMINI_API_KEY is not set") {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	if p := ta.Problems(); len(p) != 1 || !strings.Contains(p[0], "GEMINI_API_KEY is not set") {
+		t.Errorf("problems = %q", p)
+	}
+}

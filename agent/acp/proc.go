@@ -42,7 +42,9 @@ type proc struct {
 	stopped bool
 }
 
-// start starts a process of the agent for the conversation and initializes it.
+// start starts a process of the agent for the conversation and initializes it. A process
+// that started and failed to initialize is returned with the error: it is killed, and
+// counted out once it has ended (see gone).
 func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 	cmd := exec.Command(a.cfg.Command, a.cfg.Args...)
 	cmd.Dir = a.root.dir
@@ -116,11 +118,11 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 	})
 	if err != nil {
 		p.kill()
-		return nil, fmt.Errorf("initialize: %w", err)
+		return p, fmt.Errorf("initialize: %w", err)
 	}
 	if res.ProtocolVersion != sdk.ProtocolVersionNumber {
 		p.kill()
-		return nil, fmt.Errorf("the agent speaks ACP version %d; Parley speaks version %d", res.ProtocolVersion, sdk.ProtocolVersionNumber)
+		return p, fmt.Errorf("the agent speaks ACP version %d; Parley speaks version %d", res.ProtocolVersion, sdk.ProtocolVersionNumber)
 	}
 	p.caps = res.AgentCapabilities
 	if res.AgentInfo != nil {
@@ -302,7 +304,9 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 			p, err := a.start(ctx, conv)
 			a.mu.Lock()
 			if err != nil {
-				a.running--
+				if p == nil {
+					a.running-- // it never started: gone will not count it out
+				}
 				a.problem = err.Error()
 				a.signalLocked()
 				a.mu.Unlock()

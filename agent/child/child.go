@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // passedEnv are the environment variables a child gets from Parley's own: what a program
@@ -81,4 +82,19 @@ func (w *LogWriter) Tail() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return strings.Join(w.tail, "\n")
+}
+
+// Wait waits for wg, at most d, and reports whether it was done: what Parley runs beside
+// its agents closes within a bound, and what has not by then is killed.
+func Wait(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -267,14 +267,8 @@ func (p *Pool) Close() {
 	p.closed = true
 	p.closeMu.Unlock()
 	p.cancel()
-	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
-	t := time.NewTimer(closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
+	if child.Wait(&p.wg, closeWait) {
 		return
-	case <-t.C:
 	}
 	p.log.Warn("tool servers still closing; killing them", "after", closeWait.String())
 	for _, s := range p.servers {
