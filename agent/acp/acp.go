@@ -99,14 +99,15 @@ type Agent struct {
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	procs   map[int64]*proc // by conversation
-	running int             // processes started or starting
-	freed   chan struct{}   // closed (and replaced) when a process is freed or ends
-	closed  bool
-	wg      sync.WaitGroup
-	name    string // the agent's own name (agentInfo), once one started
-	problem string // why the last process could not start, for the home page
+	mu       sync.Mutex
+	procs    map[int64]*proc // by conversation
+	running  int             // processes started or starting
+	evicting int             // of them, ended to make room and still ending
+	freed    chan struct{}   // closed (and replaced) when a process is freed or ends
+	closed   bool
+	wg       sync.WaitGroup
+	name     string // the agent's own name (agentInfo), once one started
+	problem  string // why the last process could not start, for the home page
 }
 
 // New checks cfg and returns the agent. No process starts before the first message.
@@ -179,6 +180,7 @@ func (a *Agent) Close() {
 	for _, p := range a.procs {
 		procs = append(procs, p)
 	}
+	a.signalLocked() // steps waiting for a process learn that none comes
 	a.mu.Unlock()
 	a.cancel()
 	for _, p := range procs {

@@ -38,6 +38,11 @@ var kindWords = map[string]string{
 func (t *turn) permission(_ context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	cancelled := sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
 	t.mu.Lock()
+	if !t.holdLocked() {
+		t.mu.Unlock()
+		return cancelled, nil
+	}
+	defer t.unhold()
 	tc := t.card(string(req.ToolCall.ToolCallId))
 	t.apply(tc, req.ToolCall)
 	key := ruleKey(tc)
@@ -57,6 +62,11 @@ func (t *turn) permission(_ context.Context, req sdk.RequestPermissionRequest) (
 				return selected(o.OptionId), nil
 			}
 		}
+	}
+	if t.ctx.Err() != nil {
+		// The turn is being cancelled: ACP answers every request of it cancelled.
+		t.mu.Unlock()
+		return cancelled, nil
 	}
 	q := permissionQuestion(t.title, tc, req.Options)
 	q.Key = "permission-" + tc.Key
@@ -81,15 +91,16 @@ func (t *turn) permission(_ context.Context, req sdk.RequestPermissionRequest) (
 	defer t.mu.Unlock()
 	delete(t.asking, tc.ID)
 	tc.Waiting = ""
-	if err != nil || res.Outcome != agent.Answered {
-		tc.Status = agent.ToolRunning
-		t.show(tc)
-		return cancelled, nil
-	}
 	chosen, _ := res.Values[optionField].(string)
 	i := slices.IndexFunc(req.Options, func(o sdk.PermissionOption) bool { return string(o.OptionId) == chosen })
-	if i < 0 {
-		tc.Status = agent.ToolRunning
+	if err != nil || res.Outcome != agent.Answered || i < 0 || t.ctx.Err() != nil {
+		// Not answered (stopped, set aside, expired), or answered as the turn was being
+		// cancelled: the agent is told cancelled, and the call does not run.
+		why := res.Reason
+		if why == "" {
+			why = "the turn was stopped"
+		}
+		tc.Status, tc.Error = agent.ToolFailed, "Not run: the permission request ended unanswered ("+strings.TrimSuffix(why, ".")+")."
 		t.show(tc)
 		return cancelled, nil
 	}
@@ -204,6 +215,11 @@ func (t *turn) elicit(_ context.Context, form sdk.UnstableCreateElicitationForm)
 	}
 	q, refusal := agent.SchemaQuestion(q, schema, agent.SchemaOptions{AllowEmail: t.a.cfg.AllowEmail})
 	t.mu.Lock()
+	if !t.holdLocked() {
+		t.mu.Unlock()
+		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
+	}
+	defer t.unhold()
 	if refusal != "" {
 		tc := t.card(fmt.Sprintf("form-%d", t.n+1))
 		tc.Tool, tc.Kind, tc.Status = "A form: "+q.Message, "other", agent.ToolRejected
@@ -211,6 +227,10 @@ func (t *turn) elicit(_ context.Context, form sdk.UnstableCreateElicitationForm)
 		t.show(tc)
 		t.mu.Unlock()
 		return sdk.NewUnstableCreateElicitationResponseDecline(), nil
+	}
+	if t.ctx.Err() != nil {
+		t.mu.Unlock()
+		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
 	}
 	t.n++
 	q.Key = fmt.Sprintf("form-%d-%d", t.in.StepID, t.n)
@@ -222,7 +242,7 @@ func (t *turn) elicit(_ context.Context, form sdk.UnstableCreateElicitationForm)
 		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
 	}
 	res, err := t.out.Await(t.ctx, id)
-	if err != nil {
+	if err != nil || t.ctx.Err() != nil {
 		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
 	}
 	action, content, err := agent.SchemaAnswer(schema, res)

@@ -81,6 +81,9 @@ func (c *client) refuse(verb, path string, err error) error {
 		a.log.Warn("the coding agent asked for a file outside its workspace; refused", "conversation", c.p.conv, "verb", verb, "path", path, "workspace", a.root.dir)
 		return &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("Parley refused to %s %s: it is outside the workspace %s", verb, path, a.root.dir)}
 	}
+	if errors.Is(err, errNoFile) {
+		return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: %s: no such file", path)}
+	}
 	return &sdk.RequestError{Code: -32603, Message: fmt.Sprintf("could not %s %s: %v", verb, path, err)}
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxReadBytes bounds a file the agent reads through Parley.
@@ -72,13 +74,20 @@ func (w *workspace) read(path string, line, limit int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := w.open(r, os.O_RDONLY)
+	r, err = w.inside(r)
+	if err != nil {
+		return "", err
+	}
+	// Without blocking: a FIFO would hold the open until a writer came.
+	f, err := w.root.OpenFile(r, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", explainFS(err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return "", errors.New("it is a directory")
+	if st, err := f.Stat(); err != nil {
+		return "", explainFS(err)
+	} else if !st.Mode().IsRegular() {
+		return "", errors.New("it is not a regular file")
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxReadBytes+1))
 	if err != nil {
@@ -109,46 +118,84 @@ func (w *workspace) current(path string) (string, bool) {
 	return text, err == nil
 }
 
-// write replaces the file at path with content, making its directories as needed.
+// write replaces the file at path with content, making its directories as needed. The
+// content goes to a new file beside it, renamed over it once whole: a write that fails
+// leaves the old file as it was, and a hard link to a file elsewhere is replaced, not
+// written through. A file that was there keeps its permissions.
 func (w *workspace) write(path, content string) error {
 	r, err := w.rel(path)
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(r); dir != "." {
+	if r, err = w.inside(r); err != nil {
+		return err
+	}
+	if r == "." {
+		return errors.New("it is the workspace itself")
+	}
+	dir := filepath.Dir(r)
+	if dir != "." {
 		if err := w.root.MkdirAll(dir, 0o755); err != nil {
 			return explainFS(err)
 		}
 	}
-	f, err := w.open(r, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	mode := os.FileMode(0o644)
+	switch st, err := w.root.Stat(r); {
+	case err == nil && !st.Mode().IsRegular():
+		return errors.New("it is not a regular file")
+	case err == nil:
+		mode = st.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return explainFS(err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.parley-%d", filepath.Base(r), rand.Uint64()))
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return explainFS(err)
 	}
-	if _, err := f.WriteString(content); err != nil {
-		f.Close()
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = w.root.Chmod(tmp, mode) // past the umask, as the file had it
+	}
+	if err == nil {
+		err = w.root.Rename(tmp, r)
+	}
+	if err != nil {
+		_ = w.root.Remove(tmp)
 		return explainFS(err)
 	}
-	return explainFS(f.Close())
+	return nil
 }
 
-// open opens the file at r (relative to the workspace) through the os.Root, which refuses
-// every link that leads out. It refuses absolute links too, even those that lead to a
-// place inside: such a link is resolved, checked, and the place it leads opened instead.
-func (w *workspace) open(r string, flag int) (*os.File, error) {
-	f, err := w.root.OpenFile(r, flag, 0o644)
-	if err == nil || !strings.Contains(err.Error(), "escapes from parent") {
-		return f, err
+// inside returns r (relative to the workspace) with the symbolic links of the part that
+// exists resolved where they lead, if that is inside: the os.Root follows relative links
+// that stay inside, but refuses absolute ones even then. A link that leads out is left
+// for the os.Root to refuse.
+func (w *workspace) inside(r string) (string, error) {
+	full := filepath.Join(w.real, r)
+	rest := ""
+	for {
+		real, err := filepath.EvalSymlinks(full)
+		if err == nil {
+			in, err := filepath.Rel(w.real, real)
+			if err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) {
+				return r, nil
+			}
+			return filepath.Join(in, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || full == w.real {
+			return r, nil
+		}
+		rest = filepath.Join(filepath.Base(full), rest)
+		full = filepath.Dir(full)
 	}
-	real, rerr := filepath.EvalSymlinks(filepath.Join(w.real, r))
-	if rerr != nil {
-		return nil, err
-	}
-	inside, rerr := filepath.Rel(w.real, real)
-	if rerr != nil || inside == ".." || strings.HasPrefix(inside, ".."+string(filepath.Separator)) {
-		return nil, err
-	}
-	return w.root.OpenFile(inside, flag, 0o644)
 }
+
+// errNoFile is why a file that is not there cannot be read.
+var errNoFile = errors.New("no such file")
 
 // explainFS says a file error without the path (the caller names it), and a symbolic link
 // that leads out of the workspace as such.
@@ -164,7 +211,7 @@ func explainFS(err error) error {
 		return fmt.Errorf("%w (through a symbolic link)", errOutside)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return errors.New("no such file")
+		return errNoFile
 	}
 	return err
 }

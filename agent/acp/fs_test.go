@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -69,5 +71,59 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestWritesReplaceFilesWholeAndNeverReachOutThroughLinks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "work")
+	must(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	// A hard link to a file outside: a write replaces the link, and the file outside stays.
+	must(t, os.WriteFile(filepath.Join(base, "secret.txt"), []byte("secret\n"), 0o644))
+	must(t, os.Link(filepath.Join(base, "secret.txt"), filepath.Join(dir, "hard.txt")))
+	// An absolute link to a directory inside: reads and writes go through it.
+	must(t, os.Symlink(filepath.Join(dir, "src"), filepath.Join(dir, "abs")))
+	// A script keeps its mode when rewritten.
+	must(t, os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\n"), 0o750))
+	// A FIFO is refused, not waited on.
+	must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+	w, err := openWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	must(t, w.write(filepath.Join(dir, "hard.txt"), "mine\n"))
+	if b, _ := os.ReadFile(filepath.Join(base, "secret.txt")); string(b) != "secret\n" {
+		t.Errorf("the file outside changed through a hard link: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "hard.txt")); string(b) != "mine\n" {
+		t.Errorf("hard.txt = %q", b)
+	}
+	must(t, w.write(filepath.Join(dir, "abs", "b.go"), "package b\n"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "src", "b.go")); string(b) != "package b\n" {
+		t.Errorf("a write through an absolute link inside: %q", b)
+	}
+	if text, err := w.read(filepath.Join(dir, "abs", "b.go"), 0, 0); err != nil || text != "package b\n" {
+		t.Errorf("a read through it = %q, %v", text, err)
+	}
+	must(t, w.write(filepath.Join(dir, "run.sh"), "#!/bin/sh\necho hi\n"))
+	if st, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || st.Mode().Perm() != 0o750 {
+		t.Errorf("run.sh mode = %v, %v", st.Mode(), err)
+	}
+	if _, err := w.read(filepath.Join(dir, "pipe"), 0, 0); err == nil || err.Error() != "it is not a regular file" {
+		t.Errorf("read a FIFO: %v", err)
+	}
+	if err := w.write(filepath.Join(dir, "pipe"), "x"); err == nil {
+		t.Error("a FIFO was written")
+	}
+	if err := w.write(dir, "x"); err == nil {
+		t.Error("the workspace itself was written")
+	}
+	// No temporary file is left behind.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".parley-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
 	}
 }

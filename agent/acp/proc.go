@@ -33,8 +33,9 @@ type proc struct {
 	why    error         // why it ended, set before exited closes
 
 	// Under a.mu:
-	busy bool        // a step uses it
-	idle *time.Timer // ends it once idle for IdleAfter
+	busy    bool        // a step uses it
+	idle    *time.Timer // ends it once idle for IdleAfter
+	evicted bool        // ended to make room for another conversation's
 
 	mu      sync.Mutex
 	session string // the ACP session, once opened
@@ -68,7 +69,21 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 		return nil, err
 	}
 	cmd.Stdout = outW
-	if err := cmd.Start(); err != nil {
+	// Started under a.mu, so that Close (which sets closed under it, then waits for wg)
+	// sees every process that starts.
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		outR.Close()
+		outW.Close()
+		return nil, errors.New("Parley is stopping")
+	}
+	err = cmd.Start()
+	if err == nil {
+		a.wg.Add(1)
+	}
+	a.mu.Unlock()
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("could not start %s: %w", a.cfg.Command, err)
@@ -77,7 +92,6 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 	p.in = in
 	p.conn = sdk.NewClientSideConnection(&client{p: p}, in, outR)
 	p.conn.SetLogger(a.log.With("conversation", conv))
-	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		err := cmd.Wait()
@@ -104,8 +118,10 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 		}
 	}()
 
+	// Its start ends with the step, after startTimeout, or with Close.
 	ictx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
+	defer context.AfterFunc(a.ctx, cancel)()
 	res, err := call(ictx, p, func(ctx context.Context) (sdk.InitializeResponse, error) {
 		return p.conn.Initialize(ctx, sdk.InitializeRequest{
 			ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -196,6 +212,13 @@ func (p *proc) dead() bool {
 	}
 }
 
+// isStopped reports whether Parley ended the process (it may not be gone yet).
+func (p *proc) isStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
 // disconnected reports whether the process's output ended (it is ending).
 func (p *proc) disconnected() bool {
 	select {
@@ -276,7 +299,7 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 		}
 		if p := a.procs[conv]; p != nil && p.dead() {
 			delete(a.procs, conv) // gone counts it out
-		} else if p != nil && p.disconnected() {
+		} else if p != nil && (p.disconnected() || p.isStopped()) {
 			// Its output ended: the process is ending, and gone forgets it once it has.
 			a.mu.Unlock()
 			select {
@@ -298,16 +321,15 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 		if a.procs[conv] == nil && a.running < a.cfg.MaxSessions {
 			a.running++
 			a.mu.Unlock()
-			if waited && wait != nil {
-				wait("")
-			}
 			p, err := a.start(ctx, conv)
 			a.mu.Lock()
 			if err != nil {
 				if p == nil {
 					a.running-- // it never started: gone will not count it out
 				}
-				a.problem = err.Error()
+				if ctx.Err() == nil && !a.closed {
+					a.problem = err.Error()
+				}
 				a.signalLocked()
 				a.mu.Unlock()
 				return nil, err
@@ -323,23 +345,30 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 			a.mu.Unlock()
 			return p, nil
 		}
+		what := "the conversation's agent process, still ending its last turn"
 		if a.procs[conv] == nil {
-			// Make room: end a process no conversation uses now.
-			for _, p := range a.procs {
-				if !p.busy {
-					delete(a.procs, p.conv)
-					if p.idle != nil {
-						p.idle.Stop()
+			what = fmt.Sprintf("a free process of the agent (all %d are in use)", a.cfg.MaxSessions)
+			// Make room, unless a process ended for it is still ending: end one that no
+			// conversation uses now.
+			if a.running-a.evicting >= a.cfg.MaxSessions {
+				for _, p := range a.procs {
+					if !p.busy {
+						delete(a.procs, p.conv)
+						if p.idle != nil {
+							p.idle.Stop()
+						}
+						p.evicted = true
+						a.evicting++
+						go p.stop()
+						break
 					}
-					go p.stop()
-					break
 				}
 			}
 		}
 		freed := a.freed
 		a.mu.Unlock()
 		if !waited && wait != nil {
-			wait(fmt.Sprintf("a free process of the agent (all %d are in use)", a.cfg.MaxSessions))
+			wait(what)
 		}
 		waited = true
 		select {
@@ -351,12 +380,15 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 }
 
 // release gives the process back once the step ended: it is kept for the conversation's
-// next message, and ended once idle for IdleAfter.
+// next message, and ended once idle for IdleAfter. One that was ended goes at once.
 func (a *Agent) release(p *proc) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p.busy = false
-	if a.procs[p.conv] == p && !p.dead() {
+	if a.procs[p.conv] == p && (p.dead() || p.isStopped()) {
+		delete(a.procs, p.conv)
+	}
+	if a.procs[p.conv] == p {
 		var t *time.Timer
 		t = time.AfterFunc(a.cfg.IdleAfter, func() {
 			a.mu.Lock()
@@ -380,6 +412,9 @@ func (a *Agent) gone(p *proc) {
 	}
 	if p.idle != nil {
 		p.idle.Stop()
+	}
+	if p.evicted {
+		a.evicting--
 	}
 	a.running--
 	a.signalLocked()

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -47,7 +48,9 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		a.log.Warn("unreadable checkpoint; starting afresh", "conversation", in.ConversationID, "error", err)
 		cp = checkpoint{}
 	}
-	p, err := a.acquire(ctx, in.ConversationID, a.waiting(in, out))
+	wait := a.waiting(in, out)
+	p, err := a.acquire(ctx, in.ConversationID, wait.show)
+	wait.end(err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -81,6 +84,14 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	t := &turn{a: a, p: p, ctx: tctx, in: in, out: out, cp: &cp, title: title, calls: map[string]*agent.ToolCall{}}
 	p.setTurn(t)
 	defer p.setTurn(nil)
+	// Whatever ends the turn, its questions still waiting expire first (as the live
+	// questions they are, before the run ends), then its open cards close, saying why.
+	ended := "the agent's process ended"
+	defer func() {
+		cancel(errTurnOver)
+		t.settle()
+		t.end(ended)
+	}()
 
 	type result struct {
 		res sdk.PromptResponse
@@ -98,11 +109,15 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	case r = <-done:
 	case <-tctx.Done():
 		if p.dead() {
-			t.end("")
 			return agent.Faultf(title, p.why, "%v", p.why)
 		}
-		// A stop, a new message, Parley's shutdown: the turn is cancelled as ACP says.
-		_ = p.conn.Cancel(context.WithoutCancel(tctx), sdk.CancelNotification{SessionId: sdk.SessionId(session)})
+		// A stop, a new message, Parley's shutdown: the turn is cancelled as ACP says, and
+		// the agent answers its prompt. One that does not within cancelWait (or does not
+		// even read the cancel) has its process ended.
+		ended = "the turn was stopped"
+		go func() {
+			_ = p.conn.Cancel(context.WithoutCancel(tctx), sdk.CancelNotification{SessionId: sdk.SessionId(session)})
+		}()
 		select {
 		case <-done:
 		case <-p.exited:
@@ -110,18 +125,18 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 			a.log.Warn("the coding agent did not end its turn when cancelled; ending its process", "conversation", in.ConversationID)
 			p.kill()
 		}
-		t.end("the turn was stopped")
 		return context.Cause(ctx)
 	}
 	if r.err != nil {
-		t.end("")
 		if p.ended() {
 			return agent.Faultf(title, p.why, "%v", p.why)
 		}
-		return agent.Faultf(title, r.err, "%v", rpcError(r.err))
+		err := rpcError(r.err)
+		ended = "the agent's turn failed"
+		return agent.Faultf(title, r.err, "%v", err)
 	}
 	reason := r.res.StopReason
-	t.end(string(reason))
+	ended = string(reason)
 	if err := t.failure(); err != nil {
 		return err
 	}
@@ -171,19 +186,37 @@ func prompt(history []agent.Event) (text, earlier string) {
 	return history[last].Text, earlier
 }
 
-// waiting shows, on a card of its own, that the step waits for a free process of the agent.
-func (a *Agent) waiting(in agent.StepInput, out agent.Output) func(string) {
-	var card agent.ToolCall
-	return func(what string) {
-		if what != "" {
-			card = agent.ToolCall{Key: fmt.Sprintf("%d-wait", in.StepID), Tool: "Waiting for the agent", Kind: "other",
-				Status: agent.ToolWaiting, Waiting: what, Started: time.Now()}
-			_ = out.Tool(card)
-			return
-		}
-		card.Update, card.Status, card.Waiting, card.Took = true, agent.ToolDone, "", time.Since(card.Started)
-		_ = out.Tool(card)
+// waiter shows, on a card of its own, that a step waits for a process of the agent.
+type waiter struct {
+	in    agent.StepInput
+	out   agent.Output
+	card  agent.ToolCall
+	shown bool
+}
+
+func (a *Agent) waiting(in agent.StepInput, out agent.Output) *waiter {
+	return &waiter{in: in, out: out}
+}
+
+// show shows the card, saying what the step waits for.
+func (w *waiter) show(what string) {
+	w.card = agent.ToolCall{Key: fmt.Sprintf("%d-wait", w.in.StepID), Tool: "Waiting for the agent", Kind: "other",
+		Status: agent.ToolWaiting, Waiting: what, Started: time.Now()}
+	w.shown = true
+	_ = w.out.Tool(w.card)
+}
+
+// end closes the card, if it was shown, once the wait is over (err: it ended without a process).
+func (w *waiter) end(err error) {
+	if !w.shown {
+		return
 	}
+	w.card.Update, w.card.Waiting, w.card.Took = true, "", time.Since(w.card.Started)
+	w.card.Status = agent.ToolDone
+	if err != nil {
+		w.card.Status, w.card.Error = agent.ToolFailed, "The wait ended: "+err.Error()
+	}
+	_ = w.out.Tool(w.card)
 }
 
 // open gives the process its session, once: the conversation's old one loaded where the
@@ -242,3 +275,6 @@ func (p *proc) setSession(id string) {
 	p.session = id
 	p.mu.Unlock()
 }
+
+// errTurnOver ends a turn's context once the agent's prompt has been answered.
+var errTurnOver = errors.New("the agent's turn is over")

@@ -1,9 +1,11 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +33,47 @@ type turn struct {
 	n      int                        // cards made
 	asking map[string]bool            // calls waiting for the person's permission
 	err    error                      // the first failure to store what the agent sent
+	// Questions in flight, counted so that the step ends only once each is settled (its
+	// expiry stored before the run's end): over refuses new ones, idle closes at none.
+	inflight int
+	over     bool
+	idle     chan struct{}
+}
+
+// hold counts a question in flight; false once the turn is over (the agent is told
+// cancelled). Under t.mu.
+func (t *turn) holdLocked() bool {
+	if t.over {
+		return false
+	}
+	t.inflight++
+	return true
+}
+
+// unhold ends a question in flight.
+func (t *turn) unhold() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inflight--
+	if t.inflight == 0 && t.idle != nil {
+		close(t.idle)
+		t.idle = nil
+	}
+}
+
+// settle ends the turn: no question is asked after it, and it returns once those in
+// flight are settled. The turn's context must be over, so that they are.
+func (t *turn) settle() {
+	t.mu.Lock()
+	t.over = true
+	if t.inflight == 0 {
+		t.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	t.idle = idle
+	t.mu.Unlock()
+	<-idle
 }
 
 // keep records the first failure to store.
@@ -50,6 +93,9 @@ func (t *turn) failure() error {
 func (t *turn) update(u sdk.SessionUpdate) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.over {
+		return // late: the turn's end is written
+	}
 	switch {
 	case u.AgentMessageChunk != nil:
 		c := u.AgentMessageChunk
@@ -129,7 +175,8 @@ func (t *turn) apply(tc *agent.ToolCall, u sdk.ToolCallUpdate) {
 		tc.Kind = string(*u.Kind)
 	}
 	if u.Locations != nil {
-		tc.Locations = tc.Locations[:0]
+		// A new list: the card's earlier events, on their way to the page, share the old one.
+		tc.Locations = make([]string, 0, len(u.Locations))
 		for _, l := range u.Locations {
 			loc := t.a.root.show(l.Path)
 			if l.Line != nil {
@@ -218,22 +265,24 @@ func (t *turn) show(tc *agent.ToolCall) {
 func (t *turn) wrote(path string, before *string, content string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.over {
+		return
+	}
 	shown := t.a.root.show(path)
-	var tc *agent.ToolCall
+	var named, last *agent.ToolCall
 	for _, c := range t.calls {
 		if c.Status.Ended() {
 			continue
 		}
-		if tc == nil || c.Started.After(tc.Started) {
-			tc = c
+		if last == nil || c.Started.After(last.Started) {
+			last = c
 		}
-		for _, l := range c.Locations {
-			if l == shown || strings.HasPrefix(l, shown+":") {
-				tc = c
-				break
-			}
+		if slices.ContainsFunc(c.Locations, func(l string) bool { return l == shown || strings.HasPrefix(l, shown+":") }) &&
+			(named == nil || c.Started.After(named.Started)) {
+			named = c
 		}
 	}
+	tc := cmp.Or(named, last)
 	if tc == nil {
 		tc = t.card(fmt.Sprintf("write-%d", t.n+1))
 		tc.Tool, tc.Kind, tc.Status, tc.Locations = "Write "+shown, "edit", agent.ToolDone, []string{shown}

@@ -73,6 +73,7 @@ const scenarios = [
   ['die', /\bdie\b/],
   ['fail', /\bfail\b/],
   ['refuse', /\brefuse\b/],
+  ['stubborn', /\bstubborn\b/],
   ['long', /\blong\b/],
   ['escape', /\bescape\b/],
   ['read', /\bread\b/],
@@ -237,6 +238,15 @@ async function run (turn, scenario, earlierPrompts) {
     case 'refuse':
       await turn.say("I can't help with that.")
       return 'refusal'
+
+    case 'stubborn': {
+      // An agent that does not honour session/cancel: it goes on writing, for 60 s.
+      for (let n = 1; n <= 600; n++) {
+        await sleep(100)
+        await turn.client.notify(acp.methods.client.session.update, { sessionId: turn.session.id, update: { sessionUpdate: 'agent_message_chunk', content: text(`more ${n} `) } })
+      }
+      return 'end_turn'
+    }
 
     case 'long': {
       const pieces = []
