@@ -295,7 +295,7 @@ func ConversationPage(d ConversationData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = RunStatus(d.Conversation.ID, d.Thread.State, d.Thread.Error).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunStatus(d.Conversation.ID, d.Thread.Shown(), d.Thread.Error).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -115,6 +115,20 @@ func BuildThread(events []agent.Event) Thread {
 	return t
 }
 
+// Shown is the run's state as its status line says it: a run that waits, within its
+// step, for the answer to a live question (a tool server's or a coding agent's) waits for
+// the person, though it runs.
+func (t Thread) Shown() agent.RunState {
+	if t.State == agent.StateRunning {
+		for _, it := range t.Items {
+			if it.Kind == ItemQuestion && it.Question.Record.Live && it.Question.Record.Pending() {
+				return agent.StateWaiting
+			}
+		}
+	}
+	return t.State
+}
+
 // PendingQuestions counts the questions of the thread still waiting.
 func (t Thread) PendingQuestions() int {
 	n := 0

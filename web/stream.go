@@ -240,6 +240,9 @@ type liveStream struct {
 	md *views.MarkdownStream
 	// withLen: the reader counts text (parley bench), and is told its length.
 	withLen bool
+	// live are the live questions asked while the page watched, still pending: the run
+	// waits for the person meanwhile, and its status line says so.
+	live map[int64]bool
 }
 
 // patch sends a patch of the page; a component that fails to render is logged and sends
@@ -312,11 +315,26 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		ls.patch(views.PlanHistory(plans), "", "", ls.id())
 	case agent.EventQuestionAsked:
 		rec := ev.AskedRecord()
+		if rec.Live {
+			if ls.live == nil {
+				ls.live = map[int64]bool{}
+			}
+			ls.live[rec.ID] = true
+			ls.patch(views.RunStatus(ls.conv.ID, agent.StateWaiting, ""), "", "", "")
+		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case agent.EventQuestionResolved:
 		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
+		}
+		if rec.Live {
+			// The step goes on, unless the run is over (a restart expires the live questions
+			// of the runs it cut off): the status line says what the run does now.
+			delete(ls.live, rec.ID)
+			if c, err := ls.s.db.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
+				ls.patch(views.RunStatus(ls.conv.ID, agent.StateRunning, ""), "", "", "")
+			}
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
 	case agent.EventToolCall:
@@ -331,6 +349,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 			ls.patch(card, "#thread", "append", ls.id())
 		}
 	case agent.EventRunState:
+		clear(ls.live)
 		busy := `{"_busy":false}`
 		if ev.State == agent.StateRunning {
 			busy = `{"_busy":true}`

@@ -70,6 +70,8 @@ test('a permission request on its card at 390 px: the diff, one button per optio
     assert.equal(await q.getByRole('button', { name: 'Submit' }).count(), 0, 'no Submit beside the choices')
     await card(page, 'Edit notes.txt').locator('.tool-status-waiting').waitFor()
     await card(page, 'Edit notes.txt').locator('.tool-kind', { hasText: 'edit' }).waitFor()
+    // The agent waits for the person, and the status line says so (not "working").
+    await page.locator('#run-status').getByText('The agent is waiting for your answer.').waitFor()
     const width = await page.evaluate(() => document.documentElement.scrollWidth)
     assert.ok(width <= 390, `the page is ${width} px wide at 390`)
     await axe(page, 'a permission request at 390 px')
@@ -80,6 +82,7 @@ test('a permission request on its card at 390 px: the diff, one button per optio
 
     // A reload loses nothing: the question is still there, answerable, by keyboard too.
     await page.reload()
+    await page.locator('#run-status').getByText('The agent is waiting for your answer.').waitFor()
     const allow = pending(page).getByRole('button', { name: /^Allow/ }).first()
     await allow.focus()
     await page.keyboard.press('Enter')
