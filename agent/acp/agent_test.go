@@ -714,3 +714,67 @@ func TestAnAgentThatDoesNotStartSaysWhyAndHoldsNoSlot(t *testing.T) {
 		t.Errorf("problems = %q", p)
 	}
 }
+
+func TestAttachedFilesReachTheAgentAsItTakesThem(t *testing.T) {
+	docs := func() []agent.Document {
+		return []agent.Document{
+			{DocumentRef: agent.DocumentRef{Name: "build.log", MimeType: "text/plain", Label: agent.LabelUpload}, Content: []byte("error: missing semicolon\n")},
+			{DocumentRef: agent.DocumentRef{Name: "shot.png", MimeType: "image/png", Label: agent.LabelUpload}, Content: []byte("\x89PNG\r\n\x1a\nfake")},
+			{DocumentRef: agent.DocumentRef{Name: "data.bin", MimeType: "application/octet-stream", Label: agent.LabelUpload}, Content: []byte{0, 1, 2}},
+		}
+	}
+	type block struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+		Resource struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"resource"`
+	}
+	lastBlocks := func(ta *testAgent) []block {
+		f, err := os.ReadFile(ta.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var blocks []block
+		for _, line := range strings.Split(strings.TrimSpace(string(f)), "\n") {
+			var l struct {
+				Event  string  `json:"event"`
+				Blocks []block `json:"blocks"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Event == "prompt" {
+				blocks = l.Blocks
+			}
+		}
+		return blocks
+	}
+
+	ta := startAgent(t)
+	rec, _, err := agenttest.NewConvo(t, ta).SendWithDocuments("hello, see the files", "", docs()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rec.Messages(), ""); got != "Hello from the test agent." {
+		t.Errorf("reply = %q", got)
+	}
+	b := lastBlocks(ta)
+	if len(b) != 4 || b[0].Text != "hello, see the files" ||
+		b[1].Type != "resource" || b[1].Resource.Text != "error: missing semicolon\n" || !strings.HasSuffix(b[1].Resource.URI, "/build.log") ||
+		b[2].Type != "image" || b[2].MimeType != "image/png" || b[2].Data == "" ||
+		b[3].Type != "text" || !strings.Contains(b[3].Text, "data.bin") || !strings.Contains(b[3].Text, "takes no files of this type") {
+		t.Errorf("prompt blocks = %+v", b)
+	}
+
+	// An agent that takes no embedded context gets the text in a fenced block; no image.
+	plain := startAgent(t, func(c *acp.Config) { c.Env["ACP_TEST_PLAIN_PROMPT"] = "1" })
+	if _, _, err := agenttest.NewConvo(t, plain).SendWithDocuments("hello", "", docs()...); err != nil {
+		t.Fatal(err)
+	}
+	b = lastBlocks(plain)
+	if len(b) != 4 || b[1].Type != "text" || !strings.Contains(b[1].Text, "The person attached build.log:\n\n```\nerror: missing semicolon\n```") ||
+		b[2].Type != "text" || !strings.Contains(b[2].Text, "shot.png") {
+		t.Errorf("prompt blocks = %+v", b)
+	}
+}

@@ -2,8 +2,10 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -39,8 +41,8 @@ type rule struct {
 // streams the turn into the conversation until the agent ends it.
 func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
 	title := a.Info().Title
-	text, earlier := prompt(in.History)
-	if strings.TrimSpace(text) == "" {
+	msg, earlier := prompt(in.History)
+	if msg == nil {
 		return agent.Faultf(title, nil, "there is no message to send")
 	}
 	var cp checkpoint
@@ -75,7 +77,7 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		}
 		return agent.Faultf(title, err, "%v", err)
 	}
-	blocks := []sdk.ContentBlock{sdk.TextBlock(text)}
+	blocks := a.message(ctx, in, p.caps.PromptCapabilities, msg)
 	if fresh && earlier != "" {
 		// The conversation so far first, as context; the message last, as its own block.
 		blocks = append([]sdk.ContentBlock{sdk.TextBlock("(Parley: this conversation began in an earlier session of yours, which has ended. " +
@@ -157,7 +159,7 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 
 // prompt returns the person's last message, and what was said before it, for a session
 // that starts afresh in a conversation already under way.
-func prompt(history []agent.Event) (text, earlier string) {
+func prompt(history []agent.Event) (msg *agent.Event, earlier string) {
 	last := -1
 	for i := len(history) - 1; i >= 0; i-- {
 		if history[i].Kind == agent.EventUserMessage {
@@ -166,7 +168,7 @@ func prompt(history []agent.Event) (text, earlier string) {
 		}
 	}
 	if last < 0 {
-		return "", ""
+		return nil, ""
 	}
 	var b strings.Builder
 	for _, ev := range history[:last] {
@@ -183,7 +185,59 @@ func prompt(history []agent.Event) (text, earlier string) {
 	if len(earlier) > maxEarlier {
 		earlier = "…" + earlier[len(earlier)-maxEarlier:]
 	}
-	return history[last].Text, earlier
+	return &history[last], earlier
+}
+
+// maxAttached bounds the files of one message given to the agent, in all.
+const maxAttached = 4 << 20
+
+// message is the person's message as the agent's prompt: its text (whole: intake's split is
+// for agents that read documents through Parley), then each file attached to it, as the
+// agent takes it: text as an embedded resource (or in a fenced block, for an agent that
+// takes no embedded context), an image as an image. A file it cannot take is named, saying why.
+func (a *Agent) message(ctx context.Context, in agent.StepInput, caps sdk.PromptCapabilities, msg *agent.Event) []sdk.ContentBlock {
+	var blocks []sdk.ContentBlock
+	if strings.TrimSpace(msg.Text) != "" {
+		blocks = append(blocks, sdk.TextBlock(msg.Text))
+	}
+	budget := maxAttached
+	for _, ref := range msg.Documents {
+		if ref.Label != agent.LabelUpload {
+			continue // intake's blocks: their text is in the message's
+		}
+		skip := func(why string) {
+			blocks = append(blocks, sdk.TextBlock(fmt.Sprintf("(The person attached %s, %s, which Parley did not pass on: %s.)", ref.Name, ref.SizeLabel(), why)))
+		}
+		if ref.Size > int64(budget) {
+			skip("the files of one message are limited to 4 MiB in all")
+			continue
+		}
+		var d agent.Document
+		var err error
+		if in.Documents != nil {
+			d, err = in.Documents.Document(ctx, ref.ID)
+		}
+		switch {
+		case in.Documents == nil || err != nil:
+			skip("it could not be read")
+			continue
+		case ref.IsText() && caps.EmbeddedContext:
+			blocks = append(blocks, sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{
+				Uri: "file:///attachments/" + url.PathEscape(ref.Name), MimeType: sdk.Ptr(ref.MimeType), Text: string(d.Content)}}))
+		case ref.IsText():
+			blocks = append(blocks, sdk.TextBlock(fmt.Sprintf("The person attached %s:\n\n%s", ref.Name, fence(string(d.Content), ""))))
+		case strings.HasPrefix(ref.MimeType, "image/") && caps.Image:
+			blocks = append(blocks, sdk.ImageBlock(base64.StdEncoding.EncodeToString(d.Content), ref.MimeType))
+		default:
+			skip("the agent takes no files of this type")
+			continue
+		}
+		budget -= int(ref.Size)
+	}
+	if len(blocks) == 0 {
+		blocks = append(blocks, sdk.TextBlock("(An empty message.)"))
+	}
+	return blocks
 }
 
 // waiter shows, on a card of its own, that a step waits for a process of the agent.

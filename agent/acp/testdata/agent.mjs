@@ -7,6 +7,7 @@
 //   ACP_TEST_LOG       a file to append one JSON line per event to: {"pid", "event", ...}
 //   ACP_TEST_SESSIONS  a directory: advertise loadSession and keep <dir>/<sessionId>.json
 //   ACP_TEST_SLOW_MS   a delay between streamed chunks (default 0)
+//   ACP_TEST_PLAIN_PROMPT  when set, advertise no embedded context and no images
 import * as acp from '@agentclientprotocol/sdk'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -382,7 +383,7 @@ const app = acp.agent({ name: 'parley-test-agent' })
     })
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: Boolean(sessionsDir), promptCapabilities: {} },
+      agentCapabilities: { loadSession: Boolean(sessionsDir), promptCapabilities: { embeddedContext: !process.env.ACP_TEST_PLAIN_PROMPT, image: !process.env.ACP_TEST_PLAIN_PROMPT } },
       agentInfo: { name: 'parley-test-agent', version: '1.0.0' },
       authMethods: []
     }
@@ -411,7 +412,7 @@ const app = acp.agent({ name: 'parley-test-agent' })
     // The last text block is the person's message; blocks before it are context (the
     // conversation so far, when a client starts a new session in one under way).
     const message = texts.length > 0 ? texts[texts.length - 1] : ''
-    log('prompt', { sessionId: session.id, text: promptText })
+    log('prompt', { sessionId: session.id, text: promptText, blocks: params.prompt })
     const earlierPrompts = session.history.filter((h) => h.role === 'user').map((h) => h.text)
     session.history.push({ role: 'user', text: message })
     const turn = new Turn(client, session)
