@@ -57,6 +57,8 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 		log: &child.LogWriter{Log: a.log.With("conversation", conv), Says: "coding agent says"}}
 	cmd.Stderr = p.log
 	cmd.WaitDelay = 2 * time.Second
+	// Under a guard: if Parley dies, the agent and all it started end.
+	child.Guard(cmd)
 	child.OwnGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -6,3 +6,5 @@ import "syscall"
 
 // parentDeathSignal does nothing where the kernel cannot signal a child when its parent dies.
 func parentDeathSignal(*syscall.SysProcAttr) {}
+
+const parentDeathKnown = false

@@ -13,3 +13,6 @@ func KillGroup(cmd *exec.Cmd) {
 }
 
 func TermGroup(cmd *exec.Cmd) { KillGroup(cmd) }
+
+// Guard does nothing where a child cannot learn of its parent's death.
+func Guard(*exec.Cmd) {}

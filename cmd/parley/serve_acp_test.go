@@ -18,7 +18,8 @@ import (
 	"github.com/parley-chat/parley/agent/agenttest"
 )
 
-// acpLog reads the pids of the test agent's processes that started, from its event log.
+// acpStarts reads the pids of the test agent's processes that started, and of those they
+// started themselves, from its event log.
 func acpStarts(t *testing.T, log string) []int {
 	t.Helper()
 	f, err := os.Open(log)
@@ -34,6 +35,30 @@ func acpStarts(t *testing.T, log string) []int {
 			Event string `json:"event"`
 		}
 		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Event == "start" {
+			pids = append(pids, l.PID)
+		}
+		var g struct {
+			Event string `json:"event"`
+			Child int    `json:"child"`
+		}
+		if json.Unmarshal(sc.Bytes(), &g) == nil && g.Event == "grandchild" {
+			pids = append(pids, g.Child)
+		}
+	}
+	return pids
+}
+
+// acpStartsOnly reads the pids of the test agent's own processes.
+func acpStartsOnly(t *testing.T, log string) []int {
+	t.Helper()
+	b, _ := os.ReadFile(log)
+	var pids []int
+	for _, line := range strings.Split(string(b), "\n") {
+		var l struct {
+			PID   int    `json:"pid"`
+			Event string `json:"event"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Event == "start" {
 			pids = append(pids, l.PID)
 		}
 	}
@@ -80,7 +105,7 @@ backend = "acp"
 command = %q
 args = [%q]
 cwd = %q
-env = { ACP_TEST_LOG = %q }
+env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 `, node, filepath.Join(root, "agent", "acp", "testdata", "agent.mjs"), work, agentLog), 0o600)
 
 	var l *liveServer
@@ -183,8 +208,11 @@ env = { ACP_TEST_LOG = %q }
 	asked(3)
 
 	// The agent dies while it waits: the question expires, the run fails saying why.
-	pids := acpStarts(t, agentLog)
-	syscall.Kill(pids[len(pids)-1], syscall.SIGKILL)
+	agents := 0
+	for _, l := range acpStartsOnly(t, agentLog) {
+		agents = l
+	}
+	syscall.Kill(agents, syscall.SIGKILL)
 	expired(3, string(agent.StateFailed), "The coding agent's session ended.")
 	if !strings.Contains(logs.String(), "Coding agent: the agent's process ended (signal: killed)") {
 		t.Errorf("the run's error does not say the agent's process ended")

@@ -8,6 +8,7 @@
 //   ACP_TEST_SESSIONS  a directory: advertise loadSession and keep <dir>/<sessionId>.json
 //   ACP_TEST_SLOW_MS   a delay between streamed chunks (default 0)
 //   ACP_TEST_PLAIN_PROMPT  when set, advertise no embedded context and no images
+//   ACP_TEST_GRANDCHILD    when set, start a process of its own that it never ends
 import * as acp from '@agentclientprotocol/sdk'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -37,6 +38,14 @@ function exitCleanly (why) {
 }
 
 log('start', { argv: process.argv.slice(2) })
+
+// ACP_TEST_GRANDCHILD starts a process of the agent's own (as a coding agent starts a dev
+// server or a shell), which the agent never ends: Parley must, whatever happens to it.
+if (process.env.ACP_TEST_GRANDCHILD) {
+  const { spawn } = await import('node:child_process')
+  const g = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e6)'], { stdio: 'ignore' })
+  log('grandchild', { child: g.pid })
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const text = (t) => ({ type: 'text', text: t })
