@@ -54,7 +54,8 @@ func startAgent(t *testing.T, change ...func(*acp.Config)) *testAgent {
 	w := &testWriter{t: t}
 	t.Cleanup(w.close) // last: the SDK's goroutines may log after Close
 	ta.cfg = acp.Config{Name: "coder", Title: "Coding agent", Command: node, Args: []string{script}, Cwd: dir,
-		Env:    map[string]string{"ACP_TEST_LOG": ta.log},
+		// GORACE: the guard is this test binary, which, built with -race, sleeps a second as it exits.
+		Env:    map[string]string{"ACP_TEST_LOG": ta.log, "GORACE": "atexit_sleep_ms=0"},
 		Logger: slog.New(slog.NewTextHandler(w, nil))}
 	for _, f := range change {
 		f(&ta.cfg)

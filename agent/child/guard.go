@@ -37,6 +37,9 @@ func Guard(cmd *exec.Cmd) {
 	if err != nil || !parentDeathKnown || cmd.Path == "" || cmd.Err != nil {
 		return
 	}
+	if st, err := os.Stat(cmd.Path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return // Start says why, as for any command
+	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}

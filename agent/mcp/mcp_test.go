@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 
 // stdioServer is the demo over stdio: this test binary, started again.
 func stdioServer(name string) mcp.ServerConfig {
-	return mcp.ServerConfig{Name: name, Command: os.Args[0], Env: map[string]string{"PARLEY_TEST_MCP_DEMO": "1"}}
+	// GORACE: a test binary built with -race sleeps a second as it exits, and its guard too.
+	return mcp.ServerConfig{Name: name, Command: os.Args[0], Env: map[string]string{"PARLEY_TEST_MCP_DEMO": "1", "GORACE": "atexit_sleep_ms=0"}}
 }
 
 // httpServer is the demo over Streamable HTTP, answering only with the headers Parley must send.

@@ -349,6 +349,8 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = &child.LogWriter{Log: s.log, Says: "tool server says"}
+		// Under a guard: if Parley dies, the server and all it started end.
+		child.Guard(cmd)
 		child.OwnGroup(cmd)
 		st.cmd = cmd
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
