@@ -33,6 +33,11 @@ const (
 	DefaultMaxSessions = 4
 	DefaultIdleAfter   = 10 * time.Minute
 	DefaultAskTimeout  = time.Hour
+	// DefaultStartTimeout bounds starting the agent and opening its session (npx may
+	// fetch the agent first).
+	DefaultStartTimeout = 2 * time.Minute
+	// DefaultIdleTimeout allows for a command the agent runs itself, silent, for a while.
+	DefaultIdleTimeout = 15 * time.Minute
 )
 
 // maxMaxSessions bounds max_sessions: each session is a process.
@@ -61,7 +66,14 @@ type Config struct {
 	AskTimeout time.Duration
 	// AllowEmail lets the agent's forms ask for email addresses.
 	AllowEmail bool
-	Logger     *slog.Logger
+	// StartTimeout bounds starting a process (initialize) and opening its session; 0 is
+	// DefaultStartTimeout. An agent that takes longer is ended.
+	StartTimeout time.Duration
+	// IdleTimeout is how long a turn may go without a word from the agent (while no
+	// question of it waits for the person) before it is cancelled; 0 is
+	// DefaultIdleTimeout, negative never.
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // Check reports what is wrong with the settings, naming the setting.
@@ -124,6 +136,12 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.AskTimeout == 0 {
 		cfg.AskTimeout = DefaultAskTimeout
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	log := cfg.Logger
 	if log == nil {

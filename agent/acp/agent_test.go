@@ -779,3 +779,41 @@ func TestAttachedFilesReachTheAgentAsItTakesThem(t *testing.T) {
 		t.Errorf("prompt blocks = %+v", b)
 	}
 }
+
+func TestAnAgentThatNeverOpensASessionIsEndedWithTheReason(t *testing.T) {
+	ta := startAgent(t, func(c *acp.Config) {
+		c.Env["ACP_TEST_HANG_NEW"] = "1"
+		c.StartTimeout = time.Second
+	})
+	c := agenttest.NewConvo(t, ta)
+	_, err := c.Send("hello")
+	if err == nil || !strings.Contains(err.Error(), "the agent did not open a session within 1s") {
+		t.Fatalf("err = %v", err)
+	}
+	pid := ta.events(t, "start")[0].PID
+	waitFor(t, "the stuck process to end", func() bool { return !alive(pid) })
+}
+
+func TestASilentTurnIsCancelledButAWaitForThePersonIsNotSilence(t *testing.T) {
+	ta := startAgent(t, func(c *acp.Config) { c.IdleTimeout = 500 * time.Millisecond })
+	c := agenttest.NewConvo(t, ta)
+	_, err := c.Send("stay silent")
+	if err == nil || !strings.Contains(err.Error(), "the agent sent nothing for 500ms; its turn was cancelled") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(ta.events(t, "cancel")); n != 1 {
+		t.Errorf("%d cancels, want 1", n)
+	}
+	// A permission question that waits longer than that is the person's time, not silence.
+	c.LiveAnswer = func(q agent.Question) agent.Resolution {
+		time.Sleep(1500 * time.Millisecond)
+		return choose(t, "Allow")(q)
+	}
+	rec := c.MustSend("edit")
+	if got := strings.Join(rec.Messages(), ""); got != "I changed notes.txt." {
+		t.Errorf("reply = %q", got)
+	}
+	if n := len(ta.events(t, "start")); n != 1 {
+		t.Errorf("%d processes, want the one", n)
+	}
+}

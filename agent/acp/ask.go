@@ -43,6 +43,7 @@ func (t *turn) permission(_ context.Context, req sdk.RequestPermissionRequest) (
 		return cancelled, nil
 	}
 	defer t.unhold()
+	t.touchLocked()
 	tc := t.card(string(req.ToolCall.ToolCallId))
 	t.apply(tc, req.ToolCall)
 	key := ruleKey(tc)

@@ -49,6 +49,11 @@ func (c *client) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (s
 	if req.Limit != nil {
 		limit = *req.Limit
 	}
+	if t := c.p.current(); t != nil {
+		t.mu.Lock()
+		t.touchLocked()
+		t.mu.Unlock()
+	}
 	text, err := c.p.a.root.read(req.Path, line, limit)
 	if err != nil {
 		return sdk.ReadTextFileResponse{}, c.refuse("read", req.Path, err)

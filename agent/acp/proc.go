@@ -16,9 +16,6 @@ import (
 	"github.com/parley-chat/parley/agent/child"
 )
 
-// startTimeout bounds starting the agent and its initialize (npx may fetch the agent first).
-const startTimeout = 2 * time.Minute
-
 // proc is one process of the agent, serving one conversation with one session.
 type proc struct {
 	a    *Agent
@@ -120,8 +117,8 @@ func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
 		}
 	}()
 
-	// Its start ends with the step, after startTimeout, or with Close.
-	ictx, cancel := context.WithTimeout(ctx, startTimeout)
+	// Its start ends with the step, after StartTimeout, or with Close.
+	ictx, cancel := context.WithTimeoutCause(ctx, a.cfg.StartTimeout, fmt.Errorf("the agent did not answer initialize within %s", a.cfg.StartTimeout))
 	defer cancel()
 	defer context.AfterFunc(a.ctx, cancel)()
 	res, err := call(ictx, p, func(ctx context.Context) (sdk.InitializeResponse, error) {

@@ -95,6 +95,13 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		t.end(ended)
 	}()
 
+	// A turn the agent leaves silent for IdleTimeout (while no question of it waits for
+	// the person) is cancelled: an agent stuck on a network it cannot reach, say.
+	silent := fmt.Errorf("the agent sent nothing for %s", a.cfg.IdleTimeout)
+	if a.cfg.IdleTimeout > 0 {
+		go t.watch(a.cfg.IdleTimeout, func() { cancel(silent) })
+	}
+
 	type result struct {
 		res sdk.PromptResponse
 		err error
@@ -117,6 +124,9 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		// the agent answers its prompt. One that does not within cancelWait (or does not
 		// even read the cancel) has its process ended.
 		ended = "the turn was stopped"
+		if errors.Is(context.Cause(tctx), silent) {
+			ended = silent.Error()
+		}
 		go func() {
 			_ = p.conn.Cancel(context.WithoutCancel(tctx), sdk.CancelNotification{SessionId: sdk.SessionId(session)})
 		}()
@@ -126,6 +136,9 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		case <-time.After(cancelWait):
 			a.log.Warn("the coding agent did not end its turn when cancelled; ending its process", "conversation", in.ConversationID)
 			p.kill()
+		}
+		if ctx.Err() == nil && errors.Is(context.Cause(tctx), silent) {
+			return agent.Faultf(title, silent, "%v; its turn was cancelled", silent)
 		}
 		return context.Cause(ctx)
 	}
@@ -279,6 +292,17 @@ func (a *Agent) open(ctx context.Context, p *proc, cp *checkpoint, step int64, o
 	if p.sessionID() != "" {
 		return false, nil
 	}
+	// An agent that does not answer (one stuck on a network it cannot reach, say) is ended:
+	// the next message starts another.
+	slow := fmt.Errorf("the agent did not open a session within %s", a.cfg.StartTimeout)
+	parent := ctx
+	ctx, cancel := context.WithTimeoutCause(ctx, a.cfg.StartTimeout, slow)
+	defer cancel()
+	defer func() {
+		if err != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), slow) {
+			p.kill()
+		}
+	}()
 	var why string
 	if cp.Session != "" {
 		why = "the agent cannot load a session"
@@ -291,7 +315,7 @@ func (a *Agent) open(ctx context.Context, p *proc, cp *checkpoint, step int64, o
 				return false, nil
 			}
 			if ctx.Err() != nil {
-				return false, err
+				return false, context.Cause(ctx)
 			}
 			why = "the agent could not load it: " + err.Error()
 			a.log.Info("could not load the conversation's session; starting a new one", "session", cp.Session, "error", err)

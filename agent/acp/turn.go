@@ -38,6 +38,39 @@ type turn struct {
 	inflight int
 	over     bool
 	idle     chan struct{}
+	// last is when the agent last sent anything (see watch).
+	last time.Time
+}
+
+// touch notes that the agent sent something. Under t.mu.
+func (t *turn) touchLocked() { t.last = time.Now() }
+
+// watch calls silent once the agent has sent nothing for idle while no question of the
+// turn waits for the person; it ends with the turn.
+func (t *turn) watch(idle time.Duration, silent func()) {
+	t.mu.Lock()
+	t.touchLocked()
+	t.mu.Unlock()
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		t.mu.Lock()
+		if t.inflight > 0 {
+			t.touchLocked() // the agent waits for the person, not the other way round
+		}
+		left := idle - time.Since(t.last)
+		t.mu.Unlock()
+		if left <= 0 {
+			silent()
+			return
+		}
+		timer.Reset(left)
+	}
 }
 
 // hold counts a question in flight; false once the turn is over (the agent is told
@@ -96,6 +129,7 @@ func (t *turn) update(u sdk.SessionUpdate) {
 	if t.over {
 		return // late: the turn's end is written
 	}
+	t.touchLocked()
 	switch {
 	case u.AgentMessageChunk != nil:
 		c := u.AgentMessageChunk
@@ -268,6 +302,7 @@ func (t *turn) wrote(path string, before *string, content string) {
 	if t.over {
 		return
 	}
+	t.touchLocked()
 	shown := t.a.root.show(path)
 	var named, last *agent.ToolCall
 	for _, c := range t.calls {

@@ -133,5 +133,5 @@ func acpAgent(c AgentConfig) (agent.Agent, error) {
 	}
 	return acp.New(acp.Config{Name: c.Name, Title: c.Title, Description: c.Description, Command: c.Command, Args: c.Args,
 		Env: c.Env, Cwd: c.Cwd, MaxSessions: c.MaxSessions, IdleAfter: c.KeepAlive.Duration, AskTimeout: c.AskTimeout.Duration,
-		AllowEmail: c.AllowEmail})
+		AllowEmail: c.AllowEmail, IdleTimeout: c.IdleTimeout.Duration})
 }

@@ -9,6 +9,7 @@
 //   ACP_TEST_SLOW_MS   a delay between streamed chunks (default 0)
 //   ACP_TEST_PLAIN_PROMPT  when set, advertise no embedded context and no images
 //   ACP_TEST_GRANDCHILD    when set, start a process of its own that it never ends
+//   ACP_TEST_HANG_NEW      when set, never answer session/new (an agent stuck on its network)
 import * as acp from '@agentclientprotocol/sdk'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -83,6 +84,7 @@ const scenarios = [
   ['die', /\bdie\b/],
   ['fail', /\bfail\b/],
   ['refuse', /\brefuse\b/],
+  ['silent', /\bsilent\b/],
   ['stubborn', /\bstubborn\b/],
   ['long', /\blong\b/],
   ['escape', /\bescape\b/],
@@ -249,6 +251,12 @@ async function run (turn, scenario, earlierPrompts) {
       await turn.say("I can't help with that.")
       return 'refusal'
 
+    case 'silent': {
+      // An agent stuck without a word (on a network it cannot reach, say) for 60 s.
+      for (let n = 0; n < 600 && !turn.cancelled; n++) await sleep(100)
+      return turn.cancelled ? 'cancelled' : 'end_turn'
+    }
+
     case 'stubborn': {
       // An agent that does not honour session/cancel: it goes on writing, for 60 s.
       for (let n = 1; n <= 600; n++) {
@@ -398,6 +406,7 @@ const app = acp.agent({ name: 'parley-test-agent' })
     }
   })
   .onRequest(acp.methods.agent.session.new, ({ params, client }) => {
+    if (process.env.ACP_TEST_HANG_NEW) return new Promise(() => {})
     if (!path.isAbsolute(params.cwd)) {
       throw acp.RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path')
     }
