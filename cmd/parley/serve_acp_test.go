@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,51 +17,28 @@ import (
 	"github.com/parley-chat/parley/agent/agenttest"
 )
 
-// acpStarts reads the pids of the test agent's processes that started, and of those they
-// started themselves, from its event log.
-func acpStarts(t *testing.T, log string) []int {
-	t.Helper()
-	f, err := os.Open(log)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var pids []int
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l struct {
-			PID   int    `json:"pid"`
-			Event string `json:"event"`
-		}
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Event == "start" {
-			pids = append(pids, l.PID)
-		}
-		var g struct {
-			Event string `json:"event"`
-			Child int    `json:"child"`
-		}
-		if json.Unmarshal(sc.Bytes(), &g) == nil && g.Event == "grandchild" {
-			pids = append(pids, g.Child)
-		}
-	}
-	return pids
-}
-
-// acpStartsOnly reads the pids of the test agent's own processes.
-func acpStartsOnly(t *testing.T, log string) []int {
+// acpPIDs reads, from the test agent's event log, the pids of its processes that started,
+// and those and the processes they started themselves.
+func acpPIDs(t *testing.T, log string) (agents, all []int) {
 	t.Helper()
 	b, _ := os.ReadFile(log)
-	var pids []int
 	for _, line := range strings.Split(string(b), "\n") {
 		var l struct {
 			PID   int    `json:"pid"`
 			Event string `json:"event"`
+			Child int    `json:"child"`
 		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.Event == "start" {
-			pids = append(pids, l.PID)
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		switch l.Event {
+		case "start":
+			agents, all = append(agents, l.PID), append(all, l.PID)
+		case "grandchild":
+			all = append(all, l.Child)
 		}
 	}
-	return pids
+	return agents, all
 }
 
 func processAlive(pid int) bool {
@@ -170,7 +146,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	}
 	gone := func(how string) {
 		t.Helper()
-		pids := acpStarts(t, agentLog)
+		_, pids := acpPIDs(t, agentLog)
 		if len(pids) == 0 {
 			t.Fatal("no process of the agent started")
 		}
@@ -208,11 +184,8 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	asked(3)
 
 	// The agent dies while it waits: the question expires, the run fails saying why.
-	agents := 0
-	for _, l := range acpStartsOnly(t, agentLog) {
-		agents = l
-	}
-	syscall.Kill(agents, syscall.SIGKILL)
+	agents, _ := acpPIDs(t, agentLog)
+	syscall.Kill(agents[len(agents)-1], syscall.SIGKILL)
 	expired(3, string(agent.StateFailed), "The coding agent's session ended.")
 	if !strings.Contains(logs.String(), "Coding agent: the agent's process ended (signal: killed)") {
 		t.Errorf("the run's error does not say the agent's process ended")
