@@ -147,3 +147,19 @@ func FileName(name string) string {
 	}
 	return name
 }
+
+// Fence writes text as a fenced Markdown code block of the language lang that its own
+// backticks cannot close (the fence is longer than any run of them in it).
+func Fence(lang, text string) string {
+	n, run := 3, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	ticks := strings.Repeat("`", n)
+	return ticks + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + ticks
+}

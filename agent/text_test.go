@@ -106,3 +106,15 @@ func FuzzCleanName(f *testing.F) {
 		}
 	})
 }
+
+func TestFenceIsLongerThanTheBackticksInside(t *testing.T) {
+	for _, c := range []struct{ lang, text, want string }{
+		{"sh", "ls -l", "```sh\nls -l\n```"},
+		{"", "a\n", "```\na\n```"},
+		{"md", "x\n````\ny", "`````md\nx\n````\ny\n`````"},
+	} {
+		if got := agent.Fence(c.lang, c.text); got != c.want {
+			t.Errorf("agent.Fence(%q, %q) = %q, want %q", c.lang, c.text, got, c.want)
+		}
+	}
+}

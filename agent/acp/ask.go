@@ -182,10 +182,10 @@ func permissionQuestion(title string, tc *agent.ToolCall, options []sdk.Permissi
 	for _, c := range tc.Content {
 		switch c.Type {
 		case "diff":
-			fmt.Fprintf(&b, "%s\n\n", fence(c.Text, "diff"))
+			fmt.Fprintf(&b, "%s\n\n", agent.Fence("diff", c.Text))
 			shown = true
 		case "text":
-			fmt.Fprintf(&b, "%s\n\n", fence(c.Text, ""))
+			fmt.Fprintf(&b, "%s\n\n", agent.Fence("", c.Text))
 			shown = true
 		}
 	}
@@ -193,7 +193,7 @@ func permissionQuestion(title string, tc *agent.ToolCall, options []sdk.Permissi
 		var v any
 		if json.Unmarshal(tc.Arguments, &v) == nil {
 			if pretty, err := json.MarshalIndent(v, "", "  "); err == nil {
-				fmt.Fprintf(&b, "%s\n\n", fence(string(pretty), "json"))
+				fmt.Fprintf(&b, "%s\n\n", agent.Fence("json", string(pretty)))
 			}
 		}
 	}

@@ -238,7 +238,7 @@ func (a *Agent) message(ctx context.Context, in agent.StepInput, caps sdk.Prompt
 			blocks = append(blocks, sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{
 				Uri: "file:///attachments/" + url.PathEscape(ref.Name), MimeType: sdk.Ptr(ref.MimeType), Text: string(d.Content)}}))
 		case ref.IsText():
-			blocks = append(blocks, sdk.TextBlock(fmt.Sprintf("The person attached %s:\n\n%s", ref.Name, fence(string(d.Content), ""))))
+			blocks = append(blocks, sdk.TextBlock(fmt.Sprintf("The person attached %s:\n\n%s", ref.Name, agent.Fence("", string(d.Content)))))
 		case strings.HasPrefix(ref.MimeType, "image/") && caps.Image:
 			blocks = append(blocks, sdk.ImageBlock(base64.StdEncoding.EncodeToString(d.Content), ref.MimeType))
 		default:

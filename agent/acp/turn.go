@@ -174,7 +174,7 @@ func blockText(b sdk.ContentBlock) string {
 		return fmt.Sprintf("[%s](%s)", b.ResourceLink.Name, b.ResourceLink.Uri)
 	case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
 		r := b.Resource.Resource.TextResourceContents
-		return fmt.Sprintf("\n\n%s:\n\n%s\n", r.Uri, fence(r.Text, ""))
+		return fmt.Sprintf("\n\n%s:\n\n%s\n", r.Uri, agent.Fence("", r.Text))
 	}
 	return ""
 }
@@ -355,19 +355,4 @@ func (t *turn) end(reason string) {
 		tc.Waiting = ""
 		t.show(tc)
 	}
-}
-
-// fence puts text in a fenced code block longer than any run of backticks in it.
-func fence(text, lang string) string {
-	n := 3
-	for run, i := 0, 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
-	return f + lang + "\n" + strings.TrimSuffix(text, "\n") + "\n" + f
 }

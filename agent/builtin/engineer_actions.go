@@ -175,7 +175,7 @@ func describePR(v map[string]any) string {
 	if desc != "" {
 		cmd += " --body " + shellQuote(desc)
 	}
-	fmt.Fprintf(&b, "\nThe equivalent command:\n\n%s", fence("sh", cmd))
+	fmt.Fprintf(&b, "\nThe equivalent command:\n\n%s", agent.Fence("sh", cmd))
 	return b.String()
 }
 

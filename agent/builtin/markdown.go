@@ -43,12 +43,6 @@ func quote(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// fence writes text as a fenced code block that its own backticks cannot close.
-func fence(lang, text string) string {
-	ticks := strings.Repeat("`", max(3, longestRun(text, '`')+1))
-	return ticks + lang + "\n" + text + "\n" + ticks
-}
-
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
