@@ -44,19 +44,10 @@ type proc struct {
 // that started and failed to initialize is returned with the error: it is killed, and
 // counted out once it has ended (see gone).
 func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
-	cmd := exec.Command(a.cfg.Command, a.cfg.Args...)
-	cmd.Dir = a.root.dir
-	cmd.Env = child.Env(os.Environ(), false)
-	for k, v := range a.cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	p := &proc{a: a, conv: conv, cmd: cmd, exited: make(chan struct{}),
-		log: &child.LogWriter{Log: a.log.With("conversation", conv), Says: "coding agent says"}}
-	cmd.Stderr = p.log
-	cmd.WaitDelay = 2 * time.Second
-	// Under a guard: if Parley dies, the agent and all it started end.
-	child.Guard(cmd)
-	child.OwnGroup(cmd)
+	stderr := &child.LogWriter{Log: a.log.With("conversation", conv), Says: "coding agent says"}
+	cmd := child.Command(child.Spec{Command: a.cfg.Command, Args: a.cfg.Args, Dir: a.root.dir, Env: a.cfg.Env, Stderr: stderr})
+	cmd.WaitDelay = 2 * time.Second // within Close's closeWait
+	p := &proc{a: a, conv: conv, cmd: cmd, exited: make(chan struct{}), log: stderr}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

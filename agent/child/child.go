@@ -4,7 +4,10 @@
 package child
 
 import (
+	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -97,4 +100,33 @@ func Wait(wg *sync.WaitGroup, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// Spec is a child to start: its program and arguments, the directory it runs in, the
+// variables it gets beside the few every child gets (all of Parley's with Inherit), and
+// where its stderr goes.
+type Spec struct {
+	Command string
+	Args    []string
+	Dir     string
+	Env     map[string]string
+	Inherit bool
+	Stderr  io.Writer
+}
+
+// Command returns the command that starts the child as Parley starts every child: with
+// its environment (see Env), under a guard (see Guard), in a process group of its own
+// (see OwnGroup), and not held up in its end by a grandchild that keeps its stderr.
+func Command(s Spec) *exec.Cmd {
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Dir = s.Dir
+	cmd.Env = Env(os.Environ(), s.Inherit)
+	for k, v := range s.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = s.Stderr
+	cmd.WaitDelay = 5 * time.Second
+	Guard(cmd)
+	OwnGroup(cmd)
+	return cmd
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -340,18 +339,8 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	})
 	var t sdk.Transport
 	if s.cfg.Command != "" {
-		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Dir = s.cfg.Dir
-		cmd.Env = child.Env(os.Environ(), s.cfg.InheritEnv)
-		// A server that leaves a child holding its stderr does not hold up its stop.
-		cmd.WaitDelay = 5 * time.Second
-		for k, v := range s.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cmd.Stderr = &child.LogWriter{Log: s.log, Says: "tool server says"}
-		// Under a guard: if Parley dies, the server and all it started end.
-		child.Guard(cmd)
-		child.OwnGroup(cmd)
+		cmd := child.Command(child.Spec{Command: s.cfg.Command, Args: s.cfg.Args, Dir: s.cfg.Dir, Env: s.cfg.Env,
+			Inherit: s.cfg.InheritEnv, Stderr: &child.LogWriter{Log: s.log, Says: "tool server says"}})
 		st.cmd = cmd
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
