@@ -96,13 +96,12 @@ func FormQuestion(server, message string, schema json.RawMessage, allowEmail boo
 // answers (checked against the requested schema first), decline with nothing, cancel for
 // a question cancelled, expired or set aside by a new message.
 func Respond(in Input, res agent.Resolution) (Response, error) {
-	if in.Mode != "form" {
-		action, _, _ := agent.SchemaAnswer(nil, res)
-		return Response{Action: action}, nil
-	}
 	action, content, err := agent.SchemaAnswer(in.Schema, res)
 	if err != nil {
 		return Response{}, err
+	}
+	if in.Mode != "form" {
+		content = nil // a page was opened: nothing was typed
 	}
 	return Response{Action: action, Content: content}, nil
 }
