@@ -12,8 +12,8 @@ import (
 // agents are offered it, and AG-UI agents get it as a frontend tool.
 const AskToolName = "request_user_input"
 
-// fieldSchema is the JSON Schema of one field of the question model.
-var fieldSchema = map[string]any{
+// FieldSchema is the JSON Schema of one field of the question model.
+var FieldSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
 		"name":        map[string]any{"type": "string", "description": "Unique key of the answer, such as branch_name."},
@@ -48,7 +48,7 @@ var AskToolSchema = map[string]any{
 		"context": map[string]any{"type": "object",
 			"description": "Supporting data. For a selection, the choices go in context.options."},
 		"request_type": map[string]any{"type": "string", "enum": []string{"clarification", "selection", "approval"}},
-		"fields": map[string]any{"type": "array", "items": fieldSchema,
+		"fields": map[string]any{"type": "array", "items": FieldSchema,
 			"description": "Optional: the form's fields, when the request type's default form does not fit."},
 	},
 	"required": []string{"prompt", "request_type"},

@@ -63,6 +63,12 @@ type Ledger interface {
 	SaveDrafts(ctx context.Context, drafts []Draft) error
 	// AskQuestion stores a pending question together with its question_asked event.
 	AskQuestion(ctx context.Context, runID int64, q Question) (QuestionRecord, error)
+	// AskInbound stores a question an agent outside Parley asks, in the conversation given
+	// (one of InboundAgent's): it joins the conversation's waiting run or starts one. A
+	// request id the person used before returns its question and created false; used with
+	// another digest, EINVALID. When such a run's last question is resolved, the run is done:
+	// no step runs.
+	AskInbound(ctx context.Context, conversationID int64, req InboundRequest) (rec QuestionRecord, created bool, err error)
 	// FinishStep ends a step and moves the run to waiting, done, failed, or stopped (stepErr
 	// ErrStopped). partial, when given, is the message the step was cut off in: it replaces
 	// the step's drafts. If the step asked questions that are all resolved already, it

@@ -138,6 +138,15 @@ func normalizeKind(name string) FieldKind {
 	return KindText
 }
 
+// KnownKind reports whether a type name names a field kind Parley has (an alias included,
+// and password and email, which RefuseSecrets refuses with a reason), rather than one that
+// would be read as text.
+func KnownKind(name string) bool {
+	k := FieldKind(strings.ToLower(strings.TrimSpace(name)))
+	_, alias := kindAliases[string(k)]
+	return k.Valid() || alias || k == kindPassword || k == kindEmail
+}
+
 // normalizeField tidies a field from an agent: trimmed name, known kind, clean options,
 // and a select without options turned into a text field the person can still fill in.
 func normalizeField(f Field) Field {

@@ -20,41 +20,122 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q agent.Question) (a
 		if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
 			return fmt.Errorf("ask: run %d: %w", runID, err)
 		}
-		var deadline any
-		if !q.Deadline.IsZero() {
-			deadline = formatTime(q.Deadline)
+		var err error
+		rec, err = db.ask(ctx, tx, convID, runID, q)
+		return err
+	})
+	return rec, err
+}
+
+// AskInbound stores a question an agent outside Parley asks (see agent.InboundRequest) in
+// the conversation given: it joins the conversation's waiting run, or starts one that waits.
+// A request id the person used before returns that question, and created false; used for
+// other arguments (another digest), it gives EINVALID.
+func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundRequest) (rec agent.QuestionRecord, created bool, err error) {
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		if req.RequestID != "" {
+			var digest string
+			var id int64
+			err := tx.QueryRowContext(ctx, `SELECT digest, question_id FROM inbound_requests WHERE user_id = ? AND request_id = ?`, req.UserID, req.RequestID).Scan(&digest, &id)
+			switch {
+			case err == nil && digest != req.Digest:
+				return agent.Errorf(agent.EINVALID, "request_id %q was used for a different question (question %d): use a new request_id for a new question.", req.RequestID, id)
+			case err == nil:
+				rec.ID = id
+				return nil
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("ask inbound: %w", err)
+			}
 		}
-		now := db.Now()
-		// The event id is not known yet: insert the question first, then the event, then link them.
-		res, err := tx.ExecContext(ctx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
-			VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
-		if err != nil {
-			return fmt.Errorf("ask: %w", err)
+		var runID int64
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT id, state FROM runs WHERE conversation_id = ? ORDER BY id DESC LIMIT 1`, convID).Scan(&runID, &state)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("ask inbound: %w", err)
 		}
-		q.ID, _ = res.LastInsertId()
-		spec, err := json.Marshal(q)
-		if err != nil {
-			return fmt.Errorf("ask: %w", err)
-		}
-		ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionAsked, Question: &q})
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE questions SET event_id = ?, spec = ? WHERE id = ?`, ev.ID, spec, q.ID); err != nil {
-			return fmt.Errorf("ask: %w", err)
-		}
-		rec = agent.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
-		if len(q.Refused) > 0 && len(q.Fields) == 0 {
-			r := agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: q.DeclineReason(), By: "parley"}
-			if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+		if agent.RunState(state) != agent.StateWaiting {
+			now := formatTime(db.Now())
+			res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now)
+			if err != nil {
+				return fmt.Errorf("ask inbound: %w", err)
+			}
+			runID, _ = res.LastInsertId()
+			if err := db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, ""); err != nil {
 				return err
 			}
-			r.At = db.Now()
-			rec.Resolution = &r
+		}
+		if rec, err = db.ask(ctx, tx, convID, runID, req.Question); err != nil {
+			return err
+		}
+		created = true
+		var person string
+		if err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, req.UserID).Scan(&person); err != nil {
+			return fmt.Errorf("ask inbound: user %d: %w", req.UserID, err)
+		}
+		if err := db.audit(ctx, tx, person, "ask over mcp", convID, fmt.Sprintf("question %d from %s with %s", rec.ID, req.Question.Asker, req.Via)); err != nil {
+			return err
+		}
+		if rec.Resolution != nil { // declined at once: the run may have nothing left to wait for
+			var pending int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+				return fmt.Errorf("ask inbound: %w", err)
+			}
+			if pending == 0 {
+				if err := db.setRunState(ctx, tx, convID, runID, agent.StateDone, ""); err != nil {
+					return err
+				}
+			}
+		}
+		if req.RequestID == "" {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbound_requests (user_id, request_id, digest, question_id) VALUES (?, ?, ?, ?)`,
+			req.UserID, req.RequestID, req.Digest, rec.ID); err != nil {
+			return fmt.Errorf("ask inbound: %w", err)
 		}
 		return nil
 	})
-	return rec, err
+	if err == nil && !created {
+		rec, err = db.Question(ctx, rec.ID)
+	}
+	return rec, created, err
+}
+
+// ask stores a question of the run with its event (see AskQuestion).
+func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.Question) (agent.QuestionRecord, error) {
+	var deadline any
+	if !q.Deadline.IsZero() {
+		deadline = formatTime(q.Deadline)
+	}
+	now := db.Now()
+	// The event id is not known yet: insert the question first, then the event, then link them.
+	res, err := tx.ExecContext(ctx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
+		VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
+	if err != nil {
+		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+	}
+	q.ID, _ = res.LastInsertId()
+	spec, err := json.Marshal(q)
+	if err != nil {
+		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+	}
+	ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionAsked, Question: &q})
+	if err != nil {
+		return agent.QuestionRecord{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE questions SET event_id = ?, spec = ? WHERE id = ?`, ev.ID, spec, q.ID); err != nil {
+		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+	}
+	rec := agent.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
+	if len(q.Refused) > 0 && len(q.Fields) == 0 {
+		r := agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: q.DeclineReason(), By: "parley"}
+		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+			return rec, err
+		}
+		r.At = db.Now()
+		rec.Resolution = &r
+	}
+	return rec, nil
 }
 
 // Question returns one stored question with its resolution, or an ENOTFOUND error.
@@ -136,6 +217,14 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 		}
 		if agent.RunState(state) != agent.StateWaiting {
 			return nil // a superseded run stays as it is
+		}
+		var agentName string
+		if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
+			return err
+		}
+		if agentName == agent.InboundAgent {
+			// No agent runs here: the asker is told by its own call (see agent.InboundRequest).
+			return db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
 		}
 		if resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume); err != nil {
 			return err

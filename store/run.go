@@ -42,6 +42,9 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int6
 		if err != nil {
 			return err
 		}
+		if c.Agent == agent.InboundAgent {
+			return agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; answer them on their cards. To write to an agent, start a conversation with it.")
+		}
 		if nonce != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {

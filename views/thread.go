@@ -318,3 +318,12 @@ func documentKind(d agent.DocumentRef) string {
 	}
 	return strings.ToUpper(ext)
 }
+
+// inboundClient is the client that asks in a conversation of agent.InboundAgent, read from
+// its title ("Questions from Claude Code").
+func inboundClient(title string) string {
+	if c, ok := strings.CutPrefix(title, "Questions from "); ok && c != "" {
+		return c
+	}
+	return "An agent"
+}

@@ -71,14 +71,7 @@ func bearer(r *http.Request) (string, bool) {
 // requireToken lets requests with a valid access token through, as the token's person.
 func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		secret, ok := bearer(c.Request())
-		if !ok {
-			return agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
-		}
-		u, t, err := s.db.TokenUser(c.Request().Context(), secret)
-		if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
-			s.metrics.signinToken.Inc()
-		}
+		u, t, err := s.tokenUser(c.Request())
 		if err != nil {
 			return err
 		}
@@ -86,6 +79,26 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(tokenKey, t)
 		return next(c)
 	}
+}
+
+// tokenUser is the person and the token of a request's "Authorization: Bearer" header, as
+// the API and the servers of other protocols (MCP) take it.
+func (s *Server) tokenUser(r *http.Request) (agent.User, store.Token, error) {
+	secret, ok := bearer(r)
+	if !ok {
+		return agent.User{}, store.Token{}, agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
+	}
+	u, t, err := s.db.TokenUser(r.Context(), secret)
+	if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
+		s.metrics.signinToken.Inc()
+	}
+	return u, t, err
+}
+
+// tokenPerson is tokenUser with the token's name, for the MCP server.
+func (s *Server) tokenPerson(r *http.Request) (agent.User, string, error) {
+	u, t, err := s.tokenUser(r)
+	return u, t.Name, err
 }
 
 // isAPI reports whether a request is one of the API's.

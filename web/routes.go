@@ -61,6 +61,8 @@ func (s *Server) routes() {
 	staff := u.Group("", requireStaff)
 	staff.GET("/review", s.handleReview)
 	staff.GET("/review/figures", s.handleFigures)
+	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
+	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
 	if s.a2a != nil {
 		// The A2A server is a protocol adapter of its own (agent/a2a/server): mounted here.
 		a2a := echo.WrapHandler(s.a2a)

@@ -77,3 +77,19 @@ func (s *Server) otherScheme(r *http.Request) bool {
 	}
 	return o.Scheme != scheme
 }
+
+// ownOrigin reports whether a request's Origin header names Parley itself, as the request
+// reached it: the same host and scheme.
+func (s *Server) ownOrigin(r *http.Request) bool {
+	o, err := url.Parse(r.Header.Get("Origin"))
+	return err == nil && o.Host == r.Host && o.Scheme+"://"+o.Host == s.baseURL(r)
+}
+
+// baseURL is Parley's address as the request reached it: "https://host" when it or a
+// trusted proxy terminated TLS.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.isHTTPS(r) {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-chat/parley/agent"
 	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
 // Server is Parley's HTTP front: pages, form posts and the SSE streams.
@@ -32,6 +33,7 @@ type Server struct {
 	// liveProblems are the problems that come and go.
 	liveProblems func() []string
 	a2a          *a2aserver.Server
+	mcp          *mcpserver.Server
 	uploads      UploadLimits
 	auth         AuthOptions
 	limits       Limits
@@ -79,6 +81,14 @@ type NewServerOptions struct {
 	Passwords *agent.PasswordHasher
 	// Metrics says who may read GET /metrics (nobody by default: no such route).
 	Metrics MetricsOptions
+	// MCP tunes the MCP server at /mcp (zero fields take the defaults).
+	MCP MCPOptions
+}
+
+// MCPOptions tune the MCP server (see mcpserver.Options).
+type MCPOptions struct {
+	Progress, MaxWait time.Duration
+	AllowEmail        bool
 }
 
 // NewServer builds the route table around the runner and the store.
@@ -102,6 +112,8 @@ func NewServer(opts NewServerOptions) *Server {
 		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
 		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
 	}
@@ -169,6 +181,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.a2a != nil {
 		s.a2a.Close()
 	}
+	s.mcp.Close()
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	if rerr := s.runner.Stop(ctx); rerr != nil {

@@ -1,11 +1,9 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -27,94 +25,13 @@ func approvalQuestion(asker string, tool mcp.Tool, tc agent.ToolCall) agent.Ques
 	q := agent.Question{Key: tc.Key + "/approve", Asker: asker, Message: msg.String(), Type: agent.RequestApproval,
 		SubmitLabel: "Approve and run", DeclineLabel: "Reject", Fields: []agent.Field{}}
 	schema, _ := json.Marshal(tool.Schema)
-	var args map[string]any
-	_ = json.Unmarshal(tc.Arguments, &args)
-	if form, refusal := mcp.FormQuestion(tool.Server, "", schema, true); refusal == "" && len(form.Refused) == 0 && fieldsCover(form.Fields, args) {
-		for _, f := range form.Fields {
-			if v, ok := args[f.Name]; ok {
-				f.Default = v
-			}
-			q.Fields = append(q.Fields, f)
-		}
-		return q
-	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, tc.Arguments, "", "  ") != nil {
-		pretty.Reset()
-		pretty.Write(tc.Arguments)
-	}
-	q.Fields = []agent.Field{{Name: "arguments", Label: "Arguments (JSON)", Kind: agent.KindTextarea, Required: true,
-		Default: pretty.String(), Format: agent.FormatJSON, Schema: schema}}
+	q.Fields = agent.ApprovalFields(schema, tc.Arguments)
 	return q
-}
-
-// fieldsCover reports whether the form has a field for every argument the model gave.
-func fieldsCover(fields []agent.Field, args map[string]any) bool {
-	for name := range args {
-		found := false
-		for _, f := range fields {
-			found = found || f.Name == name
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 // mdEscape keeps a name from being read as Markdown.
 func mdEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "<", "&lt;").Replace(s)
-}
-
-// approvedArguments are the arguments the person approved, from their answers: an
-// optional yes/no the model left out and the person left at no stays out, and arguments
-// the same as the model's keep the model's bytes.
-func approvedArguments(q *agent.Question, res *agent.Resolution, proposed json.RawMessage) (json.RawMessage, error) {
-	var approved []byte
-	if len(q.Fields) == 1 && q.Fields[0].Format == agent.FormatJSON {
-		s, _ := res.Values[q.Fields[0].Name].(string)
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, []byte(s)); err != nil {
-			return nil, fmt.Errorf("the approved arguments are not JSON: %v", err)
-		}
-		approved = compact.Bytes()
-	} else {
-		var before map[string]any
-		_ = json.Unmarshal(proposed, &before)
-		args := map[string]any{}
-		for _, f := range q.Fields {
-			v, ok := res.Values[f.Name]
-			if !ok {
-				continue
-			}
-			if _, given := before[f.Name]; !given && f.Kind == agent.KindBoolean && v == false {
-				continue
-			}
-			args[f.Name] = v
-		}
-		var err error
-		if approved, err = json.Marshal(args); err != nil {
-			return nil, err
-		}
-	}
-	if sameJSON(approved, proposed) {
-		return proposed, nil
-	}
-	return approved, nil
-}
-
-// sameJSON reports whether two JSON texts hold the same value (numbers compared as written).
-func sameJSON(a, b []byte) bool {
-	decode := func(raw []byte) (any, bool) {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var v any
-		return v, d.Decode(&v) == nil
-	}
-	va, okA := decode(a)
-	vb, okB := decode(b)
-	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
 // continueTools goes on with the tool calls of the newest tool-call turn that are not
@@ -243,13 +160,13 @@ func (a *Agent) approved(ctx context.Context, out agent.Output, tc agent.ToolCal
 		tc.Took = time.Since(tc.Started).Round(time.Millisecond)
 		return tc, out.Tool(tc)
 	}
-	args, err := approvedArguments(q, res, tc.Arguments)
+	args, err := agent.ApprovedArguments(q, res, tc.Arguments)
 	if err != nil {
 		tc.Status, tc.Waiting, tc.Error = agent.ToolFailed, "", err.Error()
 		tc.Result = "Error: " + err.Error()
 		return tc, out.Tool(tc)
 	}
-	if !sameJSON(args, tc.Arguments) {
+	if !agent.SameJSON(args, tc.Arguments) {
 		tc.Notes = append(tc.Notes, "The person changed the arguments before approving.")
 	}
 	tc.Arguments = args

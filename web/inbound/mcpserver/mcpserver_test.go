@@ -1,0 +1,408 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
+)
+
+// revisions are the MCP revisions Parley serves: each test runs over both.
+var revisions = []string{"2026-07-28", "2025-11-25"}
+
+func serve(t *testing.T) *webtest.Server {
+	t.Helper()
+	return webtest.Serve(t, nil, web.NewServerOptions{MCP: web.MCPOptions{Progress: 50 * time.Millisecond}})
+}
+
+// connect is a go-sdk client of Parley's /mcp, as the client named, with the token.
+func connect(t *testing.T, s *webtest.Server, rev, token, client string, onProgress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if onProgress != nil {
+		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { onProgress(req.Params) }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: strings.ToLower(strings.ReplaceAll(client, " ", "-")), Title: client, Version: "1.0"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: webtest.Bearer{Token: token}}}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+	if err != nil {
+		t.Fatalf("connect over %s: %v", rev, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != rev {
+		t.Fatalf("negotiated %s, want %s", got, rev)
+	}
+	return cs
+}
+
+// call calls a tool and returns its structured result (nil for an error result) and text.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (map[string]any, string, bool) {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	return callWith(t, cs, params)
+}
+
+func callWith(t *testing.T, cs *mcp.ClientSession, params *mcp.CallToolParams) (map[string]any, string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("call %s: %v", params.Name, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError {
+		return nil, text, true
+	}
+	var got map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("structured content: %v", err)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(text), &fromText); err != nil || fmt.Sprint(fromText) != fmt.Sprint(got) {
+		t.Fatalf("text content %s is not the structured content %v", text, got)
+	}
+	return got, text, false
+}
+
+// pendingQuestion waits until the person has a pending question in their Inbox, and returns it.
+func pendingQuestion(t *testing.T, s *webtest.Server, token string) map[string]any {
+	t.Helper()
+	var q map[string]any
+	webtest.WaitFor(t, "a pending question", func() bool {
+		_, body := s.API(t, token, "GET", "/questions", nil)
+		qs, _ := body["questions"].([]any)
+		if len(qs) == 0 {
+			return false
+		}
+		q = qs[0].(map[string]any)
+		return true
+	})
+	return q
+}
+
+func qid(q map[string]any) int64 { return int64(q["id"].(float64)) }
+
+func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			// Three people ask at once, each from their own client; each gets their own answer.
+			people := []string{"ann", "bob", "cy"}
+			var wg sync.WaitGroup
+			for _, name := range people {
+				token := s.Person(t, name, agent.RoleUser)
+				cs := connect(t, s, rev, token, "Claude Code", nil)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got, text, isErr := call(t, cs, "ask_person", map[string]any{
+						"message":    "Which **branch** should I push to?",
+						"fields":     []any{map[string]any{"name": "branch", "label": "Branch", "kind": "text", "required": true}, map[string]any{"name": "force", "kind": "boolean"}},
+						"context":    "The CI is green on main.",
+						"request_id": "push-1",
+					})
+					if isErr {
+						t.Errorf("%s: error result: %s", name, text)
+						return
+					}
+					if got["outcome"] != "answered" || got["by"] != name || got["at"] == nil {
+						t.Errorf("%s: result %s", name, text)
+					}
+					if v := got["values"].(map[string]any); v["branch"] != "release-"+name || v["force"] != true {
+						t.Errorf("%s: values %v", name, v)
+					}
+					if !strings.Contains(got["url"].(string), fmt.Sprintf("#q-%d", int64(got["question_id"].(float64)))) {
+						t.Errorf("%s: url %v does not lead to the card", name, got["url"])
+					}
+				}()
+				q := pendingQuestion(t, s, token)
+				if q["asker"] != "Claude Code" || q["message"] != "Which **branch** should I push to?" || q["context"] != "The CI is green on main." {
+					t.Fatalf("%s's question as stored: %v", name, q)
+				}
+				conv := q["conversation"].(map[string]any)
+				if conv["title"] != "Questions from Claude Code" {
+					t.Fatalf("conversation %v", conv)
+				}
+				// An invalid answer is refused and loses nothing; then the real one.
+				if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"branch": ""}}); st != 422 {
+					t.Fatalf("empty branch: %d %v", st, body)
+				}
+				if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"branch": "release-" + name, "force": true}}); st != 200 {
+					t.Fatalf("answer: %d %v", st, body)
+				}
+			}
+			wg.Wait()
+			// The conversation is done (nothing waits) and the audit log names the client.
+			entries, err := s.DB.AuditLog(context.Background(), 0, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := 0
+			for _, e := range entries {
+				if e.Action == "ask over mcp" && strings.Contains(e.Detail, "from Claude Code with token") {
+					asked++
+				}
+			}
+			if asked != len(people) {
+				t.Fatalf("audit: %d asks logged, want %d: %v", asked, len(people), entries)
+			}
+		})
+	}
+}
+
+func TestAskPerson_DeclinedExpiredAndPending(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			token := s.Person(t, "ann", agent.RoleUser)
+			cs := connect(t, s, rev, token, "Codex", nil)
+			schema := map[string]any{"type": "object", "properties": map[string]any{
+				"budget": map[string]any{"type": "integer", "title": "Budget (EUR)", "minimum": 100},
+				"venue":  map[string]any{"type": "string", "enum": []string{"hall", "garden"}},
+			}, "required": []string{"budget"}}
+			// wait 0s returns at once, pending, with the question asked.
+			first, text, _ := call(t, cs, "ask_person", map[string]any{"message": "What budget?", "requestedSchema": schema, "request_id": "budget", "wait": "0s"})
+			if first["outcome"] != "pending" || first["by"] != nil {
+				t.Fatalf("wait 0s: %s", text)
+			}
+			// Called again with the same id: the same question, still pending past a short wait.
+			again, text, _ := call(t, cs, "ask_person", map[string]any{"message": "What budget?", "requestedSchema": schema, "request_id": "budget", "wait": "100ms"})
+			if again["outcome"] != "pending" || again["question_id"] != first["question_id"] {
+				t.Fatalf("again: %s (first %v)", text, first["question_id"])
+			}
+			// The same id with other arguments is the caller's mistake.
+			if _, text, isErr := call(t, cs, "ask_person", map[string]any{"message": "What budget now?", "requestedSchema": schema, "request_id": "budget"}); !isErr || !strings.Contains(text, "different question") {
+				t.Fatalf("reused id: %v %s", isErr, text)
+			}
+			_, body := s.API(t, token, "GET", "/questions", nil)
+			if n := len(body["questions"].([]any)); n != 1 {
+				t.Fatalf("%d questions asked, want 1", n)
+			}
+			// The person declines with a reason; the next call with the id has it.
+			id := int64(first["question_id"].(float64))
+			if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/decline", id), map[string]any{"reason": "Ask Bob."}); st != 200 {
+				t.Fatalf("decline: %d %v", st, body)
+			}
+			got, text, isErr := call(t, cs, "ask_person", map[string]any{"message": "What budget?", "requestedSchema": schema, "request_id": "budget"})
+			if isErr || got["outcome"] != "declined" || got["reason"] != "Ask Bob." || got["by"] != "ann" || len(got["values"].(map[string]any)) != 0 {
+				t.Fatalf("declined: %s", text)
+			}
+			// A timeout expires the question, and the waiting call says so.
+			got, text, _ = call(t, cs, "ask_person", map[string]any{"message": "Quick: hall or garden?", "requestedSchema": schema, "timeout": "1s"})
+			if got["outcome"] != "expired" || got["by"] != "parley" {
+				t.Fatalf("timeout: %s", text)
+			}
+		})
+	}
+}
+
+func TestAskPerson_BadArgumentsAreToolErrors(t *testing.T) {
+	s := serve(t)
+	token := s.Person(t, "ann", agent.RoleUser)
+	s.Person(t, "bob", agent.RoleUser)
+	cs := connect(t, s, revisions[0], token, "script", nil)
+	field := []any{map[string]any{"name": "x", "kind": "text"}}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"message": "Both?", "fields": field, "requestedSchema": map[string]any{"type": "object"}}, "both"},
+		{map[string]any{"message": "Neither?"}, "neither"},
+		{map[string]any{"fields": field}, "message is required"},
+		{map[string]any{"message": "Colour?", "fields": []any{map[string]any{"name": "c", "kind": "color"}}}, `kind "color"`},
+		{map[string]any{"message": "Who?", "fields": field, "to": "bob"}, `may not ask "bob"`},
+		{map[string]any{"message": "Who?", "fields": field, "to": "nobody"}, `may not ask "nobody"`},
+		{map[string]any{"message": "When?", "fields": field, "wait": "ten minutes"}, "Go duration"},
+		{map[string]any{"message": "When?", "fields": field, "timeout": "-5m"}, "Go duration"},
+		{map[string]any{"message": "Key?", "fields": []any{map[string]any{"name": "api_key", "kind": "text"}}}, "will not ask"},
+		{map[string]any{"message": "Extra?", "fields": field, "urgency": "high"}, `no argument "urgency"`},
+	} {
+		if _, text, isErr := call(t, cs, "ask_person", c.args); !isErr || !strings.Contains(text, c.want) {
+			t.Errorf("%v: isError %v, %q; want it to say %q", c.args, isErr, text, c.want)
+		}
+	}
+	if _, text, isErr := call(t, cs, "request_approval", map[string]any{"action": "Deploy", "arguments": []any{1}}); !isErr || !strings.Contains(text, "arguments must be a JSON object") {
+		t.Errorf("approval with a list: %v %q", isErr, text)
+	}
+	_, body := s.API(t, token, "GET", "/questions", nil)
+	if n := len(body["questions"].([]any)); n != 0 {
+		t.Fatalf("bad calls asked %d questions", n)
+	}
+}
+
+func TestRequestApproval_ApprovedWithEditedArgumentsOrRejected(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			token := s.Person(t, "ann", agent.RoleUser)
+			cs := connect(t, s, rev, token, "CI job", nil)
+			args := map[string]any{"action": "Deploy build 1432 to production", "details": "Adds the **invoice** export.",
+				"arguments": map[string]any{"build": 1432, "environment": "production", "canary": true}, "request_id": "deploy-1432"}
+			done := make(chan map[string]any, 1)
+			go func() {
+				got, text, isErr := call(t, cs, "request_approval", args)
+				if isErr {
+					t.Errorf("approval: %s", text)
+				}
+				done <- got
+			}()
+			q := pendingQuestion(t, s, token)
+			if !strings.Contains(q["message"].(string), "Deploy build 1432 to production") || !strings.Contains(q["message"].(string), "**invoice**") ||
+				q["submit_label"] != "Approve" || q["decline_label"] != "Reject" {
+				t.Fatalf("approval card: %v", q)
+			}
+			// The person changes the environment before approving.
+			if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"build": 1432, "environment": "staging", "canary": true}}); st != 200 {
+				t.Fatalf("approve: %d %v", st, body)
+			}
+			got := <-done
+			if got["outcome"] != "approved" || got["approved"] != true || got["by"] != "ann" {
+				t.Fatalf("approved: %v", got)
+			}
+			if a := got["arguments"].(map[string]any); a["environment"] != "staging" || a["build"] != float64(1432) || a["canary"] != true {
+				t.Fatalf("approved arguments %v", a)
+			}
+			// Rejected with a reason: not approved, and the reason comes back.
+			args["request_id"], args["wait"] = "deploy-1433", "0s"
+			call(t, cs, "request_approval", args)
+			q = pendingQuestion(t, s, token)
+			if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/decline", qid(q)), map[string]any{"reason": "Not on a Friday."}); st != 200 {
+				t.Fatalf("reject: %d %v", st, body)
+			}
+			delete(args, "wait")
+			got, text, _ := call(t, cs, "request_approval", args)
+			if got["outcome"] != "rejected" || got["approved"] != false || got["reason"] != "Not on a Friday." || got["arguments"] != nil {
+				t.Fatalf("rejected: %s", text)
+			}
+		})
+	}
+}
+
+func TestAskPerson_WaitingSendsProgressAndShutdownLeavesTheQuestion(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			token := s.Person(t, "ann", agent.RoleUser)
+			progress := make(chan *mcp.ProgressNotificationParams, 100)
+			cs := connect(t, s, rev, token, "goose", func(p *mcp.ProgressNotificationParams) { progress <- p })
+			params := &mcp.CallToolParams{Name: "ask_person", Arguments: map[string]any{"message": "Ready?", "fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}, "request_id": "ready"}}
+			params.SetProgressToken("tok-1")
+			done := make(chan map[string]any, 1)
+			go func() {
+				got, _, _ := callWith(t, cs, params)
+				done <- got
+			}()
+			for range 2 {
+				select {
+				case p := <-progress:
+					if p.ProgressToken != "tok-1" || !strings.Contains(p.Message, "Waiting for ann") {
+						t.Fatalf("progress %+v", p)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("no progress notification while waiting")
+				}
+			}
+			// Parley stops: the waiting call ends at once, pending; the question stays asked.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Web.Shutdown(ctx); err != nil {
+				t.Fatalf("shutdown with a call waiting: %v", err)
+			}
+			select {
+			case got := <-done:
+				if got["outcome"] != "pending" {
+					t.Fatalf("at shutdown: %v", got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiting call outlived the shutdown")
+			}
+			rec, err := s.DB.Question(context.Background(), 1)
+			if err != nil || !rec.Pending() {
+				t.Fatalf("question after shutdown: %+v %v", rec, err)
+			}
+		})
+	}
+}
+
+func TestMCP_RefusesWithoutTokenAndFromOtherSites(t *testing.T) {
+	s := serve(t)
+	token := s.Person(t, "ann", agent.RoleUser)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(auth, origin string) *http.Response {
+		req, _ := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for _, auth := range []string{"", "Bearer parley_nope", "Basic YW5uOnB3"} {
+		resp := post(auth, "")
+		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Bearer realm="parley"` {
+			t.Errorf("auth %q: %d %q", auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	if resp := post("Bearer "+token, "https://evil.example"); resp.StatusCode != 403 {
+		t.Errorf("another site's page: %d", resp.StatusCode)
+	}
+	if resp := post("Bearer "+token, s.URL); resp.StatusCode != 200 {
+		t.Errorf("Parley's own page: %d", resp.StatusCode)
+	}
+	if resp := post("Bearer "+token, ""); resp.StatusCode != 200 {
+		t.Errorf("a program: %d", resp.StatusCode)
+	}
+	// A revoked token is refused from then on.
+	u, _, _ := s.DB.UserByName(context.Background(), "ann")
+	if _, err := s.DB.RevokeToken(context.Background(), u.ID, "ann-laptop"); err != nil {
+		t.Fatal(err)
+	}
+	if resp := post("Bearer "+token, ""); resp.StatusCode != 401 {
+		t.Errorf("revoked token: %d", resp.StatusCode)
+	}
+}
+
+func TestAskPerson_RequestIDsArePerPerson(t *testing.T) {
+	s := serve(t)
+	ann, bob := s.Person(t, "ann", agent.RoleUser), s.Person(t, "bob", agent.RoleUser)
+	annCS, bobCS := connect(t, s, revisions[0], ann, "Claude Code", nil), connect(t, s, revisions[1], bob, "Claude Code", nil)
+	args := map[string]any{"message": "Name?", "fields": []any{map[string]any{"name": "name", "kind": "text"}}, "request_id": "same", "wait": "0s"}
+	a, _, _ := call(t, annCS, "ask_person", args)
+	q := pendingQuestion(t, s, ann)
+	if st, _ := s.API(t, ann, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"name": "Ann's secret plan"}}); st != 200 {
+		t.Fatal(st)
+	}
+	// Bob, with Ann's request id: his own question, pending, never her answer.
+	b, text, _ := call(t, bobCS, "ask_person", args)
+	if b["outcome"] != "pending" || b["question_id"] == a["question_id"] || strings.Contains(text, "secret plan") {
+		t.Fatalf("bob got %s", text)
+	}
+	// Nor can Bob read or answer Ann's question by its id.
+	if st, _ := s.API(t, bob, "GET", fmt.Sprintf("/questions/%d", qid(q)), nil); st != 404 {
+		t.Fatalf("bob reads ann's question: %d", st)
+	}
+	got, _, _ := call(t, annCS, "ask_person", args)
+	if got["outcome"] != "answered" || got["values"].(map[string]any)["name"] != "Ann's secret plan" {
+		t.Fatalf("ann: %v", got)
+	}
+}

@@ -1,0 +1,182 @@
+// Package mcpserver is Parley's MCP server: any agent that speaks MCP (Claude Code, Codex,
+// VS Code, a CI job, a script) asks a person through it, with the tools ask_person and
+// request_approval. The questions go into the same ledger as every other: a conversation
+// per person and client ("Questions from Claude Code"), the Inbox, the review desk.
+//
+// It serves Streamable HTTP for clients of revision 2026-07-28 (stateless: each request
+// says who the client is) and of 2025-11-25 (sessions, named by initialize). Every request
+// carries a personal access token, "Authorization: Bearer …": not OAuth.
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// Options configures New.
+type Options struct {
+	Runner *agent.Runner
+	// Authenticate reads a request's bearer token: the person it acts as and the token's
+	// name. An error (agent.EUNAUTHORIZED) when there is none, or it is unknown or revoked.
+	Authenticate func(r *http.Request) (agent.User, string, error)
+	// OwnOrigin reports whether a browser's Origin header names Parley itself.
+	OwnOrigin func(r *http.Request) bool
+	// BaseURL is Parley's address as the request reached it ("https://parley.example"): the
+	// links to question cards start with it.
+	BaseURL func(r *http.Request) string
+	// Progress is how often a waiting call that carries a progress token is told it still
+	// waits (default 25 s: clients give up on a silent call at 30 s or later).
+	Progress time.Duration
+	// MaxWait bounds how long one call holds before it returns "pending" (default MaxWait).
+	MaxWait time.Duration
+	// AllowEmail lets questions ask for email addresses, which Parley otherwise refuses.
+	AllowEmail bool
+	Logger     *slog.Logger
+}
+
+// MaxWait is how long one call holds at most by default, whatever its wait asks: then it
+// returns "pending", and the client calls again with the same request_id.
+const MaxWait = time.Hour
+
+// Server serves MCP at one path.
+type Server struct {
+	opts      Options
+	mcp       *mcp.Server
+	stateful  *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
+	// closing ends every waiting call (it returns "pending") when Parley stops.
+	closing context.Context
+	close   context.CancelFunc
+	once    sync.Once
+	// posts are the requests being served but GETs (which only listen): Close lets them
+	// write their results before it ends the sessions.
+	posts   sync.WaitGroup
+	mu      sync.Mutex // orders the start of a request and Close
+	stopped bool
+}
+
+// New returns the MCP server.
+func New(opts Options) *Server {
+	opts.Progress = cmp.Or(opts.Progress, 25*time.Second)
+	opts.MaxWait = cmp.Or(opts.MaxWait, MaxWait)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts}
+	s.closing, s.close = context.WithCancel(context.Background())
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parley", Title: "Parley", Version: "1"}, &mcp.ServerOptions{
+		Instructions: instructions, Logger: opts.Logger})
+	s.addTools()
+	// Sessions for 2025-11-25 and before, which name the client once, in initialize; none
+	// for 2026-07-28, whose every request names it. A session idle for an hour ends.
+	s.stateful = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{SessionTimeout: time.Hour, Logger: opts.Logger, DisableLocalhostProtection: true})
+	s.stateless = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: opts.Logger, DisableLocalhostProtection: true})
+	return s
+}
+
+// instructions tell a client's model what the server is for.
+const instructions = "Parley reaches a person for you: ask_person asks them something through a form they answer " +
+	"in the browser or on their phone, request_approval asks them to approve an action before you take it. " +
+	"Ask only when you cannot go on without them; give a request_id so that you can call again to wait."
+
+// ServeHTTP refuses other sites' pages (403) and requests without a valid token (401),
+// then serves MCP as the token's person.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") != "" && !s.opts.OwnOrigin(r) {
+		http.Error(w, "Refused: this request came from another site's page.", http.StatusForbidden)
+		return
+	}
+	u, token, err := s.opts.Authenticate(r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
+		http.Error(w, agent.ErrorMessage(err), http.StatusUnauthorized)
+		return
+	}
+	who := &caller{user: u, token: token, base: s.opts.BaseURL(r)}
+	r = r.WithContext(context.WithValue(r.Context(), callerKey{}, who))
+	// The SDK keeps the person with a session (a session is its person's alone) and hands
+	// them to each tool call.
+	verified := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		c := r.Context().Value(callerKey{}).(*caller)
+		return &auth.TokenInfo{UserID: c.key(), Expiration: time.Now().Add(24 * time.Hour), Extra: map[string]any{"caller": c}}, nil
+	}, nil)
+	h := s.stateful
+	if v := r.Header.Get("MCP-Protocol-Version"); v >= "2026-07-28" {
+		h = s.stateless
+	}
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		http.Error(w, "Parley is stopping: call again in a moment.", http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method != http.MethodGet {
+		s.posts.Add(1)
+		defer s.posts.Done()
+	}
+	s.mu.Unlock()
+	verified(h).ServeHTTP(w, r)
+}
+
+// Close ends the calls that wait (each returns "pending": the question stays asked), lets
+// their results out (for a second at most), then ends the sessions and their listening
+// streams, so that Parley stops within its grace.
+func (s *Server) Close() {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		s.close()
+		written := make(chan struct{})
+		go func() {
+			s.posts.Wait()
+			close(written)
+		}()
+		select {
+		case <-written:
+		case <-time.After(time.Second):
+		}
+		for ss := range s.mcp.Sessions() {
+			ss.Close()
+		}
+	})
+}
+
+// caller is who calls: the token's person and the token's name.
+type caller struct {
+	user  agent.User
+	token string
+	base  string
+}
+
+// link is the address of a question's card.
+func (c *caller) link(q agent.QuestionRecord) string {
+	return fmt.Sprintf("%s/c/%d#%s", c.base, q.ConversationID, views.QuestionID(q.ID))
+}
+
+type callerKey struct{}
+
+// key names the person to the SDK, which refuses a session's requests made as another.
+func (c *caller) key() string { return c.user.Name }
+
+// callerOf is the caller of a tool call.
+func callerOf(req *mcp.CallToolRequest) *caller {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil
+	}
+	c, _ := req.Extra.TokenInfo.Extra["caller"].(*caller)
+	return c
+}
