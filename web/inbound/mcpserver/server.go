@@ -75,15 +75,17 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts}
 	s.closing, s.close = context.WithCancel(context.Background())
+	// The SDK logs each session's start and end: only its warnings and errors go to the log.
+	sdkLog := slog.New(warnings{opts.Logger.Handler()})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parley", Title: "Parley", Version: "1"}, &mcp.ServerOptions{
-		Instructions: instructions, Logger: opts.Logger})
+		Instructions: instructions, Logger: sdkLog})
 	s.addTools()
 	// Sessions for 2025-11-25 and before, which name the client once, in initialize; none
 	// for 2026-07-28, whose every request names it. A session idle for an hour ends.
 	s.stateful = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: time.Hour, Logger: opts.Logger, DisableLocalhostProtection: true})
+		&mcp.StreamableHTTPOptions{SessionTimeout: time.Hour, Logger: sdkLog, DisableLocalhostProtection: true})
 	s.stateless = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: opts.Logger, DisableLocalhostProtection: true})
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: sdkLog, DisableLocalhostProtection: true})
 	return s
 }
 
@@ -180,3 +182,13 @@ func callerOf(req *mcp.CallToolRequest) *caller {
 	c, _ := req.Extra.TokenInfo.Extra["caller"].(*caller)
 	return c
 }
+
+// warnings passes on a log's warnings and errors only.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnings) WithAttrs(as []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(as)} }
+func (w warnings) WithGroup(name string) slog.Handler    { return warnings{w.Handler.WithGroup(name)} }
