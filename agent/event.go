@@ -17,6 +17,10 @@ const (
 	EventPlan             EventKind = "plan"
 	EventQuestionAsked    EventKind = "question_asked"
 	EventQuestionResolved EventKind = "question_resolved"
+	// EventQuestionApproved is one person's approval of a question that needs several
+	// (Question.Approvals), its Resolution holding who and what they approved; the question
+	// is resolved once enough approved the same.
+	EventQuestionApproved EventKind = "question_approved"
 	EventRunState         EventKind = "run_state"
 	EventCheckpoint       EventKind = "checkpoint"
 	// EventIntake records what intake made of a person's message: the cleaned intent, the

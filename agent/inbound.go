@@ -23,6 +23,9 @@ type InboundRequest struct {
 	RequestID string
 	// Digest stands for what was asked: a RequestID asked again must come with the same.
 	Digest string
+	// ToGroup is the group the question is for (its ID), 0 for the person asked: a group's
+	// question is in every member's Inbox and not in the person's, unless they are a member.
+	ToGroup int64
 	// Via names the access token the client came with ("token laptop"), for the audit log.
 	Via      string
 	Question Question

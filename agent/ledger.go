@@ -30,6 +30,8 @@ type QuestionRecord struct {
 	RunID          int64
 	AskedAt        time.Time
 	Resolution     *Resolution
+	// Approved are the approvals so far of a question that needs several, oldest first.
+	Approved []Resolution
 }
 
 // Pending reports whether the question still waits for the person.
@@ -77,6 +79,11 @@ type Ledger interface {
 	// InterruptStep ends a started step cut off by shutdown: its partial message is kept.
 	InterruptStep(ctx context.Context, stepID int64, partial *Event) error
 	Question(ctx context.Context, id int64) (QuestionRecord, error)
+	// Approve records one person's approval (res.By, res.Values) of a question that needs
+	// need of them: once need people approved the same values, it resolves the question as
+	// answered with them, by them all, as Resolve does. A second approval by the same person
+	// gives ECONFLICT.
+	Approve(ctx context.Context, res Resolution, need int) (resumeStepID int64, err error)
 	// Resolve stores a resolution; when it is the run's last pending question it queues the resume.
 	// A question already resolved gives an ECONFLICT error.
 	Resolve(ctx context.Context, res Resolution) (resumeStepID int64, err error)

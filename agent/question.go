@@ -163,6 +163,13 @@ type Question struct {
 	// Holder names who holds a live question's connection, as its expiry reasons say it:
 	// "tool server" (the default) or "coding agent".
 	Holder string `json:"holder,omitempty"`
+	// To names the group the question is for, when it is not its conversation's owner's
+	// alone: every member may answer, the first answer resolves it for all.
+	To string `json:"to,omitempty"`
+	// Approvals is how many different people must approve an approval question (Submit)
+	// for it to be answered: each Submit is one approval, the same values approved by that
+	// many answer it; a Decline rejects it at once. 0 and 1: the first Submit answers.
+	Approvals int `json:"approvals,omitempty"`
 	// Choice marks a question answered by picking one option of its one select field: each
 	// option is a button of its own (a permission request: Allow, Always allow, Reject), and
 	// there is no Submit or Decline.

@@ -26,6 +26,14 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 		// The fields Parley would not show are declined: the agent is told which, and why.
 		res.Reason = q.DeclineReason()
 	}
+	if q.Approvals > 1 {
+		step, err := r.ledger.Approve(ctx, res, q.Approvals)
+		if err != nil {
+			return q, err
+		}
+		r.resumed(ctx, q, step, nil)
+		return q, nil
+	}
 	return q, r.resolve(ctx, q, res)
 }
 
@@ -95,17 +103,29 @@ func (r *Runner) resolve(ctx context.Context, q QuestionRecord, res Resolution) 
 	if err != nil {
 		return err
 	}
+	r.resumed(ctx, q, step, &res)
+	return nil
+}
+
+// resumed tells the step that waits for a live question its resolution, and runs the
+// resume step the ledger queued, if any. res is nil when the resolution is the ledger's own
+// (the last of several approvals): it is read back then.
+func (r *Runner) resumed(ctx context.Context, q QuestionRecord, step int64, res *Resolution) {
+	if res == nil && q.Live {
+		if got, err := r.ledger.Question(ctx, q.ID); err == nil && got.Resolution != nil {
+			res = got.Resolution
+		}
+	}
 	r.mu.Lock()
-	if w, ok := r.waiters[res.QuestionID]; ok {
+	if w, ok := r.waiters[q.ID]; ok && res != nil {
 		res.At = r.now()
-		w <- res // buffered: the one resolution of the question
-		delete(r.waiters, res.QuestionID)
+		w <- *res // buffered: the one resolution of the question
+		delete(r.waiters, q.ID)
 	}
 	r.mu.Unlock()
 	if step != 0 {
 		r.dispatch(q.ConversationID, step)
 	}
-	return nil
 }
 
 // expireLive expires the live questions a crash left: the connection they waited on is

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/agent"
@@ -68,6 +69,12 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 			return err
 		}
 		created = true
+		if req.ToGroup != 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, added_at) VALUES (?, ?, ?)`,
+				rec.ID, req.ToGroup, formatTime(db.Now())); err != nil {
+				return fmt.Errorf("ask inbound: %w", err)
+			}
+		}
 		var person string
 		if err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, req.UserID).Scan(&person); err != nil {
 			return fmt.Errorf("ask inbound: user %d: %w", req.UserID, err)
@@ -154,6 +161,11 @@ func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, err
 		return rec, fmt.Errorf("question %d: %w", id, err)
 	}
 	rec.AskedAt = parseTime(created)
+	if rec.Approvals > 1 {
+		if rec.Approved, err = db.approvals(ctx, id); err != nil {
+			return rec, err
+		}
+	}
 	var r agent.Resolution
 	var vals, at string
 	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, on_behalf_of, via, created_at FROM answers WHERE question_id = ?`, id).
@@ -176,7 +188,16 @@ func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, err
 // is not running, queues the resume. A question resolved before gives an ECONFLICT error.
 func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 	var resume int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *sql.Tx) (err error) {
+		resume, err = db.resolveAndResume(ctx, tx, r)
+		return err
+	})
+	return resume, err
+}
+
+// resolveAndResume is Resolve in the caller's transaction.
+func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resolution) (resume int64, err error) {
+	err = func() error {
 		var convID, runID int64
 		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -230,6 +251,57 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 			return err
 		}
 		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+	}()
+	return resume, err
+}
+
+// Approve records one person's approval of a question that needs need of them, and
+// resolves it (see Resolve) once need people approved the same values.
+func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64, error) {
+	var resume int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var convID, runID int64
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id, state FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
+		}
+		if err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if state != "pending" {
+			return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+		}
+		vals, err := json.Marshal(r.Values)
+		if err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		var before int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&before); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if before > 0 {
+			return agent.Errorf(agent.ECONFLICT, "You approved this already: it waits for other people's approvals.")
+		}
+		now := db.Now()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO question_approvals (question_id, approved_by, on_behalf_of, vals, created_at) VALUES (?, ?, ?, ?, ?)`,
+			r.QuestionID, r.By, r.OnBehalfOf, string(vals), formatTime(now)); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		r.At = now
+		if _, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionApproved, Resolution: &r}); err != nil {
+			return err
+		}
+		by, err := queryColumn[string](ctx, tx, `SELECT approved_by FROM question_approvals WHERE question_id = ? AND vals = ? ORDER BY id`, r.QuestionID, string(vals))
+		if err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if len(by) < need {
+			return nil
+		}
+		r.By, r.OnBehalfOf = strings.Join(by, ", "), ""
+		resume, err = db.resolveAndResume(ctx, tx, r)
+		return err
 	})
 	return resume, err
 }
@@ -340,4 +412,27 @@ func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return parseTime(d.String), nil
+}
+
+// approvals are the approvals of a question, oldest first.
+func (db *DB) approvals(ctx context.Context, id int64) ([]agent.Resolution, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT approved_by, on_behalf_of, vals, created_at FROM question_approvals WHERE question_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("question %d approvals: %w", id, err)
+	}
+	defer rows.Close()
+	var out []agent.Resolution
+	for rows.Next() {
+		r := agent.Resolution{QuestionID: id, Outcome: agent.Answered}
+		var vals, at string
+		if err := rows.Scan(&r.By, &r.OnBehalfOf, &vals, &at); err != nil {
+			return nil, fmt.Errorf("question %d approvals: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(vals), &r.Values); err != nil {
+			return nil, fmt.Errorf("question %d approvals: %w", id, err)
+		}
+		r.At = parseTime(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

@@ -20,8 +20,8 @@ func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.Inbox
 		WHERE q.state = 'pending'`
 	args := []any{}
 	if userID != 0 {
-		query += ` AND c.user_id = ?`
-		args = append(args, userID)
+		query += ` AND ` + forPerson
+		args = append(args, userID, userID, userID)
 	}
 	rows, err := db.read.QueryContext(ctx, query+` ORDER BY q.created_at, q.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
@@ -176,13 +176,31 @@ func scanQuestionFacts(rows *sql.Rows) ([]agent.QuestionFact, error) {
 	return out, rows.Err()
 }
 
+// forPerson is the condition that question q, of conversation c, is for the person whose
+// id it takes three times: their own unless it was addressed to others (a group), or
+// addressed to a group they are a member of, or to them (an escalation).
+const forPerson = `((c.user_id = ? AND NOT EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q.id AND a.escalated = 0))
+	OR EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q.id
+		AND (a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))))`
+
+// QuestionFor reports whether a question is for the person (see forPerson), answered or not.
+func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, error) {
+	var n int
+	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM questions q JOIN conversations c ON c.id = q.conversation_id
+		WHERE q.id = ? AND `+forPerson, questionID, userID, userID, userID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("question %d for %d: %w", questionID, userID, err)
+	}
+	return n > 0, nil
+}
+
 // Waiting counts the questions still waiting: one account's (userID), or everyone's; latest
 // is the conversation of the newest of them (zero when none waits).
 func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
-		where += ` AND c.user_id = ?`
-		args = append(args, userID)
+		where += ` AND ` + forPerson
+		args = append(args, userID, userID, userID)
 	}
 	var newest int64
 	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(q.id), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where, args...).Scan(&n, &newest)

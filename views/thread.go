@@ -88,6 +88,11 @@ func BuildThread(events []agent.Event) Thread {
 			rec := ev.AskedRecord()
 			questions[rec.ID] = len(t.Items)
 			t.Items = append(t.Items, Item{Kind: ItemQuestion, Question: &QuestionView{Record: rec}, At: ev.At})
+		case agent.EventQuestionApproved:
+			if i, ok := questions[ev.Resolution.QuestionID]; ok {
+				rec := &t.Items[i].Question.Record
+				rec.Approved = append(rec.Approved, *ev.Resolution)
+			}
 		case agent.EventQuestionResolved:
 			if i, ok := questions[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
@@ -326,4 +331,29 @@ func inboundClient(title string) string {
 		return c
 	}
 	return "An agent"
+}
+
+// QuestionLink is where a question's card is: in its conversation, or on a page of its
+// own for a question asked of a group (whose members cannot open the conversation).
+func QuestionLink(q agent.QuestionRecord) string {
+	if q.To != "" {
+		return fmt.Sprintf("/questions/%d", q.ID)
+	}
+	return fmt.Sprintf("/c/%d#%s", q.ConversationID, QuestionID(q.ID))
+}
+
+// QuestionPageData is what QuestionPage shows: the card, and whose agent asked.
+type QuestionPageData struct {
+	View  QuestionView
+	Owner string
+}
+
+// approvedBy names who approved so far ("ann, bob"), and whether the viewer is among them.
+func approvedBy(q agent.QuestionRecord, viewer string) (names string, you bool) {
+	var list []string
+	for _, a := range q.Approved {
+		list = append(list, a.By)
+		you = you || a.By == viewer
+	}
+	return strings.Join(list, ", "), you
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"context"
+	"strings"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -52,6 +53,18 @@ type Mode struct {
 	ReadOnly   bool
 	Owner      string
 	OnBehalfOf string
+	// Groups are the groups the viewer is a member of: they answer those groups' questions.
+	Groups []string
+}
+
+// InGroup reports whether the viewer is a member of the group.
+func (m Mode) InGroup(group string) bool {
+	for _, g := range m.Groups {
+		if strings.EqualFold(g, group) {
+			return true
+		}
+	}
+	return false
 }
 
 type modeKey struct{}

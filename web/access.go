@@ -64,22 +64,55 @@ func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
 
 // withMode is the request's context with how the conversation renders for its viewer.
 func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Context {
-	return views.WithMode(c.Request().Context(), s.modeFor(currentUser(c), conv))
+	m := s.modeFor(currentUser(c), conv)
+	m.Groups = s.memberGroups(c.Request().Context(), currentUser(c).ID)
+	return views.WithMode(c.Request().Context(), m)
+}
+
+// memberGroups are the names of the groups the person is a member of (whose questions they
+// answer); none when they cannot be read (the cards then say whom they wait for).
+func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
+	gs, err := s.db.GroupsOf(ctx, userID)
+	if err != nil {
+		s.log.Error("groups of", "user", userID, "error", err)
+	}
+	var names []string
+	for _, g := range gs {
+		if g.IsMember(userID) {
+			names = append(names, g.Name)
+		}
+	}
+	return names
 }
 
 // answerable checks that the signed-in person may resolve question id (see modeFor), and
 // returns it with how its conversation renders for them. Staff who may not answer get
 // EFORBIDDEN, anyone else ENOTFOUND.
+//
+// A question addressed to a group is its members' to resolve, not its conversation owner's
+// (who asked it through an agent): see store.QuestionFor.
 func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, views.Mode, error) {
-	rec, err := s.db.Question(c.Request().Context(), id)
+	ctx := c.Request().Context()
+	rec, err := s.db.Question(ctx, id)
 	if err != nil {
 		return rec, views.Mode{}, err
+	}
+	u := currentUser(c)
+	forYou, err := s.db.QuestionFor(ctx, id, u.ID)
+	if err != nil {
+		return rec, views.Mode{}, err
+	}
+	if forYou {
+		return rec, views.Mode{Groups: s.memberGroups(ctx, u.ID)}, nil
 	}
 	conv, err := s.readable(c, rec.ConversationID)
 	if err != nil {
 		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
 	}
-	m := s.modeFor(currentUser(c), conv)
+	m := s.modeFor(u, conv)
+	if !m.ReadOnly && rec.To != "" {
+		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "This question is for the group %s: its members answer it.", rec.To)
+	}
 	if m.ReadOnly && m.OnBehalfOf == "" {
 		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
 	}

@@ -48,8 +48,8 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.readable(c, rec.ConversationID); err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+	if err := s.questionVisible(c, rec); err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, apiQuestionOf(rec))
 }

@@ -69,6 +69,8 @@ type APIQuestion struct {
 	AskedAt        time.Time         `json:"asked_at"`
 	State          string            `json:"state"`
 	Resolution     *agent.Resolution `json:"resolution,omitempty"`
+	// Approved are the approvals so far of a question that needs several.
+	Approved []agent.Resolution `json:"approved,omitempty"`
 	// Conversation is set where questions of many conversations are listed.
 	Conversation *APIConversation `json:"conversation,omitempty"`
 }
@@ -147,7 +149,7 @@ func apiMessageOf(ev agent.Event) APIMessage {
 
 func apiQuestionOf(rec agent.QuestionRecord) APIQuestion {
 	q := APIQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
-		State: "pending", Resolution: rec.Resolution}
+		State: "pending", Resolution: rec.Resolution, Approved: rec.Approved}
 	if rec.Resolution != nil {
 		q.State = string(rec.Resolution.Outcome)
 	}

@@ -199,6 +199,13 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", conv + "/documents/2", nil, 404, 404, 404},
 		{"GET", "/review", nil, 404, 404, 200},
 		{"GET", "/review/figures", nil, 404, 404, 200},
+		{"GET", "/review/groups", nil, 404, 404, 200},
+		{"POST", "/review/groups", url.Values{"group": {"routes"}, "people": {"ann"}}, 404, 404, 303},
+		{"POST", "/review/groups/routes/add", url.Values{"people": {"bob"}, "role": {"asker"}}, 404, 404, 303},
+		{"POST", "/review/groups/routes/remove", url.Values{"person": {"bob"}}, 404, 404, 303},
+		{"POST", "/review/groups/routes/delete", url.Values{}, 404, 404, 303},
+		// A question of one's own opens in its conversation; staff read it alone.
+		{"GET", "/questions/1", nil, 303, 404, 200},
 		{"POST", "/questions/1/decline", url.Values{"_reason": {"no"}}, 0, 404, 403},
 		{"POST", "/questions/1/cancel", url.Values{}, 0, 404, 403},
 		{"POST", "/questions/1/answer", url.Values{"venue": {"Lisbon"}}, 200, 404, 403},
@@ -229,6 +236,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		p, _, _ := strings.Cut(r.path, "?")
 		p = pattern.ReplaceAllString(p, "/$1/:id")
 		p = regexp.MustCompile(`/documents/\d+$`).ReplaceAllString(p, "/documents/:doc")
+		p = regexp.MustCompile(`^/review/groups/routes/`).ReplaceAllString(p, "/review/groups/:name/")
 		covered[r.method+" "+p] = true
 	}
 	for _, r := range as.srv.Routes() {

@@ -108,3 +108,52 @@ func formStatus(err error) int {
 	}
 	return http.StatusBadRequest
 }
+
+// questionVisible checks that the person may see the question: it is for them (see
+// store.QuestionFor), or its conversation is one they may read. Anyone else gets ENOTFOUND.
+func (s *Server) questionVisible(c echo.Context, rec agent.QuestionRecord) error {
+	forYou, err := s.db.QuestionFor(c.Request().Context(), rec.ID, currentUser(c).ID)
+	if err != nil || forYou {
+		return err
+	}
+	if _, err := s.readable(c, rec.ConversationID); err != nil {
+		return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", rec.ID)
+	}
+	return nil
+}
+
+// handleQuestionPage shows a question alone: for a group's members, who cannot open the
+// conversation it is in. A question of the person's own goes to its conversation.
+func (s *Server) handleQuestionPage(c echo.Context) error {
+	id, err := paramID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	rec, err := s.db.Question(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.questionVisible(c, rec); err != nil {
+		return err
+	}
+	conv, err := s.db.Conversation(ctx, rec.ConversationID)
+	if err != nil {
+		return err
+	}
+	u := currentUser(c)
+	if rec.To == "" && u.CanWrite(conv) {
+		return c.Redirect(http.StatusSeeOther, views.QuestionLink(rec))
+	}
+	_, mode, err := s.answerable(c, id)
+	if err != nil && agent.ErrorCode(err) != agent.EFORBIDDEN {
+		return err
+	}
+	if err != nil {
+		mode = s.modeFor(u, conv)
+	}
+	mode.Groups = s.memberGroups(ctx, u.ID)
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	c.SetRequest(c.Request().WithContext(views.WithMode(ctx, mode)))
+	return s.page(c, http.StatusOK, views.QuestionPage(views.QuestionPageData{View: views.QuestionView{Record: rec}, Owner: ownerName(conv)}))
+}

@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	u.GET("/c/:id/timeline", s.handleTimeline)
 	u.GET("/c/:id/export.md", s.handleExportMarkdown)
 	u.GET("/c/:id/export.json", s.handleExportJSON)
+	u.GET("/questions/:id", s.handleQuestionPage)
 	u.POST("/questions/:id/answer", s.handleAnswer)
 	u.POST("/questions/:id/decline", s.handleDecline)
 	u.POST("/questions/:id/cancel", s.handleCancel)
@@ -61,6 +62,11 @@ func (s *Server) routes() {
 	staff := u.Group("", requireStaff)
 	staff.GET("/review", s.handleReview)
 	staff.GET("/review/figures", s.handleFigures)
+	staff.GET("/review/groups", s.handleGroups)
+	staff.POST("/review/groups", s.handleAddGroup)
+	staff.POST("/review/groups/:name/add", s.handleAddToGroup)
+	staff.POST("/review/groups/:name/remove", s.handleRemoveFromGroup)
+	staff.POST("/review/groups/:name/delete", s.handleDeleteGroup)
 	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
 	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
 	if s.a2a != nil {

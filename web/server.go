@@ -112,7 +112,7 @@ func NewServer(opts NewServerOptions) *Server {
 		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
 		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
-	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second

@@ -323,6 +323,12 @@ func (ls *liveStream) Event(ev agent.Event) error {
 			ls.patch(views.RunStatus(ls.conv.ID, agent.StateWaiting, ""), "", "", "")
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
+	case agent.EventQuestionApproved:
+		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
+		if err != nil {
+			return err
+		}
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
 	case agent.EventQuestionResolved:
 		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {

@@ -104,6 +104,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return runUser(ctx, args, getenv, stdio)
 	case "token":
 		return runToken(ctx, args, getenv, stdio)
+	case "group":
+		return runGroup(ctx, args, getenv, stdio)
 	case "a2a-client":
 		return runA2AClient(ctx, args, getenv, stdio)
 	case "chat":
@@ -130,13 +132,16 @@ const usage = `usage:
   parley token add NAME --user U                 make an access token (printed once, alone on stdout)
   parley token list --user U
   parley token revoke NAME --user U
+  parley group add GROUP PERSON... [--askers]    put people in a group agents may ask (--askers: may only ask it)
+  parley group remove GROUP [PERSON...]          take people out; with nobody named, delete the group
+  parley group list [GROUP]
   parley a2a-client add NAME                     make an A2A client's token (printed once, alone on stdout)
   parley a2a-client list
   parley a2a-client revoke NAME                  refuse its token; its open streams end
   parley chat [flags] [MESSAGE]                  chat with an agent over the API (parley chat -h)
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
-The user, token and a2a-client commands take --db (PARLEY_DB) too, and may run beside a server
+The user, token, group and a2a-client commands take --db (PARLEY_DB) too, and may run beside a server
 on the same database (never two servers); they do not migrate a database a server holds.
 Without --password-stdin a password is made up and printed once.`
 

@@ -406,3 +406,163 @@ func TestAskPerson_RequestIDsArePerPerson(t *testing.T) {
 		t.Fatalf("ann: %v", got)
 	}
 }
+
+// group makes the group with its members (and askers, who may only ask it).
+func group(t *testing.T, s *webtest.Server, name string, members []string, askers ...string) {
+	t.Helper()
+	if _, err := s.DB.AddToGroup(context.Background(), name, members, agent.RoleMember, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	if len(askers) > 0 {
+		if _, err := s.DB.AddToGroup(context.Background(), name, askers, agent.RoleAsker, "operator"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAskPerson_AGroupQuestionIsInEveryMembersInboxAndAnsweredOnce(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			ann := s.Person(t, "ann", agent.RoleUser)
+			tokens := map[string]string{"bob": s.Person(t, "bob", agent.RoleUser), "cy": s.Person(t, "cy", agent.RoleUser)}
+			eve := s.Person(t, "eve", agent.RoleUser)
+			group(t, s, "ops", []string{"bob", "cy"}, "ann")
+			cs := connect(t, s, rev, ann, "CI job", nil)
+			done := make(chan map[string]any, 1)
+			go func() {
+				got, text, isErr := call(t, cs, "ask_person", map[string]any{"message": "Which **runner** pool?", "to": "ops", "request_id": "pool",
+					"fields": []any{map[string]any{"name": "pool", "kind": "select", "options": []any{"small", "large"}, "required": true}}})
+				if isErr {
+					t.Errorf("group question: %s", text)
+				}
+				done <- got
+			}()
+			// Both members have it in their Inbox; ann (who may only ask ops) and eve do not.
+			q := pendingQuestion(t, s, tokens["bob"])
+			if c := pendingQuestion(t, s, tokens["cy"]); qid(c) != qid(q) || c["to"] != "ops" {
+				t.Fatalf("cy's inbox: %v", c)
+			}
+			for who, token := range map[string]string{"ann": ann, "eve": eve} {
+				if _, body := s.API(t, token, "GET", "/questions", nil); len(body["questions"].([]any)) != 0 {
+					t.Fatalf("%s's inbox holds the group's question", who)
+				}
+			}
+			if st, _ := s.API(t, eve, "GET", fmt.Sprintf("/questions/%d", qid(q)), nil); st != 404 {
+				t.Fatalf("eve reads ops' question: %d", st)
+			}
+			// Ann asked it for ops: she does not answer it herself.
+			if st, _ := s.API(t, ann, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"pool": "small"}}); st != 403 {
+				t.Fatalf("ann answers ops' question: %d", st)
+			}
+			// Bob and cy answer at once: one answer is stored, the other is told it came late.
+			statuses := make(chan string, 2)
+			for who, pool := range map[string]string{"bob": "small", "cy": "large"} {
+				go func() {
+					st, _ := s.API(t, tokens[who], "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"pool": pool}})
+					statuses <- fmt.Sprintf("%s:%d", who, st)
+				}()
+			}
+			a, b := <-statuses, <-statuses
+			winner := ""
+			for _, st := range []string{a, b} {
+				if strings.HasSuffix(st, ":200") {
+					winner = strings.TrimSuffix(st, ":200")
+				}
+			}
+			if winner == "" || !(strings.HasSuffix(a, ":409") || strings.HasSuffix(b, ":409")) {
+				t.Fatalf("answers at once: %s, %s", a, b)
+			}
+			got := <-done
+			want := map[string]string{"bob": "small", "cy": "large"}[winner]
+			if got["outcome"] != "answered" || got["by"] != winner || got["values"].(map[string]any)["pool"] != want {
+				t.Fatalf("result %v, want %s's answer %s", got, winner, want)
+			}
+			for _, token := range tokens {
+				if _, body := s.API(t, token, "GET", "/questions", nil); len(body["questions"].([]any)) != 0 {
+					t.Fatal("the answered question is still in an Inbox")
+				}
+			}
+			// Eve belongs to no group: asking ops is refused, and asking a person is too.
+			evecs := connect(t, s, rev, eve, "script", nil)
+			for _, to := range []string{"ops", "bob", "nobody"} {
+				_, text, isErr := call(t, evecs, "ask_person", map[string]any{"message": "Hi?", "to": to, "fields": []any{map[string]any{"name": "x", "kind": "text"}}})
+				if !isErr || !strings.Contains(text, fmt.Sprintf("may not ask %q", to)) {
+					t.Fatalf("eve asks %s: %v %s", to, isErr, text)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			tokens := map[string]string{}
+			for _, p := range []string{"bob", "cy", "dee"} {
+				tokens[p] = s.Person(t, p, agent.RoleUser)
+			}
+			group(t, s, "release", []string{"bob", "cy", "dee"})
+			cs := connect(t, s, rev, tokens["bob"], "Claude Code", nil)
+			args := map[string]any{"action": "Drop the table invoices_old", "to": "release", "approvals": 2, "request_id": "drop",
+				"arguments": map[string]any{"table": "invoices_old", "backup": true}}
+			if _, text, isErr := call(t, cs, "request_approval", map[string]any{"action": "x", "to": "release", "approvals": 4}); !isErr || !strings.Contains(text, "3 members") {
+				t.Fatalf("4 of 3: %v %s", isErr, text)
+			}
+			if _, text, isErr := call(t, cs, "request_approval", map[string]any{"action": "x", "approvals": 2}); !isErr || !strings.Contains(text, "group") {
+				t.Fatalf("2 approvals of oneself: %v %s", isErr, text)
+			}
+			args["wait"] = "0s"
+			first, _, _ := call(t, cs, "request_approval", args)
+			id := int64(first["question_id"].(float64))
+			answer := func(who string, values map[string]any) int {
+				st, _ := s.API(t, tokens[who], "POST", fmt.Sprintf("/questions/%d/answer", id), map[string]any{"values": values})
+				return st
+			}
+			// Bob approves without backup; approving twice does not count twice.
+			edited := map[string]any{"table": "invoices_old", "backup": false}
+			if st := answer("bob", edited); st != 200 {
+				t.Fatalf("bob approves: %d", st)
+			}
+			if st := answer("bob", edited); st != 409 {
+				t.Fatalf("bob approves again: %d", st)
+			}
+			// Cy approves the proposal as it was: not the same approval, it waits on.
+			if st := answer("cy", map[string]any{"table": "invoices_old", "backup": true}); st != 200 {
+				t.Fatalf("cy approves: %d", st)
+			}
+			if got, text, _ := call(t, cs, "request_approval", args); got["outcome"] != "pending" {
+				t.Fatalf("after bob's and cy's different approvals: %s", text)
+			}
+			_, q := s.API(t, tokens["dee"], "GET", fmt.Sprintf("/questions/%d", id), nil)
+			if len(q["approved"].([]any)) != 2 || q["state"] != "pending" {
+				t.Fatalf("the question shows its approvals: %v", q)
+			}
+			// Dee approves what bob approved: two of them, it is approved so.
+			if st := answer("dee", edited); st != 200 {
+				t.Fatalf("dee approves: %d", st)
+			}
+			delete(args, "wait")
+			got, text, _ := call(t, cs, "request_approval", args)
+			if got["approved"] != true || got["by"] != "bob, dee" || got["arguments"].(map[string]any)["backup"] != false {
+				t.Fatalf("two of three: %s", text)
+			}
+			// One rejection rejects, whatever the approvals before it.
+			args["request_id"], args["wait"] = "drop-2", "0s"
+			second, _, _ := call(t, cs, "request_approval", args)
+			id = int64(second["question_id"].(float64))
+			if st := answer("bob", map[string]any{"table": "invoices_old", "backup": true}); st != 200 {
+				t.Fatalf("approve: %d", st)
+			}
+			if st, _ := s.API(t, tokens["cy"], "POST", fmt.Sprintf("/questions/%d/decline", id), map[string]any{"reason": "Keep it a week."}); st != 200 {
+				t.Fatalf("reject: %d", st)
+			}
+			delete(args, "wait")
+			got, text, _ = call(t, cs, "request_approval", args)
+			if got["approved"] != false || got["outcome"] != "rejected" || got["by"] != "cy" || got["reason"] != "Keep it a week." {
+				t.Fatalf("rejected after an approval: %s", text)
+			}
+		})
+	}
+}

@@ -30,6 +30,8 @@ type Options struct {
 	// Authenticate reads a request's bearer token: the person it acts as and the token's
 	// name. An error (agent.EUNAUTHORIZED) when there is none, or it is unknown or revoked.
 	Authenticate func(r *http.Request) (agent.User, string, error)
+	// Group finds a group by name (ENOTFOUND when there is none), for "to".
+	Group func(ctx context.Context, name string) (agent.Group, error)
 	// OwnOrigin reports whether a browser's Origin header names Parley itself.
 	OwnOrigin func(r *http.Request) bool
 	// BaseURL is Parley's address as the request reached it ("https://parley.example"): the
@@ -130,6 +132,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.posts.Done()
 	}
 	s.mu.Unlock()
+	if r.Method == http.MethodGet {
+		// A listening stream (2025-11-25) ends when Parley stops, whatever its session does.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(s.closing, cancel)()
+		r = r.WithContext(ctx)
+	}
 	verified(h).ServeHTTP(w, r)
 }
 

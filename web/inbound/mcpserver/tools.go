@@ -104,6 +104,8 @@ type call struct {
 	args      map[string]json.RawMessage
 	wait      time.Duration
 	requestID string
+	// group is the group the question is for, when "to" names one.
+	group agent.Group
 }
 
 // badArgs is a tool result that tells the model what is wrong with its arguments.
@@ -113,7 +115,7 @@ func badArgs(format string, a ...any) *mcp.CallToolResult {
 
 // readCall decodes a call's arguments, refusing names the tool does not take, and reads
 // the arguments both tools share.
-func (s *Server) readCall(req *mcp.CallToolRequest, known ...string) (*call, *mcp.CallToolResult) {
+func (s *Server) readCall(ctx context.Context, req *mcp.CallToolRequest, known ...string) (*call, *mcp.CallToolResult) {
 	c := &call{who: callerOf(req), tool: req.Params.Name, wait: s.opts.MaxWait}
 	if c.who == nil {
 		return nil, badArgs("Parley could not tell who calls: send a personal access token.")
@@ -147,7 +149,7 @@ func (s *Server) readCall(req *mcp.CallToolRequest, known ...string) (*call, *mc
 	if len(c.requestID) > 200 {
 		return nil, badArgs("request_id is too long: at most 200 characters.")
 	}
-	if bad := c.checkTo(); bad != nil {
+	if bad := s.checkTo(ctx, c); bad != nil {
 		return nil, bad
 	}
 	return c, nil
@@ -194,14 +196,26 @@ func (c *call) duration(name string) (d time.Duration, ok bool, bad *mcp.CallToo
 	return d, true, nil
 }
 
-// checkTo refuses a "to" other than the caller. Groups, and the people a group lets its
-// members ask, are not in this version: a person may ask only themselves.
-func (c *call) checkTo() *mcp.CallToolResult {
+// checkTo reads "to": the caller (by default), or a group they may ask (a member of it, or
+// let by staff). Anyone or anything else is refused.
+func (s *Server) checkTo(ctx context.Context, c *call) *mcp.CallToolResult {
 	to, bad := c.str("to", false)
 	if bad != nil || to == "" || strings.EqualFold(to, c.who.user.Name) {
 		return bad
 	}
-	return badArgs("to: you may not ask %q: a token's person may ask themselves (leave to out, or give %q).", to, c.who.user.Name)
+	refused := badArgs("to: you may not ask %q: a token's person may ask themselves (leave to out) and the groups they belong to, or that staff let them ask.", to)
+	g, err := s.opts.Group(ctx, to)
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return refused
+	}
+	if err != nil {
+		return badArgs("Parley could not read the group %q: %s Try again.", to, agent.ErrorMessage(err))
+	}
+	if !g.MayAsk(c.who.user.ID) {
+		return refused
+	}
+	c.group = g
+	return nil
 }
 
 // digest stands for what a call asks (its arguments but wait and request_id), so that a
@@ -244,7 +258,7 @@ func client(req *mcp.CallToolRequest, who *caller) string {
 // ask stores the question (or finds the one request_id asked before) and waits for its
 // outcome as the call asks.
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q agent.Question) (agent.QuestionRecord, *mcp.CallToolResult) {
-	q.Asker, q.Key = client(req, c.who), c.requestID
+	q.Asker, q.Key, q.To = client(req, c.who), c.requestID, c.group.Name
 	if timeout, ok, bad := c.duration("timeout"); bad != nil {
 		return agent.QuestionRecord{}, bad
 	} else if ok {
@@ -254,7 +268,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q a
 		q.Deadline = time.Now().Add(timeout).Truncate(time.Second)
 	}
 	rec, _, err := s.opts.Runner.AskInbound(ctx, agent.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
-		RequestID: c.requestID, Digest: c.digest(), Via: "token " + c.who.token, Question: q})
+		RequestID: c.requestID, Digest: c.digest(), Via: "token " + c.who.token, ToGroup: c.group.ID, Question: q})
 	if agent.ErrorCode(err) == agent.EINVALID {
 		return rec, badArgs("%s", agent.ErrorMessage(err))
 	}
@@ -316,7 +330,7 @@ func result(v map[string]any, rec agent.QuestionRecord, who *caller) *mcp.CallTo
 
 // askPerson is ask_person.
 func (s *Server) askPerson(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(req, "message", "fields", "requestedSchema", "to", "context", "timeout", "wait", "request_id")
+	c, bad := s.readCall(ctx, req, "message", "fields", "requestedSchema", "to", "context", "timeout", "wait", "request_id")
 	if bad != nil {
 		return bad, nil
 	}
@@ -401,7 +415,7 @@ func mustJSON(v any) json.RawMessage {
 
 // requestApproval is request_approval.
 func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(req, "action", "details", "arguments", "to", "approvals", "timeout", "wait", "request_id")
+	c, bad := s.readCall(ctx, req, "action", "details", "arguments", "to", "approvals", "timeout", "wait", "request_id")
 	if bad != nil {
 		return bad, nil
 	}
@@ -413,13 +427,17 @@ func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) 
 	if bad != nil {
 		return bad, nil
 	}
+	approvals := 1
 	if raw, ok := c.args["approvals"]; ok && string(raw) != "null" {
-		var n int
-		if json.Unmarshal(raw, &n) != nil || n < 1 {
+		if json.Unmarshal(raw, &approvals) != nil || approvals < 1 {
 			return badArgs("approvals must be a whole number, 1 or more."), nil
 		}
-		if n > 1 {
-			return badArgs("approvals: %d approvals need a group of people in to, and you may ask only yourself here: leave approvals out.", n), nil
+		members := len(c.group.People(agent.RoleMember))
+		switch {
+		case approvals > 1 && c.group.ID == 0:
+			return badArgs("approvals: %d different people must approve, so to must name a group of at least %d members.", approvals, approvals), nil
+		case approvals > members && c.group.ID != 0:
+			return badArgs("approvals: the group %s has %d members, fewer than the %d approvals asked.", c.group.Name, members, approvals), nil
 		}
 	}
 	args := c.args["arguments"]
@@ -428,7 +446,7 @@ func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) 
 	} else if args[0] != '{' {
 		return badArgs("arguments must be a JSON object."), nil
 	}
-	q := agent.Question{Message: "**Approve:** " + action, Type: agent.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []agent.Field{}}
+	q := agent.Question{Message: "**Approve:** " + action, Type: agent.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []agent.Field{}, Approvals: approvals}
 	if details != "" {
 		q.Message += "\n\n" + details
 	}

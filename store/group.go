@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// AddToGroup puts people in a group, made if it is new, as role (a person there already
+// takes the role). Staff (actor) do it; the audit log keeps it.
+func (db *DB) AddToGroup(ctx context.Context, group string, people []string, role agent.GroupRole, actor string) (agent.Group, error) {
+	name, err := agent.GroupName(group)
+	if err != nil {
+		return agent.Group{}, err
+	}
+	if role != agent.RoleMember && role != agent.RoleAsker {
+		return agent.Group{}, agent.Errorf(agent.EINVALID, "A group's people are members or askers, not %q.", role)
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		id, err := groupID(ctx, tx, name)
+		if agent.ErrorCode(err) == agent.ENOTFOUND {
+			res, err := tx.ExecContext(ctx, `INSERT INTO groups (name, created_at) VALUES (?, ?)`, name, formatTime(db.Now()))
+			if err != nil {
+				return fmt.Errorf("add group: %w", err)
+			}
+			id, _ = res.LastInsertId()
+			if err := db.audit(ctx, tx, actor, "add group", 0, name); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		for _, p := range people {
+			var uid int64
+			err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> ?`, strings.TrimSpace(p), agent.RoleService).Scan(&uid)
+			if errors.Is(err, sql.ErrNoRows) {
+				return agent.Errorf(agent.ENOTFOUND, "There is no person named %q.", p)
+			}
+			if err != nil {
+				return fmt.Errorf("add to group: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO group_members (group_id, user_id, role) VALUES (?, ?, ?)
+				ON CONFLICT (group_id, user_id) DO UPDATE SET role = excluded.role`, id, uid, role); err != nil {
+				return fmt.Errorf("add to group: %w", err)
+			}
+			if err := db.audit(ctx, tx, actor, "add to group", 0, fmt.Sprintf("%s: %s as %s", name, p, role)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return agent.Group{}, err
+	}
+	return db.Group(ctx, name)
+}
+
+// RemoveFromGroup takes people out of a group; with nobody named, it deletes the group (its
+// questions stay with whoever else they are for, and with their askers).
+func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string, actor string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		id, err := groupID(ctx, tx, group)
+		if err != nil {
+			return err
+		}
+		if len(people) == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id); err != nil {
+				return fmt.Errorf("delete group: %w", err)
+			}
+			return db.audit(ctx, tx, actor, "delete group", 0, group)
+		}
+		for _, p := range people {
+			res, err := tx.ExecContext(ctx, `DELETE FROM group_members WHERE group_id = ? AND user_id = (SELECT id FROM users WHERE name = ?)`, id, strings.TrimSpace(p))
+			if err != nil {
+				return fmt.Errorf("remove from group: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return agent.Errorf(agent.ENOTFOUND, "%q is not in the group %s.", p, group)
+			}
+			if err := db.audit(ctx, tx, actor, "remove from group", 0, fmt.Sprintf("%s: %s", group, p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func groupID(ctx context.Context, q queryer, name string) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM groups WHERE name = ? COLLATE NOCASE`, strings.TrimSpace(name)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, agent.Errorf(agent.ENOTFOUND, "There is no group named %q.", name)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("group %q: %w", name, err)
+	}
+	return id, nil
+}
+
+// Group returns a group with its people, by name (any case), or ENOTFOUND.
+func (db *DB) Group(ctx context.Context, name string) (agent.Group, error) {
+	id, err := groupID(ctx, db.read, name)
+	if err != nil {
+		return agent.Group{}, err
+	}
+	gs, err := db.groups(ctx, `WHERE g.id = ?`, id)
+	if err != nil || len(gs) == 0 {
+		return agent.Group{}, cmpErr(err, agent.Errorf(agent.ENOTFOUND, "There is no group named %q.", name))
+	}
+	return gs[0], nil
+}
+
+// Groups returns every group with its people, by name.
+func (db *DB) Groups(ctx context.Context) ([]agent.Group, error) { return db.groups(ctx, "") }
+
+// GroupsOf returns the groups a person is in (as member or asker), by name.
+func (db *DB) GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error) {
+	return db.groups(ctx, `WHERE g.id IN (SELECT group_id FROM group_members WHERE user_id = ?)`, userID)
+}
+
+func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Group, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT g.id, g.name, coalesce(u.id, 0), coalesce(u.name, ''), coalesce(m.role, '')
+		FROM groups g LEFT JOIN group_members m ON m.group_id = g.id LEFT JOIN users u ON u.id = m.user_id `+where+`
+		ORDER BY g.name COLLATE NOCASE, g.id, u.name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("groups: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.Group
+	for rows.Next() {
+		var g agent.Group
+		var m agent.GroupMember
+		if err := rows.Scan(&g.ID, &g.Name, &m.UserID, &m.Name, &m.Role); err != nil {
+			return nil, fmt.Errorf("groups: %w", err)
+		}
+		if len(out) == 0 || out[len(out)-1].ID != g.ID {
+			out = append(out, g)
+		}
+		if m.UserID != 0 {
+			last := &out[len(out)-1]
+			last.Members = append(last.Members, m)
+		}
+	}
+	return out, rows.Err()
+}
+
+// cmpErr is err, or other when err is nil.
+func cmpErr(err, other error) error {
+	if err != nil {
+		return err
+	}
+	return other
+}

@@ -1,0 +1,74 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// handleGroups is the staff page of groups.
+func (s *Server) handleGroups(c echo.Context) error {
+	return s.groupsPage(c, http.StatusOK, "", nil)
+}
+
+// groupsPage shows the groups, with the error of a change refused (about group).
+func (s *Server) groupsPage(c echo.Context, status int, group string, err error) error {
+	if err != nil && agent.ErrorCode(err) != agent.EINVALID && agent.ErrorCode(err) != agent.ENOTFOUND {
+		return err
+	}
+	groups, gerr := s.db.Groups(c.Request().Context())
+	if gerr != nil {
+		return gerr
+	}
+	d := views.GroupsData{Groups: groups, Group: group}
+	if err != nil {
+		d.Error = agent.ErrorMessage(err)
+	}
+	return s.page(c, status, views.GroupsPage(d))
+}
+
+// people reads a list of names: commas or spaces between them.
+func people(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' })
+}
+
+// groupChanged shows the page after a change: back to it (303), or with the refusal (422).
+func (s *Server) groupChanged(c echo.Context, group string, err error) error {
+	if err != nil {
+		return s.groupsPage(c, http.StatusUnprocessableEntity, group, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/review/groups#group-"+group)
+}
+
+func (s *Server) handleAddGroup(c echo.Context) error {
+	group := strings.TrimSpace(c.FormValue("group"))
+	_, err := s.db.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), agent.RoleMember, currentUser(c).Name)
+	if err != nil {
+		group = ""
+	}
+	return s.groupChanged(c, group, err)
+}
+
+func (s *Server) handleAddToGroup(c echo.Context) error {
+	group, role := c.Param("name"), agent.GroupRole(c.FormValue("role"))
+	_, err := s.db.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), role, currentUser(c).Name)
+	return s.groupChanged(c, group, err)
+}
+
+func (s *Server) handleRemoveFromGroup(c echo.Context) error {
+	group := c.Param("name")
+	err := s.db.RemoveFromGroup(c.Request().Context(), group, []string{c.FormValue("person")}, currentUser(c).Name)
+	return s.groupChanged(c, group, err)
+}
+
+func (s *Server) handleDeleteGroup(c echo.Context) error {
+	group := c.Param("name")
+	if err := s.db.RemoveFromGroup(c.Request().Context(), group, nil, currentUser(c).Name); err != nil {
+		return s.groupChanged(c, group, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/review/groups")
+}
