@@ -18,10 +18,10 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 
 	"github.com/parley-chat/parley/agent"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
 )
 
 // The clients of Parley's A2A server, each with a token of its own: their tasks are their

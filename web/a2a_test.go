@@ -18,10 +18,10 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/a2a/a2av1"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
 )
 
 type bearer struct{ token string }
