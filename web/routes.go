@@ -70,7 +70,7 @@ func (s *Server) routes() {
 	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
 	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
 	if s.a2a != nil {
-		// The A2A server is a protocol adapter of its own (agent/a2a/server): mounted here.
+		// The A2A server is a protocol adapter of its own (web/inbound/a2aserver): mounted here.
 		a2a := echo.WrapHandler(s.a2a)
 		s.echo.GET("/.well-known/agent-card.json", a2a)
 		s.echo.GET("/a2a/:agent/.well-known/agent-card.json", a2a)

@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 

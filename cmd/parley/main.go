@@ -21,10 +21,10 @@ import (
 	_ "time/tzdata" // people's time zones, on machines without a zone database
 
 	"github.com/parley-chat/parley/agent"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/agent/builtin"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
 )
 
 func main() {

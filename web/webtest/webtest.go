@@ -1,6 +1,6 @@
 // Package webtest serves a real Parley (web.Server on a real SQLite file) for the tests of
-// the servers of other protocols (web/inbound/...), and acts as its people through the JSON
-// API.
+// the servers of other protocols (web/inbound/...), runs scripted agents in it, and acts as
+// its people through the JSON API.
 package webtest
 
 import (
@@ -35,7 +35,7 @@ func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agen
 	if db == nil {
 		db = storetest.New(t)
 	}
-	r := agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now})
+	r := Runner(db, agents...)
 	opts.DB, opts.Runner, opts.Heartbeat = db, r, time.Hour
 	srv := web.NewServer(opts)
 	if err := srv.Start(context.Background()); err != nil {
@@ -50,6 +50,30 @@ func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agen
 		ts.Close()
 	})
 	return s
+}
+
+// Runner runs agents on db, as cmd/parley wires it: for a test that starts a web.Server of
+// its own (e.g. to see it fail to start, or to stop it and start another on the same file).
+func Runner(db *store.DB, agents ...agent.Agent) *agent.Runner {
+	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now})
+}
+
+// Scripted is a test agent whose steps are a Go function.
+type Scripted struct {
+	Name   string
+	OnStep func(ctx context.Context, in agent.StepInput, out agent.Output) error
+}
+
+var _ agent.Agent = (*Scripted)(nil)
+
+// Info names the agent "Scripted <name>".
+func (a *Scripted) Info() agent.Info {
+	return agent.Info{Name: a.Name, Title: "Scripted " + a.Name, Description: "a test agent"}
+}
+
+// Step calls OnStep.
+func (a *Scripted) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return a.OnStep(ctx, in, out)
 }
 
 // Person makes an account with an access token (named after the person) and returns the

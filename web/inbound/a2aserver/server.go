@@ -1,8 +1,8 @@
-// Package server serves Parley's agents to A2A clients: an agent card per agent and a
+// Package a2aserver serves Parley's agents to A2A clients: an agent card per agent and a
 // JSON-RPC endpoint that speaks A2A v0.3 and v1.0. Every task is a conversation in Parley's
 // ledger; what a client reads of a task (tasks/get, a resubscription) is derived from the
 // conversation's log, so it tells the truth after a restart.
-package server
+package a2aserver
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package web_test
+package a2aserver_test
 
 import (
 	"context"
@@ -18,10 +18,11 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 
 	"github.com/parley-chat/parley/agent"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // The clients of Parley's A2A server, each with a token of its own: their tasks are their
@@ -33,20 +34,16 @@ const cliActor = "parley a2a-client (command line)"
 // a2aServerAt serves the agents over A2A on the database file at path.
 func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...agent.Agent) (*httptest.Server, *store.DB) {
 	t.Helper()
-	db := storetest.Open(t, path)
 	opts.DefaultAgent = agents[0].Info().Name
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour, A2A: &opts})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return newTestServerFrom(t, db, srv).Server, db
+	s := webtest.Serve(t, storetest.Open(t, path), web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}, A2A: &opts}, agents...)
+	return s.Server, s.DB
 }
 
 // holdAgent says "Working", then holds its run, saying what comes on say, until release
 // closes (then it finishes) or its run is stopped. started closes once it holds.
-func holdAgent(name string, started chan<- struct{}, say <-chan string, release <-chan struct{}) *scripted {
+func holdAgent(name string, started chan<- struct{}, say <-chan string, release <-chan struct{}) *webtest.Scripted {
 	var once sync.Once
-	return &scripted{name: name, step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &webtest.Scripted{Name: name, OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
 		out.Text("Working")
 		once.Do(func() { close(started) })
 		for {
@@ -323,7 +320,7 @@ func TestA2AServer_SharedTokenIsTheDefaultClient(t *testing.T) {
 	defer cancel()
 	open := func() (*web.Server, *store.DB, error) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
+		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
 			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"}})
 		return srv, db, srv.Start(ctx)
 	}

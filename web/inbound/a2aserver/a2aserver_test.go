@@ -1,4 +1,4 @@
-package web_test
+package a2aserver_test
 
 import (
 	"context"
@@ -18,29 +18,19 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/a2a/a2av1"
-	a2aserver "github.com/parley-chat/parley/agent/a2a/server"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) (*httptest.Server, *web.Server) {
+// newA2AServer serves the agents over A2A, the first the default, with the shared token
+// "s3cret", to one person without sign-in.
+func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) *webtest.Server {
 	t.Helper()
-	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour,
-		A2A: &a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return newTestServerFrom(t, db, srv).Server, srv
+	return webtest.Serve(t, nil, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone},
+		A2A: &a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}}, agents...)
 }
 
 func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
@@ -56,7 +46,7 @@ func a2aClientAs(t *testing.T, base, agentName, token string) *a2aclient.Client 
 	if err != nil {
 		t.Fatalf("agent card: %v", err)
 	}
-	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: bearer{token}}))
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: webtest.Bearer{Token: token}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +57,7 @@ func a2aClientAs(t *testing.T, base, agentName, token string) *a2aclient.Client 
 func a2aClientV1(t *testing.T, base, agentName string) *a2aclient.Client {
 	t.Helper()
 	card := &a2a.AgentCard{URL: base + "/a2a/" + agentName, PreferredTransport: a2a.TransportProtocolJSONRPC, Capabilities: a2a.AgentCapabilities{Streaming: true}}
-	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: &a2av1.Transport{Next: bearer{"s3cret"}}}))
+	c, err := a2aclient.NewFromCard(context.Background(), card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: &a2av1.Transport{Next: webtest.Bearer{Token: "s3cret"}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +101,7 @@ func TestA2AServer_QuestionAnswerAndCompletion(t *testing.T) {
 		}
 		structured := tt.structured
 		t.Run(name, func(t *testing.T) {
-			ts, _ := newA2AServer(t, structured, askerAgent(askerQuestion))
+			ts := newA2AServer(t, structured, askerAgent(askerQuestion))
 			c := a2aClient(t, ts.URL, "asker")
 			if tt.version == a2av1.Version {
 				c = a2aClientV1(t, ts.URL, "asker")
@@ -183,7 +173,7 @@ func TestA2AServer_QuestionAnswerAndCompletion(t *testing.T) {
 }
 
 func TestA2AServer_NeedsTheToken(t *testing.T) {
-	ts, _ := newA2AServer(t, false, askerAgent(askerQuestion))
+	ts := newA2AServer(t, false, askerAgent(askerQuestion))
 	resp, err := http.Post(ts.URL+"/a2a/asker", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +193,7 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	open := func() (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
+		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
 			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -240,7 +230,7 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 }
 
 func TestA2AServer_TextAnswersAndChangingTheSubject(t *testing.T) {
-	ts, _ := newA2AServer(t, false, askerAgent(askerQuestion))
+	ts := newA2AServer(t, false, askerAgent(askerQuestion))
 	c := a2aClient(t, ts.URL, "asker")
 	st := lastStatus(t, stream(t, c, a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan the launch"})))
 
@@ -263,7 +253,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	open := func(a agent.Agent) (*httptest.Server, *web.Server, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, a), Heartbeat: time.Hour,
+		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, a), Heartbeat: time.Hour,
 			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "slow"}})
 		if err := srv.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -271,7 +261,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 		return httptest.NewServer(srv), srv, db
 	}
 	started := make(chan struct{})
-	hang := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
 		out.Text("Thinking")
 		close(started)
 		<-ctx.Done()
@@ -287,7 +277,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	ts.Close()
 	db.Close()
 
-	done := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	done := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
 		return out.Text("Finished after the restart.")
 	}}
 	ts, srv, _ = open(done)
@@ -333,13 +323,13 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 
 func TestA2AServer_CancelStopsTheAgent(t *testing.T) {
 	started := make(chan struct{})
-	hang := &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
 		out.Text("Working")
 		close(started)
 		<-ctx.Done()
 		return ctx.Err()
 	}}
-	ts, _ := newA2AServer(t, false, hang)
+	ts := newA2AServer(t, false, hang)
 	c := a2aClient(t, ts.URL, "slow")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -395,7 +385,7 @@ func startTask(ctx context.Context, c *a2aclient.Client, text string) a2a.TaskID
 }
 
 func TestA2AServer_FilesBecomeDocuments(t *testing.T) {
-	ts, _ := newA2AServer(t, false, readerAgent())
+	ts := newA2AServer(t, false, readerAgent())
 	c := a2aClient(t, ts.URL, "reader")
 	log := "10:00:01 ERROR disk full\n10:00:02 INFO retry\n"
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "What happened?"},
