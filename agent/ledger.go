@@ -98,8 +98,14 @@ type Ledger interface {
 	LiveQuestions(ctx context.Context) ([]int64, error)
 	// DueQuestions returns pending questions whose deadline has passed.
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
-	// NextDeadline returns the earliest deadline of a pending question, zero when none.
+	// NextDeadline returns the earliest deadline or escalation of a pending question, zero
+	// when none.
 	NextDeadline(ctx context.Context) (time.Time, error)
+	// DueEscalations returns pending questions whose escalation is due.
+	DueEscalations(ctx context.Context, now time.Time) ([]int64, error)
+	// Escalate adds a pending question to its escalation's audience and queues word of it
+	// to their channels; a question resolved or escalated before is left as it is.
+	Escalate(ctx context.Context, questionID int64) error
 }
 
 // A2ATask is a task of Parley's A2A server: its context, its conversation, and its part of

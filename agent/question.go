@@ -166,6 +166,9 @@ type Question struct {
 	// To names the group the question is for, when it is not its conversation's owner's
 	// alone: every member may answer, the first answer resolves it for all.
 	To string `json:"to,omitempty"`
+	// Escalate, when set, adds the question to another person's or group's Inbox (and
+	// tells their channels) if it still waits after a while.
+	Escalate *Escalation `json:"escalate,omitempty"`
 	// Approvals is how many different people must approve an approval question (Submit)
 	// for it to be answered: each Submit is one approval, the same values approved by that
 	// many answer it; a Decline rejects it at once. 0 and 1: the first Submit answers.

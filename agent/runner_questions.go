@@ -161,6 +161,15 @@ func (r *Runner) deadlines() {
 				r.log.Error("expire question", "question", id, "error", err)
 			}
 		}
+		ids, err = r.ledger.DueEscalations(bg, r.now())
+		if err != nil {
+			r.log.Error("due escalations", "error", err)
+		}
+		for _, id := range ids {
+			if err := r.ledger.Escalate(bg, id); err != nil {
+				r.log.Error("escalate question", "question", id, "error", err)
+			}
+		}
 		wait := time.Minute
 		if next, err := r.ledger.NextDeadline(bg); err == nil && !next.IsZero() {
 			wait = min(wait, max(next.Sub(r.now()), 10*time.Millisecond))

@@ -74,6 +74,17 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 				rec.ID, req.ToGroup, formatTime(db.Now())); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
 			}
+			err = db.notify(ctx, tx, rec.ID, "asked", 0, req.ToGroup)
+		} else {
+			err = db.notify(ctx, tx, rec.ID, "asked", req.UserID, 0)
+		}
+		if err != nil {
+			return err
+		}
+		if e := req.Question.Escalate; e != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = ? WHERE id = ?`, formatTime(db.Now().Add(e.After)), rec.ID); err != nil {
+				return fmt.Errorf("ask inbound: %w", err)
+			}
 		}
 		var person string
 		if err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, req.UserID).Scan(&person); err != nil {
@@ -402,10 +413,12 @@ func (db *DB) LiveQuestions(ctx context.Context) ([]int64, error) {
 	return ids, nil
 }
 
-// NextDeadline returns the earliest deadline among pending questions, zero when there is none.
+// NextDeadline returns the earliest deadline or escalation among pending questions, zero
+// when there is none.
 func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
 	var d sql.NullString
-	if err := db.read.QueryRowContext(ctx, `SELECT min(deadline) FROM questions WHERE state = 'pending' AND deadline IS NOT NULL`).Scan(&d); err != nil {
+	if err := db.read.QueryRowContext(ctx, `SELECT min(coalesce(min(deadline, escalate_at), deadline, escalate_at)) FROM questions
+		WHERE state = 'pending' AND (deadline IS NOT NULL OR escalate_at IS NOT NULL)`).Scan(&d); err != nil {
 		return time.Time{}, fmt.Errorf("next deadline: %w", err)
 	}
 	if !d.Valid {

@@ -18,6 +18,7 @@ import (
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web/inbound/a2aserver"
+	"github.com/parley-chat/parley/agent/notify"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
@@ -34,6 +35,7 @@ type Server struct {
 	liveProblems func() []string
 	a2a          *a2aserver.Server
 	mcp          *mcpserver.Server
+	notifier     *notify.Notifier
 	uploads      UploadLimits
 	auth         AuthOptions
 	limits       Limits
@@ -83,6 +85,19 @@ type NewServerOptions struct {
 	Metrics MetricsOptions
 	// MCP tunes the MCP server at /mcp (zero fields take the defaults).
 	MCP MCPOptions
+	// Notify delivers word of questions to people's and groups' channels.
+	Notify NotifyOptions
+}
+
+// NotifyOptions say how word of questions reaches people outside the tab (see notify).
+type NotifyOptions struct {
+	// PublicURL is Parley's address as people reach it: the notifications' links start
+	// with it ("https://parley.example").
+	PublicURL string
+	// SMTP sends the emails; nil: email channels fail, saying so.
+	SMTP *notify.SMTP
+	// Backoff is the wait before a failed delivery's first retry (default 30 s).
+	Backoff time.Duration
 }
 
 // MCPOptions tune the MCP server (see mcpserver.Options).
@@ -112,7 +127,8 @@ func NewServer(opts NewServerOptions) *Server {
 		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
 		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
-	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+	s.notifier = notify.New(notify.Options{Outbox: opts.DB, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
@@ -157,6 +173,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.runner.Start(ctx); err != nil {
 		return err
 	}
+	s.notifier.Start()
 	go s.sweepStreams()
 	if s.a2a != nil {
 		return s.a2a.Start(ctx, owner)
@@ -182,6 +199,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.a2a.Close()
 	}
 	s.mcp.Close()
+	s.notifier.Stop()
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	if rerr := s.runner.Stop(ctx); rerr != nil {

@@ -32,6 +32,8 @@ type Options struct {
 	Authenticate func(r *http.Request) (agent.User, string, error)
 	// Group finds a group by name (ENOTFOUND when there is none), for "to".
 	Group func(ctx context.Context, name string) (agent.Group, error)
+	// Notify tells the notifier that word of a new question may be due.
+	Notify func()
 	// OwnOrigin reports whether a browser's Origin header names Parley itself.
 	OwnOrigin func(r *http.Request) bool
 	// BaseURL is Parley's address as the request reached it ("https://parley.example"): the

@@ -267,7 +267,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q a
 		}
 		q.Deadline = time.Now().Add(timeout).Truncate(time.Second)
 	}
-	rec, _, err := s.opts.Runner.AskInbound(ctx, agent.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
+	rec, created, err := s.opts.Runner.AskInbound(ctx, agent.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
 		RequestID: c.requestID, Digest: c.digest(), Via: "token " + c.who.token, ToGroup: c.group.ID, Question: q})
 	if agent.ErrorCode(err) == agent.EINVALID {
 		return rec, badArgs("%s", agent.ErrorMessage(err))
@@ -275,6 +275,9 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q a
 	if err != nil {
 		s.opts.Logger.Error("mcp: ask", "person", c.who.user.Name, "error", err)
 		return rec, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Parley could not store the question: " + agent.ErrorMessage(err) + " Try again."}}}
+	}
+	if created && s.opts.Notify != nil {
+		s.opts.Notify()
 	}
 	if !rec.Pending() || c.wait == 0 {
 		return rec, nil

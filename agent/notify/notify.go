@@ -1,0 +1,256 @@
+// Package notify delivers word of questions to the channels people and groups set up
+// (webhooks and email), from the outbox the ledger fills in the transaction that asks: a
+// crash loses none, a failing channel is retried with backoff, and a question resolved
+// meanwhile is skipped. Each notification links to the question's card; following it needs
+// the person to be signed in, and nothing is answered by following a link.
+package notify
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Outbox is where the deliveries wait (the store).
+type Outbox interface {
+	DueNotifications(ctx context.Context, now time.Time, limit int) ([]agent.Notification, error)
+	NextNotification(ctx context.Context) (time.Time, error)
+	NotificationTried(ctx context.Context, id int64, state, errText string, next time.Time) error
+}
+
+// Options configures New.
+type Options struct {
+	Outbox Outbox
+	// BaseURL is Parley's public address ("https://parley.example"): links start with it.
+	BaseURL string
+	// SMTP sends the emails; without it, email channels fail, saying so.
+	SMTP *SMTP
+	// HTTP posts the webhooks (default: a client with a 10 s timeout).
+	HTTP *http.Client
+	// Backoff is the wait before the first retry, doubled each time up to an hour
+	// (default 30 s); Attempts how many tries at most (default 8).
+	Backoff  time.Duration
+	Attempts int
+	Logger   *slog.Logger
+}
+
+// Notifier delivers what the outbox holds.
+type Notifier struct {
+	opts Options
+	wake chan struct{}
+	wg   sync.WaitGroup
+	stop context.CancelFunc
+}
+
+// New returns a Notifier; Start runs it.
+func New(opts Options) *Notifier {
+	opts.Backoff = cmp.Or(opts.Backoff, 30*time.Second)
+	opts.Attempts = cmp.Or(opts.Attempts, 8)
+	if opts.HTTP == nil {
+		opts.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	return &Notifier{opts: opts, wake: make(chan struct{}, 1)}
+}
+
+// Start delivers until Stop.
+func (n *Notifier) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	n.wg.Add(1)
+	go n.run(ctx)
+}
+
+// Stop ends the deliveries under way (they are tried again after a restart) and waits.
+func (n *Notifier) Stop() {
+	if n.stop != nil {
+		n.stop()
+	}
+	n.wg.Wait()
+}
+
+// Wake tells the notifier something may be due now.
+func (n *Notifier) Wake() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *Notifier) run(ctx context.Context) {
+	defer n.wg.Done()
+	for {
+		due, err := n.opts.Outbox.DueNotifications(ctx, time.Now(), 50)
+		if err != nil && ctx.Err() == nil {
+			n.opts.Logger.Error("notifications due", "error", err)
+		}
+		var wg sync.WaitGroup
+		for _, d := range due {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n.deliver(ctx, d)
+			}()
+		}
+		wg.Wait()
+		wait := time.Minute
+		if next, err := n.opts.Outbox.NextNotification(ctx); err == nil && !next.IsZero() {
+			wait = min(wait, max(time.Until(next), 10*time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-n.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// deliver sends one notification and records how it went.
+func (n *Notifier) deliver(ctx context.Context, d agent.Notification) {
+	record := func(state, errText string, next time.Time) {
+		if err := n.opts.Outbox.NotificationTried(context.WithoutCancel(ctx), d.ID, state, errText, next); err != nil {
+			n.opts.Logger.Error("notification", "id", d.ID, "error", err)
+		}
+	}
+	if !d.Question.Pending() {
+		record("skipped", "", time.Time{})
+		return
+	}
+	var err error
+	switch d.Channel.Kind {
+	case agent.ChannelWebhook:
+		err = n.webhook(ctx, d)
+	case agent.ChannelEmail:
+		err = n.email(ctx, d)
+	default:
+		err = permanent{fmt.Errorf("unknown channel kind %q", d.Channel.Kind)}
+	}
+	if ctx.Err() != nil {
+		return // stopping: it stays due, and goes after the restart
+	}
+	if err == nil {
+		record("sent", "", time.Time{})
+		return
+	}
+	var next time.Time
+	var p permanent
+	if !errors.As(err, &p) && d.Attempts+1 < n.opts.Attempts {
+		next = time.Now().Add(min(n.opts.Backoff<<d.Attempts, time.Hour))
+	}
+	msg := err.Error()
+	if next.IsZero() {
+		msg += " (given up)"
+	} else {
+		msg += fmt.Sprintf(" (trying again at %s)", next.UTC().Format("15:04:05 UTC"))
+	}
+	n.opts.Logger.Warn("notification failed", "channel", d.Channel.ID, "kind", d.Channel.Kind, "question", d.Question.ID, "error", msg)
+	record("pending", msg, next)
+}
+
+// permanent is a failure that trying again would not mend (a webhook that answers 404).
+type permanent struct{ error }
+
+// Link is the address of the question's card.
+func (n *Notifier) Link(q agent.QuestionRecord) string {
+	if q.To != "" {
+		return fmt.Sprintf("%s/questions/%d", n.opts.BaseURL, q.ID)
+	}
+	return fmt.Sprintf("%s/c/%d#q-%d", n.opts.BaseURL, q.ConversationID, q.ID)
+}
+
+// summary is the notification in a line: who asks whom what.
+func summary(d agent.Notification) string {
+	q := d.Question
+	whom := d.Owner
+	if q.To != "" {
+		whom = "the group " + q.To
+	}
+	line := fmt.Sprintf("%s asks %s: %s", q.Asker, whom, firstLine(q.Message))
+	if d.Reason == "escalated" {
+		line = "Still waiting, now for you too: " + line
+	}
+	return line
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' ' // no control character reaches a header or a chat line
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
+
+// WebhookBody is what a webhook gets: Slack's and Mattermost's "text", and the question.
+type WebhookBody struct {
+	Text   string        `json:"text"`
+	Parley WebhookParley `json:"parley"`
+}
+
+// WebhookParley is the question, for programs.
+type WebhookParley struct {
+	Event    string               `json:"event"` // question.asked or question.escalated
+	URL      string               `json:"url"`
+	Owner    string               `json:"owner"`
+	Question agent.QuestionRecord `json:"question"`
+}
+
+func (n *Notifier) webhook(ctx context.Context, d agent.Notification) error {
+	link := n.Link(d.Question)
+	body, err := json.Marshal(WebhookBody{Text: summary(d) + "\nAnswer in Parley: " + link,
+		Parley: WebhookParley{Event: "question." + d.Reason, URL: link, Owner: d.Owner, Question: d.Question}})
+	if err != nil {
+		return permanent{err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Channel.Target, bytes.NewReader(body))
+	if err != nil {
+		return permanent{err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Parley")
+	resp, err := n.opts.HTTP.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold the webhook's secret
+		}
+		return fmt.Errorf("the webhook could not be reached: %v", err)
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	err = fmt.Errorf("the webhook answered %s %s", resp.Status, strings.TrimSpace(string(snippet)))
+	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
+		return permanent{err}
+	}
+	return err
+}

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// AddChannel adds a person's or a group's channel (one of ch.UserID and ch.GroupID).
+func (db *DB) AddChannel(ctx context.Context, ch agent.Channel, actor string) (agent.Channel, error) {
+	target, err := agent.CheckChannel(ch.Kind, ch.Target)
+	if err != nil {
+		return ch, err
+	}
+	ch.Target, ch.Created = target, db.Now()
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM channels WHERE coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ? AND kind = ? AND target = ?`,
+			ch.UserID, ch.GroupID, ch.Kind, ch.Target).Scan(&n); err != nil {
+			return fmt.Errorf("add channel: %w", err)
+		}
+		if n > 0 {
+			return agent.Errorf(agent.EINVALID, "That %s is there already.", ch.Kind)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO channels (user_id, group_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
+			nullID(ch.UserID), nullID(ch.GroupID), ch.Kind, ch.Target, formatTime(ch.Created))
+		if err != nil {
+			return fmt.Errorf("add channel: %w", err)
+		}
+		ch.ID, _ = res.LastInsertId()
+		return db.audit(ctx, tx, actor, "add channel", 0, fmt.Sprintf("%s %d for user %d, group %d", ch.Kind, ch.ID, ch.UserID, ch.GroupID))
+	})
+	return ch, err
+}
+
+// RemoveChannel removes a channel of the person's (userID) or of the group's (groupID).
+func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, actor string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ? AND coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ?`, id, userID, groupID)
+		if err != nil {
+			return fmt.Errorf("remove channel: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return agent.Errorf(agent.ENOTFOUND, "No such channel.")
+		}
+		return db.audit(ctx, tx, actor, "remove channel", 0, fmt.Sprintf("channel %d", id))
+	})
+}
+
+// Channels returns a person's channels (userID) or a group's (groupID), oldest first.
+func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]agent.Channel, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, kind, target, coalesce(user_id, 0), coalesce(group_id, 0), created_at,
+		coalesce(last_ok_at, ''), last_error, coalesce(last_error_at, '') FROM channels
+		WHERE coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ? ORDER BY id`, userID, groupID)
+	if err != nil {
+		return nil, fmt.Errorf("channels: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.Channel
+	for rows.Next() {
+		var ch agent.Channel
+		var created, ok, failed string
+		if err := rows.Scan(&ch.ID, &ch.Kind, &ch.Target, &ch.UserID, &ch.GroupID, &created, &ok, &ch.LastError, &failed); err != nil {
+			return nil, fmt.Errorf("channels: %w", err)
+		}
+		ch.Created, ch.LastOK, ch.LastErrorAt = parseTime(created), parseTime(ok), parseTime(failed)
+		out = append(out, ch)
+	}
+	return out, rows.Err()
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// notify queues word of a question to the channels of a person (userID) or of a group
+// (groupID: its own, and each member's), in the caller's transaction.
+func (db *DB) notify(ctx context.Context, tx *sql.Tx, questionID int64, reason string, userID, groupID int64) error {
+	now := formatTime(db.Now())
+	_, err := tx.ExecContext(ctx, `INSERT INTO notifications (channel_id, question_id, reason, next_at, created_at)
+		SELECT id, ?, ?, ?, ? FROM channels WHERE user_id = ? OR group_id = ?
+			OR user_id IN (SELECT user_id FROM group_members WHERE group_id = ? AND role = 'member')`,
+		questionID, reason, now, now, userID, groupID, groupID)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	return nil
+}
+
+// DueNotifications returns the deliveries due at now (at most limit), with their channel
+// and question.
+func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([]agent.Notification, error) {
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due notifications: %w", err)
+	}
+	out := make([]agent.Notification, 0, len(ids))
+	for _, id := range ids {
+		n := agent.Notification{ID: id}
+		var qid int64
+		var created string
+		err := db.read.QueryRowContext(ctx, `SELECT n.question_id, n.reason, n.attempts, c.id, c.kind, c.target, coalesce(c.user_id, 0), coalesce(c.group_id, 0), c.created_at,
+			coalesce((SELECT u.name FROM questions q JOIN conversations cv ON cv.id = q.conversation_id JOIN users u ON u.id = cv.user_id WHERE q.id = n.question_id), '')
+			FROM notifications n JOIN channels c ON c.id = n.channel_id WHERE n.id = ?`, id).
+			Scan(&qid, &n.Reason, &n.Attempts, &n.Channel.ID, &n.Channel.Kind, &n.Channel.Target, &n.Channel.UserID, &n.Channel.GroupID, &created, &n.Owner)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // its channel went meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("due notification %d: %w", id, err)
+		}
+		n.Channel.Created = parseTime(created)
+		if n.Question, err = db.Question(ctx, qid); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// NextNotification is when the next delivery is due, zero when none waits.
+func (db *DB) NextNotification(ctx context.Context) (time.Time, error) {
+	var next sql.NullString
+	if err := db.read.QueryRowContext(ctx, `SELECT min(next_at) FROM notifications WHERE state = 'pending'`).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("next notification: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, nil
+	}
+	return parseTime(next.String), nil
+}
+
+// NotificationTried records a delivery: sent (errText empty), skipped (the question was
+// resolved meanwhile: state "skipped"), or failed, to be tried again at next (zero: given
+// up). The channel keeps the outcome, for where it is configured.
+func (db *DB) NotificationTried(ctx context.Context, id int64, state, errText string, next time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		now := formatTime(db.Now())
+		nextAt := now
+		switch {
+		case state == "pending" && !next.IsZero():
+			nextAt = formatTime(next)
+		case state == "pending":
+			state = "failed"
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE notifications SET state = ?, attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ?`,
+			state, nextAt, errText, id); err != nil {
+			return fmt.Errorf("notification tried: %w", err)
+		}
+		switch {
+		case state == "sent":
+			_, err := tx.ExecContext(ctx, `UPDATE channels SET last_ok_at = ?, last_error = '' WHERE id = (SELECT channel_id FROM notifications WHERE id = ?)`, now, id)
+			return err
+		case errText != "":
+			_, err := tx.ExecContext(ctx, `UPDATE channels SET last_error = ?, last_error_at = ? WHERE id = (SELECT channel_id FROM notifications WHERE id = ?)`, errText, now, id)
+			return err
+		}
+		return nil
+	})
+}
+
+// DueEscalations returns the pending questions whose escalation is due at now.
+func (db *DB) DueEscalations(ctx context.Context, now time.Time) ([]int64, error) {
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions WHERE escalate_at IS NOT NULL AND escalate_at <= ? AND state = 'pending' ORDER BY escalate_at`, formatTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("due escalations: %w", err)
+	}
+	return ids, nil
+}
+
+// Escalate adds a pending question to its escalation's audience and queues word of it.
+func (db *DB) Escalate(ctx context.Context, questionID int64) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		var spec, state string
+		var convID int64
+		var at sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, spec, state, escalate_at FROM questions WHERE id = ?`, questionID).Scan(&convID, &spec, &state, &at); err != nil {
+			return fmt.Errorf("escalate %d: %w", questionID, err)
+		}
+		if !at.Valid || state != "pending" {
+			return nil
+		}
+		var q agent.Question
+		if err := json.Unmarshal([]byte(spec), &q); err != nil || q.Escalate == nil {
+			_, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = NULL WHERE id = ?`, questionID)
+			return err
+		}
+		e := q.Escalate
+		if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, escalated, added_at) VALUES (?, ?, ?, 1, ?)`,
+			questionID, nullID(e.GroupID), nullID(e.UserID), formatTime(db.Now())); err != nil {
+			return fmt.Errorf("escalate %d: %w", questionID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = NULL WHERE id = ?`, questionID); err != nil {
+			return fmt.Errorf("escalate %d: %w", questionID, err)
+		}
+		if err := db.notify(ctx, tx, questionID, "escalated", e.UserID, e.GroupID); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, "parley", "escalate question", convID, fmt.Sprintf("question %d to %s after %s", questionID, e.To, e.After))
+	})
+}
