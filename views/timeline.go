@@ -2,10 +2,13 @@ package views
 
 import (
 	"fmt"
+	"html"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -270,8 +273,19 @@ func hitKind(kind string) string {
 	return kind
 }
 
-// firstLine is the first line of a text, for a list.
+// firstLine is the first line of a question's Markdown as the text a person reads, for a
+// list (the Inbox): "**Approve:** Deploy build 1432" is "Approve: Deploy build 1432". A
+// line that is not a paragraph or a heading (a fence's opening, a list item) is kept as
+// written.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if h := Markdown(line); strings.HasPrefix(h, "<p>") || strings.HasPrefix(h, "<h") {
+		if text := strings.TrimSpace(html.UnescapeString(textOnly.Sanitize(h))); text != "" {
+			line = text
+		}
+	}
 	return cut(line, 140)
 }
+
+// textOnly keeps the text of sanitized HTML, without its elements.
+var textOnly = bluemonday.StrictPolicy()
