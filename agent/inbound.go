@@ -46,7 +46,7 @@ func (r *Runner) AskInbound(ctx context.Context, req InboundRequest) (rec Questi
 		return rec, false, err
 	}
 	rec, created, err = r.ledger.AskInbound(ctx, conv.ID, req)
-	if err == nil && created && !rec.Deadline.IsZero() {
+	if err == nil && created && (!rec.Deadline.IsZero() || rec.Escalate != nil) {
 		r.wakeDeadlines()
 	}
 	return rec, created, err

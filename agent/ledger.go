@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -152,4 +153,14 @@ func (f ConversationFilter) PageSize() int {
 		return 50
 	}
 	return f.Limit
+}
+
+// Path is where a question's card is on Parley's pages: in its conversation, or on a page of
+// its own for a question put to others than its conversation's owner (a group, an
+// escalation), who cannot open the conversation.
+func (q QuestionRecord) Path() string {
+	if q.To != "" || q.Escalate != nil {
+		return fmt.Sprintf("/questions/%d", q.ID)
+	}
+	return fmt.Sprintf("/c/%d#q-%d", q.ConversationID, q.ID)
 }

@@ -333,14 +333,8 @@ func inboundClient(title string) string {
 	return "An agent"
 }
 
-// QuestionLink is where a question's card is: in its conversation, or on a page of its
-// own for a question asked of a group (whose members cannot open the conversation).
-func QuestionLink(q agent.QuestionRecord) string {
-	if q.To != "" {
-		return fmt.Sprintf("/questions/%d", q.ID)
-	}
-	return fmt.Sprintf("/c/%d#%s", q.ConversationID, QuestionID(q.ID))
-}
+// QuestionLink is where a question's card is (see agent.QuestionRecord.Path).
+func QuestionLink(q agent.QuestionRecord) string { return q.Path() }
 
 // QuestionPageData is what QuestionPage shows: the card, and whose agent asked.
 type QuestionPageData struct {

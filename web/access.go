@@ -103,7 +103,8 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		return rec, views.Mode{}, err
 	}
 	if forYou {
-		return rec, views.Mode{Groups: s.memberGroups(ctx, u.ID)}, nil
+		// It is theirs to answer: a group's they are in, or an escalation to them.
+		return rec, views.Mode{Groups: append(s.memberGroups(ctx, u.ID), rec.To)}, nil
 	}
 	conv, err := s.readable(c, rec.ConversationID)
 	if err != nil {

@@ -17,16 +17,32 @@ func (s *Server) handleGroups(c echo.Context) error {
 
 // groupsPage shows the groups, with the error of a change refused (about group).
 func (s *Server) groupsPage(c echo.Context, status int, group string, err error) error {
+	return s.groupsPageWith(c, status, group, err, nil)
+}
+
+// groupsPageWith is groupsPage, with edit changing what it shows.
+func (s *Server) groupsPageWith(c echo.Context, status int, group string, err error, edit func(*views.GroupsData)) error {
 	if err != nil && agent.ErrorCode(err) != agent.EINVALID && agent.ErrorCode(err) != agent.ENOTFOUND {
 		return err
 	}
-	groups, gerr := s.db.Groups(c.Request().Context())
+	ctx := c.Request().Context()
+	groups, gerr := s.db.Groups(ctx)
 	if gerr != nil {
 		return gerr
 	}
-	d := views.GroupsData{Groups: groups, Group: group}
+	d := views.GroupsData{Groups: groups, Group: group, Channels: map[string]views.ChannelsData{}}
+	for _, g := range groups {
+		ch, err := s.channelsData(ctx, "channels-"+g.Name, "/review/groups/"+g.Name+"/channels", 0, g.ID)
+		if err != nil {
+			return err
+		}
+		d.Channels[g.Name] = ch
+	}
 	if err != nil {
 		d.Error = agent.ErrorMessage(err)
+	}
+	if edit != nil {
+		edit(&d)
 	}
 	return s.page(c, status, views.GroupsPage(d))
 }

@@ -150,9 +150,10 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		return err
 	}
 	if err != nil {
+		// Theirs to read, not to answer: the card says whom it waits for.
 		mode = s.modeFor(u, conv)
+		mode.Groups = s.memberGroups(ctx, u.ID)
 	}
-	mode.Groups = s.memberGroups(ctx, u.ID)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(views.WithMode(ctx, mode)))
 	return s.page(c, http.StatusOK, views.QuestionPage(views.QuestionPageData{View: views.QuestionView{Record: rec}, Owner: ownerName(conv)}))

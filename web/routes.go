@@ -53,6 +53,8 @@ func (s *Server) routes() {
 	u.POST("/settings/password", s.handleChangePassword)
 	u.POST("/settings/tokens", s.handleCreateToken)
 	u.POST("/settings/tokens/revoke", s.handleRevokeToken)
+	u.POST("/settings/channels", s.handleAddChannel)
+	u.POST("/settings/channels/remove", s.handleRemoveChannel)
 	u.POST("/c/:id/rename", s.handleRename)
 	u.POST("/c/:id/archive", s.handleArchive)
 	u.POST("/c/:id/delete", s.handleDelete)
@@ -67,6 +69,8 @@ func (s *Server) routes() {
 	staff.POST("/review/groups/:name/add", s.handleAddToGroup)
 	staff.POST("/review/groups/:name/remove", s.handleRemoveFromGroup)
 	staff.POST("/review/groups/:name/delete", s.handleDeleteGroup)
+	staff.POST("/review/groups/:name/channels", s.handleAddGroupChannel)
+	staff.POST("/review/groups/:name/channels/remove", s.handleRemoveGroupChannel)
 	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
 	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
 	if s.a2a != nil {

@@ -16,9 +16,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/notify"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web/inbound/a2aserver"
-	"github.com/parley-chat/parley/agent/notify"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
@@ -36,9 +36,11 @@ type Server struct {
 	a2a          *a2aserver.Server
 	mcp          *mcpserver.Server
 	notifier     *notify.Notifier
-	uploads      UploadLimits
-	auth         AuthOptions
-	limits       Limits
+	// email says whether an SMTP server is configured, for the channels' forms.
+	email   bool
+	uploads UploadLimits
+	auth    AuthOptions
+	limits  Limits
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
 	logins, signups, messages *bucket
 	streams                   streamCounter
@@ -127,8 +129,9 @@ func NewServer(opts NewServerOptions) *Server {
 		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
 		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
 	}
+	s.email = opts.Notify.SMTP != nil
 	s.notifier = notify.New(notify.Options{Outbox: opts.DB, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
-	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, GroupsOf: opts.DB.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second

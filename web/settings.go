@@ -21,6 +21,9 @@ func (s *Server) settingsData(c echo.Context, u agent.User) (views.SettingsData,
 		if d.AccessTokens, err = s.accessTokens(c.Request().Context(), u.ID); err != nil {
 			return d, err
 		}
+		if d.Channels, err = s.channelsData(c.Request().Context(), "channels", "/settings/channels", u.ID, 0); err != nil {
+			return d, err
+		}
 	}
 	return d, nil
 }

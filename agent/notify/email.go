@@ -33,18 +33,18 @@ type SMTP struct {
 	TLS string
 }
 
-// Check says what is wrong with the settings, for the home page's problems.
+// Check says what is wrong with the settings.
 func (s SMTP) Check() error {
 	switch {
 	case s.Host == "":
-		return fmt.Errorf("smtp: host is required")
+		return fmt.Errorf("host is required")
 	case s.Port <= 0 || s.Port > 65535:
-		return fmt.Errorf("smtp: port %d is not a port", s.Port)
+		return fmt.Errorf("port %d is not a port", s.Port)
 	case s.TLS != "" && s.TLS != "starttls" && s.TLS != "tls" && s.TLS != "none":
-		return fmt.Errorf("smtp: tls is starttls, tls or none, not %q", s.TLS)
+		return fmt.Errorf("tls is starttls, tls or none, not %q", s.TLS)
 	}
 	if _, err := mail.ParseAddress(s.From); err != nil {
-		return fmt.Errorf("smtp: from %q is not an address: %v", s.From, err)
+		return fmt.Errorf("from %q is not an address: %v", s.From, err)
 	}
 	return nil
 }

@@ -170,12 +170,7 @@ func (n *Notifier) deliver(ctx context.Context, d agent.Notification) {
 type permanent struct{ error }
 
 // Link is the address of the question's card.
-func (n *Notifier) Link(q agent.QuestionRecord) string {
-	if q.To != "" {
-		return fmt.Sprintf("%s/questions/%d", n.opts.BaseURL, q.ID)
-	}
-	return fmt.Sprintf("%s/c/%d#q-%d", n.opts.BaseURL, q.ConversationID, q.ID)
-}
+func (n *Notifier) Link(q agent.QuestionRecord) string { return n.opts.BaseURL + q.Path() }
 
 // summary is the notification in a line: who asks whom what.
 func summary(d agent.Notification) string {

@@ -18,6 +18,7 @@ import (
 	a2aagent "github.com/parley-chat/parley/agent/a2a"
 	"github.com/parley-chat/parley/agent/intake"
 	"github.com/parley-chat/parley/agent/mcp"
+	"github.com/parley-chat/parley/agent/notify"
 	"github.com/parley-chat/parley/agent/openai"
 )
 
@@ -168,6 +169,7 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 			Agents []map[string]any `toml:"agents"`
 			A2A    a2aSettings      `toml:"a2a"`
 			Intake intakeSettings   `toml:"intake"`
+			SMTP   smtpSettings     `toml:"smtp"`
 		}
 		md, err := toml.Decode(string(b), &file)
 		if err != nil {
@@ -425,4 +427,45 @@ func buildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings intakeSe
 		out[c.Name] = intake.New(opts)
 	}
 	return def, out
+}
+
+// smtpSettings is the [smtp] section: the server the email channels go through.
+type smtpSettings struct {
+	Host        string `toml:"host"`
+	Port        int    `toml:"port"`
+	Username    string `toml:"username"`
+	PasswordEnv string `toml:"password_env"`
+	From        string `toml:"from"`
+	TLS         string `toml:"tls"`
+}
+
+// loadSMTP reads the [smtp] section of the config file: nil when there is none. The
+// password comes from the environment variable password_env names.
+func loadSMTP(path string, getenv func(string) string) (*notify.SMTP, error) {
+	var file struct {
+		SMTP *smtpSettings `toml:"smtp"`
+	}
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := toml.DecodeFile(path, &file); err != nil {
+		return nil, fmt.Errorf("config %s: [smtp]: %w", path, err)
+	}
+	if file.SMTP == nil {
+		return nil, nil
+	}
+	c := file.SMTP
+	s := &notify.SMTP{Host: c.Host, Port: c.Port, Username: c.Username, From: c.From, TLS: c.TLS}
+	if s.Port == 0 {
+		s.Port = 587
+	}
+	if c.PasswordEnv != "" {
+		if s.Password = getenv(c.PasswordEnv); s.Password == "" {
+			return nil, fmt.Errorf("config %s: [smtp] password_env: the environment variable %s is empty or not set", path, c.PasswordEnv)
+		}
+	}
+	if err := s.Check(); err != nil {
+		return nil, fmt.Errorf("config %s: [smtp] %w", path, err)
+	}
+	return s, nil
 }

@@ -65,6 +65,9 @@ type Config struct {
 	Synchronous string
 	// Metrics says who may read GET /metrics (--metrics, PARLEY_METRICS_TOKEN).
 	Metrics web.MetricsOptions
+	// PublicURL is Parley's address as people reach it, for the links notifications carry
+	// (default: the address it listens on).
+	PublicURL string
 }
 
 // shutdownGrace is how long `parley serve` takes at most to stop once told to (SIGTERM,
@@ -164,6 +167,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
+	fs.StringVar(&cfg.PublicURL, "public-url", env("PARLEY_PUBLIC_URL", ""), "Parley's address as people reach it, for the links in notifications, e.g. https://parley.example (PARLEY_PUBLIC_URL; default the listen address)")
 	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A to the clients made with parley a2a-client (PARLEY_A2A=1)")
 	cfg.A2AToken = getenv("PARLEY_A2A_TOKEN")
 	cfg.StructuredOutput = isTrue(getenv("ENABLE_STRUCTURED_OUTPUT"))
@@ -204,6 +208,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if err := setMetrics(&cfg, *metrics); err != nil {
 		return cfg, err
+	}
+	if cfg.PublicURL != "" {
+		if _, ok := agent.WebURL(cfg.PublicURL); !ok {
+			return cfg, fmt.Errorf("--public-url %q: give Parley's address as people reach it, such as https://parley.example", cfg.PublicURL)
+		}
 	}
 	if cfg.Uploads.MaxFiles < 1 {
 		return cfg, fmt.Errorf("--max-files must be at least 1")
@@ -347,6 +356,10 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if err != nil {
 		return err
 	}
+	smtpServer, err := loadSMTP(cfg.ConfigFile, getenv)
+	if err != nil {
+		return err
+	}
 	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous})
 	if err != nil {
 		return err
@@ -374,7 +387,17 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		wg.Wait()
 	})
 	defer closeTools()
+	l, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://" + l.Addr().String()
+	}
 	srv := web.NewServer(web.NewServerOptions{
+		Notify:   web.NotifyOptions{PublicURL: publicURL, SMTP: smtpServer},
 		A2A:      a2aOpts,
 		DB:       db,
 		Runner:   runner,
@@ -392,11 +415,6 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Limits:  cfg.Limits,
 		Metrics: cfg.Metrics,
 	})
-	l, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		db.Close()
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	if err := srv.Start(ctx); err != nil {
 		l.Close()
 		db.Close()

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -37,11 +38,23 @@ func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agen
 	}
 	r := Runner(db, agents...)
 	opts.DB, opts.Runner, opts.Heartbeat = db, r, time.Hour
-	srv := web.NewServer(opts)
-	if err := srv.Start(context.Background()); err != nil {
+	// The address is known before the server is made, so that notifications link to it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	if opts.Notify.PublicURL == "" {
+		opts.Notify.PublicURL = "http://" + l.Addr().String()
+	}
+	srv := web.NewServer(opts)
+	if err := srv.Start(context.Background()); err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
 	s := &Server{Server: ts, DB: db, Web: srv, Runner: r}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -11,7 +11,6 @@ package mcpserver
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/views"
 )
 
 // Options configures New.
@@ -32,6 +30,8 @@ type Options struct {
 	Authenticate func(r *http.Request) (agent.User, string, error)
 	// Group finds a group by name (ENOTFOUND when there is none), for "to".
 	Group func(ctx context.Context, name string) (agent.Group, error)
+	// GroupsOf finds the groups a person is in, for "escalate_to".
+	GroupsOf func(ctx context.Context, userID int64) ([]agent.Group, error)
 	// Notify tells the notifier that word of a new question may be due.
 	Notify func()
 	// OwnOrigin reports whether a browser's Origin header names Parley itself.
@@ -176,9 +176,7 @@ type caller struct {
 }
 
 // link is the address of a question's card.
-func (c *caller) link(q agent.QuestionRecord) string {
-	return fmt.Sprintf("%s/c/%d#%s", c.base, q.ConversationID, views.QuestionID(q.ID))
-}
+func (c *caller) link(q agent.QuestionRecord) string { return c.base + q.Path() }
 
 type callerKey struct{}
 

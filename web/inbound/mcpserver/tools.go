@@ -25,6 +25,10 @@ var (
 		"description": `How long the question stays open, as a Go duration ("30m", "24h"); then it expires and the outcome is "expired". Default: until someone acts.`}
 	waitArg = map[string]any{"type": "string",
 		"description": `How long this call waits for the outcome, as a Go duration ("30s", "10m"); then it returns outcome "pending" and the question stays asked. Default (and most): 1h. "0s" returns at once.`}
+	escalateAfterArg = map[string]any{"type": "string",
+		"description": `With escalate_to: if nobody acted after this long (a Go duration, "30m"), the question is also put to escalate_to, and their channels are told.`}
+	escalateToArg = map[string]any{"type": "string",
+		"description": "With escalate_after: the group (one you may ask) or the person (a member of such a group) who also gets the question if it still waits."}
 	requestIDArg = map[string]any{"type": "string",
 		"description": "Your own id for this question, unique among your questions (a UUID, or a name such as deploy-1432). Calling again with the same request_id and the same arguments returns the same question, never a second one, with its outcome once the person acted: the way to wait past a dropped connection, a client timeout or a restart. Give one whenever you may need to wait longer than one call."}
 )
@@ -64,11 +68,13 @@ func (s *Server) addTools() {
 				"description": "The form's fields, in order: kinds text, textarea, number, integer, select, multiselect, boolean, date. Give fields or requestedSchema."},
 			"requestedSchema": map[string]any{"type": "object",
 				"description": "The form as MCP elicitation's requestedSchema: an object of flat string (format date, date-time, uri), number, integer, boolean and enum properties, with required. Give fields or requestedSchema."},
-			"to":         toArg,
-			"context":    map[string]any{"description": "Supporting data the person decides by: a Markdown text, or an object or list (shown as a table)."},
-			"timeout":    timeoutArg,
-			"wait":       waitArg,
-			"request_id": requestIDArg,
+			"to":             toArg,
+			"context":        map[string]any{"description": "Supporting data the person decides by: a Markdown text, or an object or list (shown as a table)."},
+			"timeout":        timeoutArg,
+			"escalate_after": escalateAfterArg,
+			"escalate_to":    escalateToArg,
+			"wait":           waitArg,
+			"request_id":     requestIDArg,
 		}, "required": []string{"message"}},
 		OutputSchema: map[string]any{"type": "object", "properties": with(map[string]any{
 			"outcome": map[string]any{"type": "string", "enum": outcomes},
@@ -79,14 +85,16 @@ func (s *Server) addTools() {
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "request_approval", Title: "Request a person's approval", Description: approvalDescription,
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
-			"action":     map[string]any{"type": "string", "description": `The action, in one line: "Deploy build 1432 to production".`},
-			"details":    map[string]any{"type": "string", "description": "Markdown: why, what it changes, what could go wrong, how to undo it."},
-			"arguments":  map[string]any{"type": "object", "description": "The parameters you propose to act with; the person may change them, and the result has them as approved."},
-			"to":         toArg,
-			"approvals":  map[string]any{"type": "integer", "minimum": 1, "description": "How many different people of the group in to must approve (default 1); any rejection rejects."},
-			"timeout":    timeoutArg,
-			"wait":       waitArg,
-			"request_id": requestIDArg,
+			"action":         map[string]any{"type": "string", "description": `The action, in one line: "Deploy build 1432 to production".`},
+			"details":        map[string]any{"type": "string", "description": "Markdown: why, what it changes, what could go wrong, how to undo it."},
+			"arguments":      map[string]any{"type": "object", "description": "The parameters you propose to act with; the person may change them, and the result has them as approved."},
+			"to":             toArg,
+			"approvals":      map[string]any{"type": "integer", "minimum": 1, "description": "How many different people of the group in to must approve (default 1); any rejection rejects."},
+			"timeout":        timeoutArg,
+			"escalate_after": escalateAfterArg,
+			"escalate_to":    escalateToArg,
+			"wait":           waitArg,
+			"request_id":     requestIDArg,
 		}, "required": []string{"action"}},
 		OutputSchema: map[string]any{"type": "object", "properties": with(map[string]any{
 			"outcome":   map[string]any{"type": "string", "enum": []string{"approved", "rejected", "cancelled", "expired", "pending"}},
@@ -106,6 +114,8 @@ type call struct {
 	requestID string
 	// group is the group the question is for, when "to" names one.
 	group agent.Group
+	// escalate is whom else the question goes to if it still waits, when asked.
+	escalate *agent.Escalation
 }
 
 // badArgs is a tool result that tells the model what is wrong with its arguments.
@@ -152,7 +162,53 @@ func (s *Server) readCall(ctx context.Context, req *mcp.CallToolRequest, known .
 	if bad := s.checkTo(ctx, c); bad != nil {
 		return nil, bad
 	}
+	if bad := s.checkEscalation(ctx, c); bad != nil {
+		return nil, bad
+	}
 	return c, nil
+}
+
+// checkEscalation reads escalate_after and escalate_to, given together: a group the caller
+// may ask, or a member of one.
+func (s *Server) checkEscalation(ctx context.Context, c *call) *mcp.CallToolResult {
+	after, hasAfter, bad := c.duration("escalate_after")
+	if bad != nil {
+		return bad
+	}
+	to, bad := c.str("escalate_to", false)
+	if bad != nil {
+		return bad
+	}
+	switch {
+	case !hasAfter && to == "":
+		return nil
+	case !hasAfter || to == "":
+		return badArgs("escalate_after and escalate_to go together: give both, or neither.")
+	case after < time.Second:
+		return badArgs("escalate_after must be at least 1s.")
+	}
+	groups, err := s.opts.GroupsOf(ctx, c.who.user.ID)
+	if err != nil {
+		return badArgs("Parley could not read your groups: %s Try again.", agent.ErrorMessage(err))
+	}
+	for _, g := range groups {
+		if !g.MayAsk(c.who.user.ID) {
+			continue
+		}
+		if strings.EqualFold(g.Name, to) {
+			c.escalate = &agent.Escalation{After: after, To: g.Name, GroupID: g.ID}
+			return nil
+		}
+		for _, m := range g.Members {
+			if m.Role == agent.RoleMember && strings.EqualFold(m.Name, to) && m.UserID != c.who.user.ID {
+				c.escalate = &agent.Escalation{After: after, To: m.Name, UserID: m.UserID}
+			}
+		}
+	}
+	if c.escalate == nil {
+		return badArgs("escalate_to: you may not escalate to %q: name a group you may ask, or a member of one.", to)
+	}
+	return nil
 }
 
 func quoteAll(names []string) string {
@@ -258,7 +314,7 @@ func client(req *mcp.CallToolRequest, who *caller) string {
 // ask stores the question (or finds the one request_id asked before) and waits for its
 // outcome as the call asks.
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q agent.Question) (agent.QuestionRecord, *mcp.CallToolResult) {
-	q.Asker, q.Key, q.To = client(req, c.who), c.requestID, c.group.Name
+	q.Asker, q.Key, q.To, q.Escalate = client(req, c.who), c.requestID, c.group.Name, c.escalate
 	if timeout, ok, bad := c.duration("timeout"); bad != nil {
 		return agent.QuestionRecord{}, bad
 	} else if ok {
@@ -333,7 +389,7 @@ func result(v map[string]any, rec agent.QuestionRecord, who *caller) *mcp.CallTo
 
 // askPerson is ask_person.
 func (s *Server) askPerson(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(ctx, req, "message", "fields", "requestedSchema", "to", "context", "timeout", "wait", "request_id")
+	c, bad := s.readCall(ctx, req, "message", "fields", "requestedSchema", "to", "context", "timeout", "escalate_after", "escalate_to", "wait", "request_id")
 	if bad != nil {
 		return bad, nil
 	}
@@ -418,7 +474,7 @@ func mustJSON(v any) json.RawMessage {
 
 // requestApproval is request_approval.
 func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(ctx, req, "action", "details", "arguments", "to", "approvals", "timeout", "wait", "request_id")
+	c, bad := s.readCall(ctx, req, "action", "details", "arguments", "to", "approvals", "timeout", "escalate_after", "escalate_to", "wait", "request_id")
 	if bad != nil {
 		return bad, nil
 	}
