@@ -11,6 +11,10 @@ import (
 // learns the outcome through its own call. Nobody writes messages into them.
 const InboundAgent = "mcp"
 
+// InboundTitle is how pages name InboundAgent ("Questions from Claude Code, with agents
+// over MCP").
+const InboundTitle = "agents over MCP"
+
 // InboundRequest is a question an agent outside Parley asks a person.
 type InboundRequest struct {
 	// UserID is the person asked, whose conversation holds the question.

@@ -374,11 +374,18 @@ func StateBadge(s agent.RunState) templ.Component {
 	})
 }
 
-func agentTitle(agents []agent.Info, name string) string {
+func agentTitle(agents []agent.Info, name string) string { return AgentTitle(agents, name) }
+
+// AgentTitle is an agent's title as pages show it: its name for an agent no longer served,
+// agent.InboundTitle for the conversations of questions asked over MCP.
+func AgentTitle(agents []agent.Info, name string) string {
 	for _, a := range agents {
 		if a.Name == name {
 			return a.Title
 		}
+	}
+	if name == agent.InboundAgent {
+		return agent.InboundTitle
 	}
 	return name
 }

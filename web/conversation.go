@@ -146,9 +146,4 @@ func (s *Server) handleStop(c echo.Context) error {
 func conversationURL(id int64) string { return fmt.Sprintf("/c/%d", id) }
 
 // agentTitle is an agent's title as pages show it; its name for an agent no longer served.
-func (s *Server) agentTitle(name string) string {
-	if info, ok := s.runner.Agent(name); ok {
-		return info.Title
-	}
-	return name
-}
+func (s *Server) agentTitle(name string) string { return views.AgentTitle(s.runner.Agents(), name) }
