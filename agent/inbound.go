@@ -9,7 +9,7 @@ import (
 // Parley from outside (through its MCP server): one per person and client, "Questions from
 // <client>". No agent runs in them: a question is the whole of its run's work, and the asker
 // learns the outcome through its own call. Nobody writes messages into them.
-const InboundAgent = "mcp"
+const InboundAgent = "parley:mcp"
 
 // InboundTitle is how pages name InboundAgent ("Questions from Claude Code, with agents
 // over MCP").
@@ -54,6 +54,30 @@ func (r *Runner) AskInbound(ctx context.Context, req InboundRequest) (rec Questi
 		r.wakeDeadlines()
 	}
 	return rec, created, err
+}
+
+// AskedBefore returns the question req.RequestID asked before, found false when it asked
+// none; EINVALID when it asked something else (another digest). A client that calls again
+// to wait gets its question so, whatever changed since (a group deleted, say).
+func (r *Runner) AskedBefore(ctx context.Context, req InboundRequest) (rec QuestionRecord, found bool, err error) {
+	if req.RequestID == "" {
+		return rec, false, nil
+	}
+	rec, digest, err := r.ledger.InboundRequest(ctx, req.UserID, req.RequestID)
+	switch {
+	case ErrorCode(err) == ENOTFOUND:
+		return rec, false, nil
+	case err != nil:
+		return rec, false, err
+	case digest != req.Digest:
+		return rec, false, ReusedRequestID(req.RequestID, rec.ID)
+	}
+	return rec, true, nil
+}
+
+// ReusedRequestID is the error of a request id given again with other arguments.
+func ReusedRequestID(requestID string, questionID int64) error {
+	return Errorf(EINVALID, "request_id %q was used for a different question (question %d): use a new request_id for a new question.", requestID, questionID)
 }
 
 // AwaitQuestion waits until the question is resolved, ctx ends or, when tick is set, every

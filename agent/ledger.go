@@ -72,6 +72,9 @@ type Ledger interface {
 	// another digest, EINVALID. When such a run's last question is resolved, the run is done:
 	// no step runs.
 	AskInbound(ctx context.Context, conversationID int64, req InboundRequest) (rec QuestionRecord, created bool, err error)
+	// InboundRequest returns the question a person's request id asked and the digest of
+	// what it asked; ENOTFOUND when none.
+	InboundRequest(ctx context.Context, userID int64, requestID string) (QuestionRecord, string, error)
 	// FinishStep ends a step and moves the run to waiting, done, failed, or stopped (stepErr
 	// ErrStopped). partial, when given, is the message the step was cut off in: it replaces
 	// the step's drafts. If the step asked questions that are all resolved already, it

@@ -126,10 +126,13 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 	return out, nil
 }
 
-// NextNotification is when the next delivery is due, zero when none waits.
+// NextNotification is when the next delivery is due (or an escalation, which queues some),
+// zero when none waits.
 func (db *DB) NextNotification(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
-	if err := db.read.QueryRowContext(ctx, `SELECT min(next_at) FROM notifications WHERE state = 'pending'`).Scan(&next); err != nil {
+	// An escalation due queues deliveries due at once: the notifier looks again then.
+	if err := db.read.QueryRowContext(ctx, `SELECT min(t) FROM (SELECT min(next_at) AS t FROM notifications WHERE state = 'pending'
+		UNION ALL SELECT min(escalate_at) FROM questions WHERE escalate_at IS NOT NULL AND state = 'pending')`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("next notification: %w", err)
 	}
 	if !next.Valid {
@@ -194,6 +197,16 @@ func (db *DB) Escalate(ctx context.Context, questionID int64) error {
 			return err
 		}
 		e := q.Escalate
+		var there int
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM groups WHERE id = ?) + (SELECT count(*) FROM users WHERE id = ?)`, e.GroupID, e.UserID).Scan(&there); err != nil {
+			return fmt.Errorf("escalate %d: %w", questionID, err)
+		}
+		if there == 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = NULL WHERE id = ?`, questionID); err != nil {
+				return fmt.Errorf("escalate %d: %w", questionID, err)
+			}
+			return db.audit(ctx, tx, "parley", "escalate question", convID, fmt.Sprintf("question %d not escalated: %s is gone", questionID, e.To))
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, escalated, added_at) VALUES (?, ?, ?, 1, ?)`,
 			questionID, nullID(e.GroupID), nullID(e.UserID), formatTime(db.Now())); err != nil {
 			return fmt.Errorf("escalate %d: %w", questionID, err)

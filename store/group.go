@@ -59,8 +59,8 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 	return db.Group(ctx, name)
 }
 
-// RemoveFromGroup takes people out of a group; with nobody named, it deletes the group (its
-// questions stay with whoever else they are for, and with their askers).
+// RemoveFromGroup takes people out of a group; with nobody named, it deletes the group, and
+// its questions still waiting are cancelled (their askers are told so).
 func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string, actor string) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		id, err := groupID(ctx, tx, group)
@@ -68,6 +68,18 @@ func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string
 			return err
 		}
 		if len(people) == 0 {
+			// Its questions still waiting are called off: nobody else may answer them.
+			waiting, err := queryColumn[int64](ctx, tx, `SELECT a.question_id FROM question_audience a JOIN questions q ON q.id = a.question_id
+				WHERE a.group_id = ? AND a.escalated = 0 AND q.state = 'pending' ORDER BY a.question_id`, id)
+			if err != nil {
+				return fmt.Errorf("delete group: %w", err)
+			}
+			for _, q := range waiting {
+				if _, err := db.resolveAndResume(ctx, tx, agent.Resolution{QuestionID: q, Outcome: agent.Cancelled, By: actor,
+					Reason: fmt.Sprintf("The group %s was deleted.", group)}); err != nil {
+					return err
+				}
+			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("delete group: %w", err)
 			}

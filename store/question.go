@@ -40,7 +40,7 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 			err := tx.QueryRowContext(ctx, `SELECT digest, question_id FROM inbound_requests WHERE user_id = ? AND request_id = ?`, req.UserID, req.RequestID).Scan(&digest, &id)
 			switch {
 			case err == nil && digest != req.Digest:
-				return agent.Errorf(agent.EINVALID, "request_id %q was used for a different question (question %d): use a new request_id for a new question.", req.RequestID, id)
+				return agent.ReusedRequestID(req.RequestID, id)
 			case err == nil:
 				rec.ID = id
 				return nil
@@ -287,6 +287,13 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
+		var owner string
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&owner); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if owner == r.By {
+			return agent.Errorf(agent.EFORBIDDEN, "You asked for this approval: other people approve it.")
+		}
 		var before int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&before); err != nil {
 			return fmt.Errorf("approve: %w", err)
@@ -448,4 +455,20 @@ func (db *DB) approvals(ctx context.Context, id int64) ([]agent.Resolution, erro
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// InboundRequest returns the question a person's request id asked, with the digest of what
+// it asked; ENOTFOUND when the id asked nothing (or its question was deleted).
+func (db *DB) InboundRequest(ctx context.Context, userID int64, requestID string) (agent.QuestionRecord, string, error) {
+	var digest string
+	var id int64
+	err := db.read.QueryRowContext(ctx, `SELECT digest, question_id FROM inbound_requests WHERE user_id = ? AND request_id = ?`, userID, requestID).Scan(&digest, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return agent.QuestionRecord{}, "", agent.Errorf(agent.ENOTFOUND, "request_id %q asked nothing yet.", requestID)
+	}
+	if err != nil {
+		return agent.QuestionRecord{}, "", fmt.Errorf("inbound request: %w", err)
+	}
+	rec, err := db.Question(ctx, id)
+	return rec, digest, err
 }

@@ -20,8 +20,8 @@ func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.Inbox
 		WHERE q.state = 'pending'`
 	args := []any{}
 	if userID != 0 {
-		query += ` AND ` + forPerson
-		args = append(args, userID, userID, userID)
+		query += ` AND ` + forPerson + ` AND ` + notApprovedBy
+		args = append(args, userID, userID, userID, userID)
 	}
 	rows, err := db.read.QueryContext(ctx, query+` ORDER BY q.created_at, q.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
@@ -183,6 +183,10 @@ const forPerson = `((c.user_id = ? AND NOT EXISTS (SELECT 1 FROM question_audien
 	OR EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q.id
 		AND (a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))))`
 
+// notApprovedBy is the condition that the person (the id it takes) has not approved
+// question q yet: a question that needs several approvals waits for others then.
+const notApprovedBy = `NOT EXISTS (SELECT 1 FROM question_approvals qa JOIN users au ON au.name = qa.approved_by WHERE qa.question_id = q.id AND au.id = ?)`
+
 // QuestionFor reports whether a question is for the person (see forPerson), answered or not.
 func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, error) {
 	var n int
@@ -199,11 +203,14 @@ func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, 
 func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
-		where += ` AND ` + forPerson
-		args = append(args, userID, userID, userID)
+		where += ` AND ` + forPerson + ` AND ` + notApprovedBy
+		args = append(args, userID, userID, userID, userID)
 	}
+	// The newest is of the person's own conversations: another's (a group's question) would
+	// not open for them.
 	var newest int64
-	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(q.id), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where, args...).Scan(&n, &newest)
+	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(CASE WHEN ? IN (0, c.user_id) THEN q.id END), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where,
+		append([]any{userID}, args...)...).Scan(&n, &newest)
 	if err != nil {
 		return 0, latest, fmt.Errorf("count waiting: %w", err)
 	}

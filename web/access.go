@@ -111,7 +111,8 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
 	}
 	m := s.modeFor(u, conv)
-	if !m.ReadOnly && rec.To != "" {
+	if rec.To != "" {
+		// Its members' alone: not its asker's, nor staff's on the asker's behalf.
 		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "This question is for the group %s: its members answer it.", rec.To)
 	}
 	if m.ReadOnly && m.OnBehalfOf == "" {

@@ -65,7 +65,8 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	if err != nil {
 		return err
 	}
-	ctx := views.WithMode(c.Request().Context(), mode)
+	// The card knows its viewer: an approver sees their approval counted, not the form again.
+	ctx := views.WithViewer(views.WithMode(c.Request().Context(), mode), views.Viewer{ID: currentUser(c).ID, Name: currentUser(c).Name})
 	form, err := c.FormParams()
 	if err != nil {
 		// Too large to read at all: the question says so, as it stands.

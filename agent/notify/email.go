@@ -73,11 +73,9 @@ func (n *Notifier) email(ctx context.Context, d agent.Notification) error {
 	if err != nil {
 		return fmt.Errorf("the SMTP server could not be reached: %v", err)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	} else {
-		conn.SetDeadline(time.Now().Add(time.Minute))
-	}
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	// Parley stopping ends the conversation with the server at once.
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	c, err := smtp.NewClient(conn, s.Host)
 	if err != nil {
 		conn.Close()

@@ -59,7 +59,9 @@ func New(opts Options) *Notifier {
 	opts.Backoff = cmp.Or(opts.Backoff, 30*time.Second)
 	opts.Attempts = cmp.Or(opts.Attempts, 8)
 	if opts.HTTP == nil {
-		opts.HTTP = &http.Client{Timeout: 10 * time.Second}
+		opts.HTTP = &http.Client{Timeout: 10 * time.Second,
+			// A webhook is the URL given: a redirect is an answer, not a way elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -92,25 +94,58 @@ func (n *Notifier) Wake() {
 	}
 }
 
+// run picks the deliveries due and sends each on its own (a slow webhook holds up no other),
+// at most maxSending at once.
 func (n *Notifier) run(ctx context.Context) {
 	defer n.wg.Done()
+	var mu sync.Mutex
+	// sending are the deliveries under way; finished, those that ended since the outbox was
+	// last read, which that read may still show due.
+	sending, finished := map[int64]bool{}, map[int64]bool{}
+	slots := make(chan struct{}, maxSending)
 	for {
-		due, err := n.opts.Outbox.DueNotifications(ctx, time.Now(), 50)
+		mu.Lock()
+		clear(finished)
+		mu.Unlock()
+		due, err := n.opts.Outbox.DueNotifications(ctx, time.Now(), 2*maxSending)
 		if err != nil && ctx.Err() == nil {
 			n.opts.Logger.Error("notifications due", "error", err)
 		}
-		var wg sync.WaitGroup
 		for _, d := range due {
-			wg.Add(1)
+			mu.Lock()
+			busy := sending[d.ID] || finished[d.ID]
+			if !busy {
+				sending[d.ID] = true
+			}
+			mu.Unlock()
+			if busy {
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			n.wg.Add(1)
 			go func() {
-				defer wg.Done()
+				defer n.wg.Done()
 				n.deliver(ctx, d)
+				<-slots
+				mu.Lock()
+				delete(sending, d.ID)
+				finished[d.ID] = true
+				mu.Unlock()
+				n.Wake() // a retry may be due sooner than the loop thought
 			}()
 		}
-		wg.Wait()
 		wait := time.Minute
 		if next, err := n.opts.Outbox.NextNotification(ctx); err == nil && !next.IsZero() {
-			wait = min(wait, max(time.Until(next), 10*time.Millisecond))
+			wait = min(wait, time.Until(next))
+		}
+		if wait <= 0 {
+			// Due now, and being sent: its end wakes the loop. A second bounds the wait for
+			// those beyond the ones picked.
+			wait = time.Second
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -123,6 +158,9 @@ func (n *Notifier) run(ctx context.Context) {
 		}
 	}
 }
+
+// maxSending bounds the deliveries under way at once.
+const maxSending = 16
 
 // deliver sends one notification and records how it went.
 func (n *Notifier) deliver(ctx context.Context, d agent.Notification) {
@@ -175,11 +213,13 @@ func (n *Notifier) Link(q agent.QuestionRecord) string { return n.opts.BaseURL +
 // summary is the notification in a line: who asks whom what.
 func summary(d agent.Notification) string {
 	q := d.Question
-	whom := d.Owner
+	// The asker names itself (its MCP clientInfo): the person whose token it used is said too.
+	// The message's first line, without the Markdown marks a chat or a subject would show.
+	msg := strings.NewReplacer("**", "", "__", "", "`", "").Replace(firstLine(q.Message))
+	line := fmt.Sprintf("%s asks %s: %s", firstLine(q.Asker), d.Owner, msg)
 	if q.To != "" {
-		whom = "the group " + q.To
+		line = fmt.Sprintf("%s, for %s, asks the group %s: %s", firstLine(q.Asker), d.Owner, q.To, msg)
 	}
-	line := fmt.Sprintf("%s asks %s: %s", q.Asker, whom, firstLine(q.Message))
 	if d.Reason == "escalated" {
 		line = "Still waiting, now for you too: " + line
 	}
@@ -211,16 +251,32 @@ type WebhookBody struct {
 
 // WebhookParley is the question, for programs.
 type WebhookParley struct {
-	Event    string               `json:"event"` // question.asked or question.escalated
-	URL      string               `json:"url"`
-	Owner    string               `json:"owner"`
-	Question agent.QuestionRecord `json:"question"`
+	Event    string          `json:"event"` // question.asked or question.escalated
+	URL      string          `json:"url"`
+	Owner    string          `json:"owner"`
+	Question WebhookQuestion `json:"question"`
+}
+
+// WebhookQuestion is the question as asked (the API's question model), with where it is.
+type WebhookQuestion struct {
+	agent.Question
+	ConversationID int64     `json:"conversation_id"`
+	AskedAt        time.Time `json:"asked_at"`
 }
 
 func (n *Notifier) webhook(ctx context.Context, d agent.Notification) error {
 	link := n.Link(d.Question)
-	body, err := json.Marshal(WebhookBody{Text: summary(d) + "\nAnswer in Parley: " + link,
-		Parley: WebhookParley{Event: "question." + d.Reason, URL: link, Owner: d.Owner, Question: d.Question}})
+	// No "<" or ">" reaches a chat: "<!channel>" would call everyone in it.
+	text := strings.NewReplacer("<", "‹", ">", "›").Replace(summary(d))
+	q := d.Question.Question
+	q.Fields = make([]agent.Field, len(q.Fields))
+	for i, f := range d.Question.Fields {
+		f.Default = nil // what an agent proposes (an approval's arguments) stays in Parley
+		q.Fields[i] = f
+	}
+	body, err := json.Marshal(WebhookBody{Text: text + "\nAnswer in Parley: " + link,
+		Parley: WebhookParley{Event: "question." + d.Reason, URL: link, Owner: d.Owner,
+			Question: WebhookQuestion{Question: q, ConversationID: d.Question.ConversationID, AskedAt: d.Question.AskedAt}}})
 	if err != nil {
 		return permanent{err}
 	}
@@ -239,11 +295,12 @@ func (n *Notifier) webhook(ctx context.Context, d agent.Notification) error {
 		return fmt.Errorf("the webhook could not be reached: %v", err)
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	err = fmt.Errorf("the webhook answered %s %s", resp.Status, strings.TrimSpace(string(snippet)))
+	// Its status alone: what a URL inside the network answers is not for the page to show.
+	err = fmt.Errorf("the webhook answered %s", resp.Status)
 	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
 		return permanent{err}
 	}

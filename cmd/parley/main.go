@@ -395,6 +395,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	publicURL := cfg.PublicURL
 	if publicURL == "" {
 		publicURL = "http://" + l.Addr().String()
+		if host, _, _ := net.SplitHostPort(l.Addr().String()); net.ParseIP(host).IsUnspecified() {
+			log.Warn("notifications link to " + publicURL + ", which nobody can open: set --public-url to Parley's address as people reach it")
+		}
 	}
 	srv := web.NewServer(web.NewServerOptions{
 		Notify:   web.NotifyOptions{PublicURL: publicURL, SMTP: smtpServer},

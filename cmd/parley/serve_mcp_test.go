@@ -4,12 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
 )
 
 // mcpCall calls ask_person on a live Parley as the token's person, over rev, and returns
@@ -105,5 +112,97 @@ func TestServe_MCPQuestionsOutliveSIGTERMAndKill9(t *testing.T) {
 	l.api(t, http.MethodGet, "/questions", nil, &qs)
 	if len(qs.Questions) != 1 {
 		t.Fatalf("%d questions pending, want region-b's alone", len(qs.Questions))
+	}
+}
+
+// Word of a question is in the outbox with the question: a webhook that hangs while Parley
+// is told to stop (SIGTERM) or killed (-9) gets it after the restart, once.
+func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "p.db")
+	token := annWithToken(t, db)
+	var mu sync.Mutex
+	var bodies []string
+	hang := make(chan struct{}) // closed: the receiver answers at once
+	hanging := make(chan struct{}, 10)
+	var inflight atomic.Int32 // requests held, of live senders or of a killed one
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inflight.Add(1)
+		defer inflight.Add(-1)
+		b, _ := io.ReadAll(r.Body) // read first: then the server sees a sender that goes
+		select {
+		case <-hang:
+		default:
+			hanging <- struct{}{}
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+				return // the sender stopped or died: it never heard back, and sends again
+			}
+		}
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	ctx := context.Background()
+	side, err := store.OpenWith(ctx, db, store.Options{Holder: "test", Shared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, _ := side.UserByName(ctx, "ann")
+	if _, err := side.AddChannel(ctx, agent.Channel{Kind: agent.ChannelWebhook, Target: hook.URL, UserID: u.ID}, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	side.Close()
+
+	var l *liveServer
+	var logs *syncBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the last server's log:\n%s", logs.String())
+		}
+	})
+	start := func() {
+		logs = &syncBuffer{}
+		l = serveLive(t, token, logs, "--db", db)
+	}
+	ask := func(id string) {
+		mcpCall(t, l.URL, l.Token, "2026-07-28", map[string]any{"message": "Ship " + id + "?", "request_id": id, "wait": "0s",
+			"fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}})
+	}
+	t0 := time.Now()
+	step := func(what string) { t.Logf("%s at %s", what, time.Since(t0).Round(time.Millisecond)) }
+	start()
+	ask("first")
+	<-hanging // its delivery is under way when Parley is told to stop
+	step("first hangs")
+	terminate(t, l, logs)
+	step("terminated")
+	start()
+	<-hanging // tried again after the restart, and hangs again: kill -9 now
+	step("first hangs again")
+	ask("second")
+	<-hanging
+	step("second hangs")
+	l.cmd.Process.Kill()
+	l.cmd.Wait()
+	waitFor(t, "the killed sender's requests to end", func() bool { return inflight.Load() == 0 })
+	step("killed")
+	close(hang)
+	start()
+	waitFor(t, "both notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(bodies) > 2 {
+			t.Fatalf("%d notifications, want 2: %s", len(bodies), strings.Join(bodies, "\n"))
+		}
+		return len(bodies) == 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	joined := strings.Join(bodies, "\n")
+	if !strings.Contains(joined, "Ship first?") || !strings.Contains(joined, "Ship second?") || !strings.Contains(joined, l.URL+"/c/") {
+		t.Fatalf("the webhook got %s", joined)
 	}
 }

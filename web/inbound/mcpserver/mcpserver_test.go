@@ -483,6 +483,21 @@ func TestAskPerson_AGroupQuestionIsInEveryMembersInboxAndAnsweredOnce(t *testing
 					t.Fatal("the answered question is still in an Inbox")
 				}
 			}
+			// Deleting the group calls off its questions still waiting: ann is told, and they
+			// do not fall to her to answer.
+			again := map[string]any{"message": "And the cache pool?", "to": "ops", "request_id": "cache", "wait": "0s",
+				"fields": []any{map[string]any{"name": "pool", "kind": "text"}}}
+			call(t, cs, "ask_person", again)
+			if err := s.DB.RemoveFromGroup(context.Background(), "ops", nil, "carol"); err != nil {
+				t.Fatal(err)
+			}
+			if got, text, _ := call(t, cs, "ask_person", again); got["outcome"] != "cancelled" || got["reason"] != "The group ops was deleted." {
+				t.Fatalf("after ops was deleted: %s", text)
+			}
+			if _, body := s.API(t, ann, "GET", "/questions", nil); len(body["questions"].([]any)) != 0 {
+				t.Fatal("the deleted group's question fell to ann")
+			}
+			group(t, s, "ops", []string{"bob", "cy"}, "ann")
 			// Eve belongs to no group: asking ops is refused, and asking a person is too.
 			evecs := connect(t, s, rev, eve, "script", nil)
 			for _, to := range []string{"ops", "bob", "nobody"} {
@@ -500,11 +515,11 @@ func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
 		t.Run(rev, func(t *testing.T) {
 			s := serve(t)
 			tokens := map[string]string{}
-			for _, p := range []string{"bob", "cy", "dee"} {
+			for _, p := range []string{"ann", "bob", "cy", "dee"} {
 				tokens[p] = s.Person(t, p, agent.RoleUser)
 			}
-			group(t, s, "release", []string{"bob", "cy", "dee"})
-			cs := connect(t, s, rev, tokens["bob"], "Claude Code", nil)
+			group(t, s, "release", []string{"bob", "cy", "dee"}, "ann")
+			cs := connect(t, s, rev, tokens["ann"], "Claude Code", nil)
 			args := map[string]any{"action": "Drop the table invoices_old", "to": "release", "approvals": 2, "request_id": "drop",
 				"arguments": map[string]any{"table": "invoices_old", "backup": true}}
 			if _, text, isErr := call(t, cs, "request_approval", map[string]any{"action": "x", "to": "release", "approvals": 4}); !isErr || !strings.Contains(text, "3 members") {
@@ -519,6 +534,10 @@ func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
 			answer := func(who string, values map[string]any) int {
 				st, _ := s.API(t, tokens[who], "POST", fmt.Sprintf("/questions/%d/answer", id), map[string]any{"values": values})
 				return st
+			}
+			// Ann asked: she does not approve it herself.
+			if st := answer("ann", map[string]any{"table": "invoices_old", "backup": true}); st != 403 {
+				t.Fatalf("ann approves her own request: %d", st)
 			}
 			// Bob approves without backup; approving twice does not count twice.
 			edited := map[string]any{"table": "invoices_old", "backup": false}
@@ -547,6 +566,16 @@ func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
 			got, text, _ := call(t, cs, "request_approval", args)
 			if got["approved"] != true || got["by"] != "bob, dee" || got["arguments"].(map[string]any)["backup"] != false {
 				t.Fatalf("two of three: %s", text)
+			}
+			// A member who asks two of the others: the members besides them count, and their
+			// own approval does not.
+			bobcs := connect(t, s, rev, tokens["bob"], "Claude Code", nil)
+			if _, text, isErr := call(t, bobcs, "request_approval", map[string]any{"action": "x", "to": "release", "approvals": 3}); !isErr || !strings.Contains(text, "2 members besides you") {
+				t.Fatalf("3 of bob's 2 colleagues: %v %s", isErr, text)
+			}
+			own, _, _ := call(t, bobcs, "request_approval", map[string]any{"action": "Rotate the keys", "to": "release", "approvals": 2, "wait": "0s"})
+			if st, _ := s.API(t, tokens["bob"], "POST", fmt.Sprintf("/questions/%v/answer", own["question_id"]), map[string]any{"values": map[string]any{}}); st != 403 {
+				t.Fatalf("bob approves his own request: %d", st)
 			}
 			// One rejection rejects, whatever the approvals before it.
 			args["request_id"], args["wait"] = "drop-2", "0s"

@@ -66,8 +66,10 @@ type Server struct {
 	// posts are the requests being served but GETs (which only listen): Close lets them
 	// write their results before it ends the sessions.
 	posts   sync.WaitGroup
-	mu      sync.Mutex // orders the start of a request and Close
+	mu      sync.Mutex // orders the start of a request and Close; guards waiting
 	stopped bool
+	// waiting counts each person's calls that wait (see maxWaiting).
+	waiting map[int64]int
 }
 
 // New returns the MCP server.
@@ -106,6 +108,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, token, err := s.opts.Authenticate(r)
+	if err != nil && agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		// The token could not be checked (the database is down): not the client's fault.
+		s.opts.Logger.Error("mcp: token", "error", err)
+		http.Error(w, "Parley cannot check the token right now; try again in a moment.", http.StatusServiceUnavailable)
+		return
+	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 		http.Error(w, agent.ErrorMessage(err), http.StatusUnauthorized)

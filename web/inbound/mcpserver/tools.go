@@ -125,7 +125,7 @@ func badArgs(format string, a ...any) *mcp.CallToolResult {
 
 // readCall decodes a call's arguments, refusing names the tool does not take, and reads
 // the arguments both tools share.
-func (s *Server) readCall(ctx context.Context, req *mcp.CallToolRequest, known ...string) (*call, *mcp.CallToolResult) {
+func (s *Server) readCall(req *mcp.CallToolRequest, known ...string) (*call, *mcp.CallToolResult) {
 	c := &call{who: callerOf(req), tool: req.Params.Name, wait: s.opts.MaxWait}
 	if c.who == nil {
 		return nil, badArgs("Parley could not tell who calls: send a personal access token.")
@@ -158,12 +158,6 @@ func (s *Server) readCall(ctx context.Context, req *mcp.CallToolRequest, known .
 	c.requestID, _ = c.str("request_id", false)
 	if len(c.requestID) > 200 {
 		return nil, badArgs("request_id is too long: at most 200 characters.")
-	}
-	if bad := s.checkTo(ctx, c); bad != nil {
-		return nil, bad
-	}
-	if bad := s.checkEscalation(ctx, c); bad != nil {
-		return nil, bad
 	}
 	return c, nil
 }
@@ -311,8 +305,47 @@ func client(req *mcp.CallToolRequest, who *caller) string {
 	return agent.Title(who.token)
 }
 
-// ask stores the question (or finds the one request_id asked before) and waits for its
-// outcome as the call asks.
+// handle runs a tool call: it finds the question the call's request_id asked before, or
+// checks the call's audience and asks the question build makes of it; it waits for the
+// outcome as the call asks, and done tells it.
+func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, known []string,
+	build func(*call) (agent.Question, *mcp.CallToolResult), done func(*call, agent.QuestionRecord) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	c, bad := s.readCall(req, known...)
+	if bad != nil {
+		return bad, nil
+	}
+	rec, found, err := s.opts.Runner.AskedBefore(ctx, agent.InboundRequest{UserID: c.who.user.ID, RequestID: c.requestID, Digest: c.digest()})
+	if err != nil {
+		return s.failed(c, err), nil
+	}
+	if !found {
+		if bad := s.checkTo(ctx, c); bad != nil {
+			return bad, nil
+		}
+		if bad := s.checkEscalation(ctx, c); bad != nil {
+			return bad, nil
+		}
+		q, bad := build(c)
+		if bad != nil {
+			return bad, nil
+		}
+		if rec, bad = s.ask(ctx, req, c, q); bad != nil {
+			return bad, nil
+		}
+	}
+	return done(c, s.await(ctx, req, c, rec)), nil
+}
+
+// failed is the tool result of an error: the caller's (EINVALID), else Parley's.
+func (s *Server) failed(c *call, err error) *mcp.CallToolResult {
+	if agent.ErrorCode(err) == agent.EINVALID {
+		return badArgs("%s", agent.ErrorMessage(err))
+	}
+	s.opts.Logger.Error("mcp: ask", "person", c.who.user.Name, "error", err)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Parley could not store the question: " + agent.ErrorMessage(err) + " Try again."}}}
+}
+
+// ask stores a new question.
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q agent.Question) (agent.QuestionRecord, *mcp.CallToolResult) {
 	q.Asker, q.Key, q.To, q.Escalate = client(req, c.who), c.requestID, c.group.Name, c.escalate
 	if timeout, ok, bad := c.duration("timeout"); bad != nil {
@@ -325,38 +358,45 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q a
 	}
 	rec, created, err := s.opts.Runner.AskInbound(ctx, agent.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
 		RequestID: c.requestID, Digest: c.digest(), Via: "token " + c.who.token, ToGroup: c.group.ID, Question: q})
-	if agent.ErrorCode(err) == agent.EINVALID {
-		return rec, badArgs("%s", agent.ErrorMessage(err))
-	}
 	if err != nil {
-		s.opts.Logger.Error("mcp: ask", "person", c.who.user.Name, "error", err)
-		return rec, &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Parley could not store the question: " + agent.ErrorMessage(err) + " Try again."}}}
+		return rec, s.failed(c, err)
 	}
 	if created && s.opts.Notify != nil {
 		s.opts.Notify()
 	}
-	if !rec.Pending() || c.wait == 0 {
-		return rec, nil
+	return rec, nil
+}
+
+// await waits for the question's outcome as the call asks (wait), and returns the question
+// as it stands then: still pending when the wait ended first.
+func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, c *call, rec agent.QuestionRecord) agent.QuestionRecord {
+	if !rec.Pending() || c.wait == 0 || !s.startWaiting(c.who.user.ID) {
+		return rec // pending: calling again with the request_id waits on
 	}
+	defer s.stopWaiting(c.who.user.ID)
 	wctx, cancel := context.WithTimeout(ctx, c.wait)
 	defer cancel()
 	defer context.AfterFunc(s.closing, cancel)()
 	token := req.Params.GetProgressToken()
 	var tick func()
 	if token != nil {
+		whom := c.who.user.Shown()
+		if rec.To != "" {
+			whom = "the group " + rec.To
+		}
 		n := 0
 		tick = func() {
 			n++
 			_ = req.Session.NotifyProgress(wctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n),
-				Message: fmt.Sprintf("Waiting for %s to answer question %d in Parley.", c.who.user.Shown(), rec.ID)})
+				Message: fmt.Sprintf("Waiting for %s to answer question %d in Parley.", whom, rec.ID)})
 		}
 	}
 	got, err := s.opts.Runner.AwaitQuestion(wctx, rec.ID, s.opts.Progress, tick)
 	if err != nil {
 		s.opts.Logger.Error("mcp: wait", "question", rec.ID, "error", err)
-		return rec, nil // pending, as it stood: calling again finds it
+		return rec // pending, as it stood: calling again finds it
 	}
-	return got, nil
+	return got
 }
 
 // outcome is how a question stands, in the tools' terms.
@@ -389,23 +429,14 @@ func result(v map[string]any, rec agent.QuestionRecord, who *caller) *mcp.CallTo
 
 // askPerson is ask_person.
 func (s *Server) askPerson(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(ctx, req, "message", "fields", "requestedSchema", "to", "context", "timeout", "escalate_after", "escalate_to", "wait", "request_id")
-	if bad != nil {
-		return bad, nil
-	}
-	q, bad := s.askQuestion(c)
-	if bad != nil {
-		return bad, nil
-	}
-	rec, bad := s.ask(ctx, req, c, q)
-	if bad != nil {
-		return bad, nil
-	}
-	values := map[string]any{}
-	if r := rec.Resolution; r != nil && r.Outcome == agent.Answered && r.Values != nil {
-		values = r.Values
-	}
-	return result(map[string]any{"outcome": outcome(rec), "values": values}, rec, c.who), nil
+	return s.handle(ctx, req, []string{"message", "fields", "requestedSchema", "to", "context", "timeout", "escalate_after", "escalate_to", "wait", "request_id"},
+		s.askQuestion, func(c *call, rec agent.QuestionRecord) *mcp.CallToolResult {
+			values := map[string]any{}
+			if r := rec.Resolution; r != nil && r.Outcome == agent.Answered && r.Values != nil {
+				values = r.Values
+			}
+			return result(map[string]any{"outcome": outcome(rec), "values": values}, rec, c.who)
+		})
 }
 
 // askQuestion is ask_person's question: its message, context and form.
@@ -474,38 +505,58 @@ func mustJSON(v any) json.RawMessage {
 
 // requestApproval is request_approval.
 func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, bad := s.readCall(ctx, req, "action", "details", "arguments", "to", "approvals", "timeout", "escalate_after", "escalate_to", "wait", "request_id")
-	if bad != nil {
-		return bad, nil
+	return s.handle(ctx, req, []string{"action", "details", "arguments", "to", "approvals", "timeout", "escalate_after", "escalate_to", "wait", "request_id"},
+		approvalQuestion, approvalResult)
+}
+
+// proposed are the arguments a request_approval call proposes, nil when none.
+func (c *call) proposed() (json.RawMessage, *mcp.CallToolResult) {
+	args := c.args["arguments"]
+	if len(args) == 0 || string(args) == "null" {
+		return nil, nil
 	}
+	if args[0] != '{' {
+		return nil, badArgs("arguments must be a JSON object.")
+	}
+	return args, nil
+}
+
+// approvalQuestion is request_approval's question: the action, its details, and the
+// arguments as a form to approve (changed or not) or reject.
+func approvalQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
+	var q agent.Question
 	action, bad := c.str("action", true)
 	if bad != nil {
-		return bad, nil
+		return q, bad
 	}
 	details, bad := c.str("details", false)
 	if bad != nil {
-		return bad, nil
+		return q, bad
 	}
 	approvals := 1
 	if raw, ok := c.args["approvals"]; ok && string(raw) != "null" {
 		if json.Unmarshal(raw, &approvals) != nil || approvals < 1 {
-			return badArgs("approvals must be a whole number, 1 or more."), nil
+			return q, badArgs("approvals must be a whole number, 1 or more.")
 		}
 		members := len(c.group.People(agent.RoleMember))
+		if c.group.IsMember(c.who.user.ID) {
+			members-- // who asks does not approve their own request
+		}
 		switch {
 		case approvals > 1 && c.group.ID == 0:
-			return badArgs("approvals: %d different people must approve, so to must name a group of at least %d members.", approvals, approvals), nil
+			return q, badArgs("approvals: %d different people must approve, so to must name a group of at least %d members.", approvals, approvals)
 		case approvals > members && c.group.ID != 0:
-			return badArgs("approvals: the group %s has %d members, fewer than the %d approvals asked.", c.group.Name, members, approvals), nil
+			return q, badArgs("approvals: the group %s has %d members besides you, fewer than the %d approvals asked.", c.group.Name, members, approvals)
 		}
 	}
-	args := c.args["arguments"]
-	if len(args) == 0 || string(args) == "null" {
-		args = nil
-	} else if args[0] != '{' {
-		return badArgs("arguments must be a JSON object."), nil
+	args, bad := c.proposed()
+	if bad != nil {
+		return q, bad
 	}
-	q := agent.Question{Message: "**Approve:** " + action, Type: agent.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []agent.Field{}, Approvals: approvals}
+	q = agent.Question{Message: "**Approve:** " + action, Type: agent.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []agent.Field{}}
+	if approvals > 1 {
+		q.Approvals = approvals
+	}
 	if details != "" {
 		q.Message += "\n\n" + details
 	}
@@ -513,19 +564,21 @@ func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) 
 		q.Message += "\n\nThe arguments are what the agent proposes: change them before you approve, if needed."
 		q.Fields = agent.ApprovalFields(agent.ArgumentsSchema(args), args)
 	}
-	rec, bad := s.ask(ctx, req, c, q)
-	if bad != nil {
-		return bad, nil
-	}
+	return q, nil
+}
+
+// approvalResult tells request_approval's outcome: approved (with the arguments as
+// approved), rejected, or how else the question stands.
+func approvalResult(c *call, rec agent.QuestionRecord) *mcp.CallToolResult {
 	v := map[string]any{"approved": false}
 	switch o := outcome(rec); o {
 	case "answered":
 		v["outcome"], v["approved"] = "approved", true
 		v["arguments"] = json.RawMessage("{}")
-		if args != nil {
+		if args, _ := c.proposed(); args != nil {
 			approved, err := agent.ApprovedArguments(&rec.Question, rec.Resolution, args)
 			if err != nil {
-				return badArgs("%v", err), nil
+				return badArgs("%v", err)
 			}
 			v["arguments"] = approved
 		}
@@ -534,5 +587,31 @@ func (s *Server) requestApproval(ctx context.Context, req *mcp.CallToolRequest) 
 	default:
 		v["outcome"] = o
 	}
-	return result(v, rec, c.who), nil
+	return result(v, rec, c.who)
+}
+
+// maxWaiting bounds the calls of one person that wait at once: a client that gives up on
+// its calls and asks again (2025-11-25 does not tell the server) leaves them waiting, each
+// up to its wait. Past it, calls return "pending" at once.
+const maxWaiting = 32
+
+func (s *Server) startWaiting(userID int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting == nil {
+		s.waiting = map[int64]int{}
+	}
+	if s.waiting[userID] >= maxWaiting {
+		return false
+	}
+	s.waiting[userID]++
+	return true
+}
+
+func (s *Server) stopWaiting(userID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[userID]--; s.waiting[userID] <= 0 {
+		delete(s.waiting, userID)
+	}
 }
