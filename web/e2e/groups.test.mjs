@@ -222,7 +222,7 @@ test('a staff member sets up a group on her phone; its members get the agent’s
     assert.ok(m, `the link is to the question's page: ${first.body.parley.url}`)
     const id = m[1]
     assert.equal(first.body.parley.url, `${parley.url}/questions/${id}`)
-    assert.match(first.body.text, /^Claude Code asks the group ops: Which backup should tonight’s restore drill use\?\nAnswer in Parley: http:\/\/\S+\/questions\/\d+$/)
+    assert.match(first.body.text, /^Claude Code, for ann, asks the group ops: Which backup should tonight’s restore drill use\?\nAnswer in Parley: http:\/\/\S+\/questions\/\d+$/)
     // And the group's card says it was delivered.
     await until(async () => {
       await cp.reload()
@@ -301,10 +301,10 @@ test('a staff member sets up a group on her phone; its members get the agent’s
     const approvalID = failed.body.parley.url.match(/\/questions\/(\d+)$/)?.[1]
     assert.ok(approvalID, failed.body.parley.url)
     assert.equal(failed.body.parley.url, `${parley.url}/questions/${approvalID}`)
-    assert.match(failed.body.text, /^Claude Code asks the group ops: .*Scale the api service to 3 replicas\nAnswer in Parley: http:\/\/\S+\/questions\/\d+$/)
+    assert.match(failed.body.text, /^Claude Code, for ann, asks the group ops: .*Scale the api service to 3 replicas\nAnswer in Parley: http:\/\/\S+\/questions\/\d+$/)
     await until(async () => {
       await cp.reload()
-      await channel.getByText(/Failed.*the webhook answered 503 Service Unavailable busy, try later \(trying again at \d\d:\d\d:\d\d UTC\)/).waitFor({ timeout: 1000 })
+      await channel.getByText(/Failed.*the webhook answered 503 Service Unavailable \(trying again at \d\d:\d\d:\d\d UTC\)/).waitFor({ timeout: 1000 })
     }, 'the channel says the delivery failed')
     await noSideways(cp, 'the groups with a failed channel on a phone')
     await axeLightAndDark(cp, 'the groups with a failed channel at 390 px')
