@@ -15,40 +15,18 @@ import (
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
-func lastResolution(in agent.StepInput) *agent.Resolution {
-	var r *agent.Resolution
-	for _, ev := range in.History {
-		if ev.Kind == agent.EventQuestionResolved {
-			r = ev.Resolution
-		}
-	}
-	return r
-}
+var lastResolution = webtest.LastResolution
 
 func intp(n int) *int           { return &n }
 func floatp(f float64) *float64 { return &f }
 
-// askerQuestion has one field of each validation family.
-func askerQuestion() agent.Question {
-	return agent.Question{Message: "Tell me about **it**", Fields: []agent.Field{
-		{Name: "name", Label: "Project name", Kind: agent.KindText, Required: true, MinLength: intp(3), Description: "At least three letters"},
-		{Name: "count", Label: "Head count", Kind: agent.KindInteger, Required: true, Min: floatp(1), Max: floatp(10)},
-		{Name: "color", Kind: agent.KindSelect, Options: []agent.Option{{Value: "red", Label: "Red"}, {Value: "blue", Label: "Blue"}}},
-	}}
-}
+var askerQuestion = webtest.AskerQuestion
 
 func askerAgent(q func() agent.Question) *scripted {
-	return &scripted{name: "asker", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		if r := lastResolution(in); r != nil {
-			return out.Text(fmt.Sprintf("Outcome %s, name %v, reason %q.", r.Outcome, r.Values["name"], r.Reason))
-		}
-		out.Text("Let me ")
-		out.Text("ask you something.")
-		_, err := out.Ask(q())
-		return err
-	}}
+	return &scripted{name: "asker", step: webtest.AskerStep(q)}
 }
 
 func convID(t testing.TB, path string) int64 {

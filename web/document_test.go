@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // file is one file of a multipart post.
@@ -48,27 +49,7 @@ func (ts *testServer) postFiles(t testing.TB, path string, fields map[string]str
 }
 
 // readerAgent replies with the first line of each document attached to the person's last message.
-func readerAgent() *scripted {
-	return &scripted{name: "reader", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		var msg agent.Event
-		for _, ev := range in.History {
-			if ev.Kind == agent.EventUserMessage {
-				msg = ev
-			}
-		}
-		for _, ref := range msg.Documents {
-			d, err := in.Documents.Document(ctx, ref.ID)
-			if err != nil {
-				return err
-			}
-			first, _, _ := strings.Cut(string(d.Content), "\n")
-			if err := out.Text(fmt.Sprintf("%s starts with %q. ", d.Name, first)); err != nil {
-				return err
-			}
-		}
-		return out.Text("Read " + msg.Prompt())
-	}}
-}
+func readerAgent() *scripted { return &scripted{name: "reader", step: webtest.ReaderStep} }
 
 func TestAttachedFiles_AreStoredShownAndReadByTheAgent(t *testing.T) {
 	a := readerAgent()

@@ -7,76 +7,17 @@
 // approves. ann adds channels of her own on Settings, one refused.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { startParley, launch, tempDB, root, results, axe, pageErrors } from './harness.mjs'
+import { startParley, launch, tempDB, results, axe } from './harness.mjs'
+import { addPerson, signIn as signInWith, mcpAgent as agent, callTool as call, until } from './people.mjs'
 
 let browser
+const signIn = (url, name, options) => signInWith(browser, url, name, options)
 before(async () => { browser = await launch() })
 after(async () => { await browser?.close() })
 
-const password = 'a long and quite memorable passphrase'
-const bin = join(root, 'parley')
 const phone = { width: 390, height: 844 }
-
-// addPerson makes an account (staff with role 'staff') and a personal access token on the
-// command line, as an administrator would, and returns the token.
-function addPerson (db, name, role = 'user') {
-  execFileSync(bin, ['user', 'add', name, '--role', role, '--password-stdin', '--db', db], { input: password + '\n', stdio: ['pipe', 'ignore', 'pipe'] })
-  return execFileSync(bin, ['token', 'add', 'terminal', '--user', name, '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim()
-}
-
-// signIn opens a browser context of its own for the person and signs them in.
-async function signIn (url, name, options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, ...options })
-  const page = await context.newPage()
-  const errors = pageErrors(page)
-  await page.goto(url + '/login')
-  await page.getByLabel('User name').fill(name)
-  await page.getByLabel('Password', { exact: true }).fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.waitForURL(url + '/')
-  return { context, page, errors }
-}
-
-// agent is the terminal's MCP client, with the person's token.
-async function agent (url, token) {
-  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '2.1.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url + '/mcp'), {
-    requestInit: { headers: { Authorization: 'Bearer ' + token } }
-  }))
-  return client
-}
-
-// call calls a tool the way an agent that may wait long does: the request lives as long as
-// progress keeps coming (and two minutes without), and the progress is kept.
-function call (client, name, args) {
-  const progress = []
-  const result = client.callTool({ name, arguments: args }, undefined, {
-    timeout: 120_000,
-    resetTimeoutOnProgress: true,
-    maxTotalTimeout: 600_000,
-    onprogress: (p) => progress.push(p)
-  })
-  result.catch(() => {}) // a failing test closes the client under a waiting call
-  return { result, progress }
-}
-
-// until retries check (which throws while not yet so) until it passes, for at most ms.
-async function until (check, what, ms = 30_000) {
-  const end = Date.now() + ms
-  for (;;) {
-    try {
-      return await check()
-    } catch (e) {
-      if (Date.now() > end) throw new Error(`${what}: ${e.message}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-}
 
 // noSideways checks that the page is no wider than the screen: nothing to scroll sideways.
 async function noSideways (page, what) {
