@@ -267,3 +267,35 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 		t.Fatalf("escalate to a stranger: %s", text)
 	}
 }
+
+// A question answered before word of it got out is not announced: the retry finds it
+// resolved, and drops it.
+func TestNotifications_AQuestionAnsweredMeanwhileIsNotAnnounced(t *testing.T) {
+	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 50 * time.Millisecond}})
+	ann := s.Person(t, "ann", agent.RoleUser)
+	hook := startHook(t, 1_000_000) // down until it is told otherwise
+	addChannel(t, s, agent.Channel{Kind: agent.ChannelWebhook, Target: hook.URL, UserID: userID(t, s, "ann")})
+	cs := connect(t, s, revisions[1], ann, "Claude Code", nil)
+	got, _, _ := call(t, cs, "ask_person", map[string]any{"message": "Tag the release?", "wait": "0s",
+		"fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}})
+	webtest.WaitFor(t, "a first failed delivery", func() bool {
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		return hook.tries > 0
+	})
+	if st, _ := s.API(t, ann, "POST", fmt.Sprintf("/questions/%v/answer", got["question_id"]), map[string]any{"values": map[string]any{"ok": true}}); st != 200 {
+		t.Fatalf("answer: %d", st)
+	}
+	hook.mu.Lock()
+	hook.fails = 0 // up again
+	hook.mu.Unlock()
+	webtest.WaitFor(t, "the outbox to empty", func() bool {
+		next, err := s.DB.NextNotification(context.Background())
+		return err == nil && next.IsZero()
+	})
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	if len(hook.bodies) != 0 {
+		t.Fatalf("an answered question was announced: %+v", hook.bodies)
+	}
+}
