@@ -15,14 +15,13 @@ import (
 // Inbox returns the questions still waiting, oldest first: one account's (userID), or
 // everyone's (userID 0).
 func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.InboxItem, error) {
+	where, args := `q.state = 'pending'`, []any{}
+	if userID != 0 {
+		where, args = pendingFor, []any{userID, userID, userID, userID}
+	}
 	query := `SELECT q.id, q.run_id, q.spec, q.created_at, ` + conversationColumns + `
 		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN users u ON u.id = c.user_id
-		WHERE q.state = 'pending'`
-	args := []any{}
-	if userID != 0 {
-		query += ` AND ` + forPerson + ` AND ` + notApprovedBy
-		args = append(args, userID, userID, userID, userID)
-	}
+		WHERE ` + where
 	rows, err := db.read.QueryContext(ctx, query+` ORDER BY q.created_at, q.id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
@@ -178,10 +177,19 @@ func scanQuestionFacts(rows *sql.Rows) ([]agent.QuestionFact, error) {
 
 // forPerson is the condition that question q, of conversation c, is for the person whose
 // id it takes three times: their own unless it was addressed to others (a group), or
-// addressed to a group they are a member of, or to them (an escalation).
-const forPerson = `((c.user_id = ? AND NOT EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q.id AND a.escalated = 0))
-	OR EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q.id
-		AND (a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))))`
+// addressed to a group they are a member of, or to them (an escalation). The person's
+// conversations come first (CROSS JOIN keeps that order), so that the cost is theirs,
+// not that of every question waiting; a query that names no other way to q says
+// "+q.state" for the same reason (see pendingFor).
+const forPerson = `q.id IN (
+	SELECT q1.id FROM conversations c1 CROSS JOIN questions q1 ON q1.conversation_id = c1.id AND q1.state = 'pending'
+		WHERE c1.user_id = ? AND NOT EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q1.id AND a.escalated = 0)
+	UNION SELECT a.question_id FROM question_audience a
+		WHERE a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))`
+
+// pendingFor is the condition that q is pending and for the person (the id it takes four
+// times): read from the person's questions, not from every question waiting.
+const pendingFor = `+q.state = 'pending' AND ` + forPerson + ` AND ` + notApprovedBy
 
 // notApprovedBy is the condition that the person (the id it takes) has not approved
 // question q yet: a question that needs several approvals waits for others then.
@@ -203,7 +211,7 @@ func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, 
 func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
-		where += ` AND ` + forPerson + ` AND ` + notApprovedBy
+		where = pendingFor
 		args = append(args, userID, userID, userID, userID)
 	}
 	// The newest is of the person's own conversations: another's (a group's question) would
