@@ -72,6 +72,9 @@ type Ledger interface {
 	// another digest, EINVALID. When such a run's last question is resolved, the run is done:
 	// no step runs.
 	AskInbound(ctx context.Context, conversationID int64, req InboundRequest) (rec QuestionRecord, created bool, err error)
+	// Audience returns the people a conversation's questions are for besides its owner: the
+	// members of the groups they were asked of, and those they were escalated to.
+	Audience(ctx context.Context, conversationID int64) ([]int64, error)
 	// InboundRequest returns the question a person's request id asked and the digest of
 	// what it asked; ENOTFOUND when none.
 	InboundRequest(ctx context.Context, userID int64, requestID string) (QuestionRecord, string, error)

@@ -97,8 +97,11 @@ func NewRunner(opts RunnerOptions) *Runner {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.watch = NewWatch(r.ctx, func(ctx context.Context, id int64) (int64, error) {
 		c, err := r.ledger.Conversation(ctx, id)
+		if err == nil && c.Agent == InboundAgent {
+			r.watch.Address(id) // its questions may be a group's
+		}
 		return c.UserID, err
-	})
+	}, r.ledger.Audience)
 	r.ledger.Observe(func(evs []Event) {
 		r.hub.Publish(evs)
 		r.watch.Publish(evs)

@@ -168,6 +168,10 @@ func (r *Runner) deadlines() {
 		for _, id := range ids {
 			if err := r.ledger.Escalate(bg, id); err != nil {
 				r.log.Error("escalate question", "question", id, "error", err)
+				continue
+			}
+			if q, err := r.ledger.Question(bg, id); err == nil {
+				r.watch.Address(q.ConversationID) // the pages of whom it now waits for too
 			}
 		}
 		wait := time.Minute

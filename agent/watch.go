@@ -16,6 +16,10 @@ import (
 // it shows when it wakes.
 type Watch struct {
 	owner func(ctx context.Context, conversationID int64) (int64, error)
+	// audience names the others a conversation's questions are for (a group's members),
+	// asked at each change of a conversation Address marked: their pages wake too.
+	audience  func(ctx context.Context, conversationID int64) ([]int64, error)
+	addressed map[int64]bool
 
 	mu      sync.Mutex
 	subs    map[int64]map[*Watcher]struct{} // by account; 0: pages that watch everyone
@@ -31,9 +35,11 @@ type Watch struct {
 // maxOwners bounds what the Watch remembers of whose conversations are whose.
 const maxOwners = 100_000
 
-// NewWatch returns a Watch that learns whose a conversation is from owner, until ctx ends.
-func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, error)) *Watch {
-	w := &Watch{owner: owner, subs: map[int64]map[*Watcher]struct{}{}, owners: map[int64]int64{},
+// NewWatch returns a Watch that learns whose a conversation is from owner, and whom else
+// its questions are for from audience (nil: nobody else), until ctx ends.
+func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, error),
+	audience func(ctx context.Context, conversationID int64) ([]int64, error)) *Watch {
+	w := &Watch{owner: owner, audience: audience, addressed: map[int64]bool{}, subs: map[int64]map[*Watcher]struct{}{}, owners: map[int64]int64{},
 		changed: map[int64]struct{}{}, versions: map[int64]uint64{}, kick: make(chan struct{}, 1)}
 	go w.run(ctx)
 	return w
@@ -79,6 +85,22 @@ func (w *Watch) Publish(events []Event) {
 	for _, ev := range events {
 		w.changed[ev.ConversationID] = struct{}{}
 	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Address notes that a conversation's questions are for others than its owner too (a
+// group's): each change of it wakes their pages as well, from now on.
+func (w *Watch) Address(conversationID int64) {
+	w.mu.Lock()
+	if len(w.addressed) >= maxOwners {
+		clear(w.addressed)
+	}
+	w.addressed[conversationID] = true
+	w.changed[conversationID] = struct{}{}
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
@@ -132,7 +154,7 @@ func (w *Watch) wakeLocked(account int64) {
 }
 
 func (w *Watch) run(ctx context.Context) {
-	var unknown []int64
+	var unknown, others []int64
 	for {
 		select {
 		case <-ctx.Done():
@@ -140,16 +162,33 @@ func (w *Watch) run(ctx context.Context) {
 		case <-w.kick:
 		}
 		w.mu.Lock()
-		unknown = unknown[:0]
+		unknown, others = unknown[:0], others[:0]
 		for id := range w.changed {
 			if acct, ok := w.owners[id]; ok {
 				w.wakeLocked(acct)
 			} else {
 				unknown = append(unknown, id)
 			}
+			if w.addressed[id] {
+				others = append(others, id)
+			}
 		}
 		clear(w.changed)
 		w.mu.Unlock()
+		for _, id := range others {
+			if w.audience == nil {
+				break
+			}
+			accts, err := w.audience(ctx, id)
+			if err != nil {
+				continue
+			}
+			w.mu.Lock()
+			for _, a := range accts {
+				w.wakeLocked(a)
+			}
+			w.mu.Unlock()
+		}
 		for _, id := range unknown {
 			acct, err := w.owner(ctx, id)
 			if err != nil {

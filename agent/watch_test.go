@@ -14,7 +14,7 @@ func TestWatch_WakesTheOwnerAndEveryoneWatchers(t *testing.T) {
 			return a, nil
 		}
 		return 0, Errorf(ENOTFOUND, "no")
-	})
+	}, nil)
 	ann, bob, staff := w.Subscribe(10), w.Subscribe(20), w.Subscribe(0)
 	defer bob.Close()
 
@@ -55,4 +55,27 @@ func TestWatch_WakesTheOwnerAndEveryoneWatchers(t *testing.T) {
 		t.Error("bob was woken")
 	default:
 	}
+}
+
+func TestWatch_WakesWhomAConversationsQuestionsAreFor(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	audience := []int64{40}
+	w := NewWatch(ctx, func(_ context.Context, id int64) (int64, error) { return 30, nil },
+		func(_ context.Context, id int64) ([]int64, error) { return audience, nil })
+	owner, member := w.Subscribe(30), w.Subscribe(40)
+	defer owner.Close()
+	defer member.Close()
+	w.Publish([]Event{{ConversationID: 3}})
+	<-owner.C
+	select {
+	case <-member.C:
+		t.Fatal("a member was woken by a conversation nobody addressed")
+	default:
+	}
+	w.Address(3)
+	<-member.C
+	w.Publish([]Event{{ConversationID: 3}})
+	<-owner.C
+	<-member.C
 }

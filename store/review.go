@@ -223,11 +223,23 @@ func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Co
 		return 0, latest, fmt.Errorf("count waiting: %w", err)
 	}
 	if newest == 0 {
-		return 0, latest, nil
+		return n, latest, nil // none of the person's own (a group's, perhaps)
 	}
 	latest, err = scanConversation(db.read.QueryRowContext(ctx, `SELECT `+conversationColumns+conversationsFrom+` WHERE c.id = (SELECT conversation_id FROM questions WHERE id = ?)`, newest))
 	if err != nil {
 		return 0, latest, fmt.Errorf("count waiting: %w", err)
 	}
 	return n, latest, nil
+}
+
+// Audience returns the people a conversation's questions are for besides its owner: the
+// members of the groups they were asked of or escalated to, and the people escalated to.
+func (db *DB) Audience(ctx context.Context, convID int64) ([]int64, error) {
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT user_id FROM group_members WHERE role = 'member' AND group_id IN
+			(SELECT a.group_id FROM question_audience a JOIN questions q ON q.id = a.question_id WHERE q.conversation_id = ? AND a.group_id IS NOT NULL)
+		UNION SELECT a.user_id FROM question_audience a JOIN questions q ON q.id = a.question_id WHERE q.conversation_id = ? AND a.user_id IS NOT NULL`, convID, convID)
+	if err != nil {
+		return nil, fmt.Errorf("audience of %d: %w", convID, err)
+	}
+	return ids, nil
 }

@@ -157,3 +157,27 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Browser is an HTTP client signed in as the person (a session of theirs in its cookie), as
+// a browser is after signing in.
+func (s *Server) Browser(t testing.TB, name string) *http.Client {
+	t.Helper()
+	ctx := context.Background()
+	u, _, err := s.DB.UserByName(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := s.DB.CreateSession(ctx, u.ID, store.SessionLimits{Idle: time.Hour, Max: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: cookie{name: "parley_session", value: token}}
+}
+
+type cookie struct{ name, value string }
+
+func (c cookie) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.AddCookie(&http.Cookie{Name: c.name, Value: c.value})
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -594,4 +595,72 @@ func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sseLines opens an SSE stream and returns its lines as they come, until the test ends.
+func sseLines(t *testing.T, client *http.Client, url string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s = %d", url, resp.StatusCode)
+	}
+	lines := make(chan string, 1000)
+	go func() {
+		defer resp.Body.Close()
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
+}
+
+// until reads lines until one holds want, failing after 15 s.
+func until(t *testing.T, lines <-chan string, want string) {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the stream ended before it said %q", want)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+
+		case <-timeout:
+			t.Fatalf("the stream never said %q", want)
+		}
+	}
+}
+
+func TestAskPerson_AGroupMembersPagesCountItLive(t *testing.T) {
+	s := serve(t)
+	ann := s.Person(t, "ann", agent.RoleUser)
+	s.Person(t, "bob", agent.RoleUser)
+	cy := s.Person(t, "cy", agent.RoleUser)
+	group(t, s, "ops", []string{"bob", "cy"}, "ann")
+	cs := connect(t, s, revisions[0], ann, "Claude Code", nil)
+	// Bob's open page: its live stream says first that nothing waits.
+	live := sseLines(t, s.Browser(t, "bob"), s.URL+"/live?c=0")
+	until(t, live, `data-waiting="0"`)
+	// Ann's agent asks ops: bob's page counts the question...
+	got, _, _ := call(t, cs, "ask_person", map[string]any{"message": "Which pool?", "to": "ops", "wait": "0s",
+		"fields": []any{map[string]any{"name": "x", "kind": "text"}}})
+	until(t, live, `data-waiting="1"`)
+	// ...and hears it answered by cy.
+	if st, _ := s.API(t, cy, "POST", fmt.Sprintf("/questions/%v/answer", got["question_id"]), map[string]any{"values": map[string]any{"x": "large"}}); st != 200 {
+		t.Fatalf("cy answers: %d", st)
+	}
+	until(t, live, `data-waiting="0"`)
 }
