@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -158,6 +160,19 @@ func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
 			}
 			if asked != len(people) {
 				t.Fatalf("audit: %d asks logged, want %d: %v", asked, len(people), entries)
+			}
+			// The exchanges are on the review desk, with who asked through what, and who answered.
+			s.Person(t, "carol", agent.RoleStaff)
+			desk := s.Browser(t, "carol")
+			page := get(t, desk, s.URL+"/review")
+			if strings.Count(page, "Questions from Claude Code") != len(people) {
+				t.Fatalf("the review desk lists %d of the MCP conversations: %.3000s", strings.Count(page, "Questions from Claude Code"), page)
+			}
+			timeline := get(t, desk, fmt.Sprintf("%s/c/%d/timeline", s.URL, 1))
+			for _, want := range []string{"ask over mcp", "from Claude Code with token", "release-"} {
+				if !strings.Contains(timeline, want) {
+					t.Errorf("the timeline does not show %q: %.3000s", want, timeline)
+				}
 			}
 		})
 	}
@@ -663,4 +678,46 @@ func TestAskPerson_AGroupMembersPagesCountItLive(t *testing.T) {
 		t.Fatalf("cy answers: %d", st)
 	}
 	until(t, live, `data-waiting="0"`)
+}
+
+// get is a page, as the client's person sees it.
+func get(t *testing.T, c *http.Client, url string) string {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s = %d", url, resp.StatusCode)
+	}
+	return string(b)
+}
+
+// Under every way of signing in, /mcp takes the same personal tokens, and only them.
+func TestMCP_TokensUnderEveryAuthMode(t *testing.T) {
+	for _, auth := range []web.AuthOptions{{Mode: web.AuthNone}, {Mode: web.AuthProxy, ProxyHeaders: []string{"X-Forwarded-User"},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}} {
+		t.Run(auth.Mode, func(t *testing.T) {
+			s := webtest.Serve(t, nil, web.NewServerOptions{Auth: auth})
+			token := s.Person(t, "ann", agent.RoleUser)
+			req, _ := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("X-Forwarded-User", "ann") // a proxy's word is not a token
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Bearer realm="parley"` {
+				t.Fatalf("without a token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+			}
+			cs := connect(t, s, revisions[1], token, "script", nil)
+			if _, text, isErr := call(t, cs, "ask_person", map[string]any{"message": "Hi?", "wait": "0s", "fields": []any{map[string]any{"name": "x", "kind": "text"}}}); isErr {
+				t.Fatalf("with a token: %s", text)
+			}
+		})
+	}
 }
