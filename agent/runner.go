@@ -95,12 +95,9 @@ func NewRunner(opts RunnerOptions) *Runner {
 		r.flushBytes = 256 << 10
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.watch = NewWatch(r.ctx, func(ctx context.Context, id int64) (int64, error) {
+	r.watch = NewWatch(r.ctx, func(ctx context.Context, id int64) (int64, bool, error) {
 		c, err := r.ledger.Conversation(ctx, id)
-		if err == nil && c.Agent == InboundAgent {
-			r.watch.Address(id) // its questions may be a group's
-		}
-		return c.UserID, err
+		return c.UserID, c.Agent == InboundAgent, err // an inbound question may be a group's
 	}, r.ledger.Audience)
 	r.ledger.Observe(func(evs []Event) {
 		r.hub.Publish(evs)

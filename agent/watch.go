@@ -15,9 +15,10 @@ import (
 // their pages. A wake is a signal, dropped when one is pending already: a page rereads what
 // it shows when it wakes.
 type Watch struct {
-	owner func(ctx context.Context, conversationID int64) (int64, error)
+	// owner says whose a conversation is, and whether its questions may be others' too.
+	owner func(ctx context.Context, conversationID int64) (account int64, addressed bool, err error)
 	// audience names the others a conversation's questions are for (a group's members),
-	// asked at each change of a conversation Address marked: their pages wake too.
+	// asked at each change of an addressed conversation: their pages wake too.
 	audience  func(ctx context.Context, conversationID int64) ([]int64, error)
 	addressed map[int64]bool
 
@@ -36,8 +37,9 @@ type Watch struct {
 const maxOwners = 100_000
 
 // NewWatch returns a Watch that learns whose a conversation is from owner, and whom else
-// its questions are for from audience (nil: nobody else), until ctx ends.
-func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, error),
+// its questions are for from audience (asked only of the conversations owner says are
+// addressed), until ctx ends.
+func NewWatch(ctx context.Context, owner func(ctx context.Context, conversationID int64) (int64, bool, error),
 	audience func(ctx context.Context, conversationID int64) ([]int64, error)) *Watch {
 	w := &Watch{owner: owner, audience: audience, addressed: map[int64]bool{}, subs: map[int64]map[*Watcher]struct{}{}, owners: map[int64]int64{},
 		changed: map[int64]struct{}{}, versions: map[int64]uint64{}, kick: make(chan struct{}, 1)}
@@ -92,20 +94,24 @@ func (w *Watch) Publish(events []Event) {
 	}
 }
 
-// Address notes that a conversation's questions are for others than its owner too (a
-// group's): each change of it wakes their pages as well, from now on.
+// Address notes that a conversation's questions are for others than its owner too (an
+// escalation's): each change of it wakes their pages as well, from now on, this one too.
 func (w *Watch) Address(conversationID int64) {
 	w.mu.Lock()
-	if len(w.addressed) >= maxOwners {
-		clear(w.addressed)
-	}
-	w.addressed[conversationID] = true
+	w.addressLocked(conversationID)
 	w.changed[conversationID] = struct{}{}
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
 	default:
 	}
+}
+
+func (w *Watch) addressLocked(conversationID int64) {
+	if len(w.addressed) >= maxOwners {
+		clear(w.addressed)
+	}
+	w.addressed[conversationID] = true
 }
 
 // Changed wakes the pages of the account whose conversation changed outside the event log
@@ -175,10 +181,21 @@ func (w *Watch) run(ctx context.Context) {
 		}
 		clear(w.changed)
 		w.mu.Unlock()
-		for _, id := range others {
-			if w.audience == nil {
-				break
+		for _, id := range unknown {
+			acct, addressed, err := w.owner(ctx, id)
+			if err != nil {
+				continue // deleted meanwhile: whoever deleted it said so
 			}
+			w.mu.Lock()
+			w.remember(id, acct)
+			w.wakeLocked(acct)
+			if addressed && !w.addressed[id] {
+				w.addressLocked(id)
+				others = append(others, id)
+			}
+			w.mu.Unlock()
+		}
+		for _, id := range others {
 			accts, err := w.audience(ctx, id)
 			if err != nil {
 				continue
@@ -187,16 +204,6 @@ func (w *Watch) run(ctx context.Context) {
 			for _, a := range accts {
 				w.wakeLocked(a)
 			}
-			w.mu.Unlock()
-		}
-		for _, id := range unknown {
-			acct, err := w.owner(ctx, id)
-			if err != nil {
-				continue // deleted meanwhile: whoever deleted it said so
-			}
-			w.mu.Lock()
-			w.remember(id, acct)
-			w.wakeLocked(acct)
 			w.mu.Unlock()
 		}
 	}

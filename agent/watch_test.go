@@ -9,11 +9,11 @@ func TestWatch_WakesTheOwnerAndEveryoneWatchers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	owners := map[int64]int64{1: 10, 2: 20}
-	w := NewWatch(ctx, func(_ context.Context, id int64) (int64, error) {
+	w := NewWatch(ctx, func(_ context.Context, id int64) (int64, bool, error) {
 		if a, ok := owners[id]; ok {
-			return a, nil
+			return a, false, nil
 		}
-		return 0, Errorf(ENOTFOUND, "no")
+		return 0, false, Errorf(ENOTFOUND, "no")
 	}, nil)
 	ann, bob, staff := w.Subscribe(10), w.Subscribe(20), w.Subscribe(0)
 	defer bob.Close()
@@ -61,7 +61,7 @@ func TestWatch_WakesWhomAConversationsQuestionsAreFor(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	audience := []int64{40}
-	w := NewWatch(ctx, func(_ context.Context, id int64) (int64, error) { return 30, nil },
+	w := NewWatch(ctx, func(_ context.Context, id int64) (int64, bool, error) { return 30, false, nil },
 		func(_ context.Context, id int64) ([]int64, error) { return audience, nil })
 	owner, member := w.Subscribe(30), w.Subscribe(40)
 	defer owner.Close()

@@ -207,63 +207,61 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 }
 
 // resolveAndResume is Resolve in the caller's transaction.
-func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resolution) (resume int64, err error) {
-	err = func() error {
-		var convID, runID int64
-		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
-		}
+func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resolution) (int64, error) {
+	var convID, runID int64
+	err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("resolve: %w", err)
+	}
+	if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+		return 0, err
+	}
+	if r.Outcome == agent.Cancelled {
+		// Cancel stops the run: the questions it asked beside this one go with it (not a
+		// live one, which its waiting step resolves).
+		others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
 		if err != nil {
-			return fmt.Errorf("resolve: %w", err)
+			return 0, fmt.Errorf("resolve: %w", err)
 		}
-		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
-			return err
-		}
-		if r.Outcome == agent.Cancelled {
-			// Cancel stops the run: the questions it asked beside this one go with it (not a
-			// live one, which its waiting step resolves).
-			others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
-			if err != nil {
-				return fmt.Errorf("resolve: %w", err)
-			}
-			for _, id := range others {
-				if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Cancelled, By: r.By, OnBehalfOf: r.OnBehalfOf, Reason: "Cancelled with another question of the same run."}); err != nil {
-					return err
-				}
+		for _, id := range others {
+			if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Cancelled, By: r.By, OnBehalfOf: r.OnBehalfOf, Reason: "Cancelled with another question of the same run."}); err != nil {
+				return 0, err
 			}
 		}
-		var pending, active int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&active); err != nil {
-			return err
-		}
-		if pending > 0 || active > 0 {
-			return nil
-		}
-		var state string
-		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
-			return err
-		}
-		if agent.RunState(state) != agent.StateWaiting {
-			return nil // a superseded run stays as it is
-		}
-		var agentName string
-		if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
-			return err
-		}
-		if agentName == agent.InboundAgent {
-			// No agent runs here: the asker is told by its own call (see agent.InboundRequest).
-			return db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
-		}
-		if resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume); err != nil {
-			return err
-		}
-		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
-	}()
-	return resume, err
+	}
+	var pending, active int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+		return 0, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&active); err != nil {
+		return 0, err
+	}
+	if pending > 0 || active > 0 {
+		return 0, nil
+	}
+	var state string
+	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
+		return 0, err
+	}
+	if agent.RunState(state) != agent.StateWaiting {
+		return 0, nil // a superseded run stays as it is
+	}
+	var agentName string
+	if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
+		return 0, err
+	}
+	if agentName == agent.InboundAgent {
+		// No agent runs here: the asker is told by its own call (see agent.InboundRequest).
+		return 0, db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
+	}
+	resume, err := db.queueStep(ctx, tx, runID, agent.TriggerResume)
+	if err != nil {
+		return 0, err
+	}
+	return resume, db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
 }
 
 // Approve records one person's approval of a question that needs need of them, and

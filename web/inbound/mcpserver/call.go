@@ -64,10 +64,11 @@ func (s *Server) readCall(req *mcp.CallToolRequest, known ...string) (*call, *mc
 	} else if ok {
 		c.wait = min(w, s.opts.MaxWait)
 	}
-	if _, bad := c.str("request_id", false); bad != nil {
+	id, bad := c.str("request_id", false)
+	if bad != nil {
 		return nil, bad
 	}
-	c.requestID, _ = c.str("request_id", false)
+	c.requestID = id
 	if len(c.requestID) > 200 {
 		return nil, badArgs("request_id is too long: at most 200 characters.")
 	}
