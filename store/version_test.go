@@ -250,3 +250,33 @@ func TestDB_Queue(t *testing.T) {
 		t.Fatalf("SendQueued with none: %v, want ENOTFOUND", err)
 	}
 }
+
+// Deleting a conversation takes its versions and its queue with it.
+func TestDB_DeleteConversation_VersionsAndQueue(t *testing.T) {
+	db := storetest.New(t)
+	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
+	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "one", Author: "ann"}))
+	reply(t, db, step, "reply")
+	step, _, err := db.Regenerate(ctx, c.ID, "ann", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.BeginStep(ctx, step); err != nil {
+		t.Fatal(err)
+	}
+	if sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: "queued", Author: "ann"}); err != nil || sent.Queued == 0 {
+		t.Fatalf("StartRun = %+v, %v", sent, err)
+	}
+	if _, err := db.FinishStep(ctx, step, nil, agent.ErrStopped); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteConversation(ctx, c.ID, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Versions(ctx, c.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+		t.Errorf("versions after deleting: %v, want ENOTFOUND", err)
+	}
+	if q, _ := db.Queued(ctx, c.ID); len(q) != 0 {
+		t.Errorf("queued after deleting: %+v", q)
+	}
+}
