@@ -99,8 +99,8 @@ func (db *DB) Plans(ctx context.Context, conversationID, upTo int64) ([]agent.Pl
 func (db *DB) Event(ctx context.Context, conversationID, id int64) (agent.Event, error) {
 	ev := agent.Event{ID: id, ConversationID: conversationID}
 	var kind, payload, at string
-	err := db.read.QueryRowContext(ctx, `SELECT coalesce(run_id, 0), kind, payload, created_at FROM events
-		WHERE id = ? AND conversation_id = ?`, id, conversationID).Scan(&ev.RunID, &kind, &payload, &at)
+	err := db.read.QueryRowContext(ctx, `SELECT coalesce(run_id, 0), kind, payload, created_at, version FROM events
+		WHERE id = ? AND conversation_id = ?`, id, conversationID).Scan(&ev.RunID, &kind, &payload, &at, &ev.Version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ev, agent.Errorf(agent.ENOTFOUND, "Event %d not found.", id)
 	}

@@ -397,8 +397,8 @@ func editable(ctx context.Context, it Item) bool {
 	return !modeOf(ctx).ReadOnly && it.ConversationID != 0 && it.EventID != 0
 }
 
-// editSignal is the signal that opens a message's edit form.
-func editSignal(it Item) string { return fmt.Sprintf("$_edit.m%d", it.EventID) }
+// editFormID is the HTML id of a message's edit form.
+func editFormID(eventID int64) string { return fmt.Sprintf("edit-%d", eventID) }
 
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).

@@ -219,6 +219,8 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", conv + "/queued/999/remove", url.Values{}, 204, 404, 403},
 		{"POST", conv + "/queued/send", url.Values{}, 200, 404, 403},
 		{"POST", conv + "/versions/0", url.Values{}, 204, 404, 403},
+		{"GET", conv + "/messages/999/edit", nil, 404, 404, 403},
+		{"GET", conv + "/messages/1/edit", nil, 200, 404, 403},
 		{"POST", conv + "/messages/999/edit", url.Values{"text": {"and dinner"}}, 200, 404, 403},
 		{"POST", conv + "/regenerate", url.Values{}, 204, 404, 403},
 		{"GET", "/live", nil, 200, 200, 200},
@@ -778,4 +780,4 @@ func TestWaitingCount_OnlyWhatTheViewerMayAnswer(t *testing.T) {
 }
 
 // versionRoutes turns the paths of the tables' version and queue rows into their routes.
-var versionRoutes = strings.NewReplacer("/queued/999/", "/queued/:queued/", "/versions/0", "/versions/:n", "/messages/999/", "/messages/:event/")
+var versionRoutes = strings.NewReplacer("/queued/999/", "/queued/:queued/", "/versions/0", "/versions/:n", "/messages/999/", "/messages/:event/", "/messages/1/", "/messages/:event/")

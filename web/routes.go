@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	u.POST("/c/:id/retry", s.handleRetry)
 	u.POST("/c/:id/stop", s.handleStop)
 	u.POST("/c/:id/regenerate", s.handleRegenerate)
+	u.GET("/c/:id/messages/:event/edit", s.handleEditForm)
 	u.POST("/c/:id/messages/:event/edit", s.handleEditMessage)
 	u.POST("/c/:id/versions/:n", s.handleChooseVersion)
 	u.POST("/c/:id/queued/send", s.handleSendQueued)

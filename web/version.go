@@ -57,6 +57,31 @@ func (s *Server) handleRegenerate(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// handleEditForm puts the edit form of one of the person's messages in its place.
+func (s *Server) handleEditForm(c echo.Context) error {
+	conv, err := s.writableConversation(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	id, err := strconv.ParseInt(c.Param("event"), 10, 64)
+	if err != nil {
+		return notFound(conv.ID)
+	}
+	ev, err := s.db.Event(ctx, conv.ID, id)
+	if err != nil {
+		return err
+	}
+	vs, shown, err := s.db.Versions(ctx, conv.ID)
+	if err != nil {
+		return err
+	}
+	if ev.Kind != agent.EventUserMessage || !vs.Path(shown).Has(ev.Version, ev.ID) {
+		return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", id)
+	}
+	return s.patch(c, s.withMode(c, conv), views.EditForm(views.UserItem(ev)), datastar.WithSelectorID(views.UserMessageID(ev.ID)), datastar.WithModeAppend())
+}
+
 // handleEditMessage sends an edited message in place of one already sent, in a new version
 // of the conversation. A refused edit says why under the form, which keeps what was typed.
 func (s *Server) handleEditMessage(c echo.Context) error {

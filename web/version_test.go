@@ -73,8 +73,15 @@ func TestVersions_RegenerateEditAndMoveBetweenThem(t *testing.T) {
 		t.Errorf("the redrawn thread = %s", got)
 	}
 
-	// Edit the first message: version 2 shares nothing with the others.
+	// Edit the first message: its form comes when asked for (pages carry none), with the
+	// message in it. Version 2 shares nothing with the others.
 	evts, _ := ts.db.Events(context.Background(), id, 0)
+	if strings.Contains(page, "<textarea id=\"edit-text") {
+		t.Error("the page carries edit forms")
+	}
+	if code, form := ts.get(t, fmt.Sprintf("%s/messages/%d/edit", path, evts[0].ID)); code != http.StatusOK || !strings.Contains(form, fmt.Sprintf(`id="edit-%d"`, evts[0].ID)) || !strings.Contains(form, ">first</textarea>") {
+		t.Errorf("the edit form = %d %s", code, form)
+	}
 	if code, body, _ := ts.post(t, fmt.Sprintf("%s/messages/%d/edit", path, evts[0].ID), url.Values{"text": {"first, edited"}}); code != http.StatusNoContent {
 		t.Fatalf("edit = %d %s", code, body)
 	}
