@@ -202,6 +202,7 @@ func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 	}
 	s.tty = isTerminal(std.in) && s.script == nil
 	s.color = s.tty && isTerminal(std.out) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	s.md = chatMarkdown(isTerminal(std.out), os.Environ(), func() int { return columns(std.out) })
 	me, err := c.me(ctx)
 	if err != nil {
 		return 1, err
@@ -300,10 +301,10 @@ func (s *session) exitCode(err error) (int, error) {
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, errInterrupt):
-		s.endLine()
+		s.endStream()
 		return exitInterrupt, nil
 	case errors.Is(err, errTerminate):
-		s.endLine()
+		s.endStream()
 		return exitTerminate, nil
 	}
 	return 1, err

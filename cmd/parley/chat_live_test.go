@@ -95,7 +95,11 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if results >= len(script) {
-		for _, piece := range []string{"Thanks, ", "all ", "noted."} {
+		pieces := []string{"Thanks, ", "all ", "noted."}
+		if first == "markdown" {
+			pieces = strings.SplitAfter(reply, " ")
+		}
+		for _, piece := range pieces {
 			send(map[string]any{"content": piece}, nil)
 		}
 		send(map[string]any{}, "stop")

@@ -25,6 +25,7 @@ type session struct {
 	errw   io.Writer // errors that do not end the session
 	tty    bool      // standard input is a terminal: prompts are drawn
 	color  bool      // standard output is a terminal too: a little ANSI style
+	md     *markdown // agents' Markdown rendered for the terminal; nil: printed as it came
 	me     string
 	script *answerScript
 	conv   apiConversation
@@ -55,7 +56,13 @@ type session struct {
 	sent     map[string]bool // nonces of the messages sent from here whose message.done is still to come
 	streamID string          // the agent message being streamed, and its text so far
 	streamed strings.Builder
-	lastPlan string
+	streamBy string // its author
+	// With md: how much of streamed is shown rendered, in how many blocks; the rest is on
+	// the live line, if it is shown.
+	rendered  int
+	blocks    int
+	liveShown bool
+	lastPlan  string
 
 	prompt        string // the prompt being shown, drawn again after output breaks it
 	promptShown   bool
@@ -82,6 +89,7 @@ func (s *session) emit(text string) {
 	if text == "" {
 		return
 	}
+	s.clearLive()
 	if s.promptShown {
 		io.WriteString(s.out, "\n")
 		s.promptShown = false
@@ -96,8 +104,9 @@ func (s *session) line(text string) {
 	s.emit(text + "\n")
 }
 
-// endLine ends a line left open (a streamed message).
+// endLine ends a line left open (a streamed message), or erases the live line.
 func (s *session) endLine() {
+	s.clearLive()
 	if s.midLine {
 		s.emit("\n")
 	}
@@ -158,7 +167,14 @@ func (s *session) showMessage(m apiMessage) {
 	for _, d := range m.Documents {
 		text += fmt.Sprintf(" [file: %s]", d.Name)
 	}
-	s.line(s.style(styleName, s.name(m.Role, m.Author)+">") + " " + text)
+	if s.md != nil && m.Role != "user" {
+		s.showMarkdown(m.Author, m.Text)
+		for _, d := range m.Documents {
+			s.line("  [file: " + d.Name + "]")
+		}
+	} else {
+		s.line(s.style(styleName, s.name(m.Role, m.Author)+">") + " " + text)
+	}
 	switch {
 	case m.Stopped:
 		s.note("(stopped)")
@@ -251,10 +267,11 @@ func (s *session) handle(ev sseEvent) error {
 func (s *session) delta(id, author string, offset int, text string) {
 	s.expect = false
 	if id != s.streamID {
-		s.endLine()
-		s.streamID = id
-		s.streamed.Reset()
-		s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
+		s.endStream()
+		s.streamID, s.streamBy = id, author
+		if s.md == nil {
+			s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
+		}
 	}
 	if end := offset + len(text); end <= s.streamed.Len() {
 		return
@@ -262,7 +279,22 @@ func (s *session) delta(id, author string, offset int, text string) {
 		text = text[s.streamed.Len()-offset:]
 	}
 	s.streamed.WriteString(text)
+	if s.md != nil {
+		s.streamMarkdown()
+		return
+	}
 	s.emit(text)
+}
+
+// endStream ends the message being streamed, if one is: what is left of it is shown.
+func (s *session) endStream() {
+	if s.md != nil {
+		s.flushStream()
+	}
+	s.endLine()
+	s.streamID, s.streamBy = "", ""
+	s.streamed.Reset()
+	s.rendered, s.blocks = 0, 0
 }
 
 // done prints a finished message: of the one streamed, only what the pieces did not show.
@@ -277,6 +309,12 @@ func (s *session) done(m apiMessage) {
 	}
 	if m.MessageID == "" || m.MessageID != s.streamID {
 		s.showMessage(m)
+		return
+	}
+	if s.md != nil {
+		s.doneMarkdown(m)
+		s.streamID = ""
+		s.endStream()
 		return
 	}
 	shown := s.streamed.String()
@@ -333,9 +371,7 @@ func (s *session) runState(id int64, state, msg string) {
 	}
 	s.runID, s.state, s.runError = id, state, msg
 	if state != "running" && state != "waiting" && s.streamID != "" {
-		s.endLine()
-		s.streamID = ""
-		s.streamed.Reset()
+		s.endStream()
 	}
 	switch state {
 	case "failed":
@@ -446,7 +482,7 @@ func (s *session) readLine(prompt string) (string, error) {
 				s.endPrompt()
 				return "", errWake
 			}
-			if s.prompt != "" && !s.promptShown && !s.midLine {
+			if s.prompt != "" && !s.promptShown && !s.midLine && !s.liveShown {
 				s.drawPrompt(s.prompt)
 			}
 		case sig := <-s.sigs:
