@@ -63,6 +63,9 @@ type session struct {
 	blocks    int
 	liveShown bool
 	lastPlan  string
+	// transcript are the messages of the version shown that were printed (or sent from
+	// here), in order: after another version shows, what differs from them is printed.
+	transcript []shownMessage
 
 	prompt        string // the prompt being shown, drawn again after output breaks it
 	promptShown   bool
@@ -150,6 +153,7 @@ func (s *session) showPage(p apiConversationPage) {
 	s.note(fmt.Sprintf("Conversation %d with %s: %s", p.Conversation.ID, cmp.Or(p.Conversation.AgentTitle, p.Conversation.Agent), p.Conversation.Title))
 	for _, m := range p.Messages {
 		s.showMessage(m)
+		s.record(m)
 	}
 	if p.Plan != nil {
 		s.showPlan(p.Plan)
@@ -257,6 +261,12 @@ func (s *session) handle(ev sseEvent) error {
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
+	case eventVersion:
+		return s.versionShown(ev.Data)
+	case eventQueued:
+		s.queuedNote(ev.Data)
+	case eventUnqueued:
+		s.unqueuedNote(ev.Data)
 	case web.APIConversationDeleted:
 		return errDeleted
 	}
@@ -266,6 +276,9 @@ func (s *session) handle(ev sseEvent) error {
 // delta prints a piece of the agent message being written, from where the output is.
 func (s *session) delta(id, author string, offset int, text string) {
 	s.expect = false
+	if s.recorded(apiMessage{MessageID: id}) {
+		return // shown already: read with the conversation when another version showed
+	}
 	if id != s.streamID {
 		s.endStream()
 		s.streamID, s.streamBy = id, author
@@ -299,6 +312,10 @@ func (s *session) endStream() {
 
 // done prints a finished message: of the one streamed, only what the pieces did not show.
 func (s *session) done(m apiMessage) {
+	if s.recorded(m) {
+		return
+	}
+	defer s.record(m)
 	if m.Role == "user" {
 		if m.Nonce != "" && s.sent[m.Nonce] {
 			delete(s.sent, m.Nonce)
