@@ -263,6 +263,9 @@ type Message struct {
 	// Nonce is the composer's one-time token: a re-sent message is recorded once.
 	Nonce string
 	Files []File
+	// Interrupt makes a message sent while the agent works stop its reply and be answered at
+	// once, instead of waiting in the queue for the run to end (the A2A server's clients).
+	Interrupt bool
 }
 
 // NewNonce returns a random one-time token for a Message (or a form that sends one).

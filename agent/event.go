@@ -28,6 +28,14 @@ const (
 	EventIntake EventKind = "intake"
 	// EventToolCall is a call of a tool server's tool: where it appears, and each change of it.
 	EventToolCall EventKind = "tool_call"
+	// EventVersion records that the conversation shows another version from now on (Shown):
+	// one just started (a reply regenerated, a message edited) or one the person chose.
+	EventVersion EventKind = "version"
+	// EventMessageQueued is a person's message sent while the agent worked: it waits for the
+	// run to end. The user_message that sends it names it (Queued); EventMessageUnqueued
+	// records one the person removed.
+	EventMessageQueued   EventKind = "message_queued"
+	EventMessageUnqueued EventKind = "message_unqueued"
 )
 
 // RunState is the state of a conversation's current run, shown in the list and on the page.
@@ -74,6 +82,8 @@ type Event struct {
 	RunID          int64     `json:"-"`
 	Kind           EventKind `json:"-"`
 	At             time.Time `json:"-"`
+	// Version is the version of the conversation the event belongs to (see Version).
+	Version int64 `json:"-"`
 
 	// MessageID names an agent message: the live text of the Hub carries it too.
 	MessageID string `json:"message_id,omitempty"`
@@ -100,6 +110,12 @@ type Event struct {
 	Intake *Intake `json:"intake,omitempty"`
 	// ToolCall is a tool call as it stands.
 	ToolCall *ToolCall `json:"tool_call,omitempty"`
+	// Queued names the message_queued event of a queued message: the user_message that sent
+	// it, or the message_unqueued that removed it.
+	Queued int64 `json:"queued,omitempty"`
+	// Shown is the version a version event shows, Reason why it was started (for a new one).
+	Shown  int64         `json:"shown,omitempty"`
+	Reason VersionReason `json:"reason,omitempty"`
 }
 
 // StepStatus is the status of one step of a plan.

@@ -22,6 +22,8 @@ type Conversation struct {
 	UpdatedAt time.Time
 	// Archived is when its owner archived it; zero while it is not.
 	Archived time.Time
+	// Version is the version of the conversation shown (see Version).
+	Version int64
 }
 
 // QuestionRecord is a stored question with where it belongs and, once resolved, how.
@@ -49,9 +51,21 @@ type Ledger interface {
 	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
-	// step. A message already recorded with the same non-empty nonce returns step 0. While a
-	// run is running it gives ErrRunning.
-	StartRun(ctx context.Context, conversationID int64, m Message) (stepID int64, err error)
+	// step; messages queued before go first, in the same run. While a run is running the
+	// message is queued instead (Sent.Queued), and sent when the run ends done or failed; a
+	// message that interrupts gives ErrRunning. A message already recorded with the same
+	// non-empty nonce returns a zero Sent.
+	StartRun(ctx context.Context, conversationID int64, m Message) (Sent, error)
+	// SendQueued sends the queued messages in a run of their own: ErrRunning while a run is
+	// running, ENOTFOUND when none is queued.
+	SendQueued(ctx context.Context, conversationID int64) (stepID int64, err error)
+	// Regenerate starts a new version of the conversation that shares its log up to the
+	// person's last message and runs the agent on it again (see Version). ErrRunning while a
+	// run is running; a nonce used before returns step 0.
+	Regenerate(ctx context.Context, conversationID int64, by, nonce string) (stepID, version int64, err error)
+	// Edit starts a new version of the conversation from just before one of the person's
+	// messages (its event id), with m in its place. As Regenerate.
+	Edit(ctx context.Context, conversationID, messageID int64, m Message) (stepID, version int64, err error)
 	// RecordIntake stores the analysis of a person's message: its context items become
 	// user_context documents attached to the message, the language is set on the conversation.
 	RecordIntake(ctx context.Context, runID, messageEventID int64, a Analysis) (Event, error)
@@ -169,4 +183,20 @@ func (q QuestionRecord) Path() string {
 		return fmt.Sprintf("/questions/%d", q.ID)
 	}
 	return fmt.Sprintf("/c/%d#q-%d", q.ConversationID, q.ID)
+}
+
+// Sent is what became of a person's message: the step that answers it, or, while the agent
+// works, its place in the queue (the id of its message_queued event). Both are zero for a
+// message recorded before (its nonce used).
+type Sent struct {
+	Step, Queued int64
+}
+
+// QueuedMessage is a person's message waiting for the agent to finish.
+type QueuedMessage struct {
+	ID        int64 // its message_queued event
+	Author    string
+	Text      string
+	Documents []DocumentRef
+	At        time.Time
 }

@@ -201,7 +201,8 @@ func (r *Runner) NewConversation(ctx context.Context, agentName string, m Messag
 	if err != nil {
 		return c, err
 	}
-	return c, r.Send(ctx, c.ID, m)
+	_, err = r.Send(ctx, c.ID, m)
+	return c, err
 }
 
 func checkMessage(m Message) error {
@@ -211,31 +212,91 @@ func checkMessage(m Message) error {
 	return MessageText.Check(m.Text)
 }
 
-// Send records a person's message and runs the agent on it. Questions still pending are
-// superseded; a reply being written is stopped first (its text so far is kept), so that the
-// agent turns to the new message at once. The nonce makes a re-sent message (double Enter, a
-// retried request) harmless.
-func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) error {
+// Send records a person's message and runs the agent on it. While the agent works, the
+// message waits in the queue (Sent.Queued) and goes when the run ends; a message that
+// interrupts (Message.Interrupt) stops the reply being written first (its text so far is
+// kept), so that the agent turns to it at once. Questions still pending are superseded. The
+// nonce makes a re-sent message (double Enter, a retried request) harmless.
+func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) (Sent, error) {
 	m.Text = normalizeNewlines(m.Text)
 	if err := checkMessage(m); err != nil {
+		return Sent{}, err
+	}
+	var sent Sent
+	err := r.interrupting(ctx, conversationID, m.Interrupt, func() (err error) {
+		sent, err = r.ledger.StartRun(ctx, conversationID, m)
+		return err
+	})
+	if err == nil && sent.Step != 0 {
+		r.dispatch(conversationID, sent.Step)
+	}
+	return sent, err
+}
+
+// interrupting runs start, which gives ErrRunning while the agent works; when stop says so,
+// the reply being written is stopped then, and start runs again.
+func (r *Runner) interrupting(ctx context.Context, conversationID int64, stop bool, start func() error) error {
+	err := start()
+	if !stop || !errors.Is(err, ErrRunning) {
 		return err
 	}
-	step, err := r.ledger.StartRun(ctx, conversationID, m)
-	if errors.Is(err, ErrRunning) {
-		stopped := r.StopReply(ctx, conversationID)
-		settled, serr := r.settleNow(ctx, conversationID)
-		if serr != nil {
-			return serr
-		}
-		if stopped || settled {
-			step, err = r.ledger.StartRun(ctx, conversationID, m)
-		}
+	stopped := r.StopReply(ctx, conversationID)
+	settled, serr := r.settleNow(ctx, conversationID)
+	if serr != nil {
+		return serr
 	}
-	if err != nil || step == 0 {
+	if stopped || settled {
+		err = start()
+	}
+	return err
+}
+
+// SendQueued sends the person's queued messages now, stopping the reply being written.
+func (r *Runner) SendQueued(ctx context.Context, conversationID int64) error {
+	var step int64
+	err := r.interrupting(ctx, conversationID, true, func() (err error) {
+		step, err = r.ledger.SendQueued(ctx, conversationID)
 		return err
+	})
+	if err == nil {
+		r.dispatch(conversationID, step)
 	}
-	r.dispatch(conversationID, step)
-	return nil
+	return err
+}
+
+// Regenerate has the agent answer the person's last message again, in a new version of the
+// conversation (the reply being written, if any, is stopped first). It returns the version.
+func (r *Runner) Regenerate(ctx context.Context, conversationID int64, by, nonce string) (int64, error) {
+	var step, version int64
+	err := r.interrupting(ctx, conversationID, true, func() (err error) {
+		step, version, err = r.ledger.Regenerate(ctx, conversationID, by, nonce)
+		return err
+	})
+	if err == nil && step != 0 {
+		r.dispatch(conversationID, step)
+	}
+	return version, err
+}
+
+// Edit puts m in place of one of the person's messages (its event id), in a new version of
+// the conversation, and runs the agent on it. It returns the version.
+func (r *Runner) Edit(ctx context.Context, conversationID, messageID int64, m Message) (int64, error) {
+	m.Text = normalizeNewlines(m.Text)
+	if err := MessageText.Check(m.Text); err != nil {
+		return 0, err
+	}
+	if len(trimSpace(m.Text)) == 0 {
+		return 0, Errorf(EINVALID, "Write the message first.")
+	}
+	var step, version int64
+	err := r.interrupting(ctx, conversationID, true, func() (err error) {
+		step, version, err = r.ledger.Edit(ctx, conversationID, messageID, m)
+		return err
+	})
+	if err == nil && step != 0 {
+		r.dispatch(conversationID, step)
+	}
+	return version, err
 }
 
 // normalizeNewlines turns the CRLF of form posts (and lone CRs) into LF.

@@ -46,7 +46,7 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 	return c, err
 }
 
-const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, '')`
+const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version`
 
 // conversationsFrom is the FROM clause conversationColumns read.
 const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
@@ -65,7 +65,7 @@ func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, 
 // columns before them; done fills in what needs converting once the row is scanned.
 func conversationDest(c *agent.Conversation) (dest []any, done func()) {
 	var state, created, updated, archived string
-	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived}, func() {
+	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version}, func() {
 		c.State = agent.RunState(state)
 		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 		if archived != "" {

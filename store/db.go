@@ -53,7 +53,9 @@ func (db *DB) prepare(ctx context.Context) error {
 		s   **sql.Stmt
 		sql string
 	}{
-		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`},
+		// An event belongs to its run's version, a run-less one to the version shown.
+		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
+			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
 		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts) VALUES (?)`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},

@@ -36,7 +36,7 @@ func TestDB_Drafts(t *testing.T) {
 	var a, b agent.StepInput
 	for _, in := range []*agent.StepInput{&a, &b} {
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you"})
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you"}))
 		_, *in, _ = db.BeginStep(ctx, step)
 	}
 	draft := func(in agent.StepInput, msg string, at int, text string) agent.Draft {

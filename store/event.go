@@ -23,11 +23,10 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agen
 		runID = ev.RunID
 	}
 	at := formatTime(ev.At)
-	res, err := tx.StmtContext(ctx, db.stmt.insertEvent).ExecContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at)
+	err = tx.StmtContext(ctx, db.stmt.insertEvent).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
 	if err != nil {
 		return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
 	}
-	ev.ID, _ = res.LastInsertId()
 	if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
 		return ev, fmt.Errorf("touch conversation: %w", err)
 	}
@@ -49,33 +48,19 @@ func (db *DB) AppendEvent(ctx context.Context, ev agent.Event) (agent.Event, err
 	return ev, err
 }
 
-// Events returns the conversation's events with an id above after, oldest first.
+// Events returns the events of the version the conversation shows with an id above after,
+// oldest first.
 func (db *DB) Events(ctx context.Context, conversationID, after int64) ([]agent.Event, error) {
 	return events(ctx, db.read, conversationID, after)
 }
 
+// events returns the events of the version the conversation shows with an id above after.
 func events(ctx context.Context, q queryer, conversationID, after int64) ([]agent.Event, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, conversation_id, coalesce(run_id, 0), kind, payload, created_at FROM events
-		WHERE conversation_id = ? AND id > ? ORDER BY id`, conversationID, after)
+	vs, shown, err := versionsOf(ctx, q, conversationID)
 	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []agent.Event
-	for rows.Next() {
-		var ev agent.Event
-		var kind, at string
-		var payload []byte
-		if err := rows.Scan(&ev.ID, &ev.ConversationID, &ev.RunID, &kind, &payload, &at); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
-		if err := json.Unmarshal(payload, &ev); err != nil {
-			return nil, fmt.Errorf("event %d: %w", ev.ID, err)
-		}
-		ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return pathEvents(ctx, q, conversationID, vs.Path(shown), after)
 }
 
 // LastEventID returns the id of the conversation's newest event, 0 when it has none.

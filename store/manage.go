@@ -73,6 +73,8 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 			`DELETE FROM answers WHERE question_id IN (SELECT id FROM questions WHERE conversation_id = ?)`,
 			`DELETE FROM questions WHERE conversation_id = ?`,
 			`DELETE FROM steps WHERE run_id IN (SELECT id FROM runs WHERE conversation_id = ?)`,
+			`DELETE FROM queued_messages WHERE conversation_id = ?`,
+			`DELETE FROM versions WHERE conversation_id = ?`,
 			`DELETE FROM events WHERE conversation_id = ?`,
 			`DELETE FROM runs WHERE conversation_id = ?`,
 			`DELETE FROM a2a_tasks WHERE conversation_id = ?`,

@@ -106,8 +106,12 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	}
 	// CROSS JOIN keeps the index the outer loop: it reads matches in the order asked for
 	// and the LIMIT stops it.
-	query := `SELECT search.kind, snippet(search, 0, char(2), char(3), '…', 16), ` + conversationColumns + `
+	// A hit in a message, a question or an answer counts when its event is on the path of
+	// the version its conversation shows.
+	query := `SELECT search.kind, snippet(search, 0, char(2), char(3), '…', 16), coalesce(e.id, 0), coalesce(e.version, 0), ` + conversationColumns + `
 		FROM search CROSS JOIN conversations c ON c.id = search.conversation_id LEFT JOIN users u ON u.id = c.user_id
+		LEFT JOIN events e ON e.id = CASE search.kind WHEN 'document' THEN NULL
+			WHEN 'answer' THEN (SELECT event_id FROM questions WHERE id = search.ref_id) ELSE search.ref_id END
 		WHERE ` + strings.Join(where, ` AND `) + order + ` LIMIT ?`
 	rows, err := db.read.QueryContext(ctx, query, append(args, hitLimit)...)
 	if err != nil {
@@ -117,12 +121,28 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	limit := f.PageSize()
 	var out []agent.SearchHit
 	seen := map[int64]int{}
+	paths := map[int64]agent.Path{}
 	for rows.Next() {
 		var h agent.SearchHit
+		var evID, evVersion int64
 		c := &h.Conversation
 		dest, done := conversationDest(c)
-		if err := rows.Scan(append([]any{&h.Kind, &h.Snippet}, dest...)...); err != nil {
+		if err := rows.Scan(append([]any{&h.Kind, &h.Snippet, &evID, &evVersion}, dest...)...); err != nil {
 			return nil, false, fmt.Errorf("search: %w", err)
+		}
+		if evID != 0 && (evVersion != 0 || c.Version != 0) {
+			p, ok := paths[c.ID]
+			if !ok {
+				vs, shown, err := versionsOf(ctx, db.read, c.ID)
+				if err != nil {
+					return nil, false, err
+				}
+				p = vs.Path(shown)
+				paths[c.ID] = p
+			}
+			if !p.Has(evVersion, evID) {
+				continue
+			}
 		}
 		if i, ok := seen[c.ID]; ok {
 			out[i].Matches++

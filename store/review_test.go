@@ -19,7 +19,7 @@ func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply st
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := db.StartRun(ctx, c.ID, agent.Message{Text: msg, Author: "someone"})
+	step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: msg, Author: "someone"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestDB_Inbox(t *testing.T) {
 	bob, _ := db.CreateUser(ctx, "bob", "h", "")
 	ask := func(userID int64, msg string) int64 {
 		c, _ := db.CreateConversation(ctx, userID, "x", msg, "")
-		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: msg})
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: msg}))
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, err := db.AskQuestion(ctx, in.RunID, agent.Question{Message: "Budget for " + msg + "?", Fields: []agent.Field{{Name: "b", Kind: agent.KindNumber}}})
 		if err != nil {

@@ -31,12 +31,13 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger ag
 	return res.LastInsertId()
 }
 
-// StartRun records the person's message, supersedes questions still pending, and queues a step.
-// A message re-sent with the same nonce (a double Enter, a retried request) is recorded once:
-// the second call returns step 0 and no error.
-func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int64, error) {
-	nonce := m.Nonce
-	var stepID int64
+// StartRun records the person's message, supersedes questions still pending, and queues a
+// step; messages queued before it go first, in the same run. While the agent works, the
+// message is queued instead (Sent.Queued), to be sent when the run ends, unless it
+// interrupts (ErrRunning). A message re-sent with the same nonce (a double Enter, a retried
+// request) is recorded once: the second call returns a zero Sent and no error.
+func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agent.Sent, error) {
+	var sent agent.Sent
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
@@ -45,45 +46,82 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (int6
 		if c.Agent == agent.InboundAgent {
 			return agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; answer them on their cards. To write to an agent, start a conversation with it.")
 		}
-		if nonce != "" {
+		if m.Nonce != "" {
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)
+				+ (SELECT count(*) FROM queued_messages WHERE conversation_id = ?1 AND nonce = ?2)
+				+ (SELECT count(*) FROM events WHERE conversation_id = ?1 AND kind = 'message_queued' AND json_extract(payload, '$.nonce') = ?2)`,
+				convID, m.Nonce).Scan(&n); err != nil {
 				return fmt.Errorf("start run: %w", err)
 			}
 			if n > 0 {
 				return nil
 			}
 		}
-		if c.State == agent.StateRunning {
-			return agent.ErrRunning
-		}
-		if err := db.supersede(ctx, tx, m.Author, "The person sent a new message instead of answering.",
-			`SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, convID); err != nil {
-			return err
-		}
-		now := formatTime(db.Now())
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at) VALUES (?, 'running', ?, ?, ?)`, convID, nonce, now, now)
-		if err != nil {
-			return fmt.Errorf("create run: %w", err)
-		}
-		runID, _ := res.LastInsertId()
 		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
 		if err != nil {
 			return err
 		}
-		msg, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventUserMessage, Text: m.Text, Author: m.Author, Nonce: m.Nonce, Documents: docs})
+		msg := pendingMessage{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}
+		if c.State == agent.StateRunning {
+			if m.Interrupt {
+				return agent.ErrRunning
+			}
+			sent.Queued, err = db.queueMessage(ctx, tx, c, msg)
+			return err
+		}
+		queued, err := db.takeQueued(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
-		if err := attachDocuments(ctx, tx, msg.ID, docs); err != nil {
-			return err
-		}
-		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerMessage); err != nil {
-			return err
-		}
-		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+		sent.Step, err = db.newRun(ctx, tx, c, m.Nonce, append(queued, msg))
+		return err
 	})
-	return stepID, err
+	return sent, err
+}
+
+// pendingMessage is a person's message about to be sent: a new one, or one queued before
+// (queued, the id of its message_queued event).
+type pendingMessage struct {
+	text, author, nonce string
+	docs                []agent.DocumentRef
+	queued              int64
+}
+
+// newRun starts a run in the version the conversation shows with the person's messages
+// (none, to regenerate a reply), superseding the questions still pending, and queues its
+// first step.
+func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c agent.Conversation, nonce string, msgs []pendingMessage) (int64, error) {
+	by := "parley"
+	if len(msgs) > 0 {
+		by = msgs[len(msgs)-1].author
+	}
+	if err := db.supersede(ctx, tx, by, "The person sent a new message instead of answering.",
+		`SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, c.ID); err != nil {
+		return 0, err
+	}
+	now := formatTime(db.Now())
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at, version) VALUES (?, 'running', ?, ?, ?, ?)`,
+		c.ID, nonce, now, now, c.Version)
+	if err != nil {
+		return 0, fmt.Errorf("create run: %w", err)
+	}
+	runID, _ := res.LastInsertId()
+	for _, m := range msgs {
+		ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, RunID: runID, Kind: agent.EventUserMessage, Text: m.text, Author: m.author,
+			Nonce: m.nonce, Documents: m.docs, Queued: m.queued})
+		if err != nil {
+			return 0, err
+		}
+		if err := attachDocuments(ctx, tx, ev.ID, m.docs); err != nil {
+			return 0, err
+		}
+	}
+	stepID, err := db.queueStep(ctx, tx, runID, agent.TriggerMessage)
+	if err != nil {
+		return 0, err
+	}
+	return stepID, db.setRunState(ctx, tx, c.ID, runID, agent.StateRunning, "")
 }
 
 // BeginStep marks a queued step started and returns what the agent needs to run it. The
@@ -115,7 +153,15 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 	if err != nil {
 		return c, in, err
 	}
-	in.History, err = events(ctx, db.read, in.ConversationID, 0)
+	var version int64
+	if err := db.read.QueryRowContext(ctx, `SELECT version FROM runs WHERE id = ?`, in.RunID).Scan(&version); err != nil {
+		return c, in, fmt.Errorf("begin step: %w", err)
+	}
+	vs, _, err := versionsOf(ctx, db.read, in.ConversationID)
+	if err != nil {
+		return c, in, err
+	}
+	in.History, err = pathEvents(ctx, db.read, in.ConversationID, vs.Path(version), 0)
 	return c, in, err
 }
 
@@ -163,7 +209,11 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 				`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
 				return err
 			}
-			return db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg)
+			if err := db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg); err != nil {
+				return err
+			}
+			resume, err = db.sendQueued(ctx, tx, convID)
+			return err
 		}
 		var pending, resolvedMeanwhile, queued int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
@@ -197,7 +247,12 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 		if queued > 0 {
 			return nil
 		}
-		return db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
+		if err := db.setRunState(ctx, tx, convID, runID, agent.StateDone, ""); err != nil {
+			return err
+		}
+		// The messages the person sent meanwhile go now.
+		resume, err = db.sendQueued(ctx, tx, convID)
+		return err
 	})
 	return resume, err
 }
@@ -250,10 +305,11 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 		if c.State != agent.StateFailed && c.State != agent.StateInterrupted && c.State != agent.StateStopped {
 			return agent.Errorf(agent.ECONFLICT, "Only a failed, interrupted or stopped conversation can be retried.")
 		}
-		var runID int64
-		if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM runs WHERE conversation_id = ?`, convID).Scan(&runID); err != nil {
-			return fmt.Errorf("retry: %w", err)
+		evs, err := events(ctx, tx, convID, 0)
+		if err != nil {
+			return err
 		}
+		runID := lastRun(evs)
 		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerRetry); err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 	r := rand.New(rand.NewSource(1))
 	for c := range conversations {
 		conv, _ := db.CreateConversation(ctx, ann.ID, "x", fmt.Sprint("conversation ", c), "")
-		step, err := db.StartRun(ctx, conv.ID, agent.Message{Text: "the first message of the conversation"})
+		step, err := stepOf(db.StartRun(ctx, conv.ID, agent.Message{Text: "the first message of the conversation"}))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conve
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: ""})
+	step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +206,8 @@ func TestDB_StartRun_SupersedesPending(t *testing.T) {
 	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
 		t.Fatalf("question = %+v, want superseded", rec.Resolution)
 	}
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "again", Author: "you", Nonce: ""}); agent.ErrorCode(err) != agent.ECONFLICT {
-		t.Fatalf("StartRun while running: %v, want ECONFLICT", err)
+	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "again", Author: "you", Interrupt: true}); agent.ErrorCode(err) != agent.ECONFLICT {
+		t.Fatalf("StartRun interrupting while running: %v, want ECONFLICT", err)
 	}
 }
 
@@ -215,7 +215,7 @@ func TestDB_Recover(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestDB_Recover(t *testing.T) {
 	}
 	// A second conversation has a step queued but never started.
 	c2, _ := db.CreateConversation(ctx, 0, "tester", "t2", "")
-	queued, _ := db.StartRun(ctx, c2.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+	queued, _ := stepOf(db.StartRun(ctx, c2.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 	db.Close() // the crash
 
 	db = storetest.Open(t, path)
@@ -294,11 +294,11 @@ func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	first, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"})
+	first, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"}))
 	if err != nil || first == 0 {
 		t.Fatalf("first = %d, %v", first, err)
 	}
-	again, err := db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"})
+	again, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"}))
 	if err != nil || again != 0 {
 		t.Fatalf("re-sent = %d, %v; want 0, nil", again, err)
 	}
@@ -317,7 +317,7 @@ func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 	_, in, _ := db.BeginStep(ctx, step)
 	rec, err := db.AskQuestion(ctx, in.RunID, textQuestion())
 	if err != nil {
@@ -339,7 +339,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("failure supersedes its questions", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		if _, err := db.FinishStep(ctx, step, nil, errors.New("boom")); err != nil {
@@ -356,7 +356,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("an answer that came while the step ran resumes the run", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		// The step is still running: Resolve leaves the resume to FinishStep.
@@ -371,7 +371,7 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("an agent that only asks for secrets is stopped", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""})
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
 		refused := agent.Question{Message: "token?", Fields: []agent.Field{}, Refused: []agent.RefusedField{{Name: "token", Reason: "secret"}}}
 		for i := 0; step != 0; i++ {
 			_, in, err := db.BeginStep(ctx, step)
@@ -436,3 +436,6 @@ func TestDB_StartRun_DocumentNamesReadAsTheyAre(t *testing.T) {
 		}
 	}
 }
+
+// stepOf is the step a message started.
+func stepOf(s agent.Sent, err error) (int64, error) { return s.Step, err }

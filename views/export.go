@@ -17,6 +17,13 @@ func TimelineMarkdown(d TimelineData) string {
 	if c.Language != "" {
 		fmt.Fprintf(&b, "- Language: %s\n", c.Language)
 	}
+	if len(d.Versions) > 1 {
+		fmt.Fprintf(&b, "- Version: %d of %d", d.Version+1, len(d.Versions))
+		if d.Version == c.Version {
+			b.WriteString(" (the one shown)")
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("\n## Timeline\n")
 	for _, e := range d.Entries {
 		fmt.Fprintf(&b, "\n### %s · %s %s\n", e.At.UTC().Format("2006-01-02 15:04:05"), oneLine(e.Who), oneLine(e.Summary))

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path"
@@ -23,6 +24,8 @@ const (
 	ItemError
 	// ItemTool is a tool call: where it first appeared, as it stands now.
 	ItemTool
+	// ItemVersions moves between the versions of the conversation that start where it stands.
+	ItemVersions
 )
 
 // Item is one entry of the thread as the page shows it.
@@ -44,6 +47,17 @@ type Item struct {
 	Question *QuestionView
 	// Tool is a tool call's latest state.
 	Tool *agent.ToolCall
+	// From is the event the entry first appeared with.
+	From int64
+	// Versions are the versions that start here, for ItemVersions.
+	Versions *VersionsView
+}
+
+// VersionsView is a point of the thread where versions of the conversation differ: the
+// one shown is Choice.Versions[Choice.Current].
+type VersionsView struct {
+	ConversationID int64
+	agent.Choice
 }
 
 // QuestionView is a question with what the form needs: the values typed and their errors.
@@ -72,6 +86,7 @@ func BuildThread(events []agent.Event) Thread {
 	tools := map[string]int{}
 	for _, ev := range events {
 		t.LastEventID = ev.ID
+		n := len(t.Items)
 		switch ev.Kind {
 		case agent.EventUserMessage:
 			users[ev.ID] = len(t.Items)
@@ -116,7 +131,32 @@ func BuildThread(events []agent.Event) Thread {
 				t.Items = append(t.Items, Item{Kind: ItemError, Text: ev.Error, At: ev.At})
 			}
 		}
+		if len(t.Items) > n {
+			t.Items[n].From = ev.ID
+		}
 	}
+	return t
+}
+
+// WithVersions puts, where versions of the conversation differ, the control that moves
+// between them: before the first entry that differs.
+func (t Thread) WithVersions(convID int64, choices []agent.Choice) Thread {
+	if len(choices) == 0 {
+		return t
+	}
+	items := make([]Item, 0, len(t.Items)+len(choices))
+	i := 0
+	for _, it := range t.Items {
+		for i < len(choices) && it.From > choices[i].Fork {
+			items = append(items, Item{Kind: ItemVersions, Versions: &VersionsView{ConversationID: convID, Choice: choices[i]}})
+			i++
+		}
+		items = append(items, it)
+	}
+	for ; i < len(choices); i++ {
+		items = append(items, Item{Kind: ItemVersions, Versions: &VersionsView{ConversationID: convID, Choice: choices[i]}})
+	}
+	t.Items = items
 	return t
 }
 
@@ -350,4 +390,18 @@ func approvedBy(q agent.QuestionRecord, viewer string) (names string, you bool) 
 		you = you || a.By == viewer
 	}
 	return strings.Join(list, ", "), you
+}
+
+// editable reports whether the person may edit the message: their own, on their page.
+func editable(ctx context.Context, it Item) bool {
+	return !modeOf(ctx).ReadOnly && it.ConversationID != 0 && it.EventID != 0
+}
+
+// editSignal is the signal that opens a message's edit form.
+func editSignal(it Item) string { return fmt.Sprintf("$_edit.m%d", it.EventID) }
+
+// regenerable reports whether the page offers Regenerate: the person's own conversation
+// with an agent, whose run has ended (or waits).
+func regenerable(ctx context.Context, conv agent.Conversation, s agent.RunState) bool {
+	return !modeOf(ctx).ReadOnly && conv.Agent != agent.InboundAgent && s != "" && s != agent.StateRunning
 }

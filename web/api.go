@@ -40,6 +40,12 @@ func (s *Server) apiRoutes() {
 	a.POST("/conversations/:id/messages", s.apiSendMessage)
 	a.POST("/conversations/:id/stop", s.apiStop)
 	a.POST("/conversations/:id/retry", s.apiRetry)
+	a.POST("/conversations/:id/regenerate", s.apiRegenerate)
+	a.POST("/conversations/:id/messages/:event/edit", s.apiEditMessage)
+	a.GET("/conversations/:id/versions", s.apiVersions)
+	a.POST("/conversations/:id/versions/:n", s.apiChooseVersion)
+	a.POST("/conversations/:id/queued/send", s.apiSendQueued)
+	a.POST("/conversations/:id/queued/:queued/remove", s.apiRemoveQueued)
 	a.GET("/conversations/:id/events", s.apiEvents)
 	// A document of a message or an answer, and the conversation's JSON export: the page's
 	// own handlers, which read only the person.

@@ -88,16 +88,18 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 	return c.JSON(http.StatusCreated, map[string]any{"conversation": s.apiConversation(conv)})
 }
 
+// apiGetConversation answers with the conversation as it shows (?version=N: as version N
+// shows it).
 func (s *Server) apiGetConversation(c echo.Context) error {
 	conv, err := s.readableConversation(c)
 	if err != nil {
 		return err
 	}
-	events, err := s.db.Events(c.Request().Context(), conv.ID, 0)
+	n, err := versionParam(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, s.apiState(conv, events))
+	return s.apiWriteState(c, conv.ID, n)
 }
 
 // apiSendMessage posts the person's message; the reply arrives on the conversation's events.
@@ -114,13 +116,26 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.runner.Send(ctx, conv.ID, m); err != nil {
+	sent, err := s.runner.Send(ctx, conv.ID, m)
+	if err != nil {
 		return err
 	}
 	if conv, err = s.db.Conversation(ctx, conv.ID); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"conversation": s.apiConversation(conv)})
+	out := map[string]any{"conversation": s.apiConversation(conv)}
+	if sent.Queued != 0 {
+		queued, err := s.db.Queued(ctx, conv.ID)
+		if err != nil {
+			return err
+		}
+		for _, q := range queued {
+			if q.ID == sent.Queued {
+				out["queued"] = apiQueuedOf(q)
+			}
+		}
+	}
+	return c.JSON(http.StatusAccepted, out)
 }
 
 // apiStop stops the reply being written, as the page's Stop does.

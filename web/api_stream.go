@@ -28,7 +28,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		return err
 	}
 	secret, _ := bearer(c.Request())
-	st := &apiStream{s: s, conv: conv, Tail: agent.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID}
+	st := &apiStream{s: s, conv: conv, Tail: agent.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID, versionFollow: versionFollow{pinned: -1}}
 	return s.serveStream(c, s.metrics.apiStreams, st.mayGoOn, st.run)
 }
 
@@ -41,6 +41,7 @@ type apiStream struct {
 	ctx    context.Context
 	w      *sseWriter
 	agent.Tail
+	versionFollow
 }
 
 func (as *apiStream) run(ctx context.Context, w *sseWriter) {
@@ -48,6 +49,10 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
 	defer f.Close()
+	if err := as.load(ctx, s, as.conv.ID); err != nil {
+		s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
+		return
+	}
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
@@ -106,6 +111,29 @@ func (as *apiStream) send(event, id string, v any) {
 func (as *apiStream) Event(ev agent.Event) error {
 	as.Cur.Event = ev.ID
 	head := APIEventHead{EventID: ev.ID, At: ev.At}
+	show, switched := as.shows(ev)
+	if switched {
+		// Another version shows from here: the client reads the conversation again.
+		if err := as.load(as.ctx, as.s, as.conv.ID); err != nil {
+			return err
+		}
+		as.Cur.Message, as.Cur.Bytes = "", 0
+		as.send(APIVersionShown, as.id(), APIVersionEvent{head, ev.Shown, ev.Reason})
+		return nil
+	}
+	if !show {
+		return nil
+	}
+	switch ev.Kind {
+	case agent.EventMessageQueued:
+		as.send(APIMessageQueued, as.id(), APIQueuedEvent{head, APIQueued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
+	case agent.EventMessageUnqueued:
+		as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, false})
+	case agent.EventUserMessage:
+		if ev.Queued != 0 {
+			as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, true})
+		}
+	}
 	switch ev.Kind {
 	case agent.EventUserMessage:
 		as.send(APIMessageDone, as.id(), apiMessageOf(ev))

@@ -176,6 +176,12 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", conv + "/messages", map[string]string{"text": "and lunch"}, 202, 404, 403},
 		{"POST", conv + "/retry", nil, 409, 404, 403},
 		{"POST", conv + "/stop", nil, 204, 404, 403},
+		{"GET", conv + "/versions", nil, 200, 404, 200},
+		{"POST", conv + "/versions/0", nil, 200, 404, 403},
+		{"POST", conv + "/queued/999/remove", nil, 404, 404, 403},
+		{"POST", conv + "/queued/send", nil, 404, 404, 403},
+		{"POST", conv + "/messages/999/edit", map[string]string{"text": "and dinner"}, 404, 404, 403},
+		{"POST", conv + "/regenerate", nil, 202, 404, 403},
 		{"GET", "/api/v1/conversations/999", nil, 404, 404, 404},
 		{"GET", "/api/v1/conversations/abc", nil, 404, 404, 404},
 		{"GET", "/api/v1/openapi.json", nil, 200, 200, 200},
@@ -185,7 +191,7 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 	ids := regexp.MustCompile(`/(conversations|questions)/\d+`)
 	docs := regexp.MustCompile(`/documents/\d+$`)
 	for _, r := range routes {
-		covered[r.method+" "+docs.ReplaceAllString(ids.ReplaceAllString(r.path, "/$1/:id"), "/documents/:doc")] = true
+		covered[r.method+" "+versionRoutes.Replace(docs.ReplaceAllString(ids.ReplaceAllString(r.path, "/$1/:id"), "/documents/:doc"))] = true
 	}
 	for _, r := range as.srv.Routes() {
 		if strings.Contains(r, "/api/v1") && !covered[r] && !strings.HasSuffix(r, "/*") && !strings.HasSuffix(r, "/api/v1") {

@@ -14,6 +14,9 @@ const (
 	APIQuestionAsked       = "question.asked"
 	APIQuestionResolved    = "question.resolved"
 	APIRunState            = "run.state"
+	APIVersionShown        = "conversation.version"
+	APIMessageQueued       = "message.queued"
+	APIMessageUnqueued     = "message.unqueued"
 	APIToolCall            = "tool.call"
 	APIConversationDeleted = "conversation.deleted"
 )
@@ -43,6 +46,8 @@ type APIConversation struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 	Archived   bool      `json:"archived"`
 	URL        string    `json:"url"`
+	// Version is the version of the conversation shown (0: as first written).
+	Version int64 `json:"version"`
 }
 
 // APIMessage is a finished message, the person's or an agent's.
@@ -59,6 +64,19 @@ type APIMessage struct {
 	Interrupted bool                `json:"interrupted,omitempty"`
 	Stopped     bool                `json:"stopped,omitempty"`
 	At          time.Time           `json:"at"`
+}
+
+// APIQueued is a message the person sent while the agent worked, waiting for the run to end.
+type APIQueued struct {
+	ID        int64               `json:"id"`
+	Author    string              `json:"author"`
+	Text      string              `json:"text"`
+	Documents []agent.DocumentRef `json:"documents,omitempty"`
+	At        time.Time           `json:"at"`
+}
+
+func apiQueuedOf(q agent.QueuedMessage) APIQueued {
+	return APIQueued{ID: q.ID, Author: q.Author, Text: q.Text, Documents: q.Documents, At: q.At}
 }
 
 // APIQuestion is a question as asked, with where it belongs and, once resolved, how.
@@ -82,6 +100,9 @@ type APIConversationState struct {
 	Questions    []APIQuestion   `json:"questions"`
 	Plan         *agent.Plan     `json:"plan"`
 	LastEventID  int64           `json:"last_event_id"`
+	// Version is the version read; Queued the messages waiting for the agent to finish.
+	Version int64       `json:"version"`
+	Queued  []APIQueued `json:"queued"`
 }
 
 // The data of the event stream's events (see the OpenAPI document's description of it).
@@ -98,6 +119,25 @@ type (
 	APIEventHead struct {
 		EventID int64     `json:"event_id"`
 		At      time.Time `json:"at"`
+	}
+	// APIVersionEvent is a conversation.version: the conversation shows another version
+	// from here (a reply regenerated, a message edited, a version chosen); a client reads
+	// the conversation again.
+	APIVersionEvent struct {
+		APIEventHead
+		Version int64               `json:"version"`
+		Reason  agent.VersionReason `json:"reason,omitempty"`
+	}
+	// APIQueuedEvent is a message.queued: a message sent while the agent works waits.
+	APIQueuedEvent struct {
+		APIEventHead
+		Queued APIQueued `json:"queued"`
+	}
+	// APIUnqueuedEvent is a message.unqueued: a queued message was sent, or removed.
+	APIUnqueuedEvent struct {
+		APIEventHead
+		ID   int64 `json:"id"`
+		Sent bool  `json:"sent"`
 	}
 	// APIPlanEvent is a plan event: the plan as it now stands.
 	APIPlanEvent struct {
@@ -135,7 +175,7 @@ func (s *Server) apiConversation(conv agent.Conversation) APIConversation {
 		state = "new"
 	}
 	return APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
-		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID)}
+		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID), Version: conv.Version}
 }
 
 // apiMessageOf is the message of a user_message or agent_message event.

@@ -216,6 +216,11 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", conv + "/messages", url.Values{"text": {"and lunch"}}, 200, 404, 403},
 		{"POST", conv + "/retry", url.Values{}, 204, 404, 403},
 		{"POST", conv + "/stop", url.Values{}, 204, 404, 403},
+		{"POST", conv + "/queued/999/remove", url.Values{}, 204, 404, 403},
+		{"POST", conv + "/queued/send", url.Values{}, 200, 404, 403},
+		{"POST", conv + "/versions/0", url.Values{}, 204, 404, 403},
+		{"POST", conv + "/messages/999/edit", url.Values{"text": {"and dinner"}}, 200, 404, 403},
+		{"POST", conv + "/regenerate", url.Values{}, 204, 404, 403},
 		{"GET", "/live", nil, 200, 200, 200},
 		{"GET", "/search?q=offsite", nil, 200, 200, 200},
 		{"GET", "/archived", nil, 200, 200, 200},
@@ -241,6 +246,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		p = pattern.ReplaceAllString(p, "/$1/:id")
 		p = regexp.MustCompile(`/documents/\d+$`).ReplaceAllString(p, "/documents/:doc")
 		p = regexp.MustCompile(`^/review/groups/routes/`).ReplaceAllString(p, "/review/groups/:name/")
+		p = versionRoutes.Replace(p)
 		covered[r.method+" "+p] = true
 	}
 	for _, r := range as.srv.Routes() {
@@ -770,3 +776,6 @@ func TestWaitingCount_OnlyWhatTheViewerMayAnswer(t *testing.T) {
 		}
 	}
 }
+
+// versionRoutes turns the paths of the tables' version and queue rows into their routes.
+var versionRoutes = strings.NewReplacer("/queued/999/", "/queued/:queued/", "/versions/0", "/versions/:n", "/messages/999/", "/messages/:event/")

@@ -67,13 +67,24 @@ func (s *Server) handleConversation(c echo.Context) error {
 		return err
 	}
 	ctx := s.withMode(c, conv)
-	events, err := s.db.Events(ctx, conv.ID, 0)
+	// Staff may read another version than the one shown (?version=N); its owner reads
+	// the one shown, and moves between them with the page's controls.
+	want, err := versionParam(c)
+	if err != nil || currentUser(c).CanWrite(conv) {
+		want = -1
+	}
+	thread, n, count, err := s.versionThread(ctx, conv, want)
+	if err != nil {
+		return err
+	}
+	queued, err := s.db.Queued(ctx, conv.ID)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(ctx))
-	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: views.BuildThread(events), Nonce: agent.NewNonce(), Attach: s.attach()}))
+	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: thread,
+		Nonce: agent.NewNonce(), Attach: s.attach(), Queued: queued, Pinned: want >= 0 && n != conv.Version, Version: n, Versions: count}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -95,7 +106,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 		if _, ferr := c.FormParams(); ferr != nil {
 			return sse(views.ComposerError(tooLarge(ferr)))
 		}
-		err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce"), Files: files})
+		_, err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce"), Files: files})
 	}
 	switch agent.ErrorCode(err) {
 	case "":

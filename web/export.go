@@ -33,15 +33,21 @@ type exportedConversation struct {
 	Language   string    `json:"language,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	// Version is the version exported (?version=N, else the one shown), Shown the one the
+	// conversation shows, Versions how many it has.
+	Version  int64 `json:"version"`
+	Shown    int64 `json:"shown_version"`
+	Versions int   `json:"versions"`
 }
 
 // exportedEvent is one event of the log: its header and its payload as stored.
 type exportedEvent struct {
-	ID    int64           `json:"id"`
-	RunID int64           `json:"run_id,omitempty"`
-	Kind  agent.EventKind `json:"kind"`
-	At    time.Time       `json:"at"`
-	Data  agent.Event     `json:"data"`
+	ID      int64           `json:"id"`
+	RunID   int64           `json:"run_id,omitempty"`
+	Version int64           `json:"version"`
+	Kind    agent.EventKind `json:"kind"`
+	At      time.Time       `json:"at"`
+	Data    agent.Event     `json:"data"`
 }
 
 // exportedQuestion is a question with how it was resolved and how long it waited.
@@ -73,7 +79,15 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 		out.Audit = []agent.AuditEntry{}
 	}
 	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
-		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt}
+		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Shown: conv.Version}
+	vs, _, err := s.db.Versions(c.Request().Context(), conv.ID)
+	if err != nil {
+		return err
+	}
+	out.Conversation.Versions = len(vs)
+	if out.Conversation.Version, _ = versionParam(c); out.Conversation.Version < 0 {
+		out.Conversation.Version = conv.Version
+	}
 	asked := map[int64]int{}
 	for _, ev := range events {
 		switch ev.Kind {
@@ -89,7 +103,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 				out.Questions[i].WaitedSeconds = ev.At.Sub(out.Questions[i].AskedAt).Seconds()
 			}
 		}
-		out.Events = append(out.Events, exportedEvent{ID: ev.ID, RunID: ev.RunID, Kind: ev.Kind, At: ev.At, Data: ev})
+		out.Events = append(out.Events, exportedEvent{ID: ev.ID, RunID: ev.RunID, Version: ev.Version, Kind: ev.Kind, At: ev.At, Data: ev})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

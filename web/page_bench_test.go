@@ -23,7 +23,8 @@ func BenchmarkConversationPage(b *testing.B) {
 	}
 	reply := strings.Join(builtin.BenchTokens(300), "")
 	for i := range 1000 {
-		step, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build?", i+1), Author: "bench"})
+		sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build?", i+1), Author: "bench"})
+		step := sent.Step
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -136,18 +136,35 @@ func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
 	if err != nil {
 		return views.TimelineData{}, err
 	}
-	return views.TimelineData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Entries: views.BuildTimeline(events, audit)}, nil
+	vs, _, err := s.db.Versions(c.Request().Context(), conv.ID)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
+	n, _ := versionParam(c)
+	if n < 0 {
+		n = conv.Version
+	}
+	return views.TimelineData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Entries: views.BuildTimeline(events, audit), Version: n, Versions: vs}, nil
 }
 
-// conversationRecord is a conversation the person may read with its whole event log and
-// audit entries: what its timeline and exports are made of.
+// conversationRecord is a conversation the person may read with the events of the version
+// it shows (or of another: ?version=N) and its audit entries: what its timeline and exports
+// are made of.
 func (s *Server) conversationRecord(c echo.Context) (agent.Conversation, []agent.Event, []agent.AuditEntry, error) {
 	conv, err := s.readableConversation(c)
 	if err != nil {
 		return conv, nil, nil, err
 	}
 	ctx := c.Request().Context()
-	events, err := s.db.Events(ctx, conv.ID, 0)
+	// The version the conversation shows, or another (?version=N).
+	n, err := versionParam(c)
+	if err != nil {
+		return conv, nil, nil, err
+	}
+	if n < 0 {
+		n = conv.Version
+	}
+	events, err := s.db.VersionEvents(ctx, conv.ID, n, 0)
 	if err != nil {
 		return conv, nil, nil, err
 	}

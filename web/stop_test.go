@@ -101,14 +101,13 @@ func TestStop(t *testing.T) {
 	}
 }
 
-func TestSendWhileRunningStopsTheReply(t *testing.T) {
-	ts, _, path, id, _ := slowRun(t)
-	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something shorter"}})
-	if code != http.StatusOK || !strings.Contains(body, `id="composer"`) {
-		t.Fatalf("send while running = %d %s", code, body)
+// runLog is the conversation's log as a person follows it: who wrote what, and the run's states.
+func runLog(t *testing.T, ts *testServer, id int64) string {
+	t.Helper()
+	evs, err := ts.db.Events(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ts.waitState(t, id, agent.StateDone)
-	evs, _ := ts.db.Events(context.Background(), id, 0)
 	var got []string
 	for _, ev := range evs {
 		switch ev.Kind {
@@ -120,10 +119,78 @@ func TestSendWhileRunningStopsTheReply(t *testing.T) {
 			got = append(got, "state: "+string(ev.State))
 		}
 	}
-	want := []string{"person: Write a long reply", "state: running", "agent: Half a reply, still going (stopped true)", "state: stopped",
-		"person: Actually, something shorter", "state: running", "agent: Here is the **rest**. (stopped false)", "state: done"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	return strings.Join(got, "\n")
+}
+
+// A message sent while the agent writes waits, shown as queued; Send now stops the reply
+// and sends it.
+func TestSendWhileRunningIsQueued(t *testing.T) {
+	ts, _, path, id, _ := slowRun(t)
+	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something shorter"}})
+	if code != http.StatusOK || !strings.Contains(body, `id="composer"`) {
+		t.Fatalf("send while running = %d %s", code, body)
+	}
+	_, page := ts.get(t, path)
+	for _, want := range []string{`class="msg user queued"`, "Actually, something shorter", "Will be sent when the agent finishes.", ">Remove</button>", ">Send now</button>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q while the message waits", want)
+		}
+	}
+	if c, _ := ts.db.Conversation(context.Background(), id); c.State != agent.StateRunning {
+		t.Fatalf("state = %q: the queued message stopped the reply", c.State)
+	}
+	if code, _, _ := ts.post(t, path+"/queued/send", url.Values{}); code != http.StatusNoContent {
+		t.Fatalf("send now = %d", code)
+	}
+	ts.waitState(t, id, agent.StateDone)
+	want := strings.Join([]string{"person: Write a long reply", "state: running", "agent: Half a reply, still going (stopped true)", "state: stopped",
+		"person: Actually, something shorter", "state: running", "agent: Here is the **rest**. (stopped false)", "state: done"}, "\n")
+	if got := runLog(t, ts, id); got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
+	}
+	if _, page := ts.get(t, path); strings.Contains(page, "Will be sent when the agent finishes.") {
+		t.Error("the page still shows the message queued once sent")
+	}
+}
+
+// Queued messages go, together and in order, when the agent finishes; one removed does not.
+func TestQueuedMessagesGoWhenTheAgentFinishes(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	a := &scripted{name: "gate", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if userMessages(in) == 1 {
+			started <- struct{}{}
+			<-release
+			return out.Text("First answer.")
+		}
+		return out.Text(fmt.Sprintf("Answer to %d messages.", userMessages(in)))
+	}}
+	ts := newTestServer(t, newDB(t), a)
+	path := ts.start(t, "gate", "First")
+	id := convID(t, path)
+	<-started
+	for _, m := range []string{"Second", "Third", "Fourth"} {
+		if code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {m}}); code != http.StatusOK || strings.Contains(body, `class="error" role="alert">T`) {
+			t.Fatalf("send %q = %d %s", m, code, body)
+		}
+	}
+	queued, _ := ts.db.Queued(context.Background(), id)
+	if len(queued) != 3 {
+		t.Fatalf("queued = %+v, want 3", queued)
+	}
+	if code, _, _ := ts.post(t, fmt.Sprintf("%s/queued/%d/remove", path, queued[1].ID), url.Values{}); code != http.StatusNoContent {
+		t.Fatalf("remove = %d", code)
+	}
+	close(release)
+	ts.waitState(t, id, agent.StateDone)
+	want := strings.Join([]string{"person: First", "state: running", "agent: First answer. (stopped false)", "state: done",
+		"person: Second", "person: Fourth", "state: running", "agent: Answer to 3 messages. (stopped false)", "state: done"}, "\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for got := runLog(t, ts, id); got != want; got = runLog(t, ts, id) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log:\n%s\nwant:\n%s", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -33,8 +33,12 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	pinned, err := versionParam(c)
+	if err != nil || currentUser(c).CanWrite(conv) {
+		pinned = -1
+	}
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
-		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv)}
+		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 
@@ -139,6 +143,10 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 		f = s.hub.Follow(ls.conv.ID)
 		defer f.Close()
 		wake = f.Wake()
+		if err := ls.load(ctx, s, ls.conv.ID); err != nil {
+			s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
+			return
+		}
 	}
 	feed := s.newPersonFeed(ls.u, ls.current)
 	defer feed.close()
@@ -243,6 +251,7 @@ type liveStream struct {
 	// live are the live questions asked while the page watched, still pending: the run
 	// waits for the person meanwhile, and its status line says so.
 	live map[int64]bool
+	versionFollow
 }
 
 // patch sends a patch of the page; a component that fails to render is logged and sends
@@ -270,6 +279,9 @@ func (ls *liveStream) catchUp(f *agent.Follower) error {
 // Live grows the message being written on the page, or puts it there whole when the page
 // lacks it (or, after a reconnect, does not know how much of it the page has).
 func (ls *liveStream) Live(m agent.LiveText) error {
+	if ls.pinned >= 0 {
+		return nil // a page of another version than the one shown, where nothing is written
+	}
 	if m.ID != ls.Cur.Message || ls.md == nil {
 		it := views.StreamingMessage(m.ID, m.Author)
 		had := m.ID == ls.Cur.Message
@@ -291,8 +303,30 @@ func (ls *liveStream) Live(m agent.LiveText) error {
 // Event sends one committed event. Events that show nothing send nothing; their id comes
 // with the next patch.
 func (ls *liveStream) Event(ev agent.Event) error {
+	if ev.ID <= ls.Cur.Event {
+		return nil // drawn already, with the version it belongs to
+	}
 	ls.Cur.Event = ev.ID
 	ctx := ls.ctx
+	show, switched := ls.shows(ev)
+	if switched {
+		return ls.redraw()
+	}
+	if !show {
+		return nil
+	}
+	switch ev.Kind {
+	case agent.EventMessageQueued:
+		q := agent.QueuedMessage{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+		ls.patch(views.QueuedMessage(ls.conv.ID, q), "#queued", "append", ls.id())
+		return nil
+	case agent.EventMessageUnqueued:
+		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", ls.id())
+		return nil
+	}
+	if ev.Kind == agent.EventUserMessage && ev.Queued != 0 {
+		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", "")
+	}
 	switch ev.Kind {
 	case agent.EventAgentMessage:
 		return ls.finished(ev)
@@ -320,7 +354,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 				ls.live = map[int64]bool{}
 			}
 			ls.live[rec.ID] = true
-			ls.patch(views.RunStatus(ls.conv.ID, agent.StateWaiting, ""), "", "", "")
+			ls.patch(views.RunStatus(ls.conv, agent.StateWaiting, ""), "", "", "")
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case agent.EventQuestionApproved:
@@ -339,7 +373,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 			// of the runs it cut off): the status line says what the run does now.
 			delete(ls.live, rec.ID)
 			if c, err := ls.s.db.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
-				ls.patch(views.RunStatus(ls.conv.ID, agent.StateRunning, ""), "", "", "")
+				ls.patch(views.RunStatus(ls.conv, agent.StateRunning, ""), "", "", "")
 			}
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
@@ -364,10 +398,10 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		ls.patch(views.ConversationState(ev.State), "", "", "")
 		id := ls.id()
 		if ev.State == agent.StateFailed {
-			ls.patch(views.RunStatus(ls.conv.ID, ev.State, ev.Error), "", "", "")
+			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", "")
 			ls.patch(views.ErrorNote(ev.Error), "#thread", "append", id)
 		} else {
-			ls.patch(views.RunStatus(ls.conv.ID, ev.State, ev.Error), "", "", id)
+			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", id)
 		}
 	}
 	return nil
@@ -393,5 +427,44 @@ func (ls *liveStream) finished(ev agent.Event) error {
 	default:
 		ls.patch(views.AgentMessage(it), "#thread", "append", ls.id())
 	}
+	return nil
+}
+
+// queuedID is the HTML id of a queued message.
+func queuedID(id int64) string { return "queued-" + strconv.FormatInt(id, 10) }
+
+// redraw draws the page's conversation again, as the version it now shows: the thread, the
+// plan, the state, with the stream's cursor at the last event drawn.
+func (ls *liveStream) redraw() error {
+	ctx, s := ls.ctx, ls.s
+	if err := ls.load(ctx, s, ls.conv.ID); err != nil {
+		return err
+	}
+	conv, err := s.db.Conversation(ctx, ls.conv.ID)
+	if err != nil {
+		return err
+	}
+	ls.conv = conv
+	t, _, _, err := s.versionThread(ctx, conv, -1)
+	if err != nil {
+		return err
+	}
+	ls.Cur.Event = max(ls.Cur.Event, t.LastEventID)
+	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
+	clear(ls.live)
+	busy := `{"_busy":false}`
+	if t.State == agent.StateRunning {
+		busy = `{"_busy":true}`
+	}
+	ls.w.patchSignals(busy, "")
+	ls.patch(views.PlanPanel(t.Plans), "", "", "")
+	ls.patch(views.ConversationState(t.State), "", "", "")
+	ls.patch(views.RunStatus(conv, t.Shown(), t.Error), "", "", "")
+	queued, err := s.db.Queued(ctx, conv.ID)
+	if err != nil {
+		return err
+	}
+	ls.patch(views.QueuedList(conv.ID, queued), "", "", "")
+	ls.patch(views.ThreadSection(t), "", "", ls.id())
 	return nil
 }

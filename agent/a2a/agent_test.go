@@ -470,3 +470,32 @@ func TestAgent_StopCancelsTheTask(t *testing.T) {
 		t.Errorf("after the retry %q", m)
 	}
 }
+
+// A regenerated reply is a new version of the conversation: the agent gets the person's
+// message again in a new task of the same context, even when the message went into a task
+// that waited for input; that task is left as it was.
+func TestAgent_RegenerateStartsANewTask(t *testing.T) {
+	r := newRemote(t,
+		turn{status(sdk.TaskStateInputRequired, sdk.TextPart{Text: "Which branch?"})},
+		turn{final(sdk.TextPart{Text: "Opened a PR from main."}), completed()},
+		turn{final(sdk.TextPart{Text: "Opened a PR from main, again."}), completed()},
+	)
+	c := newConvo(t, r.agent())
+	c.MustSend("Open a PR")
+	c.MustSend("from main") // into the task that waits for it
+	got := r.received()
+	if len(got) != 2 || got[1].newTask || got[1].taskID != got[0].taskID {
+		t.Fatalf("the reply went to task %q (new %v), want task %q", got[len(got)-1].taskID, got[len(got)-1].newTask, got[0].taskID)
+	}
+	rec, err := c.Regenerate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = r.received()
+	if len(got) != 3 || !got[2].newTask || got[2].contextID != got[0].contextID || got[2].msg.Parts[0].(sdk.TextPart).Text != "from main" {
+		t.Fatalf("the regenerated message went to task %q (new %v) context %q, want a new task in context %q", got[2].taskID, got[2].newTask, got[2].contextID, got[0].contextID)
+	}
+	if m := rec.Messages(); len(m) != 1 || m[0] != "Opened a PR from main, again." {
+		t.Errorf("got messages %q", m)
+	}
+}

@@ -72,6 +72,12 @@ func readPast(history []agent.Event) past {
 			if json.Unmarshal(ev.Checkpoint, &cp) == nil && cp.Backend == checkpointBackend {
 				p.cp = cp
 			}
+		case agent.EventVersion:
+			// A new version (a reply regenerated, a message edited) gets a task of its own
+			// in the same context: the task of the version it branched from is left as it was.
+			if ev.Reason != "" {
+				p.cp.TaskID, p.cp.State, p.cp.Artifacts = "", "", 0
+			}
 		case agent.EventQuestionAsked:
 			if ev.Question != nil {
 				p.question = ev.Question

@@ -230,6 +230,31 @@ func (c *Convo) Send(text string) (*Recorder, error) {
 	return c.StepNow(agent.TriggerMessage)
 }
 
+// Regenerate branches the conversation as the store does to regenerate the last reply: the
+// new version keeps the log up to the person's last message and its run's start (and
+// intake), then records the version and runs a step on that message again.
+func (c *Convo) Regenerate() (*Recorder, error) {
+	c.t.Helper()
+	last := -1
+	for i, ev := range c.History {
+		if ev.Kind == agent.EventUserMessage {
+			last = i
+		}
+	}
+	if last < 0 {
+		c.t.Fatal("nothing to regenerate")
+	}
+	keep := last + 1
+	for keep < len(c.History) && (c.History[keep].Kind == agent.EventIntake || c.History[keep].Kind == agent.EventRunState && c.History[keep].State == agent.StateRunning) {
+		keep++
+	}
+	c.Run++
+	c.History = append(c.History[:keep:keep],
+		agent.Event{Kind: agent.EventVersion, Shown: int64(c.Run), Reason: agent.VersionRegenerate},
+		agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
+	return c.StepNow(agent.TriggerMessage)
+}
+
 // SendWithDocuments records the person's message as intake leaves it (its intent, and
 // documents split off or attached) and runs a step on it. Each document gets an id, which
 // the returned refs carry.

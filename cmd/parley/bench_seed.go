@@ -25,7 +25,8 @@ func seedLongConversation(ctx context.Context, path string, rounds int) error {
 	}
 	reply := strings.Join(builtin.BenchTokens(300), "")
 	for i := range rounds {
-		step, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build, and why?", i+1), Author: "bench"})
+		sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build, and why?", i+1), Author: "bench"})
+		step := sent.Step
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,356 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// versionsOf returns a conversation's versions (version 0 always among them) and the one shown.
+func versionsOf(ctx context.Context, q queryer, convID int64) (agent.Versions, int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT c.version, v.n, v.parent, v.fork, v.reason, v.created_by, v.created_at, v.chosen_at
+		FROM conversations c LEFT JOIN versions v ON v.conversation_id = c.id WHERE c.id = ? ORDER BY v.n`, convID)
+	if err != nil {
+		return nil, 0, fmt.Errorf("versions: %w", err)
+	}
+	defer rows.Close()
+	var vs agent.Versions
+	var shown int64
+	found := false
+	for rows.Next() {
+		found = true
+		var n, parent, fork sql.NullInt64
+		var reason, by, created, chosen sql.NullString
+		if err := rows.Scan(&shown, &n, &parent, &fork, &reason, &by, &created, &chosen); err != nil {
+			return nil, 0, fmt.Errorf("versions: %w", err)
+		}
+		if n.Valid {
+			vs = append(vs, agent.Version{N: n.Int64, Parent: parent.Int64, Fork: fork.Int64, Reason: agent.VersionReason(reason.String),
+				By: by.String, CreatedAt: parseTime(created.String), ChosenAt: parseTime(chosen.String)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("versions: %w", err)
+	}
+	if !found {
+		return nil, 0, agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", convID)
+	}
+	if len(vs) == 0 {
+		vs = agent.Versions{{N: 0}}
+	}
+	return vs, shown, nil
+}
+
+// Versions returns a conversation's versions and the one shown.
+func (db *DB) Versions(ctx context.Context, convID int64) (agent.Versions, int64, error) {
+	return versionsOf(ctx, db.read, convID)
+}
+
+// VersionEvents returns the events of version n of a conversation with an id above after.
+func (db *DB) VersionEvents(ctx context.Context, convID, n, after int64) ([]agent.Event, error) {
+	vs, _, err := versionsOf(ctx, db.read, convID)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := vs.Find(n); !ok {
+		return nil, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+	}
+	return pathEvents(ctx, db.read, convID, vs.Path(n), after)
+}
+
+// pathWhere is the condition (on events e) that keeps the events of a path.
+func pathWhere(p agent.Path) (string, []any) {
+	var or []string
+	var args []any
+	for _, s := range p {
+		if s.UpTo == 0 {
+			or, args = append(or, `e.version = ?`), append(args, s.Version)
+		} else {
+			or, args = append(or, `(e.version = ? AND e.id <= ?)`), append(args, s.Version, s.UpTo)
+		}
+	}
+	return `(` + strings.Join(or, ` OR `) + `)`, args
+}
+
+// pathEvents returns the events of a path with an id above after, oldest first.
+func pathEvents(ctx context.Context, q queryer, convID int64, p agent.Path, after int64) ([]agent.Event, error) {
+	on, args := pathWhere(p)
+	rows, err := q.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version FROM events e
+		WHERE e.conversation_id = ? AND e.id > ? AND `+on+` ORDER BY e.id`, append([]any{convID, after}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.Event
+	for rows.Next() {
+		var ev agent.Event
+		var kind, at string
+		var payload []byte
+		if err := rows.Scan(&ev.ID, &ev.ConversationID, &ev.RunID, &kind, &payload, &at, &ev.Version); err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return nil, fmt.Errorf("event %d: %w", ev.ID, err)
+		}
+		ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// branch starts version n+1 of a conversation at fork, shows it, and returns it: the version
+// shown before is left as it stands, its questions still waiting closed as superseded and
+// a run waiting on them stopped (Retry there asks again).
+func (db *DB) branch(ctx context.Context, tx *sql.Tx, c agent.Conversation, vs agent.Versions, shown, fork int64, reason agent.VersionReason, by string) (int64, error) {
+	parent := int64(0)
+	if fork != 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT version FROM events WHERE id = ?`, fork).Scan(&parent); err != nil {
+			return 0, fmt.Errorf("branch: %w", err)
+		}
+	}
+	n := int64(0)
+	for _, v := range vs {
+		n = max(n, v.N)
+	}
+	n++
+	now := formatTime(db.Now())
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO versions (conversation_id, n, created_at, chosen_at) VALUES (?, 0, ?, ?)`,
+		c.ID, formatTime(c.CreatedAt), now); err != nil {
+		return 0, fmt.Errorf("branch: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (conversation_id, n, parent, fork, reason, created_by, created_at, chosen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, n, parent, fork, reason, by, now, now); err != nil {
+		return 0, fmt.Errorf("branch: %w", err)
+	}
+	why := "The person regenerated the reply: a new version of the conversation replaced this one."
+	if reason == agent.VersionEdit {
+		why = "The person edited an earlier message: a new version of the conversation replaced this one."
+	}
+	return n, db.show(ctx, tx, c, shown, n, reason, by, why)
+}
+
+// show makes version n the one the conversation shows, leaving version left (see branch).
+func (db *DB) show(ctx context.Context, tx *sql.Tx, c agent.Conversation, left, n int64, reason agent.VersionReason, by, why string) error {
+	if err := db.leave(ctx, tx, c, left, by, why); err != nil {
+		return err
+	}
+	now := formatTime(db.Now())
+	if _, err := tx.ExecContext(ctx, `UPDATE versions SET chosen_at = ? WHERE conversation_id = ? AND n IN (?, ?)`, now, c.ID, left, n); err != nil {
+		return fmt.Errorf("show version: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET version = ? WHERE id = ?`, n, c.ID); err != nil {
+		return fmt.Errorf("show version: %w", err)
+	}
+	_, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, Kind: agent.EventVersion, Shown: n, Reason: reason, Author: by})
+	return err
+}
+
+// leave closes what still waits in the version left: its questions are superseded, and a
+// run waiting for them is stopped.
+func (db *DB) leave(ctx context.Context, tx *sql.Tx, c agent.Conversation, left int64, by, why string) error {
+	runs, err := queryColumn[int64](ctx, tx, `SELECT DISTINCT q.run_id FROM questions q WHERE q.conversation_id = ? AND q.state = 'pending'`, c.ID)
+	if err != nil {
+		return fmt.Errorf("leave version %d: %w", left, err)
+	}
+	if err := db.supersede(ctx, tx, by, why, `SELECT id FROM questions WHERE conversation_id = ? AND state = 'pending'`, c.ID); err != nil {
+		return err
+	}
+	for _, run := range runs {
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, run).Scan(&state); err != nil {
+			return fmt.Errorf("leave version %d: %w", left, err)
+		}
+		if agent.RunState(state) == agent.StateWaiting {
+			if err := db.setRunState(ctx, tx, c.ID, run, agent.StateStopped, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lastRun is the run of the newest event of a path that has one, 0 when none has.
+func lastRun(evs []agent.Event) int64 {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].RunID != 0 {
+			return evs[i].RunID
+		}
+	}
+	return 0
+}
+
+// Regenerate starts a new version of the conversation in which the agent answers the
+// person's last message again: it shares the log up to that message (and what intake made
+// of it), and runs the agent anew. A nonce used before returns step 0.
+func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (stepID, version int64, err error) {
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		c, vs, shown, evs, err := db.branchable(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if nonce != "" {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
+				return fmt.Errorf("regenerate: %w", err)
+			}
+			if n > 0 {
+				return nil
+			}
+		}
+		if c.State == agent.StateRunning {
+			return agent.ErrRunning
+		}
+		fork := regenerateFork(evs)
+		if fork == 0 {
+			return agent.Errorf(agent.EINVALID, "There is no reply to regenerate yet.")
+		}
+		if version, err = db.branch(ctx, tx, c, vs, shown, fork, agent.VersionRegenerate, by); err != nil {
+			return err
+		}
+		c.Version = version
+		stepID, err = db.newRun(ctx, tx, c, nonce, nil)
+		return err
+	})
+	return stepID, version, err
+}
+
+// regenerateFork is where regenerating the last reply branches: after the person's last
+// message, its run's start and its intake (the new run shares them), 0 when there is none.
+func regenerateFork(evs []agent.Event) int64 {
+	last := -1
+	for i, ev := range evs {
+		if ev.Kind == agent.EventUserMessage {
+			last = i
+		}
+	}
+	if last < 0 {
+		return 0
+	}
+	run, fork := evs[last].RunID, evs[last].ID
+	for _, ev := range evs[last+1:] {
+		if ev.RunID != run {
+			continue
+		}
+		if ev.Kind == agent.EventUserMessage || ev.Kind == agent.EventIntake || ev.Kind == agent.EventRunState && ev.State == agent.StateRunning {
+			fork = ev.ID
+			continue
+		}
+		break
+	}
+	return fork
+}
+
+// Edit starts a new version of the conversation from just before one of the person's
+// messages, with m in its place, and runs the agent on it. A nonce used before returns
+// step 0.
+func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message) (stepID, version int64, err error) {
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		c, vs, shown, evs, err := db.branchable(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if m.Nonce != "" {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE conversation_id = ? AND kind = 'user_message' AND json_extract(payload, '$.nonce') = ?`,
+				convID, m.Nonce).Scan(&n); err != nil {
+				return fmt.Errorf("edit: %w", err)
+			}
+			if n > 0 {
+				return nil
+			}
+		}
+		if c.State == agent.StateRunning {
+			return agent.ErrRunning
+		}
+		fork, found := int64(0), false
+		var kept []agent.DocumentRef // the files sent with the message stay with it
+		for _, ev := range evs {
+			if ev.ID == messageID {
+				found = ev.Kind == agent.EventUserMessage
+				for _, d := range ev.Documents {
+					if d.Label == agent.LabelUpload {
+						kept = append(kept, d)
+					}
+				}
+				break
+			}
+			fork = ev.ID
+		}
+		if !found {
+			return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", messageID)
+		}
+		if version, err = db.branch(ctx, tx, c, vs, shown, fork, agent.VersionEdit, m.Author); err != nil {
+			return err
+		}
+		c.Version = version
+		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
+		if err != nil {
+			return err
+		}
+		docs = append(kept, docs...)
+		stepID, err = db.newRun(ctx, tx, c, m.Nonce, []pendingMessage{{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}})
+		return err
+	})
+	return stepID, version, err
+}
+
+// branchable reads, in tx, a conversation that may branch and the path it shows.
+func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (agent.Conversation, agent.Versions, int64, []agent.Event, error) {
+	c, err := conversation(ctx, tx, convID)
+	if err != nil {
+		return c, nil, 0, nil, err
+	}
+	if c.Agent == agent.InboundAgent {
+		return c, nil, 0, nil, agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
+	}
+	vs, shown, err := versionsOf(ctx, tx, convID)
+	if err != nil {
+		return c, nil, 0, nil, err
+	}
+	evs, err := pathEvents(ctx, tx, convID, vs.Path(shown), 0)
+	return c, vs, shown, evs, err
+}
+
+// ChooseVersion shows version n of the conversation: the version left keeps everything,
+// its questions still waiting closed as superseded. The conversation's state becomes that
+// of the version's last run.
+func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		c, err := conversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		vs, shown, err := versionsOf(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if _, ok := vs.Find(n); !ok {
+			return agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+		}
+		if n == shown {
+			return nil
+		}
+		if c.State == agent.StateRunning {
+			return agent.Errorf(agent.ECONFLICT, "The agent is still working on this version: stop it, or wait for it to finish, before turning to another.")
+		}
+		if err := db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again."); err != nil {
+			return err
+		}
+		evs, err := pathEvents(ctx, tx, convID, vs.Path(n), 0)
+		if err != nil {
+			return err
+		}
+		state := ""
+		if run := lastRun(evs); run != 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, run).Scan(&state); err != nil {
+				return fmt.Errorf("choose version: %w", err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE conversations SET state = ? WHERE id = ?`, state, convID)
+		return err
+	})
+}
