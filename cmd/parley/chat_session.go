@@ -155,6 +155,9 @@ func (s *session) showPage(p apiConversationPage) {
 		s.showMessage(m)
 		s.record(m)
 	}
+	for _, q := range p.Queued {
+		s.note(fmt.Sprintf("(queued: %q, will be sent when the agent finishes)", firstLine(q.Text, 60)))
+	}
 	if p.Plan != nil {
 		s.showPlan(p.Plan)
 	}
@@ -261,11 +264,11 @@ func (s *session) handle(ev sseEvent) error {
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
-	case eventVersion:
+	case web.APIVersionShown:
 		return s.versionShown(ev.Data)
-	case eventQueued:
+	case web.APIMessageQueued:
 		s.queuedNote(ev.Data)
-	case eventUnqueued:
+	case web.APIMessageUnqueued:
 		s.unqueuedNote(ev.Data)
 	case web.APIConversationDeleted:
 		return errDeleted

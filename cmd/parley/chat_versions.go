@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
 )
 
 // A conversation has versions: regenerating the last reply or editing a message already
@@ -20,25 +20,11 @@ import (
 // prints what the terminal has not shown of it (the edited message, or a whole other
 // branch chosen in the browser). A message sent while the agent works is queued.
 
-// The stream's events of versions and queued messages.
-const (
-	eventVersion  = "conversation.version"
-	eventQueued   = "message.queued"
-	eventUnqueued = "message.unqueued"
-)
-
 // apiVersions is what GET /conversations/{id}/versions answers: the versions, version 0
 // (the conversation as first written) included.
 type apiVersions struct {
-	Current  int64 `json:"current"`
-	Versions []struct {
-		Version     int64     `json:"version"`
-		Parent      int64     `json:"parent"`
-		ForkEventID int64     `json:"fork_event_id"`
-		Reason      string    `json:"reason"`
-		By          string    `json:"by"`
-		CreatedAt   time.Time `json:"created_at"`
-	} `json:"versions"`
+	Current  int64            `json:"current"`
+	Versions []web.APIVersion `json:"versions"`
 }
 
 // regenerate asks for another answer to the person's last message, as a new version.
@@ -124,9 +110,7 @@ func firstLine(text string, max int) string {
 // versionShown takes a conversation.version event: the conversation shows another version.
 // It says which, and prints what the terminal has not shown of it.
 func (s *session) versionShown(data json.RawMessage) error {
-	var v struct {
-		Version int64 `json:"version"`
-	}
+	var v web.APIVersionEvent
 	if json.Unmarshal(data, &v) != nil {
 		return nil
 	}
@@ -191,11 +175,7 @@ func (s *session) recorded(m apiMessage) bool {
 
 // queuedNote takes a message.queued event: a message waits for the agent to finish.
 func (s *session) queuedNote(data json.RawMessage) {
-	var d struct {
-		Queued struct {
-			Author string `json:"author"`
-		} `json:"queued"`
-	}
+	var d web.APIQueuedEvent
 	if json.Unmarshal(data, &d) != nil {
 		return
 	}
@@ -209,9 +189,7 @@ func (s *session) queuedNote(data json.RawMessage) {
 // unqueuedNote takes a message.unqueued event: a queued message was sent (its message
 // follows) or withdrawn.
 func (s *session) unqueuedNote(data json.RawMessage) {
-	var d struct {
-		Sent bool `json:"sent"`
-	}
+	var d web.APIUnqueuedEvent
 	if json.Unmarshal(data, &d) == nil && !d.Sent {
 		s.note("(a queued message was withdrawn)")
 	}
