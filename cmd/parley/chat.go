@@ -57,7 +57,9 @@ file, and the token from PARLEY_TOKEN or the config file (keys server and token)
 
 When the agent asks, each field is prompted in turn; an empty line takes the default.
 Ctrl-D at a question declines it, Ctrl-C stops the agent (twice, or when idle, quits).
-At the you> prompt: /retry, /stop, /quit. When standard input is not a terminal, answers
+At the you> prompt: /retry; /regenerate, another answer to your last message; /edit TEXT,
+your last message says TEXT instead and is answered again (/edit alone lists your messages,
+/edit #N TEXT edits the Nth); /stop; /quit. When standard input is not a terminal, answers
 are read one line per field (a multi-line text ends with a line holding only "."). When
 that input ends, the questions pending are declined and parley chat exits once the run
 settles; a question asked after that is left pending (exit 3).
@@ -202,6 +204,7 @@ func chat(ctx context.Context, o chatOptions, std stdio) (int, error) {
 	}
 	s.tty = isTerminal(std.in) && s.script == nil
 	s.color = s.tty && isTerminal(std.out) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	s.md = chatMarkdown(isTerminal(std.out), os.Environ(), func() int { return columns(std.out) })
 	me, err := c.me(ctx)
 	if err != nil {
 		return 1, err
@@ -300,10 +303,10 @@ func (s *session) exitCode(err error) (int, error) {
 	case err == nil:
 		return 0, nil
 	case errors.Is(err, errInterrupt):
-		s.endLine()
+		s.endStream()
 		return exitInterrupt, nil
 	case errors.Is(err, errTerminate):
-		s.endLine()
+		s.endStream()
 		return exitTerminate, nil
 	}
 	return 1, err
@@ -413,17 +416,25 @@ func prefixed(prefix, s string) string {
 
 // command runs a line typed at the you> prompt; done reports /quit.
 func (s *session) command(line string) (done bool) {
-	switch strings.TrimSpace(line) {
+	cmd := strings.TrimSpace(line)
+	if cmd == "/edit" || strings.HasPrefix(cmd, "/edit ") {
+		s.edit(strings.TrimPrefix(cmd, "/edit"))
+		return false
+	}
+	switch cmd {
 	case "":
 		return false
 	case "/quit", "/exit":
 		return true
 	case "/help":
-		s.note("Type a message, or /retry (run the failed step again), /stop, /quit. Ctrl-D at a question declines it.")
+		s.note("Type a message, or /retry (run the failed step again), /regenerate (another answer to your last message), " +
+			"/edit TEXT (your last message says TEXT instead; /edit alone lists them), /stop, /quit. Ctrl-D at a question declines it.")
 	case "/stop":
 		if err := s.c.stop(s.ctx, s.conv.ID); err != nil {
 			s.problem(err)
 		}
+	case "/regenerate":
+		s.regenerate()
 	case "/retry":
 		if err := s.c.retry(s.ctx, s.conv.ID); err != nil {
 			s.problem(err)

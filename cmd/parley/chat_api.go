@@ -134,15 +134,23 @@ func (c *chatClient) unreachable(err error) error {
 	return fmt.Errorf("cannot reach Parley at %s (set PARLEY_URL or --server to its address): %w", c.base, err)
 }
 
+// readAPIError reads an error answer: the API's {"error": {...}}, or a problem+json
+// document (RFC 9457), whose detail or title is the message.
 func readAPIError(resp *http.Response) error {
 	e := &apiError{Status: resp.StatusCode}
 	var wrapped struct {
-		Error *apiError `json:"error"`
+		Error  *apiError `json:"error"`
+		Title  string    `json:"title"`
+		Detail string    `json:"detail"`
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if json.Unmarshal(b, &wrapped) == nil && wrapped.Error != nil {
-		e = wrapped.Error
-		e.Status = resp.StatusCode
+	if json.Unmarshal(b, &wrapped) == nil {
+		if wrapped.Error != nil {
+			e = wrapped.Error
+			e.Status = resp.StatusCode
+		} else {
+			e.Message = cmp.Or(wrapped.Detail, wrapped.Title)
+		}
 	}
 	return e
 }

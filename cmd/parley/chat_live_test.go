@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -62,16 +63,21 @@ var fakeScripts = map[string][]string{
 			{"name": "name", "label": "Your name", "kind": "text", "required": true}]}`},
 }
 
+// fakeAnswers counts the fake model's answers to "echo" conversations.
+var fakeAnswers atomic.Int64
+
 // fakeModel is an OpenAI-compatible chat-completions endpoint in the real streaming format:
-// it asks its script's next question while the script has one, then answers in text.
+// it asks its script's next question while the script has one, then answers in text. A
+// conversation that starts with "echo" is answered with the last message and a count.
 func fakeModel(w http.ResponseWriter, r *http.Request) {
-	first, results := "", 0
+	first, last, results := "", "", 0
 	for _, m := range chatMessages(r) {
 		switch m.Role {
 		case "user":
 			if s, ok := m.Content.(string); ok && first == "" {
 				first = s
 			}
+			last, _ = m.Content.(string)
 			results = 0
 		case "tool":
 			results++
@@ -95,7 +101,14 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if results >= len(script) {
-		for _, piece := range []string{"Thanks, ", "all ", "noted."} {
+		pieces := []string{"Thanks, ", "all ", "noted."}
+		switch {
+		case first == "markdown":
+			pieces = strings.SplitAfter(reply, " ")
+		case strings.HasPrefix(first, "echo"):
+			pieces = []string{"You said: ", last, fmt.Sprintf(" (answer %d)", fakeAnswers.Add(1))}
+		}
+		for _, piece := range pieces {
 			send(map[string]any{"content": piece}, nil)
 		}
 		send(map[string]any{}, "stop")

@@ -154,6 +154,7 @@ func (s *session) resolve(q apiQuestion, done string, call func() (apiQuestion, 
 
 // showQuestion prints the question: who asks, the message, its context, a page to open.
 func (s *session) showQuestion(q apiQuestion) {
+	s.flushStream() // the agent's words before it asked, if they are still streaming
 	head := fmt.Sprintf("Question %d", s.asked)
 	if q.Asker != "" {
 		head += " from " + q.Asker

@@ -25,6 +25,7 @@ type session struct {
 	errw   io.Writer // errors that do not end the session
 	tty    bool      // standard input is a terminal: prompts are drawn
 	color  bool      // standard output is a terminal too: a little ANSI style
+	md     *markdown // agents' Markdown rendered for the terminal; nil: printed as it came
 	me     string
 	script *answerScript
 	conv   apiConversation
@@ -55,7 +56,16 @@ type session struct {
 	sent     map[string]bool // nonces of the messages sent from here whose message.done is still to come
 	streamID string          // the agent message being streamed, and its text so far
 	streamed strings.Builder
-	lastPlan string
+	streamBy string // its author
+	// With md: how much of streamed is shown rendered, in how many blocks; the rest is on
+	// the live line, if it is shown.
+	rendered  int
+	blocks    int
+	liveShown bool
+	lastPlan  string
+	// transcript are the messages of the version shown that were printed (or sent from
+	// here), in order: after another version shows, what differs from them is printed.
+	transcript []shownMessage
 
 	prompt        string // the prompt being shown, drawn again after output breaks it
 	promptShown   bool
@@ -82,6 +92,7 @@ func (s *session) emit(text string) {
 	if text == "" {
 		return
 	}
+	s.clearLive()
 	if s.promptShown {
 		io.WriteString(s.out, "\n")
 		s.promptShown = false
@@ -96,8 +107,9 @@ func (s *session) line(text string) {
 	s.emit(text + "\n")
 }
 
-// endLine ends a line left open (a streamed message).
+// endLine ends a line left open (a streamed message), or erases the live line.
 func (s *session) endLine() {
+	s.clearLive()
 	if s.midLine {
 		s.emit("\n")
 	}
@@ -141,6 +153,10 @@ func (s *session) showPage(p apiConversationPage) {
 	s.note(fmt.Sprintf("Conversation %d with %s: %s", p.Conversation.ID, cmp.Or(p.Conversation.AgentTitle, p.Conversation.Agent), p.Conversation.Title))
 	for _, m := range p.Messages {
 		s.showMessage(m)
+		s.record(m)
+	}
+	for _, q := range p.Queued {
+		s.note(fmt.Sprintf("(queued: %q, will be sent when the agent finishes)", firstLine(q.Text, 60)))
 	}
 	if p.Plan != nil {
 		s.showPlan(p.Plan)
@@ -158,7 +174,14 @@ func (s *session) showMessage(m apiMessage) {
 	for _, d := range m.Documents {
 		text += fmt.Sprintf(" [file: %s]", d.Name)
 	}
-	s.line(s.style(styleName, s.name(m.Role, m.Author)+">") + " " + text)
+	if s.md != nil && m.Role != "user" {
+		s.showMarkdown(m.Author, m.Text)
+		for _, d := range m.Documents {
+			s.line("  [file: " + d.Name + "]")
+		}
+	} else {
+		s.line(s.style(styleName, s.name(m.Role, m.Author)+">") + " " + text)
+	}
 	switch {
 	case m.Stopped:
 		s.note("(stopped)")
@@ -241,6 +264,12 @@ func (s *session) handle(ev sseEvent) error {
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
+	case web.APIVersionShown:
+		return s.versionShown(ev.Data)
+	case web.APIMessageQueued:
+		s.queuedNote(ev.Data)
+	case web.APIMessageUnqueued:
+		s.unqueuedNote(ev.Data)
 	case web.APIConversationDeleted:
 		return errDeleted
 	}
@@ -250,11 +279,15 @@ func (s *session) handle(ev sseEvent) error {
 // delta prints a piece of the agent message being written, from where the output is.
 func (s *session) delta(id, author string, offset int, text string) {
 	s.expect = false
+	if s.recorded(apiMessage{MessageID: id}) {
+		return // shown already: read with the conversation when another version showed
+	}
 	if id != s.streamID {
-		s.endLine()
-		s.streamID = id
-		s.streamed.Reset()
-		s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
+		s.endStream()
+		s.streamID, s.streamBy = id, author
+		if s.md == nil {
+			s.emit(s.style(styleName, s.name("agent", author)+">") + " ")
+		}
 	}
 	if end := offset + len(text); end <= s.streamed.Len() {
 		return
@@ -262,11 +295,30 @@ func (s *session) delta(id, author string, offset int, text string) {
 		text = text[s.streamed.Len()-offset:]
 	}
 	s.streamed.WriteString(text)
+	if s.md != nil {
+		s.streamMarkdown()
+		return
+	}
 	s.emit(text)
+}
+
+// endStream ends the message being streamed, if one is: what is left of it is shown.
+func (s *session) endStream() {
+	if s.md != nil {
+		s.flushStream()
+	}
+	s.endLine()
+	s.streamID, s.streamBy = "", ""
+	s.streamed.Reset()
+	s.rendered, s.blocks = 0, 0
 }
 
 // done prints a finished message: of the one streamed, only what the pieces did not show.
 func (s *session) done(m apiMessage) {
+	if s.recorded(m) {
+		return
+	}
+	defer s.record(m)
 	if m.Role == "user" {
 		if m.Nonce != "" && s.sent[m.Nonce] {
 			delete(s.sent, m.Nonce)
@@ -277,6 +329,12 @@ func (s *session) done(m apiMessage) {
 	}
 	if m.MessageID == "" || m.MessageID != s.streamID {
 		s.showMessage(m)
+		return
+	}
+	if s.md != nil {
+		s.doneMarkdown(m)
+		s.streamID = ""
+		s.endStream()
 		return
 	}
 	shown := s.streamed.String()
@@ -333,9 +391,7 @@ func (s *session) runState(id int64, state, msg string) {
 	}
 	s.runID, s.state, s.runError = id, state, msg
 	if state != "running" && state != "waiting" && s.streamID != "" {
-		s.endLine()
-		s.streamID = ""
-		s.streamed.Reset()
+		s.endStream()
 	}
 	switch state {
 	case "failed":
@@ -446,7 +502,7 @@ func (s *session) readLine(prompt string) (string, error) {
 				s.endPrompt()
 				return "", errWake
 			}
-			if s.prompt != "" && !s.promptShown && !s.midLine {
+			if s.prompt != "" && !s.promptShown && !s.midLine && !s.liveShown {
 				s.drawPrompt(s.prompt)
 			}
 		case sig := <-s.sigs:

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/parley-chat/parley/web"
+)
+
+const reply = "**Event:** Offsite in *Chicago*.\n\n| Item | Cost |\n| --- | --- |\n| Venue | $1,200 |\n| Food | $800 |\n\n" +
+	"- one\n- two\n\n```go\nfunc main() {}\n\n// still code\n```\n\nThat is **all**."
+
+// testSession is a session writing to a buffer, its Markdown rendered as for a terminal
+// 100 columns wide when md.
+func testSession(md bool) (*session, *strings.Builder) {
+	var out strings.Builder
+	s := &session{out: &out, errw: &out, sent: map[string]bool{}, ours: map[int64]bool{}, conv: apiConversation{Agent: "fake"}}
+	if md {
+		s.md = chatMarkdown(true, []string{"TERM=xterm-256color"}, func() int { return 100 })
+	}
+	return s, &out
+}
+
+// stream feeds the session text as deltas of n bytes, then the finished message.
+func stream(t *testing.T, s *session, text string, n int) {
+	t.Helper()
+	event := func(typ string, v any) {
+		t.Helper()
+		data, _ := json.Marshal(v)
+		if err := s.handle(sseEvent{Type: typ, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for off := 0; off < len(text); off += n {
+		event(web.APIMessageDelta, web.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
+	}
+	event(web.APIMessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
+}
+
+// screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
+// what was drawn last.
+func screen(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if j := strings.LastIndex(l, "\r\x1b[K"); j >= 0 {
+			lines[i] = l[j+len("\r\x1b[K"):]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestChat_MarkdownAsItCameWhenNotATerminal(t *testing.T) {
+	s, out := testSession(false)
+	stream(t, s, reply, 7)
+	if got, want := out.String(), "fake> "+reply+"\n"; got != want {
+		t.Errorf("output:\n%q\nwant the source as it came:\n%q", got, want)
+	}
+	s, out = testSession(false)
+	s.showMessage(apiMessage{Role: "agent", Author: "fake", Text: reply})
+	if got, want := out.String(), "fake> "+reply+"\n"; got != want {
+		t.Errorf("a finished message:\n%q\nwant the source as it came:\n%q", got, want)
+	}
+}
+
+func TestChat_MarkdownRenderedOnATerminal(t *testing.T) {
+	s, out := testSession(true)
+	s.showMessage(apiMessage{Role: "agent", Author: "fake", Text: reply})
+	whole := out.String()
+	text := ansi.Strip(whole)
+	for _, raw := range []string{"**", "| --- |", "|---", "```"} {
+		if strings.Contains(text, raw) {
+			t.Errorf("the rendered message shows %q:\n%s", raw, text)
+		}
+	}
+	for _, want := range []string{"fake> Event: Offsite in Chicago.", "Venue", "$1,200", "func main() {}", "// still code", "That is all."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the rendered message lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(whole, "\x1b[") {
+		t.Errorf("no style on a terminal:\n%q", whole)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasSuffix(l, " ") || ansi.StringWidth(l) > 100 {
+			t.Errorf("line %q is padded or wider than the terminal", l)
+		}
+	}
+
+	// Streamed in small pieces, it ends as the same screen. (Its styles may differ a little:
+	// chroma picks one of two greys as it likes.)
+	for _, n := range []int{1, 5, len(reply)} {
+		s, out := testSession(true)
+		stream(t, s, reply, n)
+		if got := ansi.Strip(screen(out.String())); got != text {
+			t.Errorf("streamed %d bytes at a time, the screen:\n%s\nwant:\n%s", n, got, text)
+		}
+	}
+}
+
+func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
+	s, out := testSession(true)
+	delta := func(off int, text string) {
+		t.Helper()
+		data, _ := json.Marshal(web.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text})
+		if err := s.handle(sseEvent{Type: web.APIMessageDelta, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delta(0, "Hello **there**")
+	if got, want := ansiStyle.ReplaceAllString(out.String(), ""), "\r\x1b[Kfake> Hello **there**"; got != want {
+		t.Errorf("the live line: %q, want %q", got, want)
+	}
+	out.Reset()
+	delta(15, ".\n\nNext")
+	if got, want := ansiStyle.ReplaceAllString(out.String(), ""), "\r\x1b[Kfake> Hello there.\n\r\x1b[K  Next"; got != want {
+		t.Errorf("a block finished: %q, want it rendered, then the live line", got)
+	}
+	out.Reset()
+	// The run ends before the message does: what streamed stays, rendered.
+	data, _ := json.Marshal(web.APIRunStateEvent{State: "stopped"})
+	s.handle(sseEvent{Type: web.APIRunState, Data: data})
+	if got, want := ansi.Strip(screen(out.String())), "\n  Next\n(stopped)\n"; got != want {
+		t.Errorf("stopped: %q, want %q", got, want)
+	}
+}
+
+func TestChatMarkdown_Terminal(t *testing.T) {
+	cols := func() int { return 80 }
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		env      []string
+		want     bool // rendered
+		color    bool
+	}{
+		{"APipe", false, []string{"TERM=xterm-256color"}, false, false},
+		{"ATerminal", true, []string{"TERM=xterm-256color"}, true, true},
+		{"ADumbTerminal", true, []string{"TERM=dumb"}, false, false},
+		{"NoTERM", true, nil, false, false},
+		{"NO_COLOR", true, []string{"TERM=xterm-256color", "NO_COLOR=1"}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := chatMarkdown(tc.terminal, tc.env, cols)
+			if (md != nil) != tc.want {
+				t.Fatalf("rendered = %v, want %v", md != nil, tc.want)
+			}
+			if md == nil {
+				return
+			}
+			out := strings.Join(md.render("**bold** and `code`"), "\n")
+			if got := strings.Contains(out, "38;5;"); got != tc.color {
+				t.Errorf("coloured = %v, want %v: %q", got, tc.color, out)
+			}
+			if got := ansi.Strip(out); strings.Contains(got, "**") || !strings.Contains(got, "bold and") {
+				t.Errorf("rendered %q", got)
+			}
+		})
+	}
+}
+
+func TestMarkdownBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string // the finished blocks
+	}{
+		{"AParagraphBeingWritten", "Hello\nthere", nil},
+		{"AParagraphEnded", "Hello\n\nNe", []string{"Hello\n\n"}},
+		{"ATable", "| a | b |\n| --- | --- |\n| 1 | 2 |\n\nx", []string{"| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"}},
+		{"AListAcrossBlankLines", "- one\n\n- two\n\n  more\n\nAfter\n", []string{"- one\n\n- two\n\n  more\n\n"}},
+		{"AListNotYetOver", "1. one\n\n", nil},
+		{"AFenceWithBlankLines", "```\na\n\nb\n```\n\nc", []string{"```\na\n\nb\n```\n\n"}},
+		{"AnOpenFence", "```\na\n\nb\n", nil},
+		{"ATildeFence", "~~~~\n```\n\n~~~~\n\n", []string{"~~~~\n```\n\n~~~~\n\n"}},
+		{"BlankLinesFirst", "\n\nHi\n\n", []string{"\n\nHi\n\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := markdownBlocks(tc.src, false); !slices.Equal(got, tc.want) {
+				t.Errorf("markdownBlocks(%q) = %q, want %q", tc.src, got, tc.want)
+			}
+			if got := strings.Join(markdownBlocks(tc.src, true), ""); got != tc.src && strings.TrimSpace(tc.src) != "" {
+				t.Errorf("final blocks join to %q, want all of %q", got, tc.src)
+			}
+		})
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	if got, want := printable("a\x1b]0;title\x07b\tc\nd\u009be"), "a]0;titleb\tc\nde"; got != want {
+		t.Errorf("printable = %q, want %q", got, want)
+	}
+}
+
+func TestChat_TerminalRendersMarkdown(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, append(l.chatEnv(t), "TERM=xterm-256color", "NO_COLOR="), "--agent", "fake", "markdown")
+	tm.expect("you> ")
+	shown := ansi.Strip(screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
+	for _, raw := range []string{"**", "| --- |", "```"} {
+		if strings.Contains(shown, raw) {
+			t.Errorf("the terminal shows %q:\n%s", raw, shown)
+		}
+	}
+	for _, want := range []string{"fake> Event: Offsite in Chicago.", "Venue", "$1,200", "• two", "That is all."} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal lacks %q:\n%s", want, shown)
+		}
+	}
+	tm.send("/quit\r")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("/quit exited %d, want 0", code)
+	}
+}
+
+func TestChat_PipedOutputKeepsMarkdownAsItCame(t *testing.T) {
+	l := live(t)
+	out, code := chatRun(t, l, "", "--agent", "fake", "markdown")
+	if code != 0 || !strings.Contains(out, "fake> "+reply+"\n") || strings.Contains(out, "\x1b") {
+		t.Fatalf("exit %d, want 0 with the reply as it came and no escape sequences:\n%q", code, out)
+	}
+}
