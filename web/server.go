@@ -59,6 +59,7 @@ type Server struct {
 	close     context.CancelFunc
 	streamsMu sync.Mutex // orders the start of a stream and the shutdown's wait
 	streamsWG sync.WaitGroup
+	fresh     freshConns
 }
 
 // NewServerOptions configures NewServer.
@@ -148,6 +149,7 @@ func NewServer(opts NewServerOptions) *Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: it would cut SSE streams. Pages are small and fast.
+		ConnState: s.fresh.track,
 	}
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
@@ -203,6 +205,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mcp.Close()
 	s.notifier.Stop()
+	s.fresh.close()
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
 	if rerr := s.runner.Stop(ctx); rerr != nil {
