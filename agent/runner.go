@@ -267,15 +267,9 @@ func (r *Runner) SendQueued(ctx context.Context, conversationID int64) error {
 // Regenerate has the agent answer the person's last message again, in a new version of the
 // conversation (the reply being written, if any, is stopped first). It returns the version.
 func (r *Runner) Regenerate(ctx context.Context, conversationID int64, by, nonce string) (int64, error) {
-	var step, version int64
-	err := r.interrupting(ctx, conversationID, true, func() (err error) {
-		step, version, err = r.ledger.Regenerate(ctx, conversationID, by, nonce)
-		return err
+	return r.startVersion(ctx, conversationID, func() (int64, int64, error) {
+		return r.ledger.Regenerate(ctx, conversationID, by, nonce)
 	})
-	if err == nil && step != 0 {
-		r.dispatch(conversationID, step)
-	}
-	return version, err
 }
 
 // Edit puts m in place of one of the person's messages (its event id), in a new version of
@@ -288,9 +282,17 @@ func (r *Runner) Edit(ctx context.Context, conversationID, messageID int64, m Me
 	if len(trimSpace(m.Text)) == 0 {
 		return 0, Errorf(EINVALID, "Write the message first.")
 	}
+	return r.startVersion(ctx, conversationID, func() (int64, int64, error) {
+		return r.ledger.Edit(ctx, conversationID, messageID, m)
+	})
+}
+
+// startVersion runs start, a ledger call that starts a version and its run (the reply being
+// written stopped first), and runs the run's step.
+func (r *Runner) startVersion(ctx context.Context, conversationID int64, start func() (step, version int64, err error)) (int64, error) {
 	var step, version int64
 	err := r.interrupting(ctx, conversationID, true, func() (err error) {
-		step, version, err = r.ledger.Edit(ctx, conversationID, messageID, m)
+		step, version, err = start()
 		return err
 	})
 	if err == nil && step != 0 {

@@ -217,6 +217,35 @@ func (s *blockScanner) line(l string, off int) []int {
 
 func (s *blockScanner) reset() { *s = blockScanner{} }
 
+// MarkdownBlocks cuts Markdown into its finished blocks, each with the blank lines that
+// follow it, as the page's stream cuts a reply (a terminal renders them one by one, as they
+// end); when final, the rest is the last block (blank lines alone are no block). The blocks
+// together are a prefix of src (all of it, when final).
+func MarkdownBlocks(src string, final bool) []string {
+	var blocks []string
+	var sc blockScanner
+	start := 0
+	for off := 0; off < len(src); {
+		i := strings.IndexByte(src[off:], '\n')
+		if i < 0 {
+			break // the line is still being written
+		}
+		for _, cut := range sc.line(src[off:off+i+1], off) {
+			if cut > start {
+				blocks = append(blocks, src[start:cut])
+				start = cut
+			}
+		}
+		off += i + 1
+	}
+	if final && strings.TrimSpace(src[start:]) != "" {
+		blocks = append(blocks, src[start:])
+	} else if final && len(blocks) > 0 {
+		blocks[len(blocks)-1] += src[start:]
+	}
+	return blocks
+}
+
 // indentOf returns a line's indentation in columns (tabs to the next multiple of 4) and the
 // line without it.
 func indentOf(line string) (int, string) {

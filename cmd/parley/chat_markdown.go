@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	xterm "github.com/charmbracelet/x/term"
+	"github.com/parley-chat/parley/views"
 )
 
 // Agents write Markdown. On a terminal parley chat shows it rendered with glamour; anywhere
@@ -157,7 +158,7 @@ func (s *session) showBlock(author string, first bool, src string) bool {
 // showMarkdown prints a finished agent message, rendered block by block as if it streamed.
 func (s *session) showMarkdown(author, text string) {
 	shown := false
-	for _, b := range markdownBlocks(text, true) {
+	for _, b := range views.MarkdownBlocks(text, true) {
 		if s.showBlock(author, !shown, b) {
 			shown = true
 		}
@@ -171,7 +172,7 @@ func (s *session) showMarkdown(author, text string) {
 // it ended, rendered, then the live line of the block still being written.
 func (s *session) streamMarkdown() {
 	src := s.streamed.String()
-	blocks := markdownBlocks(src[s.rendered:], false)
+	blocks := views.MarkdownBlocks(src[s.rendered:], false)
 	for _, b := range blocks {
 		if s.showBlock(s.streamBy, s.blocks == 0, b) {
 			s.blocks++
@@ -189,7 +190,7 @@ func (s *session) flushStream() {
 	}
 	src := s.streamed.String()
 	s.clearLive()
-	for _, b := range markdownBlocks(src[s.rendered:], true) {
+	for _, b := range views.MarkdownBlocks(src[s.rendered:], true) {
 		if s.showBlock(s.streamBy, s.blocks == 0, b) {
 			s.blocks++
 		}
@@ -203,7 +204,7 @@ func (s *session) doneMarkdown(m apiMessage) {
 	s.clearLive()
 	switch {
 	case strings.HasPrefix(m.Text, shown):
-		for _, b := range markdownBlocks(m.Text[s.rendered:], true) {
+		for _, b := range views.MarkdownBlocks(m.Text[s.rendered:], true) {
 			if s.showBlock(s.streamBy, s.blocks == 0, b) {
 				s.blocks++
 			}
@@ -246,120 +247,6 @@ func (s *session) clearLive() {
 		s.out.Write([]byte("\r\x1b[K"))
 		s.liveShown = false
 	}
-}
-
-// markdownBlocks cuts Markdown into its finished blocks, each with the blank lines that
-// follow it; when final, the rest is the last block (blank lines alone are no block). The
-// blocks together are a prefix of src (all of it, when final).
-func markdownBlocks(src string, final bool) []string {
-	var blocks []string
-	var sc blockScanner
-	start := 0
-	for off := 0; off < len(src); {
-		i := strings.IndexByte(src[off:], '\n')
-		if i < 0 {
-			break // the line is still being written
-		}
-		for _, cut := range sc.line(src[off:off+i+1], off) {
-			if cut > start {
-				blocks = append(blocks, src[start:cut])
-				start = cut
-			}
-		}
-		off += i + 1
-	}
-	if final && strings.TrimSpace(src[start:]) != "" {
-		blocks = append(blocks, src[start:])
-	} else if final && len(blocks) > 0 {
-		blocks[len(blocks)-1] += src[start:]
-	}
-	return blocks
-}
-
-// blockScanner finds where Markdown blocks end, line by line, from the lines seen so far
-// only: a block it ends stays ended whatever follows. Where it cannot be sure (a list,
-// indented code, a fence) it keeps the block open, since a larger block always renders
-// right. (The web's views.MarkdownStream cuts its blocks the same way.)
-type blockScanner struct {
-	lines int  // lines of the current block
-	blank bool // the last line was blank
-	loose bool // the block may go on after a blank line: a list, indented code
-	fence string
-}
-
-// line reads one line (its '\n' included) that starts at offset off, and returns the
-// offsets where blocks end: before it, after it, or none.
-func (s *blockScanner) line(l string, off int) []int {
-	end := off + len(l)
-	text := strings.TrimRight(l, "\r\n")
-	rest := strings.TrimLeft(text, " \t")
-	indent := len(text) - len(rest)
-	if s.fence != "" {
-		if strings.HasPrefix(rest, s.fence) && strings.Trim(rest, s.fence[:1]+" \t") == "" {
-			s.fence = ""
-		}
-		s.lines++
-		return nil
-	}
-	if rest == "" {
-		if s.lines == 0 {
-			return nil // blank lines between blocks end the one before
-		}
-		s.blank = true
-		if !s.loose {
-			*s = blockScanner{}
-			return []int{end}
-		}
-		return nil
-	}
-	var cuts []int
-	if s.blank && s.loose && indent == 0 && !listItem(rest) {
-		cuts = append(cuts, off) // a blank line, then a line that cannot go on the list or code
-		*s = blockScanner{}
-	}
-	s.blank = false
-	s.lines++
-	if f := fence(rest); f != "" && indent < 4 {
-		s.fence = f
-		return cuts
-	}
-	if listItem(rest) || indent >= 4 {
-		s.loose = true
-	}
-	return cuts
-}
-
-// fence is the fence a line opens (``` or ~~~, or longer), "" when none.
-func fence(rest string) string {
-	if !strings.HasPrefix(rest, "```") && !strings.HasPrefix(rest, "~~~") {
-		return ""
-	}
-	n := len(rest) - len(strings.TrimLeft(rest, rest[:1]))
-	if rest[0] == '`' && strings.Contains(rest[n:], "`") {
-		return ""
-	}
-	return rest[:n]
-}
-
-// listItem reports a line that opens a list item: -, + or * and a space, or a number then
-// . or ) and a space, or the end of the line.
-func listItem(rest string) bool {
-	i := 0
-	switch {
-	case rest == "":
-		return false
-	case strings.ContainsRune("-+*", rune(rest[0])):
-		i = 1
-	default:
-		for i < len(rest) && i < 9 && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-		if i == 0 || i >= len(rest) || (rest[i] != '.' && rest[i] != ')') {
-			return false
-		}
-		i++
-	}
-	return i == len(rest) || rest[i] == ' ' || rest[i] == '\t'
 }
 
 // columns is the width of the terminal w is, 80 when it cannot tell.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/parley-chat/parley/views"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -172,16 +173,17 @@ func TestMarkdownBlocks(t *testing.T) {
 		{"ATable", "| a | b |\n| --- | --- |\n| 1 | 2 |\n\nx", []string{"| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"}},
 		{"AListAcrossBlankLines", "- one\n\n- two\n\n  more\n\nAfter\n", []string{"- one\n\n- two\n\n  more\n\n"}},
 		{"AListNotYetOver", "1. one\n\n", nil},
-		{"AFenceWithBlankLines", "```\na\n\nb\n```\n\nc", []string{"```\na\n\nb\n```\n\n"}},
+		// A fence ends with its closing line; the blank line after it opens the next block.
+		{"AFenceWithBlankLines", "```\na\n\nb\n```\n\nc", []string{"```\na\n\nb\n```\n"}},
 		{"AnOpenFence", "```\na\n\nb\n", nil},
-		{"ATildeFence", "~~~~\n```\n\n~~~~\n\n", []string{"~~~~\n```\n\n~~~~\n\n"}},
+		{"ATildeFence", "~~~~\n```\n\n~~~~\n\n", []string{"~~~~\n```\n\n~~~~\n"}},
 		{"BlankLinesFirst", "\n\nHi\n\n", []string{"\n\nHi\n\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := markdownBlocks(tc.src, false); !slices.Equal(got, tc.want) {
-				t.Errorf("markdownBlocks(%q) = %q, want %q", tc.src, got, tc.want)
+			if got := views.MarkdownBlocks(tc.src, false); !slices.Equal(got, tc.want) {
+				t.Errorf("views.MarkdownBlocks(%q) = %q, want %q", tc.src, got, tc.want)
 			}
-			if got := strings.Join(markdownBlocks(tc.src, true), ""); got != tc.src && strings.TrimSpace(tc.src) != "" {
+			if got := strings.Join(views.MarkdownBlocks(tc.src, true), ""); got != tc.src && strings.TrimSpace(tc.src) != "" {
 				t.Errorf("final blocks join to %q, want all of %q", got, tc.src)
 			}
 		})
