@@ -400,6 +400,18 @@ func editable(ctx context.Context, it Item) bool {
 // editSignal is the signal that opens a message's edit form.
 func editSignal(it Item) string { return fmt.Sprintf("$_edit.m%d", it.EventID) }
 
+// openEdit opens a message's edit form with the caret at the end of its text, where typing
+// goes on (the Edit button pressed is hidden then, and would leave the keyboard nowhere).
+func openEdit(it Item) string {
+	return fmt.Sprintf("%s = true; requestAnimationFrame(() => { const t = document.getElementById('edit-text-%d'); t.focus(); t.setSelectionRange(t.value.length, t.value.length) })", editSignal(it), it.EventID)
+}
+
+// closeEdit closes a message's edit form, forgetting what was typed in it, and gives the
+// keyboard back to its Edit button.
+func closeEdit(it Item) string {
+	return fmt.Sprintf("%s = false; requestAnimationFrame(() => { const t = document.getElementById('edit-text-%d'); t.value = t.defaultValue; t.closest('article').querySelector('.edit-message').focus() })", editSignal(it), it.EventID)
+}
+
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).
 func regenerable(ctx context.Context, conv agent.Conversation, s agent.RunState) bool {

@@ -9,7 +9,7 @@ import { createServer } from 'node:http'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, results, pageErrors, startConversation, axe } from './harness.mjs'
 import { startStream } from './fake-openai.mjs'
-import { addPerson, signIn } from './people.mjs'
+import { addPerson, signIn, until } from './people.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -113,8 +113,8 @@ test('Regenerate: another reply streams in, ‹ 2 / 2 › moves between them, a 
     await streaming.getByText(/Reply 2 to/).waitFor()
     await count(page).getByText('2 / 2').waitFor()
     assert.equal(await page.locator('#thread .msg.agent:not(.streaming)').count(), 0, 'the first reply is not shown under version 2')
-    assert.equal(await page.getByRole('button', { name: 'Previous version' }).isDisabled(), true, 'no switching while the agent writes')
-    assert.equal(await regenerate.count(), 0, 'no Regenerate while the agent writes')
+    await until(async () => assert.equal(await page.getByRole('button', { name: 'Previous version' }).isDisabled(), true), 'no switching while the agent writes')
+    await until(async () => assert.equal(await regenerate.count(), 0), 'no Regenerate while the agent writes')
     model.go()
     await done(page)
     assert.deepEqual(await agentReplies(page), ['Reply 2 to “Name a colour”, written word by word.'])
@@ -174,24 +174,32 @@ test('Edit an earlier message: Esc leaves it, Enter sends it in a new version, t
     }
     assert.deepEqual(await personMessages(page), original.people)
 
-    // The first message, not the last: its form opens with what was written.
+    // The first message, not the last: its form opens with what was written, ready to type.
     const first = page.locator('#thread .msg.user', { hasText: 'Plan a picnic' })
-    await first.getByRole('button', { name: 'Edit this message' }).click()
+    const edit = first.getByRole('button', { name: 'Edit this message' })
     const text = first.getByLabel('Edit your message')
+    const focused = (el, what) => until(async () => assert.ok(await el.evaluate((e) => e === document.activeElement)), what)
+    await edit.click()
     await text.waitFor()
     assert.equal(await text.inputValue(), 'Plan a picnic')
+    await focused(text, 'the open form has the keyboard')
+    await page.keyboard.type(' by the lake')
+    assert.equal(await text.inputValue(), 'Plan a picnic by the lake')
     await page.screenshot({ path: join(results, 'versions-edit-form.png') })
-    // Esc leaves the message as it was.
+    // Esc leaves the message as it was, forgets what was typed, and gives Edit the keyboard back.
     await text.press('Escape')
     await text.waitFor({ state: 'hidden' })
-    assert.equal(await first.getByRole('button', { name: 'Edit this message' }).isVisible(), true)
+    await focused(edit, 'Edit has the keyboard again')
     assert.deepEqual(await personMessages(page), original.people)
     assert.equal(model.requests.length, 2)
 
-    // Edited, Enter sends it: the thread is the edited message and its reply, no more.
-    await first.getByRole('button', { name: 'Edit this message' }).click()
-    await text.fill('Plan a picnic for six')
-    await text.press('Enter')
+    // Edit again, from the keyboard; Enter sends: the thread is the edited message and its
+    // reply, no more.
+    await page.keyboard.press('Enter')
+    await focused(text, 'the form has the keyboard')
+    assert.equal(await text.inputValue(), 'Plan a picnic', 'what was typed before Esc is gone')
+    await page.keyboard.type(' for six')
+    await page.keyboard.press('Enter')
     await page.locator('#thread .msg.agent', { hasText: 'Reply 3 to “Plan a picnic for six”' }).waitFor()
     await done(page)
     assert.deepEqual(await personMessages(page), ['Plan a picnic for six'])
@@ -251,7 +259,7 @@ test('Queue: a message written while the agent works waits, Remove takes it back
     await box.fill('Make it about a lighthouse')
     await box.press('Enter')
     await queued.waitFor()
-    assert.equal(await box.inputValue(), '', 'the message box is emptied')
+    await until(async () => assert.equal(await box.inputValue(), ''), 'the message box is emptied')
     assert.match(await queued.innerText(), /Make it about a lighthouse[\s\S]*Will be sent when the agent finishes\./)
     assert.equal(await page.locator('#thread .msg.agent.streaming').count(), 1, 'the reply goes on')
     // Remove takes it back.
