@@ -261,6 +261,7 @@ test('Queue: a message written while the agent works waits, Remove takes it back
     await queued.waitFor()
     await until(async () => assert.equal(await box.inputValue(), ''), 'the message box is emptied')
     assert.match(await queued.innerText(), /Make it about a lighthouse[\s\S]*Will be sent when the agent finishes\./)
+    assert.doesNotMatch(await queued.innerText(), /The agent stopped/)
     assert.equal(await page.locator('#thread .msg.agent.streaming').count(), 1, 'the reply goes on')
     // Remove takes it back.
     await queued.getByRole('button', { name: 'Remove this queued message' }).click()
@@ -293,6 +294,12 @@ test('Queue: a message written while the agent works waits, Remove takes it back
     await page.locator('#state .state-stopped').waitFor()
     assert.equal(await queued.count(), 1, 'Stop sends nothing')
     assert.equal(model.requests.length, 3)
+    // The note says what happens now: the agent will not finish by itself.
+    await queued.getByText('The agent stopped: this goes with your next message, or now with Send now.').waitFor()
+    assert.equal(await queued.getByText('Will be sent when the agent finishes.').isVisible(), false)
+    await page.reload()
+    await queued.getByText('The agent stopped: this goes with your next message, or now with Send now.').waitFor()
+    assert.equal(await queued.getByText('Will be sent when the agent finishes.').isVisible(), false)
     model.go()
     await queued.getByRole('button', { name: 'Send now' }).click()
     await page.locator('#thread .msg.agent', { hasText: 'Reply 4 to “With a dragon”' }).waitFor()
