@@ -226,6 +226,11 @@ test('Edit an earlier message: Esc leaves it, Enter sends it in a new version, t
     // first exchange; the first switch still says which version of the first message shows.
     const last = page.locator('#thread .msg.user', { hasText: 'Add a dessert' })
     await last.getByRole('button', { name: 'Edit this message' }).click()
+    // Emptied, it is refused under the form, which stays open.
+    await last.getByLabel('Edit your message').fill('  ')
+    await last.getByRole('button', { name: 'Send' }).click()
+    await last.getByRole('alert').getByText('Write the message first.').waitFor()
+    assert.equal(await last.getByLabel('Edit your message').isVisible(), true)
     await last.getByLabel('Edit your message').fill('Add a fruit salad')
     await last.getByRole('button', { name: 'Send' }).click()
     await page.locator('#thread .msg.agent', { hasText: 'Reply 4 to “Add a fruit salad”' }).waitFor()
