@@ -53,7 +53,8 @@ type Ledger interface {
 	// StartRun records the person's message, supersedes questions still pending, and queues a
 	// step; messages queued before go first, in the same run. While a run is running the
 	// message is queued instead (Sent.Queued), and sent when the run ends done or failed; a
-	// message that interrupts gives ErrRunning. A message already recorded with the same
+	// message that interrupts, or one sent while the step waits for the answer to a live
+	// question, gives ErrRunning. A message already recorded with the same
 	// non-empty nonce returns a zero Sent.
 	StartRun(ctx context.Context, conversationID int64, m Message) (Sent, error)
 	// SendQueued sends the queued messages in a run of their own: ErrRunning while a run is

@@ -214,8 +214,9 @@ func checkMessage(m Message) error {
 
 // Send records a person's message and runs the agent on it. While the agent works, the
 // message waits in the queue (Sent.Queued) and goes when the run ends; a message that
-// interrupts (Message.Interrupt) stops the reply being written first (its text so far is
-// kept), so that the agent turns to it at once. Questions still pending are superseded. The
+// interrupts (Message.Interrupt), or one sent while the step waits for the answer to a live
+// question, stops the reply being written first (its text so far is kept), so that the
+// agent turns to it at once. Questions still pending are superseded. The
 // nonce makes a re-sent message (double Enter, a retried request) harmless.
 func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) (Sent, error) {
 	m.Text = normalizeNewlines(m.Text)
@@ -223,7 +224,8 @@ func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) (Sen
 		return Sent{}, err
 	}
 	var sent Sent
-	err := r.interrupting(ctx, conversationID, m.Interrupt, func() (err error) {
+	// The ledger says when the message interrupts (ErrRunning): it queues it otherwise.
+	err := r.interrupting(ctx, conversationID, true, func() (err error) {
 		sent, err = r.ledger.StartRun(ctx, conversationID, m)
 		return err
 	})

@@ -34,7 +34,7 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger ag
 // StartRun records the person's message, supersedes questions still pending, and queues a
 // step; messages queued before it go first, in the same run. While the agent works, the
 // message is queued instead (Sent.Queued), to be sent when the run ends, unless it
-// interrupts (ErrRunning). A message re-sent with the same nonce (a double Enter, a retried
+// interrupts, or the step waits for the person's answer to a live question (ErrRunning). A message re-sent with the same nonce (a double Enter, a retried
 // request) is recorded once: the second call returns a zero Sent and no error.
 func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agent.Sent, error) {
 	var sent agent.Sent
@@ -64,7 +64,15 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 		}
 		msg := pendingMessage{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}
 		if c.State == agent.StateRunning {
-			if m.Interrupt {
+			// A step that waits within itself for a live question (a tool server's or a
+			// coding agent's) waits for the person: their message answers it instead, as a
+			// message does any question, so it interrupts.
+			var live int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
+				AND json_extract(spec, '$.live') = 1`, convID).Scan(&live); err != nil {
+				return fmt.Errorf("start run: %w", err)
+			}
+			if m.Interrupt || live > 0 {
 				return agent.ErrRunning
 			}
 			sent.Queued, err = db.queueMessage(ctx, tx, c, msg)

@@ -126,3 +126,33 @@ func waitPending(t *testing.T, ts *testServer, convID int64) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A message sent while the step waits for the answer to a live question is not queued: the
+// agent waits for the person, and their message goes instead of an answer, as it does for
+// any question.
+func TestAMessageWhileALiveQuestionWaitsIsNotQueued(t *testing.T) {
+	ts := newTestServer(t, newDB(t), liveAsker())
+	path := ts.start(t, "live", "Delete a branch")
+	id := convID(t, path)
+	waitPending(t, ts, id)
+	if code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Never mind"}}); code != 200 || strings.Contains(body, `role="alert">T`) {
+		t.Fatalf("send = %d %s", code, body)
+	}
+	if q, _ := ts.db.Queued(context.Background(), id); len(q) != 0 {
+		t.Fatalf("queued = %+v, want the message sent", q)
+	}
+	q, _ := ts.db.Question(context.Background(), 1)
+	if q.Resolution == nil || q.Resolution.Outcome == agent.Answered {
+		t.Fatalf("the live question = %+v, want it closed unanswered", q.Resolution)
+	}
+	evs, _ := ts.db.Events(context.Background(), id, 0)
+	n := 0
+	for _, ev := range evs {
+		if ev.Kind == agent.EventUserMessage && ev.Text == "Never mind" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the message is in the log %d times, want once", n)
+	}
+}

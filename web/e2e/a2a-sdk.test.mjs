@@ -205,10 +205,10 @@ test('Parley completes an input-required flow with a v1.0 agent built with the J
   try {
     await page.goto(p.url + '/')
     await page.getByRole('radio', { name: /Greeter/ }).check()
-    await page.getByLabel('Message').fill('Hello')
+    await page.getByLabel('Message', { exact: true }).fill('Hello')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('#thread').getByText('What is your name?').waitFor({ timeout: 20000 })
-    await page.locator('#thread form textarea, #thread form input[type=text]').first().fill('Ada')
+    await page.locator('#thread .question form textarea, #thread .question form input[type=text]').first().fill('Ada')
     await page.getByRole('button', { name: 'Submit' }).click()
     await page.locator('#thread').getByText('Hello, Ada!').waitFor({ timeout: 20000 })
     await page.locator('#state .state-done').waitFor()

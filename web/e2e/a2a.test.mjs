@@ -29,7 +29,7 @@ test('remote A2A agent asks through input-required and finishes after the answer
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Remote platform engineer/ }).check()
-    await page.getByLabel('Message').fill('Create a GitHub pull request for the login fix on branch feature/login')
+    await page.getByLabel('Message', { exact: true }).fill('Create a GitHub pull request for the login fix on branch feature/login')
     await page.getByRole('button', { name: 'Send' }).click()
 
     const title = page.getByLabel(/^Pull request title/)

@@ -46,7 +46,7 @@ const pending = (page) => page.locator('section.question.pending')
 const card = (page, title) => page.locator('details.tool-call', { hasText: title })
 
 async function send (page, text) {
-  await page.getByLabel('Message').fill(text)
+  await page.getByLabel('Message', { exact: true }).fill(text)
   await page.getByRole('button', { name: 'Send' }).click()
 }
 

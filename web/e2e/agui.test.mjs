@@ -58,7 +58,7 @@ test('a streamed Markdown answer, then an interrupt on a tool call answered in t
     await page.locator('.msg.agent pre code').waitFor()
     await page.locator('#state .state-done').waitFor()
 
-    await page.getByLabel('Message').fill('deploy the site')
+    await page.getByLabel('Message', { exact: true }).fill('deploy the site')
     await page.getByRole('button', { name: 'Send' }).click()
     const q = question(page)
     await q.getByText('Deploy to production?').waitFor()
@@ -109,14 +109,14 @@ test('an interrupt declined, a request_user_input round trip, and an error with 
     await toolCard(page).locator('.tool-status-done').waitFor()
     assert.match(await toolCard(page).textContent(), /Not run\./)
 
-    await page.getByLabel('Message').fill('pick a venue')
+    await page.getByLabel('Message', { exact: true }).fill('pick a venue')
     await page.getByRole('button', { name: 'Send' }).click()
     await question(page).getByText('Which venue?').waitFor()
     await question(page).getByLabel(/^Your choice/).selectOption('Harbor Hall')
     await question(page).getByRole('button', { name: 'Submit' }).click()
     await lastReply(page).getByText('"choice":"Harbor Hall"', { exact: false }).waitFor()
 
-    await page.getByLabel('Message').fill('flaky one')
+    await page.getByLabel('Message', { exact: true }).fill('flaky one')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('#run-status').getByText('The model provider is overloaded; try again. (overloaded)', { exact: false }).waitFor()
     await page.locator('#run-status').getByRole('button', { name: 'Retry' }).click()
@@ -148,10 +148,10 @@ test('an interrupt answered after Parley is killed and restarted, and a new mess
     await lastReply(page).getByText('{"quarter":"Q2","revenue":1500.5,"year":2026}', { exact: false }).waitFor()
 
     // Two interrupts open; a new message cancels both, and the page says so.
-    await page.getByLabel('Message').fill('two')
+    await page.getByLabel('Message', { exact: true }).fill('two')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('section.question.pending').nth(1).waitFor()
-    await page.getByLabel('Message').fill('never mind')
+    await page.getByLabel('Message', { exact: true }).fill('never mind')
     await page.getByRole('button', { name: 'Send' }).click()
     await lastReply(page).getByText('You said: never mind').waitFor()
     assert.equal(await page.locator('section.question .outcome-superseded').count(), 2, 'both questions are set aside')

@@ -16,7 +16,7 @@ test('platform engineer: streaming, a prefilled form, Enter to send', async () =
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
-    await page.getByLabel('Message').fill('Create a GitHub pull request for the login fix on branch feature/login')
+    await page.getByLabel('Message', { exact: true }).fill('Create a GitHub pull request for the login fix on branch feature/login')
     await page.getByRole('button', { name: 'Send' }).click()
 
     const branch = page.getByLabel(/^Branch name/)
@@ -37,7 +37,7 @@ test('platform engineer: streaming, a prefilled form, Enter to send', async () =
     assert.equal(await page.locator('.msg.agent.streaming').count(), 0)
 
     // The message box: Shift+Enter makes a new line, Enter sends.
-    const box = page.getByLabel('Message')
+    const box = page.getByLabel('Message', { exact: true })
     await box.click()
     await box.pressSequentially('Thanks!')
     await box.press('Shift+Enter')

@@ -69,7 +69,7 @@ export function pageErrors (page) {
 export async function startConversation (page, url, agent, text) {
   await page.goto(url + '/')
   await page.getByRole('radio', { name: agent }).check()
-  await page.getByLabel('Message').fill(text)
+  await page.getByLabel('Message', { exact: true }).fill(text)
   await page.getByRole('button', { name: 'Send' }).click()
   await page.waitForURL(/\/c\/\d+$/)
 }

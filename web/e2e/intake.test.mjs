@@ -31,7 +31,7 @@ test('a pasted log becomes a document the person opens and the agent reads', asy
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
     const question = 'Why are payments failing since this morning?'
     const log = bigLog()
-    await page.getByLabel('Message').fill(question + '\n\n' + log)
+    await page.getByLabel('Message', { exact: true }).fill(question + '\n\n' + log)
     await page.getByRole('button', { name: 'Send' }).click()
 
     // The message is shown as written (folded), with the log as a chip.
@@ -67,7 +67,7 @@ test('a pasted log becomes a document the person opens and the agent reads', asy
     assert.equal(download.suggestedFilename(), 'user_context_1.log')
 
     // A short message passes untouched: no document, nothing else given to the agent.
-    await page.getByLabel('Message').fill('Thanks, and what about the slow requests?')
+    await page.getByLabel('Message', { exact: true }).fill('Thanks, and what about the slow requests?')
     await page.getByRole('button', { name: 'Send' }).click()
     const second = page.locator('.msg.user').nth(1)
     await second.waitFor()
@@ -90,12 +90,12 @@ test('files attached with the picker or dropped on the message box become docume
     await page.getByRole('radio', { name: /Platform engineer/ }).check()
     // A first message over the limit is refused on the home page too, and kept.
     const tooLong = 'z'.repeat(2 * 1000 * 1000)
-    await page.getByLabel('Message').fill(tooLong)
+    await page.getByLabel('Message', { exact: true }).fill(tooLong)
     await page.getByRole('button', { name: 'Send' }).click()
     await page.getByRole('alert').filter({ hasText: 'The message is too long (2.0 MB; at most 1.0 MB)' }).waitFor()
-    assert.equal((await page.getByLabel('Message').inputValue()).length, tooLong.length)
+    assert.equal((await page.getByLabel('Message', { exact: true }).inputValue()).length, tooLong.length)
     assert.equal(new URL(page.url()).pathname, '/', 'nothing was sent')
-    await page.getByLabel('Message').fill('What went wrong in this run?')
+    await page.getByLabel('Message', { exact: true }).fill('What went wrong in this run?')
     await page.locator('#first-files').setInputFiles({
       name: 'build.log', mimeType: 'text/plain',
       buffer: Buffer.from('2026-11-20T10:00:00Z INFO build started\n2026-11-20T10:00:05Z ERROR compile: undefined: parseConfig\n')
@@ -126,20 +126,20 @@ test('files attached with the picker or dropped on the message box become docume
     await page.getByRole('button', { name: 'Remove other.txt' }).click()
     assert.equal(await list.count(), 1)
     await drop('huge.txt', 'x'.repeat(12 * 1000 * 1000))
-    await page.getByLabel('Message').fill('Here are my notes')
+    await page.getByLabel('Message', { exact: true }).fill('Here are my notes')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('#composer-error', { hasText: 'huge.txt is 12.0 MB; a file can be at most 10.0 MB' }).waitFor()
-    assert.equal(await page.getByLabel('Message').inputValue(), 'Here are my notes', 'the text stays')
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'Here are my notes', 'the text stays')
     await page.getByRole('button', { name: 'Remove huge.txt' }).click()
 
     // A paste over the 1 MB limit is refused in the browser, kept in the box, with a hint.
     // (Typing megabytes into a text box is slow on a busy machine: a generous deadline.)
     const paste = 'y'.repeat(1200 * 1000)
-    await page.getByLabel('Message').fill(paste, { timeout: 120000 })
+    await page.getByLabel('Message', { exact: true }).fill(paste, { timeout: 120000 })
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('#composer-error', { hasText: 'The message is too long (1.2 MB; at most 1.0 MB): attach a large text as a file instead.' }).waitFor({ timeout: 120000 })
-    assert.equal((await page.getByLabel('Message').inputValue()).length, paste.length)
-    await page.getByLabel('Message').fill('Here are my notes')
+    assert.equal((await page.getByLabel('Message', { exact: true }).inputValue()).length, paste.length)
+    await page.getByLabel('Message', { exact: true }).fill('Here are my notes')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.locator('.msg.user').nth(1).locator('.doc-chip', { hasText: 'notes.txt' }).waitFor()
     assert.equal(await page.locator('#composer .attach-list li').count(), 0, 'the composer is emptied once sent')

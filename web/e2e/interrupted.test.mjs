@@ -15,7 +15,7 @@ test('kill -9 mid-stream: interrupted, partial text kept, Retry finishes', async
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Event planner/ }).check()
-    await page.getByLabel('Message').fill('Plan a corporate team building event for 30 people, budget $3000, downtown Seattle, Friday evening in 3 weeks, vegetarian and gluten-free options required')
+    await page.getByLabel('Message', { exact: true }).fill('Plan a corporate team building event for 30 people, budget $3000, downtown Seattle, Friday evening in 3 weeks, vegetarian and gluten-free options required')
     await page.getByRole('button', { name: 'Send' }).click()
     const streaming = page.locator('.msg.agent.streaming')
     await streaming.first().waitFor()

@@ -205,7 +205,7 @@ test('an agent in a terminal asks people on their phone and at their desk, and t
       await p.reload()
       await p.getByRole('note').filter({ hasText: 'Claude Code asks you here through Parley’s MCP server' }).waitFor()
       assert.equal(await p.locator('#composer').count(), 0, 'no composer')
-      assert.equal(await p.getByLabel('Message').count(), 0, 'no message box')
+      assert.equal(await p.getByLabel('Message', { exact: true }).count(), 0, 'no message box')
       await axe(p, `an MCP conversation, ${what}`)
     }
     await noSideways(ann.page, 'the conversation on a phone')

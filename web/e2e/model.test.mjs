@@ -19,7 +19,7 @@ test('model-backed agent: tool call form, invalid answer, answer as the tool res
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /fake-model/ }).check()
-    await page.getByLabel('Message').fill('Help me plan a product launch')
+    await page.getByLabel('Message', { exact: true }).fill('Help me plan a product launch')
     await page.getByRole('button', { name: 'Send' }).click()
 
     await page.getByLabel(/^Audience/).selectOption('partners')

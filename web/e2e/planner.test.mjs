@@ -21,7 +21,7 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Event planner/ }).check()
-    await page.getByLabel('Message').fill('Plan a party for 30 people')
+    await page.getByLabel('Message', { exact: true }).fill('Plan a party for 30 people')
     await page.getByRole('button', { name: 'Send' }).click()
     await page.waitForURL(/\/c\/\d+$/)
 
@@ -106,8 +106,8 @@ test('event planner: Enter starts, Cancel stops the planning at the budget split
   try {
     await page.goto(parley.url + '/')
     await page.getByRole('radio', { name: /Event planner/ }).check()
-    await page.getByLabel('Message').fill('Plan a party for 30 people in Chicago')
-    await page.getByLabel('Message').press('Enter')
+    await page.getByLabel('Message', { exact: true }).fill('Plan a party for 30 people in Chicago')
+    await page.getByLabel('Message', { exact: true }).press('Enter')
     await page.waitForURL(/\/c\/\d+$/)
 
     // The venues hold the date for a day: the form says by when to answer.

@@ -1,7 +1,7 @@
 // A reply as a person watches it: formatted Markdown while it streams, the same once finished
 // and after a reload; Stop (a click, or Esc in the message box) ends it at once, keeps its
-// text and lets Retry go on; a message sent while the agent writes stops the reply and is
-// answered.
+// text and lets Retry go on; a message sent while the agent writes waits, and Send now stops
+// the reply and has it answered.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
@@ -56,7 +56,7 @@ test('Stop ends the reply at once, keeps its text, and Retry goes on', async () 
     await start(page, parley, 'Talk for a while')
     await page.waitForFunction(() => document.querySelector('.msg.agent.streaming')?.innerText.split(/\s+/).length > 5)
     // The message box stays usable meanwhile.
-    const box = page.getByLabel('Message')
+    const box = page.getByLabel('Message', { exact: true })
     assert.equal(await box.isEditable(), true)
     await page.getByRole('button', { name: 'Stop' }).click()
     await model.aborted // the request to the model is given up
@@ -76,14 +76,14 @@ test('Stop ends the reply at once, keeps its text, and Retry goes on', async () 
   }
 })
 
-test('Esc stops the reply; a message sent while the agent writes stops it and is answered', async () => {
+test('Esc stops the reply; a message sent while the agent writes waits, and Send now stops the reply and has it answered', async () => {
   const model = await startFakeOpenAI({ reply: 'word '.repeat(400).trim(), pace: 60 })
   const parley = await startParley({ db: tempDB(), env: { PARLEY_OPENAI_BASE_URL: model.url, PARLEY_OPENAI_MODEL: 'fake-model' } })
   const page = await browser.newPage()
   try {
     await start(page, parley, 'Talk for a while')
     await page.locator('.msg.agent.streaming').waitFor()
-    const box = page.getByLabel('Message')
+    const box = page.getByLabel('Message', { exact: true })
     await box.click()
     await box.press('Escape')
     await page.locator('#state .state-stopped').waitFor()
@@ -96,7 +96,11 @@ test('Esc stops the reply; a message sent while the agent writes stops it and is
       await page.locator('.msg.agent.streaming').waitFor()
       await box.fill('Actually, one line is enough.')
       await box.press('Enter')
-      await page.locator('.msg.user', { hasText: 'one line is enough' }).waitFor()
+      // It waits for the reply to end; Send now stops the reply and sends it.
+      const queued = page.locator('#queued .msg.queued', { hasText: 'one line is enough' })
+      await queued.waitFor()
+      await queued.getByRole('button', { name: 'Send now' }).click()
+      await page.locator('#thread .msg.user', { hasText: 'one line is enough' }).waitFor()
       await page.locator('#state .state-done').waitFor()
       assert.equal(await page.locator('.msg.agent .badge', { hasText: 'stopped' }).count(), 1, 'the first reply was stopped')
       const last = model2.requests.at(-1).messages.at(-1)
