@@ -49,7 +49,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
 	defer f.Close()
-	if err := as.load(ctx, s, as.conv.ID); err != nil {
+	if err := as.load(ctx, s, as.conv); err != nil {
 		s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 		return
 	}
@@ -114,7 +114,11 @@ func (as *apiStream) Event(ev agent.Event) error {
 	show, switched := as.shows(ev)
 	if switched {
 		// Another version shows from here: the client reads the conversation again.
-		if err := as.load(as.ctx, as.s, as.conv.ID); err != nil {
+		conv, err := as.s.db.Conversation(as.ctx, as.conv.ID)
+		if err != nil {
+			return err
+		}
+		if err := as.load(as.ctx, as.s, conv); err != nil {
 			return err
 		}
 		as.Cur.Message, as.Cur.Bytes = "", 0

@@ -143,7 +143,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 		f = s.hub.Follow(ls.conv.ID)
 		defer f.Close()
 		wake = f.Wake()
-		if err := ls.load(ctx, s, ls.conv.ID); err != nil {
+		if err := ls.load(ctx, s, ls.conv); err != nil {
 			s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
 			return
 		}
@@ -437,14 +437,14 @@ func queuedID(id int64) string { return "queued-" + strconv.FormatInt(id, 10) }
 // plan, the state, with the stream's cursor at the last event drawn.
 func (ls *liveStream) redraw() error {
 	ctx, s := ls.ctx, ls.s
-	if err := ls.load(ctx, s, ls.conv.ID); err != nil {
-		return err
-	}
 	conv, err := s.db.Conversation(ctx, ls.conv.ID)
 	if err != nil {
 		return err
 	}
 	ls.conv = conv
+	if err := ls.load(ctx, s, conv); err != nil {
+		return err
+	}
 	t, _, _, err := s.versionThread(ctx, conv, -1)
 	if err != nil {
 		return err

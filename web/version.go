@@ -170,9 +170,14 @@ type versionFollow struct {
 	pinned int64 // -1: the version the conversation shows, whichever it is
 }
 
-// load reads the path followed.
-func (vf *versionFollow) load(ctx context.Context, s *Server, convID int64) error {
-	vs, shown, err := s.db.Versions(ctx, convID)
+// load reads the path followed in conv as it was just read. Version 0, which branched from
+// nothing, is all its own events: most conversations are read no further.
+func (vf *versionFollow) load(ctx context.Context, s *Server, conv agent.Conversation) error {
+	if vf.pinned < 0 && conv.Version == 0 {
+		vf.path = agent.Path{{Version: 0}}
+		return nil
+	}
+	vs, shown, err := s.db.Versions(ctx, conv.ID)
 	if err != nil {
 		return err
 	}
