@@ -400,6 +400,14 @@ func editable(ctx context.Context, it Item) bool {
 // editFormID is the HTML id of a message's edit form.
 func editFormID(eventID int64) string { return fmt.Sprintf("edit-%d", eventID) }
 
+// editClick opens the edit form of the message whose Edit was clicked: the form already
+// open takes the keyboard, else it is fetched (GET …/messages/{event}/edit puts it in).
+func editClick(convID int64) string {
+	return "const b = evt.target.closest('.edit-message'); if (b) { const id = b.closest('article').id.slice(2); " +
+		"const f = document.getElementById('edit-' + id); if (f) { f.querySelector('textarea').focus() } else { " +
+		fmt.Sprintf("@get('/c/%d/messages/' + id + '/edit')", convID) + " } }"
+}
+
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).
 func regenerable(ctx context.Context, conv agent.Conversation, s agent.RunState) bool {

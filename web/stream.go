@@ -465,6 +465,6 @@ func (ls *liveStream) redraw() error {
 		return err
 	}
 	ls.patch(views.QueuedList(conv.ID, queued), "", "", "")
-	ls.patch(views.ThreadSection(t), "", "", ls.id())
+	ls.patch(views.ThreadSection(conv.ID, t), "", "", ls.id())
 	return nil
 }
