@@ -404,3 +404,28 @@ func converse(t *testing.T, a *agui.Agent, i int) error {
 	}
 	return nil
 }
+
+// A regenerated reply is a new run whose messages are the new version's: the person's
+// message, not the reply replaced.
+func TestAgent_RegenerateSendsTheNewVersionsMessages(t *testing.T) {
+	ta := aguitest.Start(t)
+	c := agenttest.NewConvo(t, newAgent(t, ta.URL))
+	c.MustSend("first")
+	c.MustSend("and again")
+	rec, err := c.Regenerate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := joined(rec); got != "You said: and again" {
+		t.Fatalf("regenerated reply: %q", got)
+	}
+	msgs, _ := lastInput(t, ta)["messages"].([]any)
+	var got []string
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		got = append(got, fmt.Sprintf("%s:%v", mm["role"], mm["content"]))
+	}
+	if len(got) != 3 || got[0] != "user:first" || got[2] != "user:and again" || strings.Count(strings.Join(got, "|"), "and again") != 1 {
+		t.Errorf("messages of the regenerated run: %q; want first, its reply, and again", got)
+	}
+}
