@@ -93,15 +93,21 @@ func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 		if err != nil {
 			return err
 		}
+		// Nothing queued is said first: a second Send now must not stop the reply to what
+		// the first sent.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM queued_messages WHERE conversation_id = ?`, convID).Scan(&n); err != nil {
+			return fmt.Errorf("send queued: %w", err)
+		}
+		if n == 0 {
+			return agent.Errorf(agent.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
+		}
 		if c.State == agent.StateRunning {
 			return agent.ErrRunning
 		}
 		msgs, err := db.takeQueued(ctx, tx, convID)
 		if err != nil {
 			return err
-		}
-		if len(msgs) == 0 {
-			return agent.Errorf(agent.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
 		}
 		step, err = db.newRun(ctx, tx, c, "", msgs)
 		return err

@@ -62,6 +62,12 @@ func (db *DB) VersionEvents(ctx context.Context, convID, n, after int64) ([]agen
 	return pathEvents(ctx, db.read, convID, vs.Path(n), after)
 }
 
+// PathEvents returns the events of a path of the conversation (see Versions) with an id
+// above after.
+func (db *DB) PathEvents(ctx context.Context, convID int64, p agent.Path, after int64) ([]agent.Event, error) {
+	return pathEvents(ctx, db.read, convID, p, after)
+}
+
 // pathWhere is the condition (on events e) that keeps the events of a path.
 func pathWhere(p agent.Path) (string, []any) {
 	var or []string
@@ -278,7 +284,11 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message
 				}
 				break
 			}
-			fork = ev.ID
+			// A version's start is no point of its own: editing its message again is
+			// another version of the same point.
+			if ev.Kind != agent.EventVersion {
+				fork = ev.ID
+			}
 		}
 		if !found {
 			return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", messageID)

@@ -242,6 +242,10 @@ func TestDB_Queue(t *testing.T) {
 	if err != nil || now == 0 {
 		t.Fatalf("SendQueued = %d, %v", now, err)
 	}
+	// A second Send now, while the first's run goes on: nothing is queued, and nothing stops.
+	if _, err := db.SendQueued(ctx, c.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+		t.Fatalf("SendQueued again while its run goes on: %v, want ENOTFOUND (not ErrRunning, which stops the run)", err)
+	}
 	hist := texts(reply(t, db, now, "reply to six"))
 	if hist[len(hist)-1] != "> six" {
 		t.Fatalf("history = %q, want it to end with six", hist)
@@ -278,5 +282,60 @@ func TestDB_DeleteConversation_VersionsAndQueue(t *testing.T) {
 	}
 	if q, _ := db.Queued(ctx, c.ID); len(q) != 0 {
 		t.Errorf("queued after deleting: %+v", q)
+	}
+}
+
+// Editing a message again is another version of the same point: one "‹ 3 / 3 ›", not a
+// switch per edit.
+func TestDB_Versions_EditTwice(t *testing.T) {
+	db := storetest.New(t)
+	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
+	for _, m := range []string{"one", "two"} {
+		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: m, Author: "ann"}))
+		reply(t, db, step, "reply to "+m)
+	}
+	last := func() int64 {
+		evs, _ := db.Events(ctx, c.ID, 0)
+		var id int64
+		for _, ev := range evs {
+			if ev.Kind == agent.EventUserMessage {
+				id = ev.ID
+			}
+		}
+		return id
+	}
+	for _, text := range []string{"two, again", "two, once more"} {
+		step, _, err := db.Edit(ctx, c.ID, last(), agent.Message{Text: text, Author: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply(t, db, step, "reply to "+text)
+	}
+	wantTexts(t, "shown", shown(t, db, c.ID), "> one", "reply to one", "> two, once more", "reply to two, once more")
+	vs, cur, _ := db.Versions(ctx, c.ID)
+	ch := vs.Choices(cur)
+	if len(ch) != 1 || !slices.Equal(ch[0].Versions, []int64{0, 1, 2}) || ch[0].Current != 2 {
+		t.Fatalf("choices = %+v, want one: versions 0, 1, 2, the third shown", ch)
+	}
+	// Editing the first message twice: both edits start at the beginning.
+	first := func() int64 {
+		evs, _ := db.Events(ctx, c.ID, 0)
+		for _, ev := range evs {
+			if ev.Kind == agent.EventUserMessage {
+				return ev.ID
+			}
+		}
+		return 0
+	}
+	for _, text := range []string{"uno", "eins"} {
+		step, _, err := db.Edit(ctx, c.ID, first(), agent.Message{Text: text, Author: "ann"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply(t, db, step, "reply to "+text)
+	}
+	vs, cur, _ = db.Versions(ctx, c.ID)
+	if ch := vs.Choices(cur); len(ch) != 1 || ch[0].Fork != 0 || len(ch[0].Versions) != 3 || ch[0].Current != 2 {
+		t.Fatalf("choices after editing the first message twice = %+v, want one of 3 at the start", ch)
 	}
 }

@@ -1295,9 +1295,9 @@ func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var59 string
-			templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("@post('/c/%d/regenerate')", convID))
+			templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("@post('/c/%d/regenerate?nonce=%s')", convID, agent.NewNonce()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 273, Col: 234}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 273, Col: 261}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
 			if templ_7745c5c3_Err != nil {

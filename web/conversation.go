@@ -73,7 +73,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil || currentUser(c).CanWrite(conv) {
 		want = -1
 	}
-	thread, n, count, err := s.versionThread(ctx, conv, want)
+	thread, _, n, count, err := s.versionThread(ctx, conv, want)
 	if err != nil {
 		return err
 	}

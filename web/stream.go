@@ -442,13 +442,13 @@ func (ls *liveStream) redraw() error {
 		return err
 	}
 	ls.conv = conv
-	if err := ls.load(ctx, s, conv); err != nil {
-		return err
-	}
-	t, _, _, err := s.versionThread(ctx, conv, -1)
+	// The thread and the path followed from here come from one read of the versions: a
+	// switch meanwhile comes as the next version event.
+	t, path, _, _, err := s.versionThread(ctx, conv, -1)
 	if err != nil {
 		return err
 	}
+	ls.path = path
 	ls.Cur.Event = max(ls.Cur.Event, t.LastEventID)
 	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
 	clear(ls.live)

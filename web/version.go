@@ -26,21 +26,25 @@ func versionParam(c echo.Context) (int64, error) {
 }
 
 // versionThread reads version n of conv (-1: the one it shows) as the page shows it, with
-// the controls that move between versions where they differ. It returns the version read
-// and how many the conversation has.
-func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n int64) (views.Thread, int64, int, error) {
+// the controls that move between versions where they differ, from one read of its
+// versions. It returns the version read, its path and how many versions there are.
+func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n int64) (views.Thread, agent.Path, int64, int, error) {
 	vs, shown, err := s.db.Versions(ctx, conv.ID)
 	if err != nil {
-		return views.Thread{}, 0, 0, err
+		return views.Thread{}, nil, 0, 0, err
 	}
 	if n < 0 {
 		n = shown
 	}
-	events, err := s.db.VersionEvents(ctx, conv.ID, n, 0)
-	if err != nil {
-		return views.Thread{}, 0, 0, err
+	if _, ok := vs.Find(n); !ok {
+		return views.Thread{}, nil, 0, 0, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", conv.ID, n)
 	}
-	return views.BuildThread(events).WithVersions(conv.ID, vs.Choices(n)), n, len(vs), nil
+	path := vs.Path(n)
+	events, err := s.db.PathEvents(ctx, conv.ID, path, 0)
+	if err != nil {
+		return views.Thread{}, nil, 0, 0, err
+	}
+	return views.BuildThread(events).WithVersions(conv.ID, vs.Choices(n)), path, n, len(vs), nil
 }
 
 // handleRegenerate asks the agent for another answer to the person's last message, in a

@@ -44,9 +44,12 @@ func TestVersions_RegenerateEditAndMoveBetweenThem(t *testing.T) {
 		t.Fatal("a finished conversation offers Regenerate, and has no versions yet")
 	}
 
-	// Regenerate: another reply to "second", in version 1; version 0 is kept.
-	if code, _, _ := ts.post(t, path+"/regenerate", url.Values{}); code != http.StatusNoContent {
-		t.Fatalf("regenerate = %d", code)
+	// Regenerate: another reply to "second", in version 1; version 0 is kept. A double click
+	// (the button's nonce twice) starts one version, and stops nothing.
+	for range 2 {
+		if code, _, _ := ts.post(t, path+"/regenerate?nonce=r1", url.Values{}); code != http.StatusNoContent {
+			t.Fatalf("regenerate = %d", code)
+		}
 	}
 	ts.waitState(t, id, agent.StateDone)
 	_, page = ts.get(t, path)

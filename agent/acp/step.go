@@ -37,12 +37,13 @@ type rule struct {
 	Name string `json:"name"`
 }
 
-// Step sends the person's last message as a prompt of the conversation's session and
+// Step sends the person's message (the messages sent together from the queue) as a prompt
+// of the conversation's session and
 // streams the turn into the conversation until the agent ends it.
 func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
 	title := a.Info().Title
-	msg, earlier := prompt(in.History)
-	if msg == nil {
+	msgs, earlier := prompt(in.History)
+	if len(msgs) == 0 {
 		return agent.Faultf(title, nil, "there is no message to send")
 	}
 	var cp checkpoint
@@ -77,7 +78,10 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		}
 		return agent.Faultf(title, err, "%v", err)
 	}
-	blocks := a.message(ctx, in, p.caps.PromptCapabilities, msg)
+	var blocks []sdk.ContentBlock
+	for _, m := range msgs {
+		blocks = append(blocks, a.message(ctx, in, p.caps.PromptCapabilities, m)...)
+	}
 	if fresh && earlier != "" {
 		// The conversation so far first, as context; the message last, as its own block.
 		blocks = append([]sdk.ContentBlock{sdk.TextBlock("(Parley: this conversation began in an earlier session of yours, which has ended. " +
@@ -170,9 +174,10 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 	return agent.Faultf(title, nil, "the agent ended its turn for a reason Parley does not know (%q)", reason)
 }
 
-// prompt returns the person's last message, and what was said before it, for a session
-// that starts afresh in a conversation already under way.
-func prompt(history []agent.Event) (msg *agent.Event, earlier string) {
+// prompt returns the person's messages of the run (one, or several sent together from the
+// queue), and what was said before them, for a session that starts afresh in a
+// conversation already under way.
+func prompt(history []agent.Event) (msgs []*agent.Event, earlier string) {
 	last := -1
 	for i := len(history) - 1; i >= 0; i-- {
 		if history[i].Kind == agent.EventUserMessage {
@@ -183,8 +188,20 @@ func prompt(history []agent.Event) (msg *agent.Event, earlier string) {
 	if last < 0 {
 		return nil, ""
 	}
+	first := last
+	for i := range history[:last] {
+		if ev := history[i]; ev.Kind == agent.EventUserMessage && ev.RunID == history[last].RunID {
+			first = i
+			break
+		}
+	}
+	for i := first; i <= last; i++ {
+		if history[i].Kind == agent.EventUserMessage {
+			msgs = append(msgs, &history[i])
+		}
+	}
 	var b strings.Builder
-	for _, ev := range history[:last] {
+	for _, ev := range history[:first] {
 		switch ev.Kind {
 		case agent.EventUserMessage:
 			fmt.Fprintf(&b, "Person: %s\n\n", ev.Text)
@@ -198,7 +215,7 @@ func prompt(history []agent.Event) (msg *agent.Event, earlier string) {
 	if len(earlier) > maxEarlier {
 		earlier = "…" + earlier[len(earlier)-maxEarlier:]
 	}
-	return &history[last], earlier
+	return msgs, earlier
 }
 
 // maxAttached bounds the files of one message given to the agent, in all.

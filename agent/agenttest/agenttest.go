@@ -225,8 +225,8 @@ func (c *Convo) Send(text string) (*Recorder, error) {
 	}
 	c.Run++
 	c.History = append(c.History,
-		agent.Event{Kind: agent.EventUserMessage, Text: text, Author: "person"},
-		agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
+		agent.Event{Kind: agent.EventUserMessage, RunID: c.Run, Text: text, Author: "person"},
+		agent.Event{Kind: agent.EventRunState, RunID: c.Run, State: agent.StateRunning})
 	return c.StepNow(agent.TriggerMessage)
 }
 
@@ -272,8 +272,8 @@ func (c *Convo) SendWithDocuments(raw, intent string, docs ...agent.Document) (*
 	}
 	c.Run++
 	c.History = append(c.History,
-		agent.Event{Kind: agent.EventUserMessage, Text: raw, Intent: intent, Documents: refs, Author: "person"},
-		agent.Event{Kind: agent.EventRunState, State: agent.StateRunning})
+		agent.Event{Kind: agent.EventUserMessage, RunID: c.Run, Text: raw, Intent: intent, Documents: refs, Author: "person"},
+		agent.Event{Kind: agent.EventRunState, RunID: c.Run, State: agent.StateRunning})
 	rec, err := c.StepNow(agent.TriggerMessage)
 	return rec, refs, err
 }
