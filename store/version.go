@@ -198,14 +198,8 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 		if err != nil {
 			return err
 		}
-		if nonce != "" {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
-				return fmt.Errorf("regenerate: %w", err)
-			}
-			if n > 0 {
-				return nil
-			}
+		if used, err := runNonceUsed(ctx, tx, convID, nonce); err != nil || used {
+			return err
 		}
 		if c.State == agent.StateRunning {
 			return agent.ErrRunning
@@ -222,6 +216,19 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 		return err
 	})
 	return stepID, version, err
+}
+
+// runNonceUsed reports whether a run of the conversation was started with the nonce (a
+// request sent twice: a double click, a retry); an empty nonce never was.
+func runNonceUsed(ctx context.Context, tx *sql.Tx, convID int64, nonce string) (bool, error) {
+	if nonce == "" {
+		return false, nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
+		return false, fmt.Errorf("nonce: %w", err)
+	}
+	return n > 0, nil
 }
 
 // regenerateFork is where regenerating the last reply branches: after the person's last
@@ -259,15 +266,8 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message
 		if err != nil {
 			return err
 		}
-		if m.Nonce != "" {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE conversation_id = ? AND kind = 'user_message' AND json_extract(payload, '$.nonce') = ?`,
-				convID, m.Nonce).Scan(&n); err != nil {
-				return fmt.Errorf("edit: %w", err)
-			}
-			if n > 0 {
-				return nil
-			}
+		if used, err := runNonceUsed(ctx, tx, convID, m.Nonce); err != nil || used {
+			return err
 		}
 		if c.State == agent.StateRunning {
 			return agent.ErrRunning

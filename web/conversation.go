@@ -69,10 +69,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	ctx := s.withMode(c, conv)
 	// Staff may read another version than the one shown (?version=N); its owner reads
 	// the one shown, and moves between them with the page's controls.
-	want, err := versionParam(c)
-	if err != nil || currentUser(c).CanWrite(conv) {
-		want = -1
-	}
+	want := pinnedVersion(c, conv)
 	thread, _, n, count, err := s.versionThread(ctx, conv, want)
 	if err != nil {
 		return err

@@ -70,24 +70,18 @@ type conversationExport struct {
 
 // handleExportJSON downloads a conversation as JSON.
 func (s *Server) handleExportJSON(c echo.Context) error {
-	conv, events, audit, err := s.conversationRecord(c)
+	r, err := s.conversationRecord(c)
 	if err != nil {
 		return err
 	}
+	conv, events, audit := r.conv, r.events, r.audit
 	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.db.Now()}
 	if out.Audit == nil {
 		out.Audit = []agent.AuditEntry{}
 	}
 	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
-		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Shown: conv.Version}
-	vs, _, err := s.db.Versions(c.Request().Context(), conv.ID)
-	if err != nil {
-		return err
-	}
-	out.Conversation.Versions = len(vs)
-	if out.Conversation.Version, _ = versionParam(c); out.Conversation.Version < 0 {
-		out.Conversation.Version = conv.Version
-	}
+		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt,
+		Version: r.version, Shown: conv.Version, Versions: len(r.versions)}
 	asked := map[int64]int{}
 	for _, ev := range events {
 		switch ev.Kind {

@@ -132,44 +132,49 @@ func (s *Server) handleTimeline(c echo.Context) error {
 
 // timeline reads a conversation the person may read, as its timeline.
 func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
-	conv, events, audit, err := s.conversationRecord(c)
+	r, err := s.conversationRecord(c)
 	if err != nil {
 		return views.TimelineData{}, err
 	}
-	vs, _, err := s.db.Versions(c.Request().Context(), conv.ID)
-	if err != nil {
-		return views.TimelineData{}, err
-	}
-	n, _ := versionParam(c)
-	if n < 0 {
-		n = conv.Version
-	}
-	return views.TimelineData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Entries: views.BuildTimeline(events, audit), Version: n, Versions: vs}, nil
+	return views.TimelineData{Conversation: r.conv, AgentTitle: s.agentTitle(r.conv.Agent), Entries: views.BuildTimeline(r.events, r.audit),
+		Version: r.version, Versions: r.versions}, nil
 }
 
-// conversationRecord is a conversation the person may read with the events of the version
-// it shows (or of another: ?version=N) and its audit entries: what its timeline and exports
-// are made of.
-func (s *Server) conversationRecord(c echo.Context) (agent.Conversation, []agent.Event, []agent.AuditEntry, error) {
-	conv, err := s.readableConversation(c)
-	if err != nil {
-		return conv, nil, nil, err
+// record is a conversation as its timeline and exports show it: the events of one of its
+// versions (the one it shows, or ?version=N), its versions and its audit entries.
+type record struct {
+	conv     agent.Conversation
+	events   []agent.Event
+	audit    []agent.AuditEntry
+	version  int64
+	versions agent.Versions
+}
+
+// conversationRecord reads the record of a conversation the person may read.
+func (s *Server) conversationRecord(c echo.Context) (record, error) {
+	var r record
+	var err error
+	if r.conv, err = s.readableConversation(c); err != nil {
+		return r, err
 	}
 	ctx := c.Request().Context()
-	// The version the conversation shows, or another (?version=N).
-	n, err := versionParam(c)
-	if err != nil {
-		return conv, nil, nil, err
+	if r.version, err = versionParam(c); err != nil {
+		return r, err
 	}
-	if n < 0 {
-		n = conv.Version
+	if r.versions, _, err = s.db.Versions(ctx, r.conv.ID); err != nil {
+		return r, err
 	}
-	events, err := s.db.VersionEvents(ctx, conv.ID, n, 0)
-	if err != nil {
-		return conv, nil, nil, err
+	if r.version < 0 {
+		r.version = r.conv.Version
 	}
-	audit, err := s.db.AuditLog(ctx, conv.ID, 1000)
-	return conv, events, audit, err
+	if _, ok := r.versions.Find(r.version); !ok {
+		return r, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", r.conv.ID, r.version)
+	}
+	if r.events, err = s.db.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
+		return r, err
+	}
+	r.audit, err = s.db.AuditLog(ctx, r.conv.ID, 1000)
+	return r, err
 }
 
 // exportName is the file name of a conversation's export.

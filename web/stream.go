@@ -33,10 +33,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pinned, err := versionParam(c)
-	if err != nil || currentUser(c).CanWrite(conv) {
-		pinned = -1
-	}
+	pinned := pinnedVersion(c, conv)
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)

@@ -25,6 +25,17 @@ func versionParam(c echo.Context) (int64, error) {
 	return n, nil
 }
 
+// pinnedVersion is the version a reader who may not write in conv asks to read
+// (?version=N, staff reading another version than the one shown); -1 for its owner, who
+// reads the one shown, and when none is asked for.
+func pinnedVersion(c echo.Context, conv agent.Conversation) int64 {
+	n, err := versionParam(c)
+	if err != nil || currentUser(c).CanWrite(conv) {
+		return -1
+	}
+	return n
+}
+
 // versionThread reads version n of conv (-1: the one it shows) as the page shows it, with
 // the controls that move between versions where they differ, from one read of its
 // versions. It returns the version read, its path and how many versions there are.
