@@ -56,11 +56,8 @@ func (db *DB) insertA2AClient(ctx context.Context, tx *sql.Tx, name, hash, actor
 		return agent.A2AClient{}, agent.Errorf(agent.ECONFLICT, "There is already an A2A client named %q: revoke it first, or choose another name.", name)
 	}
 	c := agent.A2AClient{Name: name, Created: db.Now()}
-	res, err := tx.ExecContext(ctx, `INSERT INTO a2a_clients (name, hash, created_at) VALUES (?, ?, ?)`, name, hash, formatTime(c.Created))
-	if err != nil {
-		return c, err
-	}
-	if c.ID, err = res.LastInsertId(); err != nil {
+	var err error
+	if c.ID, err = insertID(ctx, tx, `INSERT INTO a2a_clients (name, hash, created_at) VALUES (?, ?, ?)`, name, hash, formatTime(c.Created)); err != nil {
 		return c, err
 	}
 	return c, db.audit(ctx, tx, actor, "add a2a client", 0, name)

@@ -27,12 +27,12 @@ func (db *DB) AddChannel(ctx context.Context, ch agent.Channel, actor string) (a
 		if n > 0 {
 			return agent.Errorf(agent.EINVALID, "That %s is there already.", ch.Kind)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO channels (user_id, group_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
+		var err error
+		ch.ID, err = insertID(ctx, tx, `INSERT INTO channels (user_id, group_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
 			nullID(ch.UserID), nullID(ch.GroupID), ch.Kind, ch.Target, formatTime(ch.Created))
 		if err != nil {
 			return fmt.Errorf("add channel: %w", err)
 		}
-		ch.ID, _ = res.LastInsertId()
 		return db.audit(ctx, tx, actor, "add channel", 0, fmt.Sprintf("%s %d for user %d, group %d", ch.Kind, ch.ID, ch.UserID, ch.GroupID))
 	})
 	return ch, err

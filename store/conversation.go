@@ -33,13 +33,12 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 			owner = userID
 		}
 		// Ids go above every id deleted, too (see DeleteConversation).
-		res, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, agent, title, state, nonce, user_id, created_at, updated_at)
+		id, err := insertID(ctx, tx, `INSERT INTO conversations (id, agent, title, state, nonce, user_id, created_at, updated_at)
 			VALUES (max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1,
 			?, ?, '', ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}
-		id, _ := res.LastInsertId()
 		c = agent.Conversation{ID: id, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
 		return nil
 	})

@@ -20,11 +20,14 @@ import (
 	"github.com/parley-chat/parley/migrations"
 )
 
-// DB is Parley's SQLite database: one writer connection with immediate transactions,
-// and a pool of readers. WAL lets the readers run while the writer writes.
+// DB is Parley's database. On SQLite: one writer connection with immediate transactions,
+// and a pool of readers; WAL lets the readers run while the writer writes. On PostgreSQL
+// (pg): one pool, whose write transactions take the write lock, so that writes commit one
+// at a time there too, whichever instance makes them.
 type DB struct {
 	write *sql.DB
 	read  *sql.DB
+	pg    bool
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
@@ -57,7 +60,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
 			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts) VALUES (?)`},
+		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts) VALUES (?) RETURNING id`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
 	} {
 		st, err := db.write.PrepareContext(ctx, p.sql)
@@ -105,6 +108,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // binary knows; another application's file, or a newer Parley's, is refused unchanged.
 // Then it applies pending migrations.
 func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
+	if IsPostgres(path) {
+		return openPostgresDB(ctx, path)
+	}
 	synchronous := strings.ToUpper(cmp.Or(opts.Synchronous, "normal"))
 	if synchronous != "NORMAL" && synchronous != "FULL" {
 		return nil, fmt.Errorf("synchronous %q: use normal or full", opts.Synchronous)
@@ -194,6 +200,9 @@ func uriPath(path string) string {
 
 // Close closes both pools, and lets the database go for another process.
 func (db *DB) Close() error {
+	if db.pg {
+		return db.write.Close()
+	}
 	err := db.read.Close()
 	if werr := db.write.Close(); err == nil {
 		err = werr
@@ -292,6 +301,11 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 		return storageError(err)
 	}
 	defer tx.Rollback()
+	if db.pg {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, writeLock); err != nil {
+			return storageError(err)
+		}
+	}
 	if err := fn(tx); err != nil {
 		return storageError(err)
 	}
@@ -313,8 +327,18 @@ func (db *DB) Ping(ctx context.Context) error { return db.read.PingContext(ctx) 
 // Snapshot writes a copy of the database as committed now to a new file at path: a backup
 // taken while Parley runs (VACUUM INTO, from a reader: writers go on meanwhile).
 func (db *DB) Snapshot(ctx context.Context, path string) error {
+	if db.pg {
+		return errors.New("snapshot: Parley on PostgreSQL is backed up with pg_dump, not by Parley")
+	}
 	if _, err := db.read.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		return fmt.Errorf("snapshot to %s: %w", path, err)
 	}
 	return nil
+}
+
+// insertID runs an INSERT and returns the id of the row it made, through RETURNING, which
+// both SQLite and PostgreSQL have (PostgreSQL has no last insert id).
+func insertID(ctx context.Context, tx *sql.Tx, query string, args ...any) (id int64, err error) {
+	err = tx.QueryRowContext(ctx, query+` RETURNING id`, args...).Scan(&id)
+	return id, err
 }

@@ -41,12 +41,12 @@ func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, lab
 		// Whoever named it (a person's upload, an A2A client, an agent), the name reads as it is.
 		ref := agent.DocumentRef{Name: uniqueName(agent.FileName(d.name), used), Title: agent.CleanName(d.title), MimeType: d.mimeType,
 			Size: int64(len(d.content)), SHA256: hex.EncodeToString(sum[:]), Label: label}
-		res, err := tx.ExecContext(ctx, `INSERT INTO documents (conversation_id, label, name, title, mime_type, size, sha256, content, created_at)
+		id, err := insertID(ctx, tx, `INSERT INTO documents (conversation_id, label, name, title, mime_type, size, sha256, content, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, convID, label, ref.Name, ref.Title, ref.MimeType, ref.Size, ref.SHA256, d.content, now)
 		if err != nil {
 			return nil, fmt.Errorf("insert document: %w", err)
 		}
-		ref.ID, _ = res.LastInsertId()
+		ref.ID = id
 		refs = append(refs, ref)
 	}
 	return refs, nil

@@ -87,11 +87,10 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
 		return fmt.Errorf("save drafts: %w", err)
 	}
 	return db.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.StmtContext(ctx, db.stmt.insertDrafts).ExecContext(ctx, string(b))
-		if err != nil {
+		var id int64
+		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b)).Scan(&id); err != nil {
 			return fmt.Errorf("save drafts: %w", err)
 		}
-		id, _ := res.LastInsertId()
 		db.drafts.add(id, drafts)
 		return nil
 	})

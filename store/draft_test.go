@@ -12,13 +12,18 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
 // batches counts the rows of draft_batches, read as another process would.
 func batches(t *testing.T, path string) int {
 	t.Helper()
-	raw, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	driver, dsn := "sqlite3", "file:"+path+"?mode=ro"
+	if store.IsPostgres(path) {
+		driver, dsn = "pgx", path
+	}
+	raw, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +36,7 @@ func batches(t *testing.T, path string) int {
 }
 
 func TestDB_Drafts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.db")
+	path := storetest.Path(t)
 	db := storetest.Open(t, path)
 	var a, b agent.StepInput
 	for _, in := range []*agent.StepInput{&a, &b} {

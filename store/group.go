@@ -23,11 +23,9 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		id, err := groupID(ctx, tx, name)
 		if agent.ErrorCode(err) == agent.ENOTFOUND {
-			res, err := tx.ExecContext(ctx, `INSERT INTO groups (name, created_at) VALUES (?, ?)`, name, formatTime(db.Now()))
-			if err != nil {
+			if id, err = insertID(ctx, tx, `INSERT INTO groups (name, created_at) VALUES (?, ?)`, name, formatTime(db.Now())); err != nil {
 				return fmt.Errorf("add group: %w", err)
 			}
-			id, _ = res.LastInsertId()
 			if err := db.audit(ctx, tx, actor, "add group", 0, name); err != nil {
 				return err
 			}

@@ -34,6 +34,10 @@ type writeFailure struct {
 // read-only file) into an EUNAVAILABLE error a person can read, keeping the cause. Any other
 // error is returned as it is.
 func storageError(err error) error {
+	if cause, ok := pgUnavailable(err); ok {
+		return &storageFailure{msg: agent.Errorf(agent.EUNAVAILABLE,
+			"Parley cannot save to its database right now (%s). Nothing saved before is lost; try again in a moment.", cause), cause: err}
+	}
 	var se sqlite3.Error
 	if !errors.As(err, &se) {
 		return err

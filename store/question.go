@@ -56,11 +56,9 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 		}
 		if agent.RunState(state) != agent.StateWaiting {
 			now := formatTime(db.Now())
-			res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now)
-			if err != nil {
+			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
 			}
-			runID, _ = res.LastInsertId()
 			if err := db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, ""); err != nil {
 				return err
 			}
@@ -127,12 +125,12 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.
 	}
 	now := db.Now()
 	// The event id is not known yet: insert the question first, then the event, then link them.
-	res, err := tx.ExecContext(ctx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
+	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
 		VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
 	if err != nil {
 		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
-	q.ID, _ = res.LastInsertId()
+	q.ID = id
 	spec, err := json.Marshal(q)
 	if err != nil {
 		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)

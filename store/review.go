@@ -74,41 +74,62 @@ func SearchQuery(text string) string {
 	return strings.Join(words, " ")
 }
 
+// searchSQL are the parts of a search that each store says its own way. The words are the
+// first parameter (?1) wherever the statement needs them again.
+type searchSQL struct{ match, matchFirst, rank, snippet string }
+
+var (
+	// ftsSearch is SQLite's FTS5: MATCH, bm25 rank (lower is better), snippet.
+	ftsSearch = searchSQL{match: `search MATCH ?`, matchFirst: `search MATCH ?`, rank: `search.rank`,
+		snippet: `snippet(search, 0, char(2), char(3), '…', 16)`}
+	// pgSearch is PostgreSQL's full-text search over the same texts, with the configuration
+	// parley (the English stemmer without stop words, diacritics removed: FTS5's porter
+	// unicode61 remove_diacritics 2).
+	pgSearch = searchSQL{match: `search.terms @@ plainto_tsquery('parley', ?)`,
+		matchFirst: `search.terms @@ plainto_tsquery('parley', ?1)`,
+		rank:       `ts_rank(search.terms, plainto_tsquery('parley', ?1), 2) DESC, search.rowid DESC`,
+		snippet: `ts_headline('parley', search.body, plainto_tsquery('parley', ?1),
+			'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=16, MinWords=6, ShortWord=2, MaxFragments=1, FragmentDelimiter=…')`}
+)
+
 // Search finds the conversations the filter selects whose messages, questions, answers or
 // text documents hold every word of text. Each conversation comes once, with its best
 // match: by relevance when the words are rare enough to rank, otherwise by recency. It
 // also reports whether the recency fallback was taken.
 func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilter) ([]agent.SearchHit, bool, error) {
-	q := SearchQuery(text)
+	q, s := SearchQuery(text), ftsSearch
 	if q == "" {
 		return nil, false, nil
 	}
+	if db.pg {
+		q, s = strings.NewReplacer(`"`, ``).Replace(q), pgSearch
+	}
 	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE search MATCH ? LIMIT ?)`, q, rankLimit+1).Scan(&n); err != nil {
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE `+s.match+` LIMIT ?) AS m`, q, rankLimit+1).Scan(&n); err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
 	common := n > rankLimit
 	where, args := filterWhere(f)
-	where, args = append([]string{`search MATCH ?`}, where...), append([]any{q}, args...)
-	order := ` ORDER BY search.rank`
+	where, args = append([]string{s.matchFirst}, where...), append([]any{q}, args...)
+	order := ` ORDER BY ` + s.rank
 	if common {
 		order = ` ORDER BY search.rowid DESC`
 		// A rowid bound FTS5 applies as it reads: the scan stops past the newest matches
 		// (the account's own, for one account's search: a person's words are not crowded
 		// out by everyone else's).
-		window, wargs := `SELECT rowid FROM search WHERE search MATCH ?`, []any{q}
+		window, wargs := `SELECT rowid FROM search WHERE `+s.match, []any{q}
 		if f.UserID != 0 {
 			window += ` AND conversation_id IN (SELECT id FROM conversations WHERE user_id = ?)`
 			wargs = append(wargs, f.UserID)
 		}
-		where = append(where, `search.rowid >= coalesce((SELECT min(rowid) FROM (`+window+` ORDER BY rowid DESC LIMIT ?)), 0)`)
+		where = append(where, `search.rowid >= coalesce((SELECT min(rowid) FROM (`+window+` ORDER BY rowid DESC LIMIT ?) AS w), 0)`)
 		args = append(append(args, wargs...), scanLimit)
 	}
 	// CROSS JOIN keeps the index the outer loop: it reads matches in the order asked for
 	// and the LIMIT stops it.
 	// A hit in a message, a question or an answer counts when its event is on the path of
 	// the version its conversation shows.
-	query := `SELECT search.kind, snippet(search, 0, char(2), char(3), '…', 16), coalesce(e.id, 0), coalesce(e.version, 0), ` + conversationColumns + `
+	query := `SELECT search.kind, ` + s.snippet + `, coalesce(e.id, 0), coalesce(e.version, 0), ` + conversationColumns + `
 		FROM search CROSS JOIN conversations c ON c.id = search.conversation_id LEFT JOIN users u ON u.id = c.user_id
 		LEFT JOIN events e ON e.id = CASE search.kind WHEN 'document' THEN NULL
 			WHEN 'answer' THEN (SELECT event_id FROM questions WHERE id = search.ref_id) ELSE search.ref_id END
@@ -164,7 +185,7 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.QuestionFact, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, q.created_at, coalesce(a.outcome, ''), coalesce(a.created_at, '')
 		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN answers a ON a.question_id = q.id
-		WHERE q.created_at >= ? AND q.created_at < ? ORDER BY q.created_at`, formatTime(from), formatTime(to))
+		WHERE q.created_at >= ? AND q.created_at < ? ORDER BY q.created_at, q.id`, formatTime(from), formatTime(to))
 	if err != nil {
 		return nil, fmt.Errorf("question facts: %w", err)
 	}
@@ -237,7 +258,7 @@ func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Co
 	// The newest is of the person's own conversations: another's (a group's question) would
 	// not open for them.
 	var newest int64
-	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(CASE WHEN ? IN (0, c.user_id) THEN q.id END), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where,
+	err = db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(max(CASE WHEN CAST(? AS BIGINT) IN (0, c.user_id) THEN q.id END), 0) FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE `+where,
 		append([]any{userID}, args...)...).Scan(&n, &newest)
 	if err != nil {
 		return 0, latest, fmt.Errorf("count waiting: %w", err)

@@ -23,12 +23,12 @@ func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 }
 
 func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger agent.Trigger) (int64, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO steps (run_id, trigger, state, created_at) VALUES (?, ?, 'queued', ?)`,
+	id, err := insertID(ctx, tx, `INSERT INTO steps (run_id, trigger, state, created_at) VALUES (?, ?, 'queued', ?)`,
 		runID, trigger, formatTime(db.Now()))
 	if err != nil {
 		return 0, fmt.Errorf("queue step: %w", err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // StartRun records the person's message, supersedes questions still pending, and queues a
@@ -109,12 +109,11 @@ func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c agent.Conversation, nonc
 		return 0, err
 	}
 	now := formatTime(db.Now())
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at, version) VALUES (?, 'running', ?, ?, ?, ?)`,
+	runID, err := insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at, version) VALUES (?, 'running', ?, ?, ?, ?)`,
 		c.ID, nonce, now, now, c.Version)
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
-	runID, _ := res.LastInsertId()
 	for _, m := range msgs {
 		ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, RunID: runID, Kind: agent.EventUserMessage, Text: m.text, Author: m.author,
 			Nonce: m.nonce, Documents: m.docs, Queued: m.queued})

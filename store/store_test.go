@@ -52,7 +52,7 @@ func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conve
 }
 
 func TestDB_Migrate(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.db")
+	path := storetest.Path(t)
 	db := storetest.Open(t, path)
 	db.Close()
 	// Reopening applies nothing twice.
@@ -212,7 +212,7 @@ func TestDB_StartRun_SupersedesPending(t *testing.T) {
 }
 
 func TestDB_Recover(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.db")
+	path := storetest.Path(t)
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))

@@ -76,12 +76,8 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 		if n > 0 {
 			return agent.Errorf(agent.ECONFLICT, "You already have a token named %q: revoke it first, or choose another name.", name)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
+		t.ID, err = insertID(ctx, tx, `INSERT INTO api_tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
 			userID, name, hashToken(secret), formatTime(t.Created))
-		if err != nil {
-			return err
-		}
-		t.ID, err = res.LastInsertId()
 		if err != nil {
 			return err
 		}

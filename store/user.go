@@ -56,12 +56,11 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 		return agent.User{}, fmt.Errorf("create user: %w", err)
 	}
 	now := db.Now()
-	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, name_key, password, role, created_at) VALUES (?, ?, ?, ?, ?)`,
+	id, err := insertID(ctx, tx, `INSERT INTO users (name, name_key, password, role, created_at) VALUES (?, ?, ?, ?, ?)`,
 		name, key, passwordHash, role, formatTime(now))
 	if err != nil {
 		return agent.User{}, fmt.Errorf("create user: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	if people == 0 && role != agent.RoleService {
 		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET user_id = ? WHERE user_id IS NULL`, id); err != nil {
 			return agent.User{}, fmt.Errorf("create user: adopt conversations: %w", err)

@@ -124,7 +124,7 @@ func (db *DB) branch(ctx context.Context, tx *sql.Tx, c agent.Conversation, vs a
 	}
 	n++
 	now := formatTime(db.Now())
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO versions (conversation_id, n, created_at, chosen_at) VALUES (?, 0, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO versions (conversation_id, n, created_at, chosen_at) VALUES (?, 0, ?, ?) ON CONFLICT DO NOTHING`,
 		c.ID, formatTime(c.CreatedAt), now); err != nil {
 		return 0, fmt.Errorf("branch: %w", err)
 	}

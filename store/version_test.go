@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +57,7 @@ func wantTexts(t *testing.T, what string, got []string, want ...string) {
 }
 
 func TestDB_Versions(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "p.db")
+	path := storetest.Path(t)
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	for _, m := range []string{"one", "two"} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -36,6 +37,7 @@ func writer(reply <-chan string) *scripted {
 // says so and Retry and a new message explain why they cannot go on; once writes work again
 // the step ends failed with the reason shown, by itself, and Retry works.
 func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
+	storetest.SQLiteOnly(t) // the database file refuses writes or fills up
 	ts, db, reply, later := writerServer(t)
 	path := ts.start(t, "writer", "write a reply")
 	id, ctx := convID(t, path), context.Background()
@@ -83,6 +85,7 @@ func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
 // A full disk: a reply too large for the room left fails the step at once, with the reason
 // shown and Retry working; /healthz reports the failure, and recovers once there is room.
 func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
+	storetest.SQLiteOnly(t) // the database file refuses writes or fills up
 	ts, db, reply, later := writerServer(t)
 	path := ts.start(t, "writer", "write a reply")
 	id, ctx := convID(t, path), context.Background()
@@ -138,6 +141,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // their pages: the last-seen time is written as best it can be. Signing out still signs the
 // browser out, and says the session could not be ended.
 func TestWritesFail_SessionsGoOn(t *testing.T) {
+	storetest.SQLiteOnly(t) // the database file refuses writes or fills up
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
 	ann := as.signIn(t, "ann")
 	ctx := context.Background()
@@ -164,6 +168,7 @@ func TestWritesFail_SessionsGoOn(t *testing.T) {
 // end is written without its text after a few tries, so the conversation ends failed while
 // the disk is still full, rather than running on with nothing running.
 func TestDiskFull_ACutOffReplyTooLargeStillEndsTheStep(t *testing.T) {
+	storetest.SQLiteOnly(t) // the database file refuses writes or fills up
 	db := newDB(t)
 	ts := newTestServer(t, db, &scripted{name: "cut", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
 		if err := db.CapSize(ctx, true); err != nil {

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io/fs"
+	neturl "net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/parley-chat/parley/migrations"
+)
+
+// IsPostgres reports whether a --db value names a PostgreSQL database rather than a SQLite
+// file: a postgres:// or postgresql:// URL.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// openPostgres opens a pool on the PostgreSQL database at url through pgx, behind the
+// translation of the store's SQL (written for SQLite) into PostgreSQL's.
+func openPostgres(url string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
+}
+
+// pgConnector hands out pgx connections that take the store's SQL as SQLite would: the one
+// place where the two dialects meet.
+type pgConnector struct{ driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{conn.(*stdlib.Conn)}, nil
+}
+
+// pgConn is a pgx connection whose statements are translated by pgSQL on the way in, and
+// whose arguments become what PostgreSQL's columns hold (flags are integers there, as they
+// are in SQLite).
+type pgConn struct{ *stdlib.Conn }
+
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.Conn.Prepare(pgSQL(query))
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, pgSQL(query))
+}
+
+func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, pgSQL(query), args)
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, pgSQL(query), args)
+}
+
+func (c *pgConn) CheckNamedValue(v *driver.NamedValue) error {
+	if b, ok := v.Value.(bool); ok {
+		v.Value = map[bool]int64{false: 0, true: 1}[b]
+	}
+	return c.Conn.CheckNamedValue(v)
+}
+
+// pgFragments are the pieces of the store's SQL that PostgreSQL says differently, with what
+// it says instead. Everything else in the store is SQL both accept.
+var pgFragments = strings.NewReplacer(
+	// SQLite's two-argument min and max are PostgreSQL's least and greatest.
+	`max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
+	`greatest(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
+	`SET id = max(id, excluded.id)`, `SET id = greatest(id_floor.id, excluded.id)`,
+	`min(deadline, escalate_at)`, `least(deadline, escalate_at)`,
+	// JSON held as text: SQLite's json_extract gives a flag as 1 or 0, PostgreSQL's ->> as text.
+	`coalesce(json_extract(spec, '$.live'), 0) = 0`, `coalesce((spec::jsonb->>'live')::boolean, false) = false`,
+	`json_extract(spec, '$.live') = 1`, `coalesce((spec::jsonb->>'live')::boolean, false)`,
+	`json_extract(q.spec, '$.live') IS NOT 1`, `(q.spec::jsonb->>'live')::boolean IS NOT TRUE`,
+	`json_extract(payload, '$.message_id')`, `(payload::jsonb->>'message_id')`,
+	`json_extract(payload, '$.nonce')`, `(payload::jsonb->>'nonce')`,
+	`json_extract(e.payload, '$.resolution.question_id')`, `(e.payload::jsonb#>>'{resolution,question_id}')::bigint`,
+	// Names that ignore case are citext columns on PostgreSQL.
+	`name = ? COLLATE NOCASE`, `name = ?`,
+	`ORDER BY g.name COLLATE NOCASE`, `ORDER BY g.name`,
+	// SQLite's CROSS JOIN is an inner join whose order the planner keeps, and a unary + keeps
+	// it off an index; PostgreSQL's planner takes no such hints.
+	`CROSS JOIN questions q1 ON`, `JOIN questions q1 ON`,
+	`CROSS JOIN conversations c ON`, `JOIN conversations c ON`,
+	`+q.state = 'pending'`, `q.state = 'pending'`,
+	// SQLite's LIKE ignores case (ASCII), PostgreSQL's ILIKE does.
+	` LIKE ? ESCAPE '\'`, ` ILIKE ? ESCAPE '\'`,
+)
+
+// pgCache holds each statement translated, by its SQLite text: the store's statements are
+// few and fixed, so it stays small.
+var pgCache sync.Map
+
+// pgSQL translates a statement of the store's into PostgreSQL's: the fragments above, and
+// the parameters ? and ?N into $N.
+func pgSQL(query string) string {
+	if q, ok := pgCache.Load(query); ok {
+		return q.(string)
+	}
+	q := rebind(pgFragments.Replace(query))
+	pgCache.Store(query, q)
+	return q
+}
+
+// rebind numbers SQLite's parameters as PostgreSQL's: ?N is $N, and a bare ? is one more
+// than the highest number so far, as SQLite numbers it. Quoted text, quoted names and
+// comments are left as they are.
+func rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	highest := 0
+	for i := 0; i < len(query); i++ {
+		switch c := query[i]; c {
+		case '\'', '"':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				b.WriteString(query[i:])
+				return b.String()
+			}
+			b.WriteString(query[i : i+end+2])
+			i += end + 1
+		case '-':
+			if strings.HasPrefix(query[i:], "--") {
+				end := strings.IndexByte(query[i:], '\n')
+				if end < 0 {
+					end = len(query) - i
+				}
+				b.WriteString(query[i : i+end])
+				i += end - 1
+				continue
+			}
+			b.WriteByte(c)
+		case '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			n := highest + 1
+			if j > i+1 {
+				n, _ = strconv.Atoi(query[i+1 : j])
+			}
+			highest = max(highest, n)
+			b.WriteString("$" + strconv.Itoa(n))
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// pgUnavailable reports whether err is PostgreSQL failing for want of storage or of the
+// server (a full disk, a read-only server, a lost connection), with the cause in words.
+func pgUnavailable(err error) (string, bool) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "53"), // insufficient resources: disk full, out of memory, too many connections
+			strings.HasPrefix(pe.Code, "57P"), // the server shutting down or not started
+			pe.Code == "25006":                // a read-only transaction: a standby, or writes refused
+			return pe.Message, true
+		}
+		return "", false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.Is(err, driver.ErrBadConn) || pgconn.SafeToRetry(err) {
+		return "no connection to PostgreSQL", true
+	}
+	return "", false
+}
+
+// Locks of PostgreSQL's advisory kind, by the number every Parley instance takes them at.
+const (
+	// migrateLock is held while an instance migrates: the others wait, then find nothing to do.
+	migrateLock = 0x7061726c6579_01
+	// writeLock is held by every write transaction until it commits, so that writes commit
+	// one at a time, as on SQLite: event ids grow in commit order, and a reader that has
+	// seen an id has seen every smaller one.
+	writeLock = 0x7061726c6579_02
+)
+
+// openPostgresDB opens the PostgreSQL database at url and applies pending migrations under
+// the migration lock.
+func openPostgresDB(ctx context.Context, url string) (*DB, error) {
+	pool, err := openPostgres(url)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
+	}
+	pool.SetMaxOpenConns(32)
+	pool.SetMaxIdleConns(8)
+	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery}
+	if err := pool.PingContext(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
+	}
+	if err := db.migratePostgres(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("migrate %s: %w", redactURL(url), err)
+	}
+	if err := db.prepare(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// redactURL is a database URL without its password, for messages and logs.
+func redactURL(s string) string {
+	u, err := neturl.Parse(s)
+	if err != nil {
+		return "the PostgreSQL database"
+	}
+	return u.Redacted()
+}
+
+// migratePostgres applies the PostgreSQL migrations the database lacks, each in its own
+// transaction, while holding the migration lock: instances that start together migrate once.
+// A database that records a migration this binary does not know is a newer Parley's, and is
+// refused unchanged.
+func (db *DB) migratePostgres(ctx context.Context) error {
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, migrateLock); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, migrateLock)
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	known, err := fs.Glob(migrations.Postgres, "postgres/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(known)
+	applied, err := queryColumn[string](ctx, conn, `SELECT name FROM schema_migrations ORDER BY name`)
+	if err != nil {
+		return err
+	}
+	for _, name := range applied {
+		if !slices.Contains(known, "postgres/"+name) {
+			return fmt.Errorf("the database has migration %s, which this Parley does not know: it belongs to a newer Parley; run that one", name)
+		}
+	}
+	for _, path := range known {
+		name := strings.TrimPrefix(path, "postgres/")
+		if slices.Contains(applied, name) {
+			continue
+		}
+		body, err := fs.ReadFile(migrations.Postgres, path)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(db.Now())); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
