@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RunChange is what becomes of a run after something happened in it. The domain decides it
+// from facts the ledger read; the ledger writes it, in this order: it supersedes the run's
+// pending questions, queues the step, moves the run to State, then sends the queued messages.
+// The zero RunChange leaves the run as it is.
+type RunChange struct {
+	// Supersede, when not empty, is the reason the run's pending questions are superseded with.
+	Supersede string
+	// Step, when not empty, queues a step of the run with this trigger.
+	Step Trigger
+	// State, when not empty, is the run's next state, and Error the reason logged with it.
+	State RunState
+	Error string
+	// SendQueued sends the messages the person queued while the run ran, in a run of their own.
+	SendQueued bool
+}
+
+// MaxStepsPerRun stops an agent that resumes itself forever (say, by asking again and again
+// for a secret Parley refuses).
+const MaxStepsPerRun = 50
+
+// StepEnd is what the ledger knows when a step ends: how it ended and, for a step that
+// completed, where its run stands.
+type StepEnd struct {
+	// Stopped says the person stopped the step (ErrStopped); Failed that it failed otherwise,
+	// with Error.
+	Stopped, Failed bool
+	Error           string
+	// Pending counts the run's questions still pending.
+	Pending int
+	// ResolvedMeanwhile counts the run's questions resolved while the step ran (refused
+	// secrets, a fast answer), live ones aside: the step itself waited for those.
+	ResolvedMeanwhile int
+	// Queued counts the run's steps still queued; Steps all its steps, this one included.
+	Queued, Steps int
+}
+
+// StepEndedWith is the StepEnd of a step that returned err (nil when it completed), before
+// the ledger adds where its run stands.
+func StepEndedWith(err error) StepEnd {
+	switch {
+	case errors.Is(err, ErrStopped):
+		return StepEnd{Stopped: true}
+	case err != nil:
+		return StepEnd{Failed: true, Error: err.Error()}
+	}
+	return StepEnd{}
+}
+
+// StepState is how the step's own record ends: done, failed, or interrupted when the person
+// stopped it.
+func (e StepEnd) StepState() string {
+	switch {
+	case e.Stopped:
+		return "interrupted"
+	case e.Failed:
+		return "failed"
+	}
+	return "done"
+}
+
+// AfterStep decides what becomes of a run when one of its steps ends. A stopped or failed
+// step closes the questions it asked: the agent cannot use their answers, and Retry asks
+// again. A step that asked waits for the answers; one whose questions were all resolved while
+// it ran resumes at once, unless it has resumed too often already. A run ends done when
+// nothing is left to do; done or failed, the messages the person queued meanwhile go then.
+func AfterStep(e StepEnd) RunChange {
+	switch {
+	case e.Stopped:
+		return RunChange{Supersede: "The person stopped the agent; Retry asks again.", State: StateStopped}
+	case e.Failed:
+		return RunChange{Supersede: "The agent failed before it could use an answer; Retry asks again.",
+			State: StateFailed, Error: e.Error, SendQueued: true}
+	case e.Pending > 0:
+		return RunChange{State: StateWaiting}
+	case e.ResolvedMeanwhile > 0 && e.Queued == 0 && e.Steps >= MaxStepsPerRun:
+		return RunChange{State: StateFailed,
+			Error: fmt.Sprintf("the agent kept asking without finishing (%d steps); it may be asking for something Parley will not collect", e.Steps)}
+	case e.ResolvedMeanwhile > 0 && e.Queued == 0:
+		return RunChange{Step: TriggerResume}
+	case e.Queued > 0:
+		return RunChange{} // the queued step carries the run on
+	}
+	return RunChange{State: StateDone, SendQueued: true}
+}
+
+// AfterInterrupt decides what becomes of a run whose step was cut off (by shutdown or a
+// crash), given how many of its questions still pend that are not live. A step cut off after
+// it asked leaves the run waiting: the answers resume it. A live question does not count: the
+// connection it waits on is gone with the step, and it expires (Retry asks again).
+func AfterInterrupt(pending int) RunChange {
+	if pending > 0 {
+		return RunChange{State: StateWaiting}
+	}
+	return RunChange{State: StateInterrupted, Error: "The agent was cut off before it finished."}
+}

@@ -1,0 +1,85 @@
+package agent_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+func TestStepEndedWith(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		want      agent.StepEnd
+		wantState string
+	}{
+		{"Completed", nil, agent.StepEnd{}, "done"},
+		{"Stopped", agent.ErrStopped, agent.StepEnd{Stopped: true}, "interrupted"},
+		{"StoppedWrapped", errors.Join(errors.New("cut"), agent.ErrStopped), agent.StepEnd{Stopped: true}, "interrupted"},
+		{"Failed", errors.New("model down"), agent.StepEnd{Failed: true, Error: "model down"}, "failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := agent.StepEndedWith(tt.err)
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			if s := got.StepState(); s != tt.wantState {
+				t.Errorf("step state %q, want %q", s, tt.wantState)
+			}
+		})
+	}
+}
+
+func TestAfterStep(t *testing.T) {
+	stuck := "the agent kept asking without finishing (50 steps); it may be asking for something Parley will not collect"
+	tests := []struct {
+		name string
+		end  agent.StepEnd
+		want agent.RunChange
+	}{
+		{"Stopped", agent.StepEnd{Stopped: true, Pending: 2, ResolvedMeanwhile: 1},
+			agent.RunChange{Supersede: "The person stopped the agent; Retry asks again.", State: agent.StateStopped}},
+		{"Failed", agent.StepEnd{Failed: true, Error: "model down", Pending: 1},
+			agent.RunChange{Supersede: "The agent failed before it could use an answer; Retry asks again.",
+				State: agent.StateFailed, Error: "model down", SendQueued: true}},
+		{"Asked", agent.StepEnd{Pending: 1, ResolvedMeanwhile: 1, Steps: agent.MaxStepsPerRun},
+			agent.RunChange{State: agent.StateWaiting}},
+		{"ResolvedMeanwhile", agent.StepEnd{ResolvedMeanwhile: 1, Steps: 1},
+			agent.RunChange{Step: agent.TriggerResume}},
+		{"ResolvedMeanwhileOneStepShort", agent.StepEnd{ResolvedMeanwhile: 3, Steps: agent.MaxStepsPerRun - 1},
+			agent.RunChange{Step: agent.TriggerResume}},
+		{"ResolvedMeanwhileTooManySteps", agent.StepEnd{ResolvedMeanwhile: 1, Steps: agent.MaxStepsPerRun},
+			agent.RunChange{State: agent.StateFailed, Error: stuck}},
+		{"ResolvedMeanwhileStepQueued", agent.StepEnd{ResolvedMeanwhile: 1, Queued: 1, Steps: agent.MaxStepsPerRun},
+			agent.RunChange{}},
+		{"StepQueued", agent.StepEnd{Queued: 1, Steps: 2}, agent.RunChange{}},
+		{"Done", agent.StepEnd{Steps: 1}, agent.RunChange{State: agent.StateDone, SendQueued: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agent.AfterStep(tt.end); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAfterInterrupt(t *testing.T) {
+	tests := []struct {
+		name    string
+		pending int
+		want    agent.RunChange
+	}{
+		{"Asked", 1, agent.RunChange{State: agent.StateWaiting}},
+		{"NothingPending", 0, agent.RunChange{State: agent.StateInterrupted, Error: "The agent was cut off before it finished."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agent.AfterInterrupt(tt.pending); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
