@@ -100,3 +100,60 @@ func AfterInterrupt(pending int) RunChange {
 	}
 	return RunChange{State: StateInterrupted, Error: "The agent was cut off before it finished."}
 }
+
+// Retry decides what retrying a conversation's newest run does, given the conversation's
+// state: a failed, interrupted or stopped run runs again from a new step; any other cannot be
+// retried (ECONFLICT).
+func Retry(state RunState) (RunChange, error) {
+	switch state {
+	case StateFailed, StateInterrupted, StateStopped:
+		return RunChange{Step: TriggerRetry, State: StateRunning}, nil
+	}
+	return RunChange{}, Errorf(ECONFLICT, "Only a failed, interrupted or stopped conversation can be retried.")
+}
+
+// MessageFacts are what the ledger knows when a person sends a message.
+type MessageFacts struct {
+	// Inbound says the conversation is InboundAgent's: no agent reads messages there.
+	Inbound bool
+	// Recorded says a message with the same nonce was recorded before (a double Enter, a
+	// retried request).
+	Recorded bool
+	// State is the conversation's state.
+	State RunState
+	// Interrupt says the person means to stop the agent with the message.
+	Interrupt bool
+	// LivePending counts the conversation's live questions still pending (Question.Live).
+	LivePending int
+}
+
+// MessageRoute is where a person's message goes.
+type MessageRoute int
+
+const (
+	// RouteNone drops a message recorded before: it went where it goes already.
+	RouteNone MessageRoute = iota
+	// RouteRun starts a run with the message, after the messages queued before it.
+	RouteRun
+	// RouteQueue queues the message, to be sent when the running run ends.
+	RouteQueue
+)
+
+// RouteMessage decides where a person's message goes. While the agent works, the message
+// waits in the queue, unless it interrupts, or the step waits within itself for a live
+// question (a tool server's or a coding agent's): that waits for the person, and their
+// message answers it instead, as a message does any question, so it interrupts. Both give
+// ErrRunning, for the caller to stop the agent first.
+func RouteMessage(f MessageFacts) (MessageRoute, error) {
+	switch {
+	case f.Inbound:
+		return RouteNone, Errorf(EINVALID, "This conversation holds questions that agents ask you through Parley; answer them on their cards. To write to an agent, start a conversation with it.")
+	case f.Recorded:
+		return RouteNone, nil
+	case f.State == StateRunning && (f.Interrupt || f.LivePending > 0):
+		return RouteNone, ErrRunning
+	case f.State == StateRunning:
+		return RouteQueue, nil
+	}
+	return RouteRun, nil
+}

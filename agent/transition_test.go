@@ -83,3 +83,66 @@ func TestAfterInterrupt(t *testing.T) {
 		})
 	}
 }
+
+func TestRetry(t *testing.T) {
+	retried := agent.RunChange{Step: agent.TriggerRetry, State: agent.StateRunning}
+	tests := []struct {
+		state    agent.RunState
+		want     agent.RunChange
+		wantCode string // the error's code, "" when the run is retried
+	}{
+		{agent.StateFailed, retried, ""},
+		{agent.StateInterrupted, retried, ""},
+		{agent.StateStopped, retried, ""},
+		{agent.StateRunning, agent.RunChange{}, agent.ECONFLICT},
+		{agent.StateWaiting, agent.RunChange{}, agent.ECONFLICT},
+		{agent.StateDone, agent.RunChange{}, agent.ECONFLICT},
+		{"", agent.RunChange{}, agent.ECONFLICT},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.state), func(t *testing.T) {
+			got, err := agent.Retry(tt.state)
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			if code := agent.ErrorCode(err); code != tt.wantCode {
+				t.Errorf("error %v, want code %q", err, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestRouteMessage(t *testing.T) {
+	tests := []struct {
+		name        string
+		facts       agent.MessageFacts
+		want        agent.MessageRoute
+		wantRunning bool
+		wantCode    string
+	}{
+		{"Idle", agent.MessageFacts{State: agent.StateDone}, agent.RouteRun, false, ""},
+		{"New", agent.MessageFacts{}, agent.RouteRun, false, ""},
+		{"Waiting", agent.MessageFacts{State: agent.StateWaiting}, agent.RouteRun, false, ""},
+		{"WaitingLive", agent.MessageFacts{State: agent.StateWaiting, LivePending: 1}, agent.RouteRun, false, ""},
+		{"FailedInterrupt", agent.MessageFacts{State: agent.StateFailed, Interrupt: true}, agent.RouteRun, false, ""},
+		{"Running", agent.MessageFacts{State: agent.StateRunning}, agent.RouteQueue, false, ""},
+		{"RunningInterrupt", agent.MessageFacts{State: agent.StateRunning, Interrupt: true}, agent.RouteNone, true, agent.ECONFLICT},
+		{"RunningLive", agent.MessageFacts{State: agent.StateRunning, LivePending: 1}, agent.RouteNone, true, agent.ECONFLICT},
+		{"Recorded", agent.MessageFacts{Recorded: true, State: agent.StateRunning, Interrupt: true}, agent.RouteNone, false, ""},
+		{"Inbound", agent.MessageFacts{Inbound: true, Recorded: true, State: agent.StateWaiting}, agent.RouteNone, false, agent.EINVALID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := agent.RouteMessage(tt.facts)
+			if got != tt.want {
+				t.Errorf("got route %d, want %d", got, tt.want)
+			}
+			if running := errors.Is(err, agent.ErrRunning); running != tt.wantRunning {
+				t.Errorf("error %v, want ErrRunning %v", err, tt.wantRunning)
+			}
+			if code := agent.ErrorCode(err); code != tt.wantCode {
+				t.Errorf("error %v, want code %q", err, tt.wantCode)
+			}
+		})
+	}
+}

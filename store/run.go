@@ -43,9 +43,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 		if err != nil {
 			return err
 		}
-		if c.Agent == agent.InboundAgent {
-			return agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; answer them on their cards. To write to an agent, start a conversation with it.")
-		}
+		f := agent.MessageFacts{Inbound: c.Agent == agent.InboundAgent, State: c.State, Interrupt: m.Interrupt}
 		if m.Nonce != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)
@@ -54,27 +52,22 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 				convID, m.Nonce).Scan(&n); err != nil {
 				return fmt.Errorf("start run: %w", err)
 			}
-			if n > 0 {
-				return nil
-			}
+			f.Recorded = n > 0
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
+				AND json_extract(spec, '$.live') = 1`, convID).Scan(&f.LivePending); err != nil {
+			return fmt.Errorf("start run: %w", err)
+		}
+		route, err := agent.RouteMessage(f)
+		if err != nil || route == agent.RouteNone {
+			return err
 		}
 		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
 		if err != nil {
 			return err
 		}
 		msg := pendingMessage{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}
-		if c.State == agent.StateRunning {
-			// A step that waits within itself for a live question (a tool server's or a
-			// coding agent's) waits for the person: their message answers it instead, as a
-			// message does any question, so it interrupts.
-			var live int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
-				AND json_extract(spec, '$.live') = 1`, convID).Scan(&live); err != nil {
-				return fmt.Errorf("start run: %w", err)
-			}
-			if m.Interrupt || live > 0 {
-				return agent.ErrRunning
-			}
+		if route == agent.RouteQueue {
 			sent.Queued, err = db.queueMessage(ctx, tx, c, msg)
 			return err
 		}
@@ -293,18 +286,16 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if c.State != agent.StateFailed && c.State != agent.StateInterrupted && c.State != agent.StateStopped {
-			return agent.Errorf(agent.ECONFLICT, "Only a failed, interrupted or stopped conversation can be retried.")
+		change, err := agent.Retry(c.State)
+		if err != nil {
+			return err
 		}
 		evs, err := events(ctx, tx, convID, 0)
 		if err != nil {
 			return err
 		}
-		runID := lastRun(evs)
-		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerRetry); err != nil {
-			return err
-		}
-		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+		stepID, err = db.changeRun(ctx, tx, convID, lastRun(evs), change)
+		return err
 	})
 	return stepID, err
 }
