@@ -157,3 +157,60 @@ func RouteMessage(f MessageFacts) (MessageRoute, error) {
 	}
 	return RouteRun, nil
 }
+
+// DeclineAtOnce returns the resolution of a question whose fields were all refused (secrets):
+// nobody can answer it, so Parley declines it as it is asked, telling the agent why. ok is
+// false for a question the person can answer.
+func DeclineAtOnce(q Question) (r Resolution, ok bool) {
+	if len(q.Refused) == 0 || len(q.Fields) > 0 {
+		return Resolution{}, false
+	}
+	return Resolution{QuestionID: q.ID, Outcome: Declined, Reason: q.DeclineReason(), By: "parley"}, true
+}
+
+// CancelAlongside returns the resolutions that r brings to the other questions of its run
+// still pending (pending, live ones aside: their waiting step resolves them). Cancel stops the
+// run, so the questions it asked beside this one go with it; any other outcome leaves them.
+func CancelAlongside(r Resolution, pending []int64) []Resolution {
+	if r.Outcome != Cancelled {
+		return nil
+	}
+	out := make([]Resolution, 0, len(pending))
+	for _, id := range pending {
+		out = append(out, Resolution{QuestionID: id, Outcome: Cancelled, By: r.By, OnBehalfOf: r.OnBehalfOf,
+			Reason: "Cancelled with another question of the same run."})
+	}
+	return out
+}
+
+// ResolveFacts are what the ledger knows about a run once one of its questions is resolved.
+type ResolveFacts struct {
+	// State is the run's state.
+	State RunState
+	// Pending counts the run's questions still pending; Active its steps queued or started.
+	Pending, Active int
+	// Inbound says the conversation is InboundAgent's: no agent runs in it.
+	Inbound bool
+}
+
+// AfterResolve decides what becomes of a run once one of its questions is resolved. Its last
+// answer resumes the agent, unless a step is queued or started (that step carries the run on,
+// see AfterStep) or the run waits no more (a superseded run stays as it is). A run of inbound
+// questions has no agent to resume: the asker is told by its own call (see InboundRequest),
+// and the run is done.
+func AfterResolve(f ResolveFacts) RunChange {
+	switch {
+	case f.Pending > 0 || f.Active > 0 || f.State != StateWaiting:
+		return RunChange{}
+	case f.Inbound:
+		return RunChange{State: StateDone}
+	}
+	return RunChange{Step: TriggerResume, State: StateRunning}
+}
+
+// InboundJoins reports whether a question an agent outside Parley asks joins its
+// conversation's newest run, in state latest ("" when there is none): it does while that run
+// waits; otherwise the question starts a run of its own that waits.
+func InboundJoins(latest RunState) bool {
+	return latest == StateWaiting
+}

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/parley-chat/parley/agent"
@@ -142,6 +143,108 @@ func TestRouteMessage(t *testing.T) {
 			}
 			if code := agent.ErrorCode(err); code != tt.wantCode {
 				t.Errorf("error %v, want code %q", err, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestDeclineAtOnce(t *testing.T) {
+	refused := []agent.RefusedField{{Name: "password", Reason: agent.SecretRefusal}}
+	tests := []struct {
+		name   string
+		q      agent.Question
+		wantOK bool
+	}{
+		{"AllRefused", agent.Question{ID: 7, Refused: refused}, true},
+		{"SomeRefused", agent.Question{ID: 7, Refused: refused, Fields: []agent.Field{{Name: "city", Kind: "text"}}}, false},
+		{"NoneRefused", agent.Question{ID: 7, Fields: []agent.Field{{Name: "city", Kind: "text"}}}, false},
+		{"NoFields", agent.Question{ID: 7}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := agent.DeclineAtOnce(tt.q)
+			if ok != tt.wantOK {
+				t.Fatalf("ok %v, want %v", ok, tt.wantOK)
+			}
+			want := agent.Resolution{}
+			if ok {
+				want = agent.Resolution{QuestionID: 7, Outcome: agent.Declined, Reason: tt.q.DeclineReason(), By: "parley"}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestCancelAlongside(t *testing.T) {
+	cancel := agent.Resolution{QuestionID: 1, Outcome: agent.Cancelled, By: "staff", OnBehalfOf: "ana", Reason: "not needed"}
+	along := func(id int64) agent.Resolution {
+		return agent.Resolution{QuestionID: id, Outcome: agent.Cancelled, By: "staff", OnBehalfOf: "ana",
+			Reason: "Cancelled with another question of the same run."}
+	}
+	tests := []struct {
+		name    string
+		r       agent.Resolution
+		pending []int64
+		want    []agent.Resolution
+	}{
+		{"Cancelled", cancel, []int64{2, 3}, []agent.Resolution{along(2), along(3)}},
+		{"CancelledAlone", cancel, nil, []agent.Resolution{}},
+		{"Answered", agent.Resolution{QuestionID: 1, Outcome: agent.Answered}, []int64{2}, nil},
+		{"Declined", agent.Resolution{QuestionID: 1, Outcome: agent.Declined}, []int64{2}, nil},
+		{"Superseded", agent.Resolution{QuestionID: 1, Outcome: agent.Superseded}, []int64{2}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agent.CancelAlongside(tt.r, tt.pending); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAfterResolve(t *testing.T) {
+	tests := []struct {
+		name  string
+		facts agent.ResolveFacts
+		want  agent.RunChange
+	}{
+		{"LastAnswer", agent.ResolveFacts{State: agent.StateWaiting},
+			agent.RunChange{Step: agent.TriggerResume, State: agent.StateRunning}},
+		{"MorePending", agent.ResolveFacts{State: agent.StateWaiting, Pending: 1}, agent.RunChange{}},
+		{"StepQueuedOrStarted", agent.ResolveFacts{State: agent.StateRunning, Active: 1}, agent.RunChange{}},
+		{"StepActiveWhileWaiting", agent.ResolveFacts{State: agent.StateWaiting, Active: 1}, agent.RunChange{}},
+		{"Superseded", agent.ResolveFacts{State: agent.StateDone}, agent.RunChange{}},
+		{"Stopped", agent.ResolveFacts{State: agent.StateStopped}, agent.RunChange{}},
+		{"InboundLastAnswer", agent.ResolveFacts{State: agent.StateWaiting, Inbound: true}, agent.RunChange{State: agent.StateDone}},
+		{"InboundMorePending", agent.ResolveFacts{State: agent.StateWaiting, Pending: 2, Inbound: true}, agent.RunChange{}},
+		{"InboundDone", agent.ResolveFacts{State: agent.StateDone, Inbound: true}, agent.RunChange{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := agent.AfterResolve(tt.facts); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInboundJoins(t *testing.T) {
+	tests := []struct {
+		latest agent.RunState
+		want   bool
+	}{
+		{agent.StateWaiting, true},
+		{"", false},
+		{agent.StateDone, false},
+		{agent.StateRunning, false},
+		{agent.StateStopped, false},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.latest), func(t *testing.T) {
+			if got := agent.InboundJoins(tt.latest); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
