@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // RunChange is what becomes of a run after something happened in it. The domain decides it
@@ -213,4 +214,40 @@ func AfterResolve(f ResolveFacts) RunChange {
 // waits; otherwise the question starts a run of its own that waits.
 func InboundJoins(latest RunState) bool {
 	return latest == StateWaiting
+}
+
+// ApprovalFacts are what the ledger knows when a person approves a question that needs the
+// approval of several people.
+type ApprovalFacts struct {
+	// Pending says the question still pends.
+	Pending bool
+	// Owner names the conversation's owner, By the person approving.
+	Owner, By string
+	// Before counts By's approvals of the question so far.
+	Before int
+}
+
+// CheckApproval decides whether a person may approve a question: only while it pends, only
+// someone other than the owner who asked for the approval, and only once.
+func CheckApproval(f ApprovalFacts) error {
+	switch {
+	case !f.Pending:
+		return Errorf(ECONFLICT, "This question was already resolved.")
+	case f.Owner == f.By:
+		return Errorf(EFORBIDDEN, "You asked for this approval: other people approve it.")
+	case f.Before > 0:
+		return Errorf(ECONFLICT, "You approved this already: it waits for other people's approvals.")
+	}
+	return nil
+}
+
+// Approved returns the resolution of a question that needs need approvals once the people in
+// by (oldest first) approved the values of r: answered with them, by them all. ok is false
+// while fewer did.
+func Approved(r Resolution, by []string, need int) (res Resolution, ok bool) {
+	if len(by) < need {
+		return Resolution{}, false
+	}
+	r.By, r.OnBehalfOf = strings.Join(by, ", "), ""
+	return r, true
 }

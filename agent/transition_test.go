@@ -249,3 +249,50 @@ func TestInboundJoins(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckApproval(t *testing.T) {
+	tests := []struct {
+		name     string
+		facts    agent.ApprovalFacts
+		wantCode string
+	}{
+		{"OK", agent.ApprovalFacts{Pending: true, Owner: "ana", By: "ben"}, ""},
+		{"Resolved", agent.ApprovalFacts{Owner: "ana", By: "ben"}, agent.ECONFLICT},
+		{"ResolvedOwner", agent.ApprovalFacts{Owner: "ana", By: "ana", Before: 1}, agent.ECONFLICT},
+		{"Owner", agent.ApprovalFacts{Pending: true, Owner: "ana", By: "ana"}, agent.EFORBIDDEN},
+		{"OwnerApprovedBefore", agent.ApprovalFacts{Pending: true, Owner: "ana", By: "ana", Before: 1}, agent.EFORBIDDEN},
+		{"ApprovedBefore", agent.ApprovalFacts{Pending: true, Owner: "ana", By: "ben", Before: 1}, agent.ECONFLICT},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if code := agent.ErrorCode(agent.CheckApproval(tt.facts)); code != tt.wantCode {
+				t.Errorf("code %q, want %q", code, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestApproved(t *testing.T) {
+	r := agent.Resolution{QuestionID: 4, Outcome: agent.Answered, Values: map[string]any{"ok": true}, By: "cy", OnBehalfOf: "dee"}
+	tests := []struct {
+		name   string
+		by     []string
+		need   int
+		want   agent.Resolution
+		wantOK bool
+	}{
+		{"TooFew", []string{"ben"}, 2, agent.Resolution{}, false},
+		{"Enough", []string{"ben", "cy"}, 2,
+			agent.Resolution{QuestionID: 4, Outcome: agent.Answered, Values: map[string]any{"ok": true}, By: "ben, cy"}, true},
+		{"More", []string{"ben", "cy", "dee"}, 2,
+			agent.Resolution{QuestionID: 4, Outcome: agent.Answered, Values: map[string]any{"ok": true}, By: "ben, cy, dee"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := agent.Approved(r, tt.by, tt.need)
+			if ok != tt.wantOK || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, %v, want %+v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

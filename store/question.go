@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/agent"
@@ -262,26 +261,19 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		if state != "pending" {
-			return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+		f := agent.ApprovalFacts{Pending: state == "pending", By: r.By}
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&f.Owner); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&f.Before); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if err := agent.CheckApproval(f); err != nil {
+			return err
 		}
 		vals, err := json.Marshal(r.Values)
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
-		}
-		var owner string
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&owner); err != nil {
-			return fmt.Errorf("approve: %w", err)
-		}
-		if owner == r.By {
-			return agent.Errorf(agent.EFORBIDDEN, "You asked for this approval: other people approve it.")
-		}
-		var before int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&before); err != nil {
-			return fmt.Errorf("approve: %w", err)
-		}
-		if before > 0 {
-			return agent.Errorf(agent.ECONFLICT, "You approved this already: it waits for other people's approvals.")
 		}
 		now := db.Now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO question_approvals (question_id, approved_by, on_behalf_of, vals, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -296,11 +288,11 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		if len(by) < need {
+		res, ok := agent.Approved(r, by, need)
+		if !ok {
 			return nil
 		}
-		r.By, r.OnBehalfOf = strings.Join(by, ", "), ""
-		resume, err = db.resolveAndResume(ctx, tx, r)
+		resume, err = db.resolveAndResume(ctx, tx, res)
 		return err
 	})
 	return resume, err
