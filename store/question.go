@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/agent"
@@ -54,7 +53,7 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("ask inbound: %w", err)
 		}
-		if agent.RunState(state) != agent.StateWaiting {
+		if !agent.InboundJoins(agent.RunState(state)) {
 			now := formatTime(db.Now())
 			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
@@ -96,10 +95,10 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
 			}
-			if pending == 0 {
-				if err := db.setRunState(ctx, tx, convID, runID, agent.StateDone, ""); err != nil {
-					return err
-				}
+			// The run waits (joined or just started), and no step runs in an inbound conversation.
+			f := agent.ResolveFacts{State: agent.StateWaiting, Pending: pending, Inbound: true}
+			if _, err := db.changeRun(ctx, tx, convID, runID, agent.AfterResolve(f)); err != nil {
+				return err
 			}
 		}
 		if req.RequestID == "" {
@@ -143,8 +142,7 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.
 		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
 	rec := agent.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
-	if len(q.Refused) > 0 && len(q.Fields) == 0 {
-		r := agent.Resolution{QuestionID: q.ID, Outcome: agent.Declined, Reason: q.DeclineReason(), By: "parley"}
+	if r, ok := agent.DeclineAtOnce(q); ok {
 		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 			return rec, err
 		}
@@ -217,49 +215,34 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resoluti
 	if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 		return 0, err
 	}
-	if r.Outcome == agent.Cancelled {
-		// Cancel stops the run: the questions it asked beside this one go with it (not a
-		// live one, which its waiting step resolves).
-		others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
-		if err != nil {
-			return 0, fmt.Errorf("resolve: %w", err)
-		}
-		for _, id := range others {
-			if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Cancelled, By: r.By, OnBehalfOf: r.OnBehalfOf, Reason: "Cancelled with another question of the same run."}); err != nil {
-				return 0, err
-			}
+	// Cancel takes the run's other questions along, not a live one (see agent.CancelAlongside).
+	others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
+	if err != nil {
+		return 0, fmt.Errorf("resolve: %w", err)
+	}
+	for _, c := range agent.CancelAlongside(r, others) {
+		if err := db.resolve(ctx, tx, convID, runID, c); err != nil {
+			return 0, err
 		}
 	}
-	var pending, active int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
+	var f agent.ResolveFacts
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&f.Pending); err != nil {
 		return 0, err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&active); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&f.Active); err != nil {
 		return 0, err
-	}
-	if pending > 0 || active > 0 {
-		return 0, nil
 	}
 	var state string
 	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
 		return 0, err
 	}
-	if agent.RunState(state) != agent.StateWaiting {
-		return 0, nil // a superseded run stays as it is
-	}
+	f.State = agent.RunState(state)
 	var agentName string
 	if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
 		return 0, err
 	}
-	if agentName == agent.InboundAgent {
-		// No agent runs here: the asker is told by its own call (see agent.InboundRequest).
-		return 0, db.setRunState(ctx, tx, convID, runID, agent.StateDone, "")
-	}
-	resume, err := db.queueStep(ctx, tx, runID, agent.TriggerResume)
-	if err != nil {
-		return 0, err
-	}
-	return resume, db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+	f.Inbound = agentName == agent.InboundAgent
+	return db.changeRun(ctx, tx, convID, runID, agent.AfterResolve(f))
 }
 
 // Approve records one person's approval of a question that needs need of them, and
@@ -276,26 +259,19 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		if state != "pending" {
-			return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+		f := agent.ApprovalFacts{Pending: state == "pending", By: r.By}
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&f.Owner); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&f.Before); err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
+		if err := agent.CheckApproval(f); err != nil {
+			return err
 		}
 		vals, err := json.Marshal(r.Values)
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
-		}
-		var owner string
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&owner); err != nil {
-			return fmt.Errorf("approve: %w", err)
-		}
-		if owner == r.By {
-			return agent.Errorf(agent.EFORBIDDEN, "You asked for this approval: other people approve it.")
-		}
-		var before int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&before); err != nil {
-			return fmt.Errorf("approve: %w", err)
-		}
-		if before > 0 {
-			return agent.Errorf(agent.ECONFLICT, "You approved this already: it waits for other people's approvals.")
 		}
 		now := db.Now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO question_approvals (question_id, approved_by, on_behalf_of, vals, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -310,11 +286,11 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		if len(by) < need {
+		res, ok := agent.Approved(r, by, need)
+		if !ok {
 			return nil
 		}
-		r.By, r.OnBehalfOf = strings.Join(by, ", "), ""
-		resume, err = db.resolveAndResume(ctx, tx, r)
+		resume, err = db.resolveAndResume(ctx, tx, res)
 		return err
 	})
 	return resume, err

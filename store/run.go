@@ -43,9 +43,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 		if err != nil {
 			return err
 		}
-		if c.Agent == agent.InboundAgent {
-			return agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; answer them on their cards. To write to an agent, start a conversation with it.")
-		}
+		f := agent.MessageFacts{Inbound: c.Agent == agent.InboundAgent, State: c.State, Interrupt: m.Interrupt}
 		if m.Nonce != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)
@@ -54,27 +52,22 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 				convID, m.Nonce).Scan(&n); err != nil {
 				return fmt.Errorf("start run: %w", err)
 			}
-			if n > 0 {
-				return nil
-			}
+			f.Recorded = n > 0
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
+				AND json_extract(spec, '$.live') = 1`, convID).Scan(&f.LivePending); err != nil {
+			return fmt.Errorf("start run: %w", err)
+		}
+		route, err := agent.RouteMessage(f)
+		if err != nil || route == agent.RouteNone {
+			return err
 		}
 		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
 		if err != nil {
 			return err
 		}
 		msg := pendingMessage{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}
-		if c.State == agent.StateRunning {
-			// A step that waits within itself for a live question (a tool server's or a
-			// coding agent's) waits for the person: their message answers it instead, as a
-			// message does any question, so it interrupts.
-			var live int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
-				AND json_extract(spec, '$.live') = 1`, convID).Scan(&live); err != nil {
-				return fmt.Errorf("start run: %w", err)
-			}
-			if m.Interrupt || live > 0 {
-				return agent.ErrRunning
-			}
+		if route == agent.RouteQueue {
 			sent.Queued, err = db.queueMessage(ctx, tx, c, msg)
 			return err
 		}
@@ -189,84 +182,71 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 		case was != "queued" && was != "started":
 			return agent.Errorf(agent.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
 		}
-		stopped := errors.Is(stepErr, agent.ErrStopped)
-		state, msg := "done", ""
-		switch {
-		case stopped:
-			state = "interrupted"
-		case stepErr != nil:
-			state, msg = "failed", stepErr.Error()
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, state, msg, formatTime(db.Now()), stepID); err != nil {
+		end := agent.StepEndedWith(stepErr)
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, end.StepState(), end.Error, formatTime(db.Now()), stepID); err != nil {
 			return fmt.Errorf("finish step: %w", err)
 		}
 		if err := db.endMessages(ctx, tx, convID, runID, partial, nil); err != nil {
 			return err
 		}
-		if stopped {
-			if err := db.supersede(ctx, tx, "parley", "The person stopped the agent; Retry asks again.",
-				`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
-				return err
-			}
-			return db.setRunState(ctx, tx, convID, runID, agent.StateStopped, "")
-		}
-		if stepErr != nil {
-			// The agent cannot use answers to questions it asked before failing: Retry asks anew.
-			if err := db.supersede(ctx, tx, "parley", "The agent failed before it could use an answer; Retry asks again.",
-				`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
-				return err
-			}
-			if err := db.setRunState(ctx, tx, convID, runID, agent.StateFailed, msg); err != nil {
-				return err
-			}
-			resume, err = db.sendQueued(ctx, tx, convID)
+		if err := stepEndFacts(ctx, tx, runID, seen, &end); err != nil {
 			return err
 		}
-		var pending, resolvedMeanwhile, queued int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&pending); err != nil {
-			return err
-		}
-		if pending > 0 {
-			return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
-		}
-		// Questions resolved while this step ran (refused secrets, a fast answer) resume the run
-		// now; live ones the step itself waited for and has had (agent.Question.Live).
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
-			WHERE q.run_id = ? AND a.id > ? AND json_extract(q.spec, '$.live') IS NOT 1`, runID, seen).Scan(&resolvedMeanwhile); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&queued); err != nil {
-			return err
-		}
-		if resolvedMeanwhile > 0 && queued == 0 {
-			var steps int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ?`, runID).Scan(&steps); err != nil {
-				return err
-			}
-			if steps >= MaxStepsPerRun {
-				return db.setRunState(ctx, tx, convID, runID, agent.StateFailed,
-					fmt.Sprintf("the agent kept asking without finishing (%d steps); it may be asking for something Parley will not collect", steps))
-			}
-			var err error
-			resume, err = db.queueStep(ctx, tx, runID, agent.TriggerResume)
-			return err
-		}
-		if queued > 0 {
-			return nil
-		}
-		if err := db.setRunState(ctx, tx, convID, runID, agent.StateDone, ""); err != nil {
-			return err
-		}
-		// The messages the person sent meanwhile go now.
-		resume, err = db.sendQueued(ctx, tx, convID)
+		resume, err = db.changeRun(ctx, tx, convID, runID, agent.AfterStep(end))
 		return err
 	})
 	return resume, err
 }
 
-// MaxStepsPerRun stops an agent that resumes itself forever (say, by asking again and again
-// for a secret Parley refuses).
-const MaxStepsPerRun = 50
+// MaxStepsPerRun is how many steps a run may take before it fails as stuck (see
+// agent.MaxStepsPerRun).
+const MaxStepsPerRun = agent.MaxStepsPerRun
+
+// stepEndFacts adds to a step's end where its run stands: its pending questions, those
+// resolved since the step began (answers after seen), its queued steps and all its steps.
+func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *agent.StepEnd) error {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&end.Pending); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
+			WHERE q.run_id = ? AND a.id > ? AND json_extract(q.spec, '$.live') IS NOT 1`, runID, seen).Scan(&end.ResolvedMeanwhile); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&end.Queued); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ?`, runID).Scan(&end.Steps); err != nil {
+		return err
+	}
+	return nil
+}
+
+// changeRun writes what the domain decided for a run (see agent.RunChange) and returns the
+// step it queued or the run the queued messages started, if any.
+func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch agent.RunChange) (int64, error) {
+	if ch.Supersede != "" {
+		if err := db.supersede(ctx, tx, "parley", ch.Supersede,
+			`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
+			return 0, err
+		}
+	}
+	var stepID int64
+	if ch.Step != "" {
+		var err error
+		if stepID, err = db.queueStep(ctx, tx, runID, ch.Step); err != nil {
+			return 0, err
+		}
+	}
+	if ch.State != "" {
+		if err := db.setRunState(ctx, tx, convID, runID, ch.State, ch.Error); err != nil {
+			return 0, err
+		}
+	}
+	if ch.SendQueued {
+		return db.sendQueued(ctx, tx, convID)
+	}
+	return stepID, nil
+}
 
 // InterruptStep ends a started step that was cut off; its partial message is kept.
 func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *agent.Event) error {
@@ -287,18 +267,14 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	if err := db.endMessages(ctx, tx, convID, runID, partial, lost); err != nil {
 		return err
 	}
-	// A step cut off after it asked leaves the run waiting: the answers resume it. A live
-	// question does not count: the connection it waits on is gone with the step, and it
-	// expires (Retry asks again).
+	// A live question does not count (see agent.AfterInterrupt).
 	var pending int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'
 		AND coalesce(json_extract(spec, '$.live'), 0) = 0`, runID).Scan(&pending); err != nil {
 		return err
 	}
-	if pending > 0 {
-		return db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, "")
-	}
-	return db.setRunState(ctx, tx, convID, runID, agent.StateInterrupted, "The agent was cut off before it finished.")
+	_, err := db.changeRun(ctx, tx, convID, runID, agent.AfterInterrupt(pending))
+	return err
 }
 
 // RetryRun queues a new step on the newest run of a failed, interrupted or stopped conversation.
@@ -309,18 +285,16 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if c.State != agent.StateFailed && c.State != agent.StateInterrupted && c.State != agent.StateStopped {
-			return agent.Errorf(agent.ECONFLICT, "Only a failed, interrupted or stopped conversation can be retried.")
+		change, err := agent.Retry(c.State)
+		if err != nil {
+			return err
 		}
 		evs, err := events(ctx, tx, convID, 0)
 		if err != nil {
 			return err
 		}
-		runID := lastRun(evs)
-		if stepID, err = db.queueStep(ctx, tx, runID, agent.TriggerRetry); err != nil {
-			return err
-		}
-		return db.setRunState(ctx, tx, convID, runID, agent.StateRunning, "")
+		stepID, err = db.changeRun(ctx, tx, convID, lastRun(evs), change)
+		return err
 	})
 	return stepID, err
 }
