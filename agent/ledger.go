@@ -112,8 +112,14 @@ type Ledger interface {
 	// RetryRun queues a new step for a failed, interrupted or stopped run.
 	RetryRun(ctx context.Context, conversationID int64) (stepID int64, err error)
 	// Recover runs at start: it interrupts steps cut off by a crash (their drafts become
-	// their partial messages) and returns the queued ones.
+	// their partial messages) and returns the queued ones. With several instances on one
+	// database, only the work of instances gone is recovered (see Renew).
 	Recover(ctx context.Context) (queued []QueuedStep, err error)
+	// Renew, every RenewEvery while the instance runs (never when that is zero: a database
+	// one process holds), keeps this instance's hold on its steps, and takes over the work
+	// of instances that stopped renewing theirs, as Recover does after a crash.
+	Renew(ctx context.Context) (Takeover, error)
+	RenewEvery() time.Duration
 	// InterruptedConversations lists the agent's conversations whose run was cut off.
 	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
 	// LiveQuestions returns the pending questions asked on a live connection (Question.Live).
@@ -142,6 +148,15 @@ type A2ATask struct {
 // QueuedStep is a step waiting to run, with its conversation.
 type QueuedStep struct {
 	ID, ConversationID int64
+}
+
+// Takeover is the work a Renew took over from instances gone: their queued steps, to run
+// here, and the conversations whose started steps it interrupted. Lost says that this
+// instance had been taken for gone itself: its running steps were interrupted by another.
+type Takeover struct {
+	Queued      []QueuedStep
+	Interrupted []int64
+	Lost        bool
 }
 
 // ConversationFilter selects conversations for a list: a person's own, or (staff) anyone's

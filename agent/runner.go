@@ -160,9 +160,16 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.wg.Add(2)
+	every := r.ledger.RenewEvery()
+	if every > 0 {
+		r.wg.Add(1)
+	}
 	r.mu.Unlock()
 	go r.deadlines()
 	go r.flusher()
+	if every > 0 {
+		go r.renew(every)
+	}
 	return nil
 }
 

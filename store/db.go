@@ -28,6 +28,12 @@ type DB struct {
 	write *sql.DB
 	read  *sql.DB
 	pg    bool
+	// instance is this process's id as an owner of work (see Recover), registered once it
+	// recovered; instanceName says which process it is, for people.
+	instance, instanceName string
+	registered             bool
+	// Lease is how long this instance's work stays its own without a renewal (default Lease).
+	Lease time.Duration
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
@@ -60,7 +66,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
 			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts) VALUES (?) RETURNING id`},
+		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
 	} {
 		st, err := db.write.PrepareContext(ctx, p.sql)
@@ -167,7 +173,8 @@ func open(ctx context.Context, path, synchronous string, inUse *inUseError, todo
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{write: w, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery}
+	db := &DB{write: w, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
+	db.instance, db.instanceName = newInstance()
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -200,6 +207,7 @@ func uriPath(path string) string {
 
 // Close closes both pools, and lets the database go for another process.
 func (db *DB) Close() error {
+	db.resign(context.Background())
 	if db.pg {
 		return db.write.Close()
 	}

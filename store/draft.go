@@ -88,7 +88,7 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
 	}
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		var id int64
-		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b)).Scan(&id); err != nil {
+		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b), db.instance).Scan(&id); err != nil {
 			return fmt.Errorf("save drafts: %w", err)
 		}
 		db.drafts.add(id, drafts)
@@ -117,10 +117,10 @@ func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev agent.Event) err
 // recovered are the messages a crash cut off, by conversation, as their drafts hold them.
 type recovered map[int64][]agent.Event
 
-// readDrafts reads every batch left (after a crash) into the messages they hold, in the
-// order they were written.
-func readDrafts(ctx context.Context, tx *sql.Tx) (recovered, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT drafts FROM draft_batches ORDER BY id`)
+// readDrafts reads the batches the condition selects (those left by instances gone) into
+// the messages they hold, in the order they were written.
+func readDrafts(ctx context.Context, tx *sql.Tx, where string) (recovered, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT drafts FROM draft_batches WHERE `+where+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}

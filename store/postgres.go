@@ -87,12 +87,13 @@ var pgFragments = strings.NewReplacer(
 	`SET id = max(id, excluded.id)`, `SET id = greatest(id_floor.id, excluded.id)`,
 	`min(deadline, escalate_at)`, `least(deadline, escalate_at)`,
 	// JSON held as text: SQLite's json_extract gives a flag as 1 or 0, PostgreSQL's ->> as text.
-	`coalesce(json_extract(spec, '$.live'), 0) = 0`, `coalesce((spec::jsonb->>'live')::boolean, false) = false`,
-	`json_extract(spec, '$.live') = 1`, `coalesce((spec::jsonb->>'live')::boolean, false)`,
-	`json_extract(q.spec, '$.live') IS NOT 1`, `(q.spec::jsonb->>'live')::boolean IS NOT TRUE`,
-	`json_extract(payload, '$.message_id')`, `(payload::jsonb->>'message_id')`,
-	`json_extract(payload, '$.nonce')`, `(payload::jsonb->>'nonce')`,
-	`json_extract(e.payload, '$.resolution.question_id')`, `(e.payload::jsonb#>>'{resolution,question_id}')::bigint`,
+	// It is read as json, not jsonb: jsonb refuses a text holding \u0000, json keeps it.
+	`coalesce(json_extract(spec, '$.live'), 0) = 0`, `coalesce((spec::json->>'live')::boolean, false) = false`,
+	`json_extract(spec, '$.live') = 1`, `coalesce((spec::json->>'live')::boolean, false)`,
+	`json_extract(q.spec, '$.live') IS NOT 1`, `(q.spec::json->>'live')::boolean IS NOT TRUE`,
+	`json_extract(payload, '$.message_id')`, `(payload::json->>'message_id')`,
+	`json_extract(payload, '$.nonce')`, `(payload::json->>'nonce')`,
+	`json_extract(e.payload, '$.resolution.question_id')`, `(e.payload::json#>>'{resolution,question_id}')::bigint`,
 	// Names that ignore case are citext columns on PostgreSQL.
 	`name = ? COLLATE NOCASE`, `name = ?`,
 	`ORDER BY g.name COLLATE NOCASE`, `ORDER BY g.name`,
@@ -209,7 +210,8 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 	}
 	pool.SetMaxOpenConns(32)
 	pool.SetMaxIdleConns(8)
-	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery}
+	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
+	db.instance, db.instanceName = newInstance()
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)

@@ -23,8 +23,8 @@ func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 }
 
 func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger agent.Trigger) (int64, error) {
-	id, err := insertID(ctx, tx, `INSERT INTO steps (run_id, trigger, state, created_at) VALUES (?, ?, 'queued', ?)`,
-		runID, trigger, formatTime(db.Now()))
+	id, err := insertID(ctx, tx, `INSERT INTO steps (run_id, trigger, state, created_at, owner) VALUES (?, ?, 'queued', ?, ?)`,
+		runID, trigger, formatTime(db.Now()), db.instance)
 	if err != nil {
 		return 0, fmt.Errorf("queue step: %w", err)
 	}
@@ -142,8 +142,8 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 		if state != "queued" {
 			return agent.Errorf(agent.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ?,
-			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ?, owner = ?,
+			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), db.instance, stepID); err != nil {
 			return fmt.Errorf("begin step: %w", err)
 		}
 		in.StepID, in.Trigger = stepID, agent.Trigger(trigger)
@@ -254,12 +254,17 @@ func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *agent.Ev
 }
 
 // interruptStep ends a step cut off: by shutdown (partial is what it was writing), or by a
-// crash (lost holds what its drafts kept).
+// crash (lost holds what its drafts kept). A step that has ended already (another instance
+// took it over) is left as it is.
 func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *agent.Event, lost recovered) error {
 	var runID, convID int64
-	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-		Scan(&runID, &convID); err != nil {
+	var state string
+	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+		Scan(&runID, &convID, &state); err != nil {
 		return fmt.Errorf("interrupt step %d: %w", stepID, err)
+	}
+	if state != "queued" && state != "started" {
+		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'interrupted', finished_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
 		return fmt.Errorf("interrupt step: %w", err)
@@ -299,59 +304,11 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 	return stepID, err
 }
 
-// Recover interrupts the steps a crash cut off (their drafts become their partial
-// messages) and returns the queued ones, oldest first.
-func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
-	var queued []agent.QueuedStep
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		started, err := stepIDs(ctx, tx, "started")
-		if err != nil {
-			return err
-		}
-		lost, err := readDrafts(ctx, tx)
-		if err != nil {
-			return err
-		}
-		for _, id := range started {
-			if err := db.interruptStep(ctx, tx, id, nil, lost); err != nil {
-				return err
-			}
-		}
-		// What is left belongs to messages that were finished (a batch stored just after).
-		if _, err := tx.ExecContext(ctx, `DELETE FROM draft_batches`); err != nil {
-			return fmt.Errorf("drafts: %w", err)
-		}
-		db.drafts = draftIndex{}
-		rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.state = 'queued' ORDER BY s.id`)
-		if err != nil {
-			return fmt.Errorf("queued steps: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var q agent.QueuedStep
-			if err := rows.Scan(&q.ID, &q.ConversationID); err != nil {
-				return fmt.Errorf("queued steps: %w", err)
-			}
-			queued = append(queued, q)
-		}
-		return rows.Err()
-	})
-	return queued, err
-}
-
 // InterruptedConversations lists the agent's conversations whose run was cut off, oldest first.
 func (db *DB) InterruptedConversations(ctx context.Context, agentName string) ([]int64, error) {
 	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM conversations WHERE agent = ? AND state = 'interrupted' ORDER BY id`, agentName)
 	if err != nil {
 		return nil, fmt.Errorf("interrupted conversations: %w", err)
-	}
-	return ids, nil
-}
-
-func stepIDs(ctx context.Context, tx *sql.Tx, state string) ([]int64, error) {
-	ids, err := queryColumn[int64](ctx, tx, `SELECT id FROM steps WHERE state = ? ORDER BY id`, state)
-	if err != nil {
-		return nil, fmt.Errorf("%s steps: %w", state, err)
 	}
 	return ids, nil
 }

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrTakenOver is why a step stops when another instance took its run over: this instance
+// had failed to renew its lease (see Ledger.Renew), and the run is interrupted already.
+var ErrTakenOver = errors.New("another instance took the run over")
+
+// renew keeps this instance's lease every so often, and runs the work it takes over from
+// instances gone: their queued steps here, and their interrupted runs of agents that
+// reattach again (as Start does after a crash).
+func (r *Runner) renew(every time.Duration) {
+	defer r.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	bg := context.WithoutCancel(r.ctx)
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+		took, err := r.ledger.Renew(bg)
+		if err != nil {
+			r.log.Error("renew the lease", "error", err)
+			continue
+		}
+		if took.Lost {
+			r.log.Error("this instance was taken for gone (it could not renew its lease in time): its running steps were interrupted by another; stopping them here")
+			r.cancelRunning(ErrTakenOver)
+		}
+		r.takeOver(bg, took)
+	}
+}
+
+// takeOver runs what a Renew took over.
+func (r *Runner) takeOver(ctx context.Context, took Takeover) {
+	if len(took.Interrupted) > 0 {
+		if err := r.expireLive(ctx); err != nil {
+			r.log.Error("take over", "error", err)
+		}
+	}
+	for _, q := range took.Queued {
+		r.log.Info("took over a queued step", "conversation", q.ConversationID, "step", q.ID)
+		r.dispatch(q.ConversationID, q.ID)
+	}
+	for _, id := range took.Interrupted {
+		r.log.Info("took over an interrupted run", "conversation", id)
+		c, err := r.ledger.Conversation(ctx, id)
+		if err != nil {
+			continue
+		}
+		if ra, ok := r.agents[c.Agent].(Reattacher); ok && ra.Reattaches() {
+			if err := r.Retry(ctx, id); err != nil {
+				r.log.Error("reattach", "conversation", id, "agent", c.Agent, "error", err)
+			}
+		}
+	}
+}
+
+// cancelRunning stops every running step with cause.
+func (r *Runner) cancelRunning(cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.running {
+		s.cancel(cause)
+	}
+}

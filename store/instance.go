@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Lease is how long an instance's work stays its own without a renewal (DB.Lease's default):
+// past it, another instance takes the work over. An instance renews every third of it.
+const Lease = 15 * time.Second
+
+// newInstance names this process among the instances serving the database: host and pid for
+// people, and a random part so that a name is never used twice.
+func newInstance() (id, name string) {
+	b := make([]byte, 6)
+	rand.Read(b)
+	host, _ := os.Hostname()
+	return hex.EncodeToString(b), fmt.Sprintf("%s pid %d", host, os.Getpid())
+}
+
+// Instance is the id this process's steps, drafts and live questions carry as their owner.
+func (db *DB) Instance() string { return db.instance }
+
+// RenewEvery is how often a server renews its lease (agent.Ledger): on PostgreSQL a third of
+// the lease; never on SQLite, where one process holds the database.
+func (db *DB) RenewEvery() time.Duration {
+	if !db.pg {
+		return 0
+	}
+	return db.Lease / 3
+}
+
+// Recover registers this process as an instance serving the database and takes over the
+// work of instances gone: on SQLite every other (one process holds the file), on PostgreSQL
+// those whose lease ran out. Their started steps are interrupted (their drafts become their
+// partial messages), and their queued steps come back, oldest first, to run here.
+func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
+	var t agent.Takeover
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		now := formatTime(db.Now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)`,
+			db.instance, db.instanceName, now, now); err != nil {
+			return fmt.Errorf("register instance: %w", err)
+		}
+		db.registered = true
+		var err error
+		t, err = db.takeOver(ctx, tx, true)
+		return err
+	})
+	return t.Queued, err
+}
+
+// Renew renews this instance's lease and takes over the work of instances whose lease ran
+// out (see Recover). An instance finds its own row gone when it was taken for gone (it
+// could not renew for a whole lease): it registers again and reports Lost.
+func (db *DB) Renew(ctx context.Context) (agent.Takeover, error) {
+	var t agent.Takeover
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		now := formatTime(db.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE instances SET seen_at = ? WHERE id = ?`, now, db.instance)
+		if err != nil {
+			return fmt.Errorf("renew: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)`,
+				db.instance, db.instanceName, now, now); err != nil {
+				return fmt.Errorf("renew: %w", err)
+			}
+		}
+		t, err = db.takeOver(ctx, tx, false)
+		t.Lost = n == 0
+		return err
+	})
+	return t, err
+}
+
+// resign ends this instance's lease as it closes: what it leaves queued goes to another at
+// once, not after the lease.
+func (db *DB) resign(ctx context.Context) {
+	if !db.registered {
+		return
+	}
+	db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, db.instance)
+		return err
+	})
+}
+
+// takeOver takes the work of instances gone: it drops the instances whose lease ran out (on
+// SQLite every other), then interrupts the steps left started by an owner no instance is,
+// gives this instance the queued ones, and deletes their drafts. At the start (recover),
+// this instance's own work so far counts as left too, as everything did before instances.
+func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (agent.Takeover, error) {
+	var t agent.Takeover
+	cutoff := formatTime(db.Now().Add(-db.Lease))
+	if !db.pg {
+		cutoff = "9999" // after every time: no other process serves a SQLite file
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id <> ? AND seen_at < ?`, db.instance, cutoff); err != nil {
+		return t, fmt.Errorf("take over: %w", err)
+	}
+	// gone is the condition that an owner is no instance (or, at the start, this one).
+	gone := func(owner string) string {
+		if recover {
+			return `(` + owner + ` NOT IN (SELECT id FROM instances) OR ` + owner + ` = '` + db.instance + `')`
+		}
+		return owner + ` NOT IN (SELECT id FROM instances)`
+	}
+	started, err := ownedSteps(ctx, tx, `s.state = 'started' AND `+gone(`s.owner`))
+	if err != nil {
+		return t, err
+	}
+	if len(started) > 0 {
+		lost, err := readDrafts(ctx, tx, gone(`owner`))
+		if err != nil {
+			return t, err
+		}
+		for _, s := range started {
+			if err := db.interruptStep(ctx, tx, s.ID, nil, lost); err != nil {
+				return t, err
+			}
+			t.Interrupted = append(t.Interrupted, s.ConversationID)
+		}
+	}
+	// What is left belongs to messages that were finished (a batch stored just after).
+	if _, err := tx.ExecContext(ctx, `DELETE FROM draft_batches WHERE `+gone(`owner`)); err != nil {
+		return t, fmt.Errorf("drafts: %w", err)
+	}
+	if t.Queued, err = ownedSteps(ctx, tx, `s.state = 'queued' AND `+gone(`s.owner`)); err != nil {
+		return t, err
+	}
+	for _, s := range t.Queued {
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET owner = ? WHERE id = ?`, db.instance, s.ID); err != nil {
+			return t, fmt.Errorf("take over: %w", err)
+		}
+	}
+	return t, nil
+}
+
+// ownedSteps are the steps the condition selects, with their conversations, oldest first.
+func ownedSteps(ctx context.Context, tx *sql.Tx, where string) ([]agent.QueuedStep, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE `+where+` ORDER BY s.id`)
+	if err != nil {
+		return nil, fmt.Errorf("steps: %w", err)
+	}
+	defer rows.Close()
+	var out []agent.QueuedStep
+	for rows.Next() {
+		var q agent.QueuedStep
+		if err := rows.Scan(&q.ID, &q.ConversationID); err != nil {
+			return nil, fmt.Errorf("steps: %w", err)
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
