@@ -92,10 +92,10 @@ func (s *Server) routes() {
 // at most every store.ProbeEvery), 503 with the reason otherwise.
 func (s *Server) handleHealth(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := s.db.Ping(ctx); err != nil {
+	if err := s.health.Ping(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
 	}
-	if err := s.db.Writable(ctx); err != nil {
+	if err := s.health.Writable(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "database not writable: "+agent.ErrorMessage(err)+"\n")
 	}
 	return c.String(http.StatusOK, "ok\n")

@@ -24,8 +24,18 @@ import (
 
 // Server is Parley's HTTP front: pages, form posts and the SSE streams.
 type Server struct {
-	echo      *echo.Echo
-	db        *store.DB
+	echo *echo.Echo
+	// The database, in the groups the handlers need (see Store).
+	ledger    Ledger
+	questions Questions
+	library   Library
+	accounts  Accounts
+	tokens    AccessTokens
+	review    Review
+	groups    Groups
+	health    Health
+	// now is the database's clock.
+	now       func() time.Time
 	runner    *agent.Runner
 	hub       *agent.Hub
 	log       *slog.Logger
@@ -111,7 +121,9 @@ type MCPOptions struct {
 
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
+	db := opts.DB
+	s := &Server{ledger: db, questions: db, library: db, accounts: db, tokens: db, review: db, groups: db, health: db,
+		now: db.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.live.kick = make(chan struct{}, 1)
 	if s.log == nil {
@@ -128,22 +140,22 @@ func NewServer(opts NewServerOptions) *Server {
 		a := *opts.A2A
 		a.CheckFile, a.MaxFiles, a.Logger = s.uploads.check, s.uploads.MaxFiles, s.log
 		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
-		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
+		s.a2a = a2aserver.New(db, opts.Runner, a)
 	}
 	s.email = opts.Notify.SMTP != nil
-	s.notifier = notify.New(notify.Options{Outbox: opts.DB, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
-	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, GroupsOf: opts.DB.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: db.Group, GroupsOf: db.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
 	}
 	s.auth, s.limits = opts.Auth.withDefaults(), opts.Limits.withDefaults()
-	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, opts.DB.Now)
-	s.signups = newBucket(5, time.Hour, opts.DB.Now)
-	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
+	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, s.now)
+	s.signups = newBucket(5, time.Hour, s.now)
+	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, s.now)
 	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
-	s.metrics, s.metricsAccess = newMetrics(opts.DB, s.hub, s.log), opts.Metrics
+	s.metrics, s.metricsAccess = newMetrics(db, db, s.hub, s.log), opts.Metrics
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -164,7 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Start makes Parley's own accounts, recovers the ledger and starts the agents' pending work.
 func (s *Server) Start(ctx context.Context) error {
-	owner, err := s.db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+	owner, err := s.accounts.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
 	if err != nil {
 		return fmt.Errorf("a2a account: %w", err)
 	}

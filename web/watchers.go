@@ -73,7 +73,7 @@ func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check fun
 func (s *Server) sweepStreams() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
-	seen, _ := s.db.AuthChanges(s.closed)
+	seen, _ := s.accounts.AuthChanges(s.closed)
 	for {
 		all := false
 		select {
@@ -83,10 +83,10 @@ func (s *Server) sweepStreams() {
 			all = true
 		case <-t.C:
 		}
-		if n, err := s.db.AuthChanges(s.closed); err == nil && n != seen {
+		if n, err := s.accounts.AuthChanges(s.closed); err == nil && n != seen {
 			seen, all = n, true
 		}
-		s.live.sweep(s.closed, s.db.Now(), all)
+		s.live.sweep(s.closed, s.now(), all)
 	}
 }
 
