@@ -58,7 +58,7 @@ func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, check func(c
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(s.closed, cancel)()
-		remove, ok := s.watch(ctx, cancel, check)
+		remove, ok := s.Watch(ctx, cancel, check)
 		defer remove()
 		if ok {
 			body(ctx, w)

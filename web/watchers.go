@@ -56,10 +56,11 @@ func (o *openStreams) changed() {
 	}
 }
 
-// watch registers a stream whose person must still pass check, then checks once: a change
+// Watch registers a stream whose person must still pass check, then checks once: a change
 // between the request's own check and the registration would otherwise go unseen. It
-// reports whether the stream may start; remove unregisters it.
-func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
+// reports whether the stream may start; remove unregisters it. An A2A server registers its
+// open requests with it (a2aserver.Options.Watch), so that a revoked client's end too.
+func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
 	st := &openStream{check: check, cancel: cancel}
 	remove = s.live.add(st)
 	due, ok := check(ctx)
