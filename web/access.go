@@ -25,7 +25,7 @@ func (s *Server) readableConversation(c echo.Context) (agent.Conversation, error
 
 // readable returns conversation id when the signed-in person may read it, ENOTFOUND otherwise.
 func (s *Server) readable(c echo.Context, id int64) (agent.Conversation, error) {
-	conv, err := s.db.Conversation(c.Request().Context(), id)
+	conv, err := s.ledger.Conversation(c.Request().Context(), id)
 	if err != nil {
 		return conv, err
 	}
@@ -72,7 +72,7 @@ func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Conte
 // memberGroups are the names of the groups the person is a member of (whose questions they
 // answer); none when they cannot be read (the cards then say whom they wait for).
 func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
-	gs, err := s.db.GroupsOf(ctx, userID)
+	gs, err := s.groups.GroupsOf(ctx, userID)
 	if err != nil {
 		s.log.Error("groups of", "user", userID, "error", err)
 	}
@@ -93,12 +93,12 @@ func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
 // (who asked it through an agent): see store.QuestionFor.
 func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, views.Mode, error) {
 	ctx := c.Request().Context()
-	rec, err := s.db.Question(ctx, id)
+	rec, err := s.questions.Question(ctx, id)
 	if err != nil {
 		return rec, views.Mode{}, err
 	}
 	u := currentUser(c)
-	forYou, err := s.db.QuestionFor(ctx, id, u.ID)
+	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
 	if err != nil {
 		return rec, views.Mode{}, err
 	}

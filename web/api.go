@@ -94,7 +94,7 @@ func (s *Server) tokenUser(r *http.Request) (agent.User, store.Token, error) {
 	if !ok {
 		return agent.User{}, store.Token{}, agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
 	}
-	u, t, err := s.db.TokenUser(r.Context(), secret)
+	u, t, err := s.tokens.TokenUser(r.Context(), secret)
 	if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
 		s.metrics.signinToken.Inc()
 	}

@@ -33,7 +33,7 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	if c.QueryParam("archived") == "true" {
 		archived = agent.ArchivedOnly
 	}
-	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: archived, Limit: limit})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: archived, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if conv, err = s.db.Conversation(c.Request().Context(), conv.ID); err != nil {
+	if conv, err = s.ledger.Conversation(c.Request().Context(), conv.ID); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, apiPrefix+"/conversations/"+strconv.FormatInt(conv.ID, 10))
@@ -120,12 +120,12 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if conv, err = s.db.Conversation(ctx, conv.ID); err != nil {
+	if conv, err = s.ledger.Conversation(ctx, conv.ID); err != nil {
 		return err
 	}
 	out := map[string]any{"conversation": s.apiConversation(conv)}
 	if sent.Queued != 0 {
-		queued, err := s.db.Queued(ctx, conv.ID)
+		queued, err := s.ledger.Queued(ctx, conv.ID)
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 	if u.IsStaff() && c.QueryParam("everyone") == "true" {
 		owner = 0
 	}
-	items, err := s.db.Inbox(c.Request().Context(), owner, inboxLimit)
+	items, err := s.questions.Inbox(c.Request().Context(), owner, inboxLimit)
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := s.db.Question(c.Request().Context(), id)
+	rec, err := s.questions.Question(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 		return err
 	}
 	// Stored, or resolved before (409): the question as it stands now.
-	now, rerr := s.db.Question(c.Request().Context(), id)
+	now, rerr := s.questions.Question(c.Request().Context(), id)
 	if rerr != nil {
 		return rerr
 	}

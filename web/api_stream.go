@@ -56,7 +56,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
-		if err := f.CatchUp(ctx, s.db, &as.Tail, as); err != nil {
+		if err := f.CatchUp(ctx, s.ledger, &as.Tail, as); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 			}
@@ -83,7 +83,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 // mayGoOn reports whether the token still stands and its person may still read the
 // conversation. The check is not activity.
 func (as *apiStream) mayGoOn(ctx context.Context) (time.Time, bool) {
-	u, _, err := as.s.db.TokenUser(store.Peek(ctx), as.secret)
+	u, _, err := as.s.tokens.TokenUser(store.Peek(ctx), as.secret)
 	return time.Time{}, err == nil && u.CanRead(as.conv)
 }
 
@@ -114,7 +114,7 @@ func (as *apiStream) Event(ev agent.Event) error {
 	show, switched := as.shows(ev)
 	if switched {
 		// Another version shows from here: the client reads the conversation again.
-		conv, err := as.s.db.Conversation(as.ctx, as.conv.ID)
+		conv, err := as.s.ledger.Conversation(as.ctx, as.conv.ID)
 		if err != nil {
 			return err
 		}

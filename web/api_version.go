@@ -34,7 +34,7 @@ func (s *Server) apiVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vs, shown, err := s.db.Versions(c.Request().Context(), conv.ID)
+	vs, shown, err := s.ledger.Versions(c.Request().Context(), conv.ID)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (s *Server) apiChooseVersion(c echo.Context) error {
 		return agent.Errorf(agent.ENOTFOUND, "No such version: %q.", c.Param("n"))
 	}
 	ctx := c.Request().Context()
-	if err := s.db.ChooseVersion(ctx, conv.ID, n, currentUser(c).Name); err != nil {
+	if err := s.ledger.ChooseVersion(ctx, conv.ID, n, currentUser(c).Name); err != nil {
 		return err
 	}
 	return s.apiWriteState(c, conv.ID, -1)
@@ -129,7 +129,7 @@ func (s *Server) apiEditMessage(c echo.Context) error {
 
 // apiAccepted answers a request that started a version: 202 with the conversation.
 func (s *Server) apiAccepted(c echo.Context, convID, version int64) error {
-	conv, err := s.db.Conversation(c.Request().Context(), convID)
+	conv, err := s.ledger.Conversation(c.Request().Context(), convID)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (s *Server) apiRemoveQueued(c echo.Context) error {
 	if err != nil {
 		return agent.Errorf(agent.ENOTFOUND, "No such queued message: %q.", c.Param("queued"))
 	}
-	if err := s.db.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name); err != nil {
+	if err := s.ledger.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -168,18 +168,18 @@ func (s *Server) apiSendQueued(c echo.Context) error {
 // GET /conversations/{id} does.
 func (s *Server) apiWriteState(c echo.Context, convID, n int64) error {
 	ctx := c.Request().Context()
-	conv, err := s.db.Conversation(ctx, convID)
+	conv, err := s.ledger.Conversation(ctx, convID)
 	if err != nil {
 		return err
 	}
 	if n < 0 {
 		n = conv.Version
 	}
-	events, err := s.db.VersionEvents(ctx, conv.ID, n, 0)
+	events, err := s.ledger.VersionEvents(ctx, conv.ID, n, 0)
 	if err != nil {
 		return err
 	}
-	queued, err := s.db.Queued(ctx, conv.ID)
+	queued, err := s.ledger.Queued(ctx, conv.ID)
 	if err != nil {
 		return err
 	}

@@ -128,7 +128,7 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 		if !LoopbackHost(r.Host) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
 		}
-		return s.db.EnsureUser(ctx, NoneUser, agent.RoleStaff)
+		return s.accounts.EnsureUser(ctx, NoneUser, agent.RoleStaff)
 	case AuthProxy:
 		if !s.fromTrustedProxy(r) {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
@@ -147,13 +147,13 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 		if name == "" {
 			return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
 		}
-		u, err := s.db.EnsureUser(ctx, name, "")
+		u, err := s.accounts.EnsureUser(ctx, name, "")
 		if err == nil && u.Role == agent.RoleService {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
 		}
 		return u, err
 	}
-	return s.db.Session(ctx, s.sessionToken(r), s.auth.Session)
+	return s.accounts.Session(ctx, s.sessionToken(r), s.auth.Session)
 }
 
 // identifyUntil is identify, and when the person's session ends unless they do something
@@ -163,7 +163,7 @@ func (s *Server) identifyUntil(r *http.Request) (agent.User, time.Time, error) {
 		u, err := s.identify(r)
 		return u, time.Time{}, err
 	}
-	return s.db.SessionUntil(r.Context(), s.sessionToken(r), s.auth.Session)
+	return s.accounts.SessionUntil(r.Context(), s.sessionToken(r), s.auth.Session)
 }
 
 // LoopbackHost reports whether a host (a request's Host, a listen address, a peer) names

@@ -82,10 +82,7 @@ func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...ag
 	}
 	opts.Auth.Signup = true
 	opts.DB, opts.Runner, opts.Passwords = db, runnerFor(db, agents...), cheapPasswords
-	srv := web.NewServer(opts)
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, opts)
 	return &accountsServer{testServer: newTestServerFrom(t, db, srv), clock: clock}
 }
 
@@ -251,7 +248,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		p = versionRoutes.Replace(p)
 		covered[r.method+" "+p] = true
 	}
-	for _, r := range as.srv.Routes() {
+	for _, r := range as.srv.Web.Routes() {
 		// The API's routes have their own table (TestAPI_OwnersStaffAndStrangers), the MCP
 		// server its own tests of tokens (web/inbound/mcpserver).
 		if !public[r] && !covered[r] && !strings.Contains(r, "/c/999") && !strings.Contains(r, "/api/v1") && !strings.HasSuffix(r, " /mcp") {
@@ -521,10 +518,7 @@ func TestNoSignInAnswersOnlyToLocalhost(t *testing.T) {
 
 func TestSignup(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Runner: runnerFor(db), Heartbeat: time.Hour, Auth: web.AuthOptions{Signup: false}, Passwords: cheapPasswords})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Runner: runnerFor(db), Heartbeat: time.Hour, Auth: web.AuthOptions{Signup: false}, Passwords: cheapPasswords})
 	as := &accountsServer{testServer: newTestServerFrom(t, db, srv)}
 	p := as.browser(t)
 	// Nobody yet: sign-in sends to the first account, which can be made though sign-up is off.

@@ -15,13 +15,13 @@ import (
 // channelsData is the channels of a person (userID) or a group (groupID) as their section
 // shows them, posting to action.
 func (s *Server) channelsData(ctx context.Context, id, action string, userID, groupID int64) (views.ChannelsData, error) {
-	chs, err := s.db.Channels(ctx, userID, groupID)
+	chs, err := s.groups.Channels(ctx, userID, groupID)
 	return views.ChannelsData{ID: id, Action: action, Channels: chs, Email: s.email}, err
 }
 
 // addChannel adds the channel the form holds; a refusal is returned as EINVALID.
 func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
-	_, err := s.db.AddChannel(c.Request().Context(), agent.Channel{Kind: agent.ChannelKind(c.FormValue("kind")),
+	_, err := s.groups.AddChannel(c.Request().Context(), agent.Channel{Kind: agent.ChannelKind(c.FormValue("kind")),
 		Target: c.FormValue("target"), UserID: userID, GroupID: groupID}, currentUser(c).Name)
 	return err
 }
@@ -31,7 +31,7 @@ func (s *Server) removeChannel(c echo.Context, userID, groupID int64) error {
 	if err != nil {
 		return agent.Errorf(agent.ENOTFOUND, "No such channel.")
 	}
-	return s.db.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
+	return s.groups.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
 }
 
 // handleAddChannel adds a channel of the person's own.
@@ -63,7 +63,7 @@ func (s *Server) settingsChannel(c echo.Context, err error) error {
 // groupChannel changes a group's channels (add, else remove) and shows the groups again.
 func (s *Server) groupChannel(c echo.Context, add bool) error {
 	ctx := c.Request().Context()
-	g, err := s.db.Group(ctx, c.Param("name"))
+	g, err := s.groups.Group(ctx, c.Param("name"))
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func (s *Server) handleHome(c echo.Context) error {
 }
 
 func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {
-	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedNot, Limit: 200})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedNot, Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	queued, err := s.db.Queued(ctx, conv.ID)
+	queued, err := s.ledger.Queued(ctx, conv.ID)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (s *Server) handleDocument(c echo.Context) error {
 	if _, err := s.readable(c, convID); err != nil {
 		return err
 	}
-	d, err := s.db.Document(c.Request().Context(), convID, docID)
+	d, err := s.ledger.Document(c.Request().Context(), convID, docID)
 	if err != nil {
 		return err
 	}

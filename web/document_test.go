@@ -101,10 +101,7 @@ func TestAttachedFiles_AreStoredShownAndReadByTheAgent(t *testing.T) {
 
 func TestAttachedFiles_Refused(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, readerAgent()), Uploads: web.UploadLimits{MaxBytes: 1000, MaxFiles: 2}})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, readerAgent()), Uploads: web.UploadLimits{MaxBytes: 1000, MaxFiles: 2}})
 	ts := newTestServerFrom(t, db, srv)
 	path := ts.start(t, "reader", "hello")
 	ts.waitState(t, convID(t, path), agent.StateDone)

@@ -75,7 +75,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 		return err
 	}
 	conv, events, audit := r.conv, r.events, r.audit
-	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.db.Now()}
+	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.now()}
 	if out.Audit == nil {
 		out.Audit = []agent.AuditEntry{}
 	}

@@ -26,9 +26,9 @@ func (s *Server) handleFigures(c echo.Context) error {
 		days = defaultFigureDays
 	}
 	// Whole days: today's ends at midnight, so that what was asked this very moment counts.
-	to := s.db.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
+	to := s.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
 	from := to.AddDate(0, 0, -days)
-	facts, err := s.db.QuestionFacts(c.Request().Context(), from, to)
+	facts, err := s.review.QuestionFacts(c.Request().Context(), from, to)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *Server) groupsPageWith(c echo.Context, status int, group string, err er
 		return err
 	}
 	ctx := c.Request().Context()
-	groups, gerr := s.db.Groups(ctx)
+	groups, gerr := s.groups.Groups(ctx)
 	if gerr != nil {
 		return gerr
 	}
@@ -62,7 +62,7 @@ func (s *Server) groupChanged(c echo.Context, group string, err error) error {
 
 func (s *Server) handleAddGroup(c echo.Context) error {
 	group := strings.TrimSpace(c.FormValue("group"))
-	_, err := s.db.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), agent.RoleMember, currentUser(c).Name)
+	_, err := s.groups.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), agent.RoleMember, currentUser(c).Name)
 	if err != nil {
 		group = ""
 	}
@@ -71,19 +71,19 @@ func (s *Server) handleAddGroup(c echo.Context) error {
 
 func (s *Server) handleAddToGroup(c echo.Context) error {
 	group, role := c.Param("name"), agent.GroupRole(c.FormValue("role"))
-	_, err := s.db.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), role, currentUser(c).Name)
+	_, err := s.groups.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), role, currentUser(c).Name)
 	return s.groupChanged(c, group, err)
 }
 
 func (s *Server) handleRemoveFromGroup(c echo.Context) error {
 	group := c.Param("name")
-	err := s.db.RemoveFromGroup(c.Request().Context(), group, []string{c.FormValue("person")}, currentUser(c).Name)
+	err := s.groups.RemoveFromGroup(c.Request().Context(), group, []string{c.FormValue("person")}, currentUser(c).Name)
 	return s.groupChanged(c, group, err)
 }
 
 func (s *Server) handleDeleteGroup(c echo.Context) error {
 	group := c.Param("name")
-	if err := s.db.RemoveFromGroup(c.Request().Context(), group, nil, currentUser(c).Name); err != nil {
+	if err := s.groups.RemoveFromGroup(c.Request().Context(), group, nil, currentUser(c).Name); err != nil {
 		return s.groupChanged(c, group, err)
 	}
 	return c.Redirect(http.StatusSeeOther, "/review/groups")

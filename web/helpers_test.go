@@ -16,6 +16,7 @@ import (
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // scripted is a test agent whose steps are a Go function.
@@ -51,20 +52,28 @@ func (a *scripted) triggers() []agent.Trigger {
 type testServer struct {
 	*httptest.Server
 	db  *store.DB
-	srv *web.Server
+	srv *webtest.Parley
 }
 
 func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServer {
 	t.Helper()
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour})
 	return newTestServerFrom(t, db, srv)
 }
 
+// startServer starts Parley on db with opts (opts.Runner set) as cmd/parley does: the web
+// server, its runner and their order.
+func startServer(t testing.TB, db *store.DB, opts web.NewServerOptions) *webtest.Parley {
+	t.Helper()
+	srv, err := webtest.Start(context.Background(), db, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
 // newTestServerFrom serves a started server.
-func newTestServerFrom(t testing.TB, db *store.DB, srv *web.Server) *testServer {
+func newTestServerFrom(t testing.TB, db *store.DB, srv *webtest.Parley) *testServer {
 	t.Helper()
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {

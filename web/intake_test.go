@@ -39,10 +39,7 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	runner := agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: []agent.Agent{a}, Now: db.Now, Logger: log,
 		Analyzer: intake.New(intake.Options{ContextWindow: 8192})})
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runner, Heartbeat: time.Hour, Logger: log})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runner, Heartbeat: time.Hour, Logger: log})
 	ts := newTestServerFrom(t, db, srv)
 
 	question := "Why does the order service run out of connections since the deploy?"

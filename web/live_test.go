@@ -49,10 +49,7 @@ func TestALiveQuestionIsAnsweredToTheWaitingStep(t *testing.T) {
 
 func TestALiveQuestionExpiresWhenParleyStops(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, liveAsker()), Heartbeat: time.Hour})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, liveAsker()), Heartbeat: time.Hour})
 	ts := newTestServerFrom(t, db, srv)
 	id := convID(t, ts.start(t, "live", "Delete a branch"))
 	waitPending(t, ts, id)

@@ -18,7 +18,7 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
-	people, err := s.db.HasPeople(c.Request().Context())
+	people, err := s.accounts.HasPeople(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -58,12 +58,12 @@ func (s *Server) handleLogin(c echo.Context) error {
 func (s *Server) startSession(c echo.Context, u agent.User) error {
 	ctx := c.Request().Context()
 	if old := s.sessionToken(c.Request()); old != "" {
-		if err := s.db.DeleteSession(ctx, old); err != nil {
+		if err := s.accounts.DeleteSession(ctx, old); err != nil {
 			return err
 		}
 		s.live.changed()
 	}
-	token, err := s.db.CreateSession(ctx, u.ID, s.auth.Session)
+	token, err := s.accounts.CreateSession(ctx, u.ID, s.auth.Session)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 func (s *Server) handleLogout(c echo.Context) error {
 	s.setSessionCookie(c, "")
 	if token := s.sessionToken(c.Request()); token != "" {
-		if err := s.db.DeleteSession(c.Request().Context(), token); err != nil {
+		if err := s.accounts.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
 		s.live.changed()
@@ -89,7 +89,7 @@ func (s *Server) handleLogout(c echo.Context) error {
 // sign-up off) nobody has an account yet and the request comes from this machine. The first
 // account becomes staff.
 func (s *Server) signupOpen(c echo.Context) (open, first bool, err error) {
-	people, err := s.db.HasPeople(c.Request().Context())
+	people, err := s.accounts.HasPeople(c.Request().Context())
 	if err != nil {
 		return false, false, err
 	}
@@ -138,7 +138,7 @@ func (s *Server) handleSignup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.db.CreateUser(c.Request().Context(), name, hash, "")
+	u, err := s.accounts.CreateUser(c.Request().Context(), name, hash, "")
 	if code := agent.ErrorCode(err); code == agent.ECONFLICT || code == agent.EINVALID {
 		d.Errors["name"] = agent.ErrorMessage(err)
 		return s.page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
@@ -190,7 +190,7 @@ func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (a
 	if !okName || !okIP {
 		return agent.User{}, false, tooMany(tooManyMsg, max(waitName, waitIP))
 	}
-	u, hash, err := s.db.UserByName(ctx, name)
+	u, hash, err := s.accounts.UserByName(ctx, name)
 	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
 		return u, false, err
 	}

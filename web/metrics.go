@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/store"
 )
 
 // MetricsOptions says whether GET /metrics is served, and to whom. With neither field set
@@ -46,9 +45,9 @@ type metrics struct {
 }
 
 // newMetrics registers Parley's metrics, with the Go runtime's and the process's, and
-// starts timing db's write transactions.
-func newMetrics(db *store.DB, hub *agent.Hub, log *slog.Logger) *metrics {
-	m := &metrics{ledger: newLedgerCollector(db)}
+// starts timing db's write transactions; stats are read at each scrape.
+func newMetrics(db Health, stats LedgerStats, hub *agent.Hub, log *slog.Logger) *metrics {
+	m := &metrics{ledger: newLedgerCollector(stats)}
 	streams := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "parley_open_streams",
 		Help: "SSE streams open now, by kind: page (a browser's pages) or api (programs)."}, []string{"kind"})
 	m.pageStreams, m.apiStreams = streams.WithLabelValues("page"), streams.WithLabelValues("api")

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/store"
 )
 
 // ledgerCollector reads at each scrape what the database knows anyway: conversations by
@@ -17,7 +16,7 @@ import (
 // how long answers took. Nothing is counted in the write path, and a scrape reads only
 // what is new.
 type ledgerCollector struct {
-	db      *store.DB
+	db      LedgerStats
 	runs    *prometheus.Desc
 	pending *prometheus.Desc
 
@@ -28,7 +27,7 @@ type ledgerCollector struct {
 	waits    prometheus.Histogram
 }
 
-func newLedgerCollector(db *store.DB) *ledgerCollector {
+func newLedgerCollector(db LedgerStats) *ledgerCollector {
 	l := &ledgerCollector{db: db,
 		runs: prometheus.NewDesc("parley_runs", "Conversations by the state of their current run.", []string{"state"}, nil),
 		pending: prometheus.NewDesc("parley_questions_pending",

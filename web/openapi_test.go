@@ -129,7 +129,7 @@ func TestOpenAPI_DocumentsEveryRoute(t *testing.T) {
 	ts := newTestServer(t, newDB(t))
 	var served []string
 	param := regexp.MustCompile(`:(\w+)`)
-	for _, r := range ts.srv.Routes() {
+	for _, r := range ts.srv.Web.Routes() {
 		method, path, _ := strings.Cut(r, " ")
 		rest, ok := strings.CutPrefix(path, "/api/v1")
 		if !ok || rest == "" || strings.HasSuffix(rest, "/*") {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -14,16 +13,13 @@ func TestHomePageListsProblemsAsTheyStandNow(t *testing.T) {
 	db := newDB(t)
 	var mu sync.Mutex
 	live := []string{`agent "ops": tool server "tickets" (https://tickets.example.com/mcp): the server stopped: EOF`}
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db), Heartbeat: time.Hour,
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db), Heartbeat: time.Hour,
 		Problems: []string{`agent "gpt": api_key_env: the environment variable KEY is empty or not set`},
 		LiveProblems: func() []string {
 			mu.Lock()
 			defer mu.Unlock()
 			return live
 		}})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	ts := newTestServerFrom(t, db, srv)
 	_, page := ts.get(t, "/")
 	for _, want := range []string{"api_key_env", "tickets.example.com/mcp", "the server stopped: EOF"} {

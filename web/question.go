@@ -94,7 +94,7 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 		if err != nil {
 			status = http.StatusConflict
 		}
-		if view.Record, err = s.db.Question(ctx, id); err != nil {
+		if view.Record, err = s.questions.Question(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -113,7 +113,7 @@ func formStatus(err error) int {
 // questionVisible checks that the person may see the question: it is for them (see
 // store.QuestionFor), or its conversation is one they may read. Anyone else gets ENOTFOUND.
 func (s *Server) questionVisible(c echo.Context, rec agent.QuestionRecord) error {
-	forYou, err := s.db.QuestionFor(c.Request().Context(), rec.ID, currentUser(c).ID)
+	forYou, err := s.questions.QuestionFor(c.Request().Context(), rec.ID, currentUser(c).ID)
 	if err != nil || forYou {
 		return err
 	}
@@ -131,14 +131,14 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	rec, err := s.db.Question(ctx, id)
+	rec, err := s.questions.Question(ctx, id)
 	if err != nil {
 		return err
 	}
 	if err := s.questionVisible(c, rec); err != nil {
 		return err
 	}
-	conv, err := s.db.Conversation(ctx, rec.ConversationID)
+	conv, err := s.ledger.Conversation(ctx, rec.ConversationID)
 	if err != nil {
 		return err
 	}

@@ -28,11 +28,11 @@ func (s *Server) handleInbox(c echo.Context) error {
 	if u.IsStaff() {
 		owner = 0
 	}
-	items, err := s.db.Inbox(c.Request().Context(), owner, inboxLimit)
+	items, err := s.questions.Inbox(c.Request().Context(), owner, inboxLimit)
 	if err != nil {
 		return err
 	}
-	return s.page(c, http.StatusOK, views.InboxPage(views.InboxData{Items: items, Now: s.db.Now(), Agents: s.runner.Agents(), Everyone: u.IsStaff()}))
+	return s.page(c, http.StatusOK, views.InboxPage(views.InboxData{Items: items, Now: s.now(), Agents: s.runner.Agents(), Everyone: u.IsStaff()}))
 }
 
 // handleReview is the staff desk: every conversation by state, agent, person and date, or
@@ -42,7 +42,7 @@ func (s *Server) handleReview(c echo.Context) error {
 	q := c.QueryParams()
 	d := views.ReviewData{Query: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Agent: q.Get("agent"), User: q.Get("user"),
 		From: q.Get("from"), To: q.Get("to"), Agents: s.runner.Agents()}
-	users, err := s.db.Users(ctx)
+	users, err := s.review.Users(ctx)
 	if err != nil {
 		return err
 	}
@@ -54,9 +54,9 @@ func (s *Server) handleReview(c echo.Context) error {
 	}
 	if d.Query != "" {
 		d.Searched = true
-		d.Hits, d.Common, err = s.db.Search(ctx, d.Query, f)
+		d.Hits, d.Common, err = s.review.Search(ctx, d.Query, f)
 	} else {
-		d.List, d.More, err = s.db.ListConversations(ctx, f)
+		d.List, d.More, err = s.ledger.ListConversations(ctx, f)
 		if d.More {
 			next := url.Values{}
 			for k, v := range q {
@@ -70,7 +70,7 @@ func (s *Server) handleReview(c echo.Context) error {
 		return err
 	}
 	if d.Query == "" && len(q) == 0 {
-		d.Deletions, err = s.db.Deletions(ctx, 20)
+		d.Deletions, err = s.review.Deletions(ctx, 20)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (s *Server) reviewFilter(c echo.Context, q url.Values) (agent.ConversationF
 		f.State = st
 	}
 	if name := q.Get("user"); name != "" {
-		u, _, err := s.db.UserByName(c.Request().Context(), name)
+		u, _, err := s.accounts.UserByName(c.Request().Context(), name)
 		if err != nil {
 			return f, agent.Errorf(agent.EINVALID, "Nobody is called %q.", name)
 		}
@@ -161,7 +161,7 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 	if r.version, err = versionParam(c); err != nil {
 		return r, err
 	}
-	if r.versions, _, err = s.db.Versions(ctx, r.conv.ID); err != nil {
+	if r.versions, _, err = s.ledger.Versions(ctx, r.conv.ID); err != nil {
 		return r, err
 	}
 	if r.version < 0 {
@@ -170,10 +170,10 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 	if _, ok := r.versions.Find(r.version); !ok {
 		return r, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", r.conv.ID, r.version)
 	}
-	if r.events, err = s.db.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
+	if r.events, err = s.ledger.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
 		return r, err
 	}
-	r.audit, err = s.db.AuditLog(ctx, r.conv.ID, 1000)
+	r.audit, err = s.review.AuditLog(ctx, r.conv.ID, 1000)
 	return r, err
 }
 

@@ -79,23 +79,26 @@ func (s *Server) routes() {
 	staff.POST("/review/groups/:name/channels/remove", s.handleRemoveGroupChannel)
 	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
 	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
-	if s.a2a != nil {
-		// The A2A server is a protocol adapter of its own (web/inbound/a2aserver): mounted here.
-		a2a := echo.WrapHandler(s.a2a)
-		s.echo.GET("/.well-known/agent-card.json", a2a)
-		s.echo.GET("/a2a/:agent/.well-known/agent-card.json", a2a)
-		s.echo.POST("/a2a/:agent", a2a)
-	}
+}
+
+// MountA2A serves the A2A server (web/inbound/a2aserver, a protocol adapter of its own,
+// built and started by cmd/parley) at its paths: the agent cards and the JSON-RPC endpoints,
+// with their own bearer tokens. Call it before Serve.
+func (s *Server) MountA2A(h http.Handler) {
+	a2a := echo.WrapHandler(h)
+	s.echo.GET("/.well-known/agent-card.json", a2a)
+	s.echo.GET("/a2a/:agent/.well-known/agent-card.json", a2a)
+	s.echo.POST("/a2a/:agent", a2a)
 }
 
 // handleHealth answers 200 "ok" while the database answers and takes writes (a probe write
 // at most every store.ProbeEvery), 503 with the reason otherwise.
 func (s *Server) handleHealth(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := s.db.Ping(ctx); err != nil {
+	if err := s.health.Ping(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
 	}
-	if err := s.db.Writable(ctx); err != nil {
+	if err := s.health.Writable(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "database not writable: "+agent.ErrorMessage(err)+"\n")
 	}
 	return c.String(http.StatusOK, "ok\n")

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -21,10 +20,7 @@ func TestCrossSchemePostsAreRefused(t *testing.T) {
 	servers := map[string]*testServer{}
 	for name, auth := range map[string]web.AuthOptions{"direct": singlePerson, "behind a trusted proxy": proxied} {
 		db := newDB(t)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: auth, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour})
-		if err := srv.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: auth, Runner: runnerFor(db, askerAgent(askerQuestion)), Heartbeat: time.Hour})
 		servers[name] = newTestServerFrom(t, db, srv)
 	}
 	tests := []struct {

@@ -17,15 +17,23 @@ import (
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/notify"
-	"github.com/parley-chat/parley/store"
-	"github.com/parley-chat/parley/web/inbound/a2aserver"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
 // Server is Parley's HTTP front: pages, form posts and the SSE streams.
 type Server struct {
-	echo      *echo.Echo
-	db        *store.DB
+	echo *echo.Echo
+	// The database, in the groups the handlers need (see Store).
+	ledger    Ledger
+	questions Questions
+	library   Library
+	accounts  Accounts
+	tokens    AccessTokens
+	review    Review
+	groups    Groups
+	health    Health
+	// now is the clock of pages and limits.
+	now       func() time.Time
 	runner    *agent.Runner
 	hub       *agent.Hub
 	log       *slog.Logger
@@ -33,7 +41,6 @@ type Server struct {
 	problems  []string
 	// liveProblems are the problems that come and go.
 	liveProblems func() []string
-	a2a          *a2aserver.Server
 	mcp          *mcpserver.Server
 	notifier     *notify.Notifier
 	// email says whether an SMTP server is configured, for the channels' forms.
@@ -64,16 +71,18 @@ type Server struct {
 
 // NewServerOptions configures NewServer.
 type NewServerOptions struct {
-	DB     *store.DB
+	// DB is Parley's database (a *store.DB).
+	DB Store
+	// Now is the clock of pages and limits (default time.Now; tests give the database's).
+	Now    func() time.Time
 	Logger *slog.Logger
-	// Runner runs the agents people talk to, on DB; the server starts and stops it.
+	// Runner runs the agents people talk to, on DB. The server hands it work; whoever made
+	// it starts and stops it (cmd/parley, around the server's Start and Shutdown).
 	Runner *agent.Runner
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
 	// LiveProblems are problems as they stand now (a tool server that is down), shown after them.
 	LiveProblems func() []string
-	// A2A, when set, serves every agent over A2A (v0.3 and v1.0 JSON-RPC).
-	A2A *a2aserver.Options
 	// Uploads bound attached files (zero fields take the defaults).
 	Uploads UploadLimits
 	// Heartbeat is the interval of SSE keep-alive comments (default 15 s).
@@ -111,11 +120,16 @@ type MCPOptions struct {
 
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
-	s := &Server{db: opts.DB, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
+	db := opts.DB
+	s := &Server{ledger: db, questions: db, library: db, accounts: db, tokens: db, review: db, groups: db, health: db,
+		now: opts.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.live.kick = make(chan struct{}, 1)
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	s.uploads = opts.Uploads
 	if s.uploads.MaxBytes <= 0 {
@@ -124,26 +138,20 @@ func NewServer(opts NewServerOptions) *Server {
 	if s.uploads.MaxFiles <= 0 {
 		s.uploads.MaxFiles = DefaultMaxFiles
 	}
-	if opts.A2A != nil {
-		a := *opts.A2A
-		a.CheckFile, a.MaxFiles, a.Logger = s.uploads.check, s.uploads.MaxFiles, s.log
-		a.Watch = s.watch // a revoked client's open requests end as other streams whose access went away
-		s.a2a = a2aserver.New(opts.DB, opts.Runner, a)
-	}
 	s.email = opts.Notify.SMTP != nil
-	s.notifier = notify.New(notify.Options{Outbox: opts.DB, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
-	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: opts.DB.Group, GroupsOf: opts.DB.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
+	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
+	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: db.Group, GroupsOf: db.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
 		s.heartbeat = 15 * time.Second
 	}
 	s.auth, s.limits = opts.Auth.withDefaults(), opts.Limits.withDefaults()
-	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, opts.DB.Now)
-	s.signups = newBucket(5, time.Hour, opts.DB.Now)
-	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, opts.DB.Now)
+	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, s.now)
+	s.signups = newBucket(5, time.Hour, s.now)
+	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, s.now)
 	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
-	s.metrics, s.metricsAccess = newMetrics(opts.DB, s.hub, s.log), opts.Metrics
+	s.metrics, s.metricsAccess = newMetrics(db, db, s.hub, s.log), opts.Metrics
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -162,27 +170,16 @@ func NewServer(opts NewServerOptions) *Server {
 // ServeHTTP makes the server usable with httptest.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Start makes Parley's own accounts, recovers the ledger and starts the agents' pending work.
+// Start starts the server's own work: the metrics count the questions resolved from now
+// on, the notifier delivers, and open streams are checked against their people's access.
+// It comes before the runner's Start, so that the questions a restart expires are counted.
 func (s *Server) Start(ctx context.Context) error {
-	owner, err := s.db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
-	if err != nil {
-		return fmt.Errorf("a2a account: %w", err)
-	}
-	if owner.Role != agent.RoleService {
-		return fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
-	}
 	s.log.Info("sign-in", "auth", s.auth.authDescription())
 	if err := s.metrics.ledger.start(ctx); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	if err := s.runner.Start(ctx); err != nil {
-		return err
-	}
 	s.notifier.Start()
 	go s.sweepStreams()
-	if s.a2a != nil {
-		return s.a2a.Start(ctx, owner)
-	}
 	return nil
 }
 
@@ -194,22 +191,21 @@ func (s *Server) Serve(l net.Listener) error {
 	return nil
 }
 
-// Shutdown stops accepting requests, ends the streams, then interrupts running agent steps
-// (partial text kept) and waits for them, all within ctx.
+// Shutdown stops accepting requests and ends the streams, within ctx. The runner's steps go
+// on: whoever started the runner stops it next (cmd/parley), and closes a mounted A2A server
+// first, so that its streams end too.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.streamsMu.Lock()
 	s.close()
 	s.streamsMu.Unlock()
-	if s.a2a != nil {
-		s.a2a.Close()
-	}
 	s.mcp.Close()
 	s.notifier.Stop()
 	s.fresh.close()
 	err := s.http.Shutdown(ctx)
 	s.streamsWG.Wait() // streams that took their connection over end at once, once closed
-	if rerr := s.runner.Stop(ctx); rerr != nil {
-		return fmt.Errorf("agent steps still running: %w", rerr)
-	}
 	return err
 }
+
+// Uploads are the limits of attached files in force (the defaults filled in): an A2A
+// server checks the files its clients send with them.
+func (s *Server) Uploads() UploadLimits { return s.uploads }

@@ -14,10 +14,7 @@ import (
 // Shutdown gets.
 func TestShutdown_ClosesConnectionsThatSentNothing(t *testing.T) {
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db), Heartbeat: time.Hour})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db), Heartbeat: time.Hour})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

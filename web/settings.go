@@ -70,7 +70,7 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 	if len(d.Errors) > 0 {
 		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
 	}
-	if err := s.db.SetProfile(c.Request().Context(), u.ID, d.DisplayName, d.TimeZone); err != nil {
+	if err := s.accounts.SetProfile(c.Request().Context(), u.ID, d.DisplayName, d.TimeZone); err != nil {
 		return err
 	}
 	ck := &http.Cookie{Name: themeCookie, Value: d.Theme, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode}
@@ -110,7 +110,7 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.db.SetPassword(ctx, u.Name, newHash, u.Name); err != nil {
+	if _, err := s.accounts.SetPassword(ctx, u.Name, newHash, u.Name); err != nil {
 		return err
 	}
 	s.live.changed() // the password's other sessions have ended

@@ -24,7 +24,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
-	secret, _, cerr := s.db.CreateToken(c.Request().Context(), u.ID, name)
+	secret, _, cerr := s.tokens.CreateToken(c.Request().Context(), u.ID, name)
 	if code := agent.ErrorCode(cerr); cerr != nil && code != agent.EINVALID && code != agent.ECONFLICT {
 		return cerr
 	}
@@ -51,7 +51,7 @@ func (s *Server) handleRevokeToken(c echo.Context) error {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
 	name := c.FormValue("name")
-	t, err := s.db.RevokeToken(c.Request().Context(), u.ID, name)
+	t, err := s.tokens.RevokeToken(c.Request().Context(), u.ID, name)
 	if agent.ErrorCode(err) == agent.ENOTFOUND {
 		d, derr := s.settingsData(c, u)
 		if derr != nil {
@@ -69,7 +69,7 @@ func (s *Server) handleRevokeToken(c echo.Context) error {
 
 // accessTokens lists a person's tokens for their settings page.
 func (s *Server) accessTokens(ctx context.Context, userID int64) ([]views.AccessToken, error) {
-	list, err := s.db.Tokens(ctx, userID)
+	list, err := s.tokens.Tokens(ctx, userID)
 	if err != nil {
 		return nil, err
 	}

@@ -63,11 +63,11 @@ type personView struct {
 func (s *Server) personView(ctx context.Context, u agent.User) (personView, error) {
 	var p personView
 	var err error
-	p.sidebar, _, err = s.db.ListConversations(ctx, agent.ConversationFilter{UserID: u.ID, Archived: agent.ArchivedNot, Limit: sidebarSize})
+	p.sidebar, _, err = s.ledger.ListConversations(ctx, agent.ConversationFilter{UserID: u.ID, Archived: agent.ArchivedNot, Limit: sidebarSize})
 	if err != nil {
 		return p, err
 	}
-	p.waiting, p.latest, err = s.db.Waiting(ctx, s.answerScope(u))
+	p.waiting, p.latest, err = s.questions.Waiting(ctx, s.answerScope(u))
 	return p, err
 }
 
@@ -167,14 +167,14 @@ func (s *Server) handleRename(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return s.db.RenameConversation(ctx, id, title)
+		return s.library.RenameConversation(ctx, id, title)
 	})
 }
 
 // handleArchive moves a conversation out of the person's lists, or back (archived=0).
 func (s *Server) handleArchive(c echo.Context) error {
 	return s.manage(c, func(ctx context.Context, id int64) error {
-		return s.db.ArchiveConversation(ctx, id, c.FormValue("archived") != "0")
+		return s.library.ArchiveConversation(ctx, id, c.FormValue("archived") != "0")
 	})
 }
 
@@ -201,7 +201,7 @@ func (s *Server) handleDelete(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	s.runner.StopReply(ctx, conv.ID)
-	if err := s.db.DeleteConversation(ctx, conv.ID, currentUser(c).Name); err != nil {
+	if err := s.library.DeleteConversation(ctx, conv.ID, currentUser(c).Name); err != nil {
 		return err
 	}
 	s.hub.Gone(conv.ID)
@@ -219,9 +219,9 @@ func (s *Server) handleSearch(c echo.Context) error {
 		return s.page(c, http.StatusOK, views.SearchPage(d))
 	}
 	var err error
-	d.Titles, err = s.db.ConversationsTitled(ctx, u.ID, d.Query, sidebarSize)
+	d.Titles, err = s.library.ConversationsTitled(ctx, u.ID, d.Query, sidebarSize)
 	if err == nil {
-		d.Hits, d.Common, err = s.db.Search(ctx, d.Query, agent.ConversationFilter{UserID: u.ID, Limit: sidebarSize})
+		d.Hits, d.Common, err = s.library.Search(ctx, d.Query, agent.ConversationFilter{UserID: u.ID, Limit: sidebarSize})
 	}
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 
 // handleArchived lists the person's archived conversations.
 func (s *Server) handleArchived(c echo.Context) error {
-	list, _, err := s.db.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedOnly, Limit: 500})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedOnly, Limit: 500})
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, check func(c
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(s.closed, cancel)()
-		remove, ok := s.watch(ctx, cancel, check)
+		remove, ok := s.Watch(ctx, cancel, check)
 		defer remove()
 		if ok {
 			body(ctx, w)
@@ -270,7 +270,7 @@ func (ls *liveStream) id() string {
 
 // catchUp sends what the page lacks (see agent.Follower.CatchUp).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
-	return f.CatchUp(ls.ctx, ls.s.db, &ls.Tail, ls)
+	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, ls)
 }
 
 // Live grows the message being written on the page, or puts it there whole when the page
@@ -330,14 +330,14 @@ func (ls *liveStream) Event(ev agent.Event) error {
 	case agent.EventUserMessage:
 		ls.patch(views.UserMessage(views.UserItem(ev)), "#thread", "append", ls.id())
 	case agent.EventIntake:
-		msg, err := ls.s.db.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
+		msg, err := ls.s.ledger.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
 		if err != nil {
 			return err
 		}
 		it := views.UserItem(msg).WithIntake(*ev.Intake)
 		ls.patch(views.UserMessage(it), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
 	case agent.EventPlan:
-		plans, err := ls.s.db.Plans(ctx, ls.conv.ID, ev.ID)
+		plans, err := ls.s.ledger.Plans(ctx, ls.conv.ID, ev.ID)
 		if err != nil {
 			return err
 		}
@@ -355,13 +355,13 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case agent.EventQuestionApproved:
-		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
+		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
 	case agent.EventQuestionResolved:
-		rec, err := ls.s.db.Question(ctx, ev.Resolution.QuestionID)
+		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
 		}
@@ -369,7 +369,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 			// The step goes on, unless the run is over (a restart expires the live questions
 			// of the runs it cut off): the status line says what the run does now.
 			delete(ls.live, rec.ID)
-			if c, err := ls.s.db.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
+			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
 				ls.patch(views.RunStatus(ls.conv, agent.StateRunning, ""), "", "", "")
 			}
 		}
@@ -434,7 +434,7 @@ func queuedID(id int64) string { return "queued-" + strconv.FormatInt(id, 10) }
 // plan, the state, with the stream's cursor at the last event drawn.
 func (ls *liveStream) redraw() error {
 	ctx, s := ls.ctx, ls.s
-	conv, err := s.db.Conversation(ctx, ls.conv.ID)
+	conv, err := s.ledger.Conversation(ctx, ls.conv.ID)
 	if err != nil {
 		return err
 	}
@@ -457,7 +457,7 @@ func (ls *liveStream) redraw() error {
 	ls.patch(views.PlanPanel(t.Plans), "", "", "")
 	ls.patch(views.ConversationState(t.State), "", "", "")
 	ls.patch(views.RunStatus(conv, t.Shown(), t.Error), "", "", "")
-	queued, err := s.db.Queued(ctx, conv.ID)
+	queued, err := s.ledger.Queued(ctx, conv.ID)
 	if err != nil {
 		return err
 	}

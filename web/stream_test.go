@@ -264,10 +264,7 @@ func TestStream_ASlowReaderHurtsNoOne(t *testing.T) {
 		return nil
 	}}
 	db := newDB(t)
-	srv := web.NewServer(web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, long), Heartbeat: time.Hour})
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, long), Heartbeat: time.Hour})
 	ts := newTestServerFrom(t, db, srv)
 	c, err := db.CreateConversation(context.Background(), 0, "long", "long", "")
 	if err != nil {

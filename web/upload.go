@@ -111,11 +111,12 @@ func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
 	if err != nil {
 		return agent.File{}, fmt.Errorf("read upload: %w", err)
 	}
-	return l.check(h.Filename, content)
+	return l.Check(h.Filename, content)
 }
 
-// check takes a file's content, or says why it cannot: too large, empty, not an accepted type.
-func (l UploadLimits) check(name string, content []byte) (agent.File, error) {
+// Check takes a file's content, or says why it cannot: too large, empty, not an accepted
+// type. The A2A server checks the files its clients send with it.
+func (l UploadLimits) Check(name string, content []byte) (agent.File, error) {
 	name = agent.FileName(name)
 	switch {
 	case int64(len(content)) > l.MaxBytes:

@@ -40,7 +40,7 @@ func pinnedVersion(c echo.Context, conv agent.Conversation) int64 {
 // the controls that move between versions where they differ, from one read of its
 // versions. It returns the version read, its path and how many versions there are.
 func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n int64) (views.Thread, agent.Path, int64, int, error) {
-	vs, shown, err := s.db.Versions(ctx, conv.ID)
+	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return views.Thread{}, nil, 0, 0, err
 	}
@@ -51,7 +51,7 @@ func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n i
 		return views.Thread{}, nil, 0, 0, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", conv.ID, n)
 	}
 	path := vs.Path(n)
-	events, err := s.db.PathEvents(ctx, conv.ID, path, 0)
+	events, err := s.ledger.PathEvents(ctx, conv.ID, path, 0)
 	if err != nil {
 		return views.Thread{}, nil, 0, 0, err
 	}
@@ -83,11 +83,11 @@ func (s *Server) handleEditForm(c echo.Context) error {
 	if err != nil {
 		return notFound(conv.ID)
 	}
-	ev, err := s.db.Event(ctx, conv.ID, id)
+	ev, err := s.ledger.Event(ctx, conv.ID, id)
 	if err != nil {
 		return err
 	}
-	vs, shown, err := s.db.Versions(ctx, conv.ID)
+	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Server) handleChooseVersion(c echo.Context) error {
 	if err != nil {
 		return notFound(conv.ID)
 	}
-	if err := s.db.ChooseVersion(c.Request().Context(), conv.ID, n, currentUser(c).Name); err != nil {
+	if err := s.ledger.ChooseVersion(c.Request().Context(), conv.ID, n, currentUser(c).Name); err != nil {
 		return s.composerProblem(c, err)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -149,7 +149,7 @@ func (s *Server) handleRemoveQueued(c echo.Context) error {
 	if err != nil {
 		return notFound(conv.ID)
 	}
-	err = s.db.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name)
+	err = s.ledger.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name)
 	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND { // gone already: the page learns it from the stream
 		return err
 	}
@@ -192,7 +192,7 @@ func (vf *versionFollow) load(ctx context.Context, s *Server, conv agent.Convers
 		vf.path = agent.Path{{Version: 0}}
 		return nil
 	}
-	vs, shown, err := s.db.Versions(ctx, conv.ID)
+	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return err
 	}

@@ -56,10 +56,11 @@ func (o *openStreams) changed() {
 	}
 }
 
-// watch registers a stream whose person must still pass check, then checks once: a change
+// Watch registers a stream whose person must still pass check, then checks once: a change
 // between the request's own check and the registration would otherwise go unseen. It
-// reports whether the stream may start; remove unregisters it.
-func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
+// reports whether the stream may start; remove unregisters it. An A2A server registers its
+// open requests with it (a2aserver.Options.Watch), so that a revoked client's end too.
+func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
 	st := &openStream{check: check, cancel: cancel}
 	remove = s.live.add(st)
 	due, ok := check(ctx)
@@ -73,7 +74,7 @@ func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check fun
 func (s *Server) sweepStreams() {
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
-	seen, _ := s.db.AuthChanges(s.closed)
+	seen, _ := s.accounts.AuthChanges(s.closed)
 	for {
 		all := false
 		select {
@@ -83,10 +84,10 @@ func (s *Server) sweepStreams() {
 			all = true
 		case <-t.C:
 		}
-		if n, err := s.db.AuthChanges(s.closed); err == nil && n != seen {
+		if n, err := s.accounts.AuthChanges(s.closed); err == nil && n != seen {
 			seen, all = n, true
 		}
-		s.live.sweep(s.closed, s.db.Now(), all)
+		s.live.sweep(s.closed, s.now(), all)
 	}
 }
 

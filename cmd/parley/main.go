@@ -399,10 +399,16 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 			log.Warn("notifications link to " + publicURL + ", which nobody can open: set --public-url to Parley's address as people reach it")
 		}
 	}
+	owner, err := a2aAccount(ctx, db)
+	if err != nil {
+		l.Close()
+		db.Close()
+		return err
+	}
 	srv := web.NewServer(web.NewServerOptions{
 		Notify:   web.NotifyOptions{PublicURL: publicURL, SMTP: smtpServer},
-		A2A:      a2aOpts,
 		DB:       db,
+		Now:      db.Now,
 		Runner:   runner,
 		Logger:   log,
 		Problems: problems,
@@ -418,7 +424,14 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Limits:  cfg.Limits,
 		Metrics: cfg.Metrics,
 	})
-	if err := srv.Start(ctx); err != nil {
+	var a2a *a2aserver.Server
+	if a2aOpts != nil {
+		a2aOpts.CheckFile, a2aOpts.MaxFiles, a2aOpts.Logger = srv.Uploads().Check, srv.Uploads().MaxFiles, log
+		a2aOpts.Watch = srv.Watch // a revoked client's open requests end as other streams whose access went away
+		a2a = a2aserver.New(db, runner, *a2aOpts)
+		srv.MountA2A(a2a)
+	}
+	if err := start(ctx, srv, runner, a2a, owner); err != nil {
 		l.Close()
 		db.Close()
 		return err
@@ -438,7 +451,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	case err := <-errc:
 		stopCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
 		defer cancel()
-		srv.Shutdown(stopCtx)
+		shutdown(stopCtx, srv, runner, a2a)
 		closeTools()
 		db.Close()
 		return err
@@ -451,7 +464,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	// closeWait, 4 s, and acp's, 3 s, at most, side by side), and the database last.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace/2-time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := shutdown(shutdownCtx, srv, runner, a2a); err != nil {
 		// Steps may still be writing: leave the database to the process exit.
 		closeTools()
 		return fmt.Errorf("shutdown: %w", err)
@@ -460,6 +473,49 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	err = <-errc
 	if cerr := db.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// a2aAccount makes Parley's own account, which owns the conversations of A2A clients (made
+// whether or not A2A is served, so that nobody can take its name).
+func a2aAccount(ctx context.Context, db *store.DB) (agent.User, error) {
+	owner, err := db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+	if err != nil {
+		return owner, fmt.Errorf("a2a account: %w", err)
+	}
+	if owner.Role != agent.RoleService {
+		return owner, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
+	}
+	return owner, nil
+}
+
+// start starts the web server's own work, then the runner's (it recovers the ledger and
+// takes up pending work; the metrics count what that resolves), then the A2A server, if
+// any, which takes up the tasks a stop interrupted.
+func start(ctx context.Context, srv *web.Server, runner *agent.Runner, a2a *a2aserver.Server, owner agent.User) error {
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	if err := runner.Start(ctx); err != nil {
+		return err
+	}
+	if a2a != nil {
+		return a2a.Start(ctx, owner)
+	}
+	return nil
+}
+
+// shutdown stops what start started, within ctx: the A2A server's streams end (each telling
+// its client that the task goes on), the web server stops taking requests and ends its
+// streams, then the running agent steps are interrupted (partial text kept) and waited for.
+func shutdown(ctx context.Context, srv *web.Server, runner *agent.Runner, a2a *a2aserver.Server) error {
+	if a2a != nil {
+		a2a.Close()
+	}
+	err := srv.Shutdown(ctx)
+	if rerr := runner.Stop(ctx); rerr != nil {
+		return fmt.Errorf("agent steps still running: %w", rerr)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,14 +19,14 @@ import (
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/inbound/a2aserver"
 )
 
 // Server is a started Parley on an httptest server.
 type Server struct {
 	*httptest.Server
-	DB     *store.DB
-	Web    *web.Server
-	Runner *agent.Runner
+	*Parley
+	DB *store.DB
 }
 
 // Serve starts Parley on db (a fresh database when nil) with opts, serving agents; it
@@ -33,11 +34,16 @@ type Server struct {
 // to local accounts.
 func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agent.Agent) *Server {
 	t.Helper()
+	return ServeA2A(t, db, opts, nil, agents...)
+}
+
+// ServeA2A is Serve with the A2A server too, when a2a is set.
+func ServeA2A(t testing.TB, db *store.DB, opts web.NewServerOptions, a2a *a2aserver.Options, agents ...agent.Agent) *Server {
+	t.Helper()
 	if db == nil {
 		db = storetest.New(t)
 	}
-	r := Runner(db, agents...)
-	opts.DB, opts.Runner, opts.Heartbeat = db, r, time.Hour
+	opts.DB, opts.Runner, opts.Heartbeat = db, Runner(db, agents...), time.Hour
 	// The address is known before the server is made, so that notifications link to it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -46,23 +52,88 @@ func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agen
 	if opts.Notify.PublicURL == "" {
 		opts.Notify.PublicURL = "http://" + l.Addr().String()
 	}
-	srv := web.NewServer(opts)
-	if err := srv.Start(context.Background()); err != nil {
+	p, err := Start(context.Background(), db, opts, a2a)
+	if err != nil {
 		l.Close()
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(srv)
+	ts := httptest.NewUnstartedServer(p)
 	ts.Listener.Close()
 	ts.Listener = l
 	ts.Start()
-	s := &Server{Server: ts, DB: db, Web: srv, Runner: r}
+	s := &Server{Server: ts, Parley: p, DB: db}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		p.Shutdown(ctx)
 		ts.Close()
 	})
 	return s
+}
+
+// Parley is what `parley serve` runs: the web server, the runner of its agents and, when
+// asked, the A2A server, started and stopped in cmd/parley's order.
+type Parley struct {
+	Web    *web.Server
+	Runner *agent.Runner
+	A2A    *a2aserver.Server // nil without A2A
+}
+
+// Start starts Parley on db with opts (opts.Runner set) as cmd/parley does: Parley's A2A
+// account, the web server's own work, the runner's, then the A2A server when a2a is set,
+// mounted on the web server. Opts.DB and Now default to db and its clock. What it built is
+// returned with an error too, to be shut down.
+func Start(ctx context.Context, db *store.DB, opts web.NewServerOptions, a2a *a2aserver.Options) (*Parley, error) {
+	if opts.DB == nil {
+		opts.DB = db
+	}
+	if opts.Now == nil {
+		opts.Now = db.Now
+	}
+	p := &Parley{Web: web.NewServer(opts), Runner: opts.Runner}
+	owner, err := db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+	if err != nil {
+		return p, fmt.Errorf("a2a account: %w", err)
+	}
+	if owner.Role != agent.RoleService {
+		return p, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A", agent.A2AAccount)
+	}
+	if a2a != nil {
+		a := *a2a
+		a.CheckFile, a.MaxFiles, a.Logger = p.Web.Uploads().Check, p.Web.Uploads().MaxFiles, opts.Logger
+		a.Watch = p.Web.Watch
+		p.A2A = a2aserver.New(db, p.Runner, a)
+		p.Web.MountA2A(p.A2A)
+	}
+	if err := p.Web.Start(ctx); err != nil {
+		return p, err
+	}
+	if err := p.Runner.Start(ctx); err != nil {
+		return p, err
+	}
+	if p.A2A != nil {
+		return p, p.A2A.Start(ctx, owner)
+	}
+	return p, nil
+}
+
+// ServeHTTP serves the web server's routes (and the A2A server's, when mounted).
+func (p *Parley) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.Web.ServeHTTP(w, r) }
+
+// Serve accepts connections on l until Shutdown.
+func (p *Parley) Serve(l net.Listener) error { return p.Web.Serve(l) }
+
+// Shutdown stops Parley as cmd/parley does, within ctx: the A2A server's streams, the web
+// server, then the agents' running steps.
+func (p *Parley) Shutdown(ctx context.Context) error {
+	if p.A2A != nil {
+		p.A2A.Close()
+	}
+	err := p.Web.Shutdown(ctx)
+	if rerr := p.Runner.Stop(ctx); rerr != nil {
+		return fmt.Errorf("agent steps still running: %w", rerr)
+	}
+	return err
 }
 
 // Runner runs agents on db, as cmd/parley wires it: for a test that starts a web.Server of

@@ -29,8 +29,8 @@ import (
 // "s3cret", to one person without sign-in.
 func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) *webtest.Server {
 	t.Helper()
-	return webtest.Serve(t, nil, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone},
-		A2A: &a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}}, agents...)
+	return webtest.ServeA2A(t, nil, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}},
+		&a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}, agents...)
 }
 
 func a2aClient(t *testing.T, base, agentName string) *a2aclient.Client {
@@ -191,11 +191,11 @@ func TestA2AServer_NeedsTheToken(t *testing.T) {
 
 func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	open := func() (*httptest.Server, *web.Server, *store.DB) {
+	open := func() (*httptest.Server, *webtest.Parley, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
-			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"}})
-		if err := srv.Start(context.Background()); err != nil {
+		srv, err := webtest.Start(context.Background(), db, web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour},
+			&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return httptest.NewServer(srv), srv, db
@@ -251,11 +251,11 @@ func TestA2AServer_TextAnswersAndChangingTheSubject(t *testing.T) {
 
 func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	open := func(a agent.Agent) (*httptest.Server, *web.Server, *store.DB) {
+	open := func(a agent.Agent) (*httptest.Server, *webtest.Parley, *store.DB) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, a), Heartbeat: time.Hour,
-			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "slow"}})
-		if err := srv.Start(context.Background()); err != nil {
+		srv, err := webtest.Start(context.Background(), db, web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, a), Heartbeat: time.Hour},
+			&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "slow"})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return httptest.NewServer(srv), srv, db

@@ -35,7 +35,7 @@ const cliActor = "parley a2a-client (command line)"
 func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...agent.Agent) (*httptest.Server, *store.DB) {
 	t.Helper()
 	opts.DefaultAgent = agents[0].Info().Name
-	s := webtest.Serve(t, storetest.Open(t, path), web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}, A2A: &opts}, agents...)
+	s := webtest.ServeA2A(t, storetest.Open(t, path), web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}}, &opts, agents...)
 	return s.Server, s.DB
 }
 
@@ -318,11 +318,11 @@ func TestA2AServer_SharedTokenIsTheDefaultClient(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	open := func() (*web.Server, *store.DB, error) {
+	open := func() (*webtest.Parley, *store.DB, error) {
 		db := storetest.Open(t, path)
-		srv := web.NewServer(web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour,
-			A2A: &a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"}})
-		return srv, db, srv.Start(ctx)
+		srv, err := webtest.Start(ctx, db, web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, askerAgent(askerQuestion)), Heartbeat: time.Hour},
+			&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "asker"})
+		return srv, db, err
 	}
 	srv, db, err := open()
 	if err != nil {

@@ -333,7 +333,7 @@ func TestAskPerson_WaitingSendsProgressAndShutdownLeavesTheQuestion(t *testing.T
 			// Parley stops: the waiting call ends at once, pending; the question stays asked.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := s.Web.Shutdown(ctx); err != nil {
+			if err := s.Shutdown(ctx); err != nil {
 				t.Fatalf("shutdown with a call waiting: %v", err)
 			}
 			select {
