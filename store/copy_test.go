@@ -257,8 +257,8 @@ func column(t *testing.T, driver, dsn, query string) []string {
 }
 
 func TestCopyTo(t *testing.T) {
+	target := storetest.Schema(t) // first: without a server, skip before any work
 	in := fillInstall(t)
-	target := storetest.Schema(t)
 	from := storetest.Open(t, in.path)
 	want := viewOf(t, from, in)
 	to := storetest.Open(t, target)
@@ -361,6 +361,7 @@ func TestCopyTo_SQLiteTarget(t *testing.T) {
 
 // A copy that fails part way leaves the target as it was: empty, ready for another try.
 func TestCopyTo_AllOrNothing(t *testing.T) {
+	target := storetest.Schema(t)
 	in := fillInstall(t)
 	// Text PostgreSQL cannot hold (a NUL), in a table copied late.
 	raw, err := sql.Open("sqlite3", "file:"+in.path)
@@ -371,7 +372,6 @@ func TestCopyTo_AllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	target := storetest.Schema(t)
 	from, to := storetest.Open(t, in.path), storetest.Open(t, target)
 	_, err = store.CopyTo(ctx, from, to)
 	if err == nil || !strings.Contains(err.Error(), "audit_log") {
