@@ -111,6 +111,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return runGroup(ctx, args, getenv, stdio)
 	case "a2a-client":
 		return runA2AClient(ctx, args, getenv, stdio)
+	case "migrate-to":
+		return runMigrateTo(ctx, args, getenv, stdio)
 	case "chat":
 		return runChat(ctx, args, getenv, stdio)
 	case "bench":
@@ -141,6 +143,7 @@ const usage = `usage:
   parley a2a-client add NAME                     make an A2A client's token (printed once, alone on stdout)
   parley a2a-client list
   parley a2a-client revoke NAME                  refuse its token; its open streams end
+  parley migrate-to [--db FILE] postgres://...   move the install to a new, empty PostgreSQL database (stop serve first)
   parley chat [flags] [MESSAGE]                  chat with an agent over the API (parley chat -h)
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
