@@ -28,6 +28,7 @@ var notCopied = map[string]string{
 	"schema_migrations": "each database records its own",
 	"auth_changes":      "the target has its own counter",
 	"write_probe":       "/healthz rewrites it",
+	"instances":         "the processes that served the file; those serving the target register themselves",
 }
 
 // ErrTargetNotEmpty is CopyTo refusing a database that already holds Parley's data.

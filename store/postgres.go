@@ -294,3 +294,12 @@ func (db *DB) migratePostgres(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Describe names a database for logs and messages: a SQLite file as it is, a PostgreSQL URL
+// without its password.
+func Describe(dsn string) string {
+	if IsPostgres(dsn) {
+		return redactURL(dsn)
+	}
+	return dsn
+}

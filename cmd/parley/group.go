@@ -23,7 +23,7 @@ func runGroup(ctx context.Context, args []string, getenv func(string) string, st
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("group "+sub, flag.ContinueOnError)
 	fs.SetOutput(std.err)
-	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file or postgres:// URL (PARLEY_DB)")
 	askers := fs.Bool("askers", false, "add the people as askers: they may ask the group, and do not get its questions")
 	// Flags may come anywhere: parse the words between them.
 	var words []string

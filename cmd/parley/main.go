@@ -164,7 +164,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Addr, "addr", env("PARLEY_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (PARLEY_ADDR)")
-	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB); one process per database")
+	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file, or a postgres:// URL for several instances (PARLEY_DB); one process per SQLite file")
 	fs.StringVar(&cfg.Synchronous, "synchronous", getenv("PARLEY_SYNCHRONOUS"),
 		"normal: a commit survives a crash, power loss may undo the last ones; full: every commit is on disk when made, slower (PARLEY_SYNCHRONOUS, default normal)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
@@ -446,7 +446,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if cfg.Metrics.Open && !web.LoopbackHost(cfg.Addr) {
 		log.Warn("GET /metrics is open to anyone who can reach " + cfg.Addr + ": keep it on a private network, or use --metrics token")
 	}
-	log.Info("listening on http://"+l.Addr().String(), "db", cfg.DB)
+	log.Info("listening on http://"+l.Addr().String(), "db", store.Describe(cfg.DB))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

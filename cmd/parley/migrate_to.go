@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 
 	"github.com/parley-chat/parley/store"
@@ -44,7 +43,7 @@ func runMigrateTo(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("migrate-to: %w", err)
 	}
 	defer from.Close()
-	shown := redacted(target)
+	shown := store.Describe(target)
 	to, err := store.Open(ctx, target)
 	if err != nil {
 		return fmt.Errorf("migrate-to: %w", err)
@@ -65,13 +64,4 @@ func runMigrateTo(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(std.out, "The search index was rebuilt from what was copied. %s is unchanged: keep it as a backup.\n", *dbPath)
 	fmt.Fprintf(std.out, "Start Parley on the new database (with its password, if it has one):\n  parley serve --db '%s'\n", shown)
 	return nil
-}
-
-// redacted is a database URL without its password, to print.
-func redacted(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "the PostgreSQL database"
-	}
-	return u.Redacted()
 }

@@ -42,7 +42,7 @@ func addListRevoke(cmd string, args []string, getenv func(string) string, std st
 	sub, args = args[0], args[1:]
 	fs := flag.NewFlagSet(cmd+" "+sub, flag.ContinueOnError)
 	fs.SetOutput(std.err)
-	db := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	db := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file or postgres:// URL (PARLEY_DB)")
 	if flags != nil {
 		flags(fs)
 	}
@@ -83,7 +83,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("user "+sub, flag.ContinueOnError)
 	fs.SetOutput(std.err)
-	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file (PARLEY_DB)")
+	dbPath := fs.String("db", envOr(getenv, "PARLEY_DB", "./parley.db"), "SQLite database file or postgres:// URL (PARLEY_DB)")
 	role := fs.String("role", "", "user or staff (add: the first account is staff, later ones users)")
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input instead of making one up")
 	name, rest, err := nameAndFlags(fs, args)
