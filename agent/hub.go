@@ -112,6 +112,26 @@ func (w *LiveWriter) Write(delta string) {
 	c.mu.Unlock()
 }
 
+// Len is how much of the message the hub holds, and whether it is still being written.
+func (w *LiveWriter) Len() (n int, open bool) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return len(w.m.text), w.c.open == w.m
+}
+
+// Followed reports whether a stream follows the conversation.
+func (h *Hub) Followed(conversationID int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.convs[conversationID]
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.followers) > 0
+}
+
 // Message is the id of the message the writer writes.
 func (w *LiveWriter) Message() string { return w.m.id }
 

@@ -46,6 +46,10 @@ func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 type Ledger interface {
 	// Observe sets the function that receives each transaction's events once committed.
 	Observe(fn func([]Event))
+	// ObserveRemote sets what the hub hears of other instances; DraftText reads the text of
+	// a message another instance is writing, as its drafts hold it so far.
+	ObserveRemote(Remote)
+	DraftText(ctx context.Context, conversationID int64, messageID string) (string, error)
 	// CreateConversation starts a conversation of the user's; a used non-empty nonce returns
 	// its conversation.
 	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)
@@ -122,7 +126,8 @@ type Ledger interface {
 	RenewEvery() time.Duration
 	// InterruptedConversations lists the agent's conversations whose run was cut off.
 	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
-	// LiveQuestions returns the pending questions asked on a live connection (Question.Live).
+	// LiveQuestions returns the pending questions asked on a live connection (Question.Live)
+	// whose step no longer runs: the connection went with it.
 	LiveQuestions(ctx context.Context) ([]int64, error)
 	// DueQuestions returns pending questions whose deadline has passed.
 	DueQuestions(ctx context.Context, now time.Time) ([]int64, error)
@@ -157,6 +162,14 @@ type Takeover struct {
 	Queued      []QueuedStep
 	Interrupted []int64
 	Lost        bool
+}
+
+// Remote is what the hub hears of other instances sharing the database (PostgreSQL; a
+// SQLite file has one): the text their steps are writing, as their drafts are stored, and
+// the conversations they delete. Their events reach it through Observe like this instance's.
+type Remote struct {
+	Drafts func([]Draft)
+	Gone   func(conversationID int64)
 }
 
 // ConversationFilter selects conversations for a list: a person's own, or (staff) anyone's

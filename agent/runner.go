@@ -103,6 +103,7 @@ func NewRunner(opts RunnerOptions) *Runner {
 		r.hub.Publish(evs)
 		r.watch.Publish(evs)
 	})
+	r.ledger.ObserveRemote(Remote{Drafts: r.liveDrafts, Gone: r.hub.Gone})
 	return r
 }
 

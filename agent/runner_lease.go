@@ -70,3 +70,28 @@ func (r *Runner) cancelRunning(cause error) {
 		s.cancel(cause)
 	}
 }
+
+// liveDrafts writes the text another instance's steps are writing, as their drafts arrive,
+// into the hub, for the streams that follow it here. A stream that began in the middle of a
+// message gets its text so far from the drafts stored.
+func (r *Runner) liveDrafts(drafts []Draft) {
+	for _, d := range drafts {
+		if !r.hub.Followed(d.ConversationID) {
+			continue
+		}
+		w := r.hub.Writer(d.ConversationID, d.MessageID, d.Author)
+		n, open := w.Len()
+		switch {
+		case !open || d.At+len(d.Text) <= n:
+		case d.At <= n:
+			w.Write(d.Text[n-d.At:])
+		default:
+			text, err := r.ledger.DraftText(context.WithoutCancel(r.ctx), d.ConversationID, d.MessageID)
+			if err != nil {
+				r.log.Error("live text of another instance", "conversation", d.ConversationID, "error", err)
+			} else if len(text) > n {
+				w.Write(text[n:])
+			}
+		}
+	}
+}

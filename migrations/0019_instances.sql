@@ -1,6 +1,5 @@
 -- instances are the Parley processes serving the database, each renewing seen_at while it
--- lives. The steps it runs, the drafts it saves and the live questions it holds name it as
--- their owner: when it stops renewing, another instance takes them over, as a restart does
+-- lives. The steps it runs and the drafts it saves name it as their owner: when it stops renewing, another instance takes them over, as a restart does
 -- after a crash (on SQLite, one process at a time: the one starting takes over everything).
 CREATE TABLE instances (
 	id         TEXT PRIMARY KEY,
@@ -10,5 +9,4 @@ CREATE TABLE instances (
 );
 ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE draft_batches ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-ALTER TABLE questions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX steps_owner ON steps (owner) WHERE state IN ('queued', 'started');

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,15 @@ type DB struct {
 	registered             bool
 	// Lease is how long this instance's work stays its own without a renewal (default Lease).
 	Lease time.Duration
+	// On PostgreSQL: the notification channel of the schema, the newest event the observer
+	// was handed, what else the hub hears of other instances, the stop of the listener.
+	channel    string
+	heardUpTo  int64
+	remoteObs  agent.Remote
+	onAuth     func()
+	stopListen func()
+	// batch is the draft batch the transaction under way saved, for its notification.
+	batch int64
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
@@ -209,6 +219,7 @@ func uriPath(path string) string {
 func (db *DB) Close() error {
 	db.resign(context.Background())
 	if db.pg {
+		db.stopListen()
 		return db.write.Close()
 	}
 	err := db.read.Close()
@@ -288,13 +299,14 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	if db.writes != nil {
 		defer db.timeWrite(time.Now(), &err)
 	}
-	db.committed = db.committed[:0]
+	db.committed, db.batch = db.committed[:0], 0
 	err = db.commit(ctx, fn)
 	db.noteWrite(err)
 	if err != nil {
 		return err
 	}
-	if db.observe != nil && len(db.committed) > 0 {
+	// On PostgreSQL the observer takes every instance's events from the notifications.
+	if db.observe != nil && len(db.committed) > 0 && !db.pg {
 		db.observe(db.committed)
 	}
 	clear(db.committed)
@@ -316,6 +328,16 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		return storageError(err)
+	}
+	if db.pg && len(db.committed) > 0 {
+		if err := db.notifyInstances(ctx, tx, "e"+strconv.FormatInt(db.committed[len(db.committed)-1].ID, 10)); err != nil {
+			return storageError(err)
+		}
+	}
+	if db.pg && db.batch != 0 {
+		if err := db.notifyInstances(ctx, tx, "d"+strconv.FormatInt(db.batch, 10)); err != nil {
+			return storageError(err)
+		}
 	}
 	return storageError(tx.Commit())
 }

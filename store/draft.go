@@ -92,6 +92,7 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
 			return fmt.Errorf("save drafts: %w", err)
 		}
 		db.drafts.add(id, drafts)
+		db.batch = id
 		return nil
 	})
 }

@@ -25,7 +25,7 @@ func newInstance() (id, name string) {
 	return hex.EncodeToString(b), fmt.Sprintf("%s pid %d", host, os.Getpid())
 }
 
-// Instance is the id this process's steps, drafts and live questions carry as their owner.
+// Instance is the id this process's steps and drafts carry as their owner.
 func (db *DB) Instance() string { return db.instance }
 
 // RenewEvery is how often a server renews its lease (agent.Ledger): on PostgreSQL a third of
@@ -45,8 +45,8 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 	var t agent.Takeover
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		now := formatTime(db.Now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)`,
-			db.instance, db.instanceName, now, now); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, db.instance, db.instanceName, now, now); err != nil {
 			return fmt.Errorf("register instance: %w", err)
 		}
 		db.registered = true

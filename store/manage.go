@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/parley-chat/parley/agent"
@@ -94,6 +95,11 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 		}
 		detail := fmt.Sprintf("conversation %d %q of %s with %s: %d messages, %d questions, %d documents",
 			id, c.Title, owner, c.Agent, messages, questions, documents)
+		if db.pg {
+			if err := db.notifyInstances(ctx, tx, "g"+strconv.FormatInt(id, 10)); err != nil {
+				return err
+			}
+		}
 		return db.audit(ctx, tx, actor, "delete conversation", 0, detail)
 	})
 }

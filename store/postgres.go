@@ -224,6 +224,21 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	// The listener starts from the newest event: what came before is in the log.
+	if err := pool.QueryRowContext(ctx, `SELECT current_schema(), coalesce(max(id), 0) FROM events`).Scan(&db.channel, &db.heardUpTo); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	db.channel = "parley:" + db.channel
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go db.listen(lctx, cfg, done)
+	db.stopListen = func() { cancel(); <-done }
 	return db, nil
 }
 

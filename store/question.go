@@ -124,8 +124,8 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.
 	}
 	now := db.Now()
 	// The event id is not known yet: insert the question first, then the event, then link them.
-	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at, owner)
-		VALUES (?, ?, NULL, ?, '{}', ?, ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now), db.instance)
+	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
+		VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
 	if err != nil {
 		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
@@ -384,10 +384,11 @@ func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) 
 }
 
 // LiveQuestions returns the pending questions asked on a live connection (Question.Live)
-// held by instances gone: their connections went with them.
+// whose step no longer runs (a crash, or an instance gone, cut it off): the connection went
+// with it.
 func (db *DB) LiveQuestions(ctx context.Context) ([]int64, error) {
-	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions WHERE state = 'pending' AND json_extract(spec, '$.live') = 1
-		AND owner NOT IN (SELECT id FROM instances) ORDER BY id`)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions q WHERE state = 'pending' AND json_extract(spec, '$.live') = 1
+		AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = q.run_id AND s.state = 'started') ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("live questions: %w", err)
 	}

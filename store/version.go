@@ -90,6 +90,12 @@ func pathEvents(ctx context.Context, q queryer, convID int64, p agent.Path, afte
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
+	return scanEvents(rows)
+}
+
+// scanEvents reads and closes rows of id, conversation_id, run_id, kind, payload,
+// created_at and version.
+func scanEvents(rows *sql.Rows) ([]agent.Event, error) {
 	defer rows.Close()
 	var out []agent.Event
 	for rows.Next() {

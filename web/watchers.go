@@ -70,6 +70,11 @@ func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check fun
 	return remove, ok
 }
 
+// CheckStreams checks every open stream now, ending those whose person may no longer follow
+// them: for a change of access made in another instance or by a command, which the store
+// hears of before any event committed after it (store.DB.OnAuthChange).
+func (s *Server) CheckStreams() { s.live.sweep(s.closed, s.now(), true) }
+
 // sweepStreams checks the open streams until the server closes.
 func (s *Server) sweepStreams() {
 	t := time.NewTicker(sweepEvery)

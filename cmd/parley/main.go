@@ -427,6 +427,8 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Limits:  cfg.Limits,
 		Metrics: cfg.Metrics,
 	})
+	db.OnAuthChange(srv.CheckStreams) // a change made in another instance or by a command
+
 	var a2a *a2aserver.Server
 	if a2aOpts != nil {
 		a2aOpts.CheckFile, a2aOpts.MaxFiles, a2aOpts.Logger = srv.Uploads().Check, srv.Uploads().MaxFiles, log
