@@ -63,6 +63,8 @@ type Config struct {
 	Limits web.Limits
 	// Synchronous is SQLite's synchronous setting: normal (the default) or full.
 	Synchronous string
+	// Lease is how long an instance's runs stay its own without a renewal (PostgreSQL).
+	Lease time.Duration
 	// Metrics says who may read GET /metrics (--metrics, PARLEY_METRICS_TOKEN).
 	Metrics web.MetricsOptions
 	// PublicURL is Parley's address as people reach it, for the links notifications carry
@@ -179,6 +181,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("PARLEY_BUILTIN_PACE: %w", err)
 	}
 	fs.DurationVar(&cfg.Pace, "builtin-pace", pace, "delay between streamed tokens of the built-in agents (PARLEY_BUILTIN_PACE)")
+	lease, err := time.ParseDuration(env("PARLEY_LEASE", store.Lease.String()))
+	if err != nil || lease < time.Second {
+		return cfg, fmt.Errorf("PARLEY_LEASE %q: a duration of a second or more", env("PARLEY_LEASE", ""))
+	}
+	fs.DurationVar(&cfg.Lease, "lease", lease, "on PostgreSQL, how long an instance that stops renewing keeps its runs before another takes them over (PARLEY_LEASE)")
 	maxUpload, err := parseBytes(env("PARLEY_MAX_UPLOAD", "10MB"))
 	if err != nil {
 		return cfg, fmt.Errorf("PARLEY_MAX_UPLOAD: %w", err)
@@ -203,6 +210,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if err := checkAuth(cfg); err != nil {
 		return cfg, err
+	}
+	if cfg.Lease < time.Second {
+		return cfg, fmt.Errorf("--lease %s: a second or more", cfg.Lease)
 	}
 	switch strings.ToLower(cfg.Synchronous) {
 	case "", "normal", "full":
@@ -367,6 +377,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if err != nil {
 		return err
 	}
+	db.Lease = cfg.Lease
 
 	built := map[string]bool{}
 	for _, a := range configured {

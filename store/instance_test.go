@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store/storetest"
+)
+
+// Two instances on one PostgreSQL database hear each other: the events either commits reach
+// both observers in commit order, and the drafts one saves reach the other's remote observer.
+func TestDB_InstancesHearEachOther(t *testing.T) {
+	url := storetest.Schema(t)
+	a, b := storetest.Open(t, url), storetest.Open(t, url)
+	var mu sync.Mutex
+	var seenA, seenB []int64
+	var drafts []agent.Draft
+	a.Observe(func(evs []agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			seenA = append(seenA, ev.ID)
+		}
+	})
+	b.Observe(func(evs []agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			seenB = append(seenB, ev.ID)
+		}
+	})
+	b.ObserveRemote(agent.Remote{Drafts: func(d []agent.Draft) {
+		mu.Lock()
+		defer mu.Unlock()
+		drafts = append(drafts, d...)
+	}})
+	c, _ := a.CreateConversation(ctx, 0, "tester", "t", "")
+	var want []int64
+	for i := range 10 {
+		db := a
+		if i%2 == 1 {
+			db = b
+		}
+		ev, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, Kind: agent.EventPlan, Plan: &agent.Plan{Title: "p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ev.ID)
+	}
+	if err := a.SaveDrafts(ctx, []agent.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", Text: "Hello "}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveDrafts(ctx, []agent.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", At: 6, Text: "world"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seenA) >= len(want) && len(seenB) >= len(want) && len(drafts) >= 2
+	}
+	for deadline := time.Now().Add(10 * time.Second); !done() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seenA, want) || !slices.Equal(seenB, want) {
+		t.Errorf("A observed %v, B %v; want both %v", seenA, seenB, want)
+	}
+	var text strings.Builder
+	for _, d := range drafts {
+		text.WriteString(d.Text)
+	}
+	if text.String() != "Hello world" {
+		t.Errorf("B heard drafts %+v", drafts)
+	}
+	if got, err := b.DraftText(ctx, c.ID, "1-1"); err != nil || got != "Hello world" {
+		t.Errorf("DraftText = %q, %v", got, err)
+	}
+}
