@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/store"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -31,6 +32,11 @@ type benchOptions struct {
 	idle     int
 	page     int
 	profile  string
+	// db is the PostgreSQL database to run on (a new schema each run), "" for SQLite;
+	// instances is how many Parley processes serve it (2: the conversations start on the
+	// first and are read from the second, so that every token crosses the database).
+	db        string
+	instances int
 }
 
 const benchUsage = `usage: parley bench [flags]
@@ -58,6 +64,8 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.answers, "answers", 200, "conversations answering a question at once (0 skips)")
 	fs.IntVar(&o.idle, "idle", 10000, "idle streams held for the memory figure (0 skips)")
 	fs.IntVar(&o.page, "page", 2000, "messages of the conversation whose page is timed (0 skips)")
+	fs.StringVar(&o.db, "db", "", "a postgres:// URL to run Parley on PostgreSQL (a new schema each run); default a new SQLite file")
+	fs.IntVar(&o.instances, "instances", 1, "Parley processes on the one database (2 needs --db): conversations start on the first and stream from the second")
 	fs.StringVar(&o.profile, "profile", "", "directory to write Parley's CPU profile of each run into (from the first token due to the end)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -78,6 +86,12 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 		}
 		o.backends = append(o.backends, b)
 	}
+	if o.db != "" && !store.IsPostgres(o.db) {
+		return o, fmt.Errorf("--db %q: a postgres:// URL", o.db)
+	}
+	if o.instances < 1 || o.instances > 2 || o.instances == 2 && o.db == "" {
+		return o, errors.New("--instances: 1, or 2 with --db")
+	}
 	if o.rate <= 0 || o.seconds <= 0 {
 		return o, errors.New("--rate and --seconds must be positive")
 	}
@@ -92,8 +106,8 @@ func runBench(ctx context.Context, args []string, stdio stdio) error {
 	}
 	out := stdio.out
 	tokens := int(o.rate * o.seconds)
-	fmt.Fprintf(out, "parley bench: %d CPUs, replies of %d tokens (%.1f bytes each on average) at %g tokens/s\n\n",
-		runtime.NumCPU(), tokens, avgTokenBytes(tokens), o.rate)
+	fmt.Fprintf(out, "parley bench: %d CPUs, replies of %d tokens (%.1f bytes each on average) at %g tokens/s, on %s, %d instance(s)\n\n",
+		runtime.NumCPU(), tokens, avgTokenBytes(tokens), o.rate, benchDescribe(o), o.instances)
 	fmt.Fprintln(out, "streams  agent     delay p50   p99      max     delivered        Parley µs/token  bare µs/token  ratio  SSE B/text B  peak RSS  bench µs/token")
 	for _, n := range o.streams {
 		bare, err := benchRun(ctx, o, n, "bare")
@@ -191,7 +205,7 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	r := benchResult{name: backend, streams: n}
 	tokens := int(o.rate * o.seconds)
 	client := benchClient()
-	var server, peer *child
+	var server, second, peer *child
 	var err error
 	lead := 2*time.Second + time.Duration(n)*8*time.Millisecond
 	switch backend {
@@ -220,12 +234,28 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 			defer os.Remove(config)
 			env = append(env, "PARLEY_CONFIG="+config)
 		}
-		if server, err = startParley("", o, fmt.Sprintf("%s-%d", backend, n), env...); err != nil {
+		db, clean, err := benchDatabase(o)
+		if err != nil {
 			return r, err
+		}
+		defer clean()
+		if server, err = startParley(db, o, fmt.Sprintf("%s-%d", backend, n), env...); err != nil {
+			return r, err
+		}
+		if o.instances == 2 {
+			if second, err = startParley(db, o, fmt.Sprintf("%s-%d-b", backend, n), env...); err != nil {
+				server.stop()
+				return r, err
+			}
+			defer second.stop()
 		}
 	}
 	defer server.stop()
 	base := "http://" + server.addr
+	readBase := base
+	if second != nil {
+		readBase = "http://" + second.addr
+	}
 	t0 := time.Now().Add(lead)
 	plans := make([]builtin.BenchPlan, n)
 	urls := make([]string, n)
@@ -248,8 +278,11 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 			urls[i] = base + "/s?plan=" + url.QueryEscape(plans[i].String())
 			return nil
 		}
-		var err error
-		urls[i], err = openConversation(ctx, client, base, benchPerson(i), agentName, plans[i].String())
+		path, err := startConversation(ctx, client, base, benchPerson(i), agentName, plans[i].String())
+		if err != nil {
+			return err
+		}
+		urls[i], err = streamURL(ctx, client, readBase, benchPerson(i), path)
 		return err
 	}); err != nil {
 		return r, fmt.Errorf("%s: %w\n%s", backend, err, server.tail())
@@ -278,13 +311,21 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 	if o.profile != "" && backend != "bare" {
 		server.cmd.Process.Signal(syscall.SIGUSR1)
 	}
-	cpu0, self0 := procCPU(server.pid()), selfCPU()
+	// With two instances, Parley's CPU and memory are both processes'.
+	parleyCPU := func() time.Duration {
+		d := procCPU(server.pid())
+		if second != nil {
+			d += procCPU(second.pid())
+		}
+		return d
+	}
+	cpu0, self0 := parleyCPU(), selfCPU()
 	var peer0 time.Duration
 	if peer != nil {
 		peer0 = procCPU(peer.pid())
 	}
 	wg.Wait()
-	r.cpu, r.self = procCPU(server.pid())-cpu0, selfCPU()-self0
+	r.cpu, r.self = parleyCPU()-cpu0, selfCPU()-self0
 	if o.profile != "" && backend != "bare" {
 		server.cmd.Process.Signal(syscall.SIGUSR2)
 	}
@@ -292,6 +333,10 @@ func benchRun(ctx context.Context, o benchOptions, n int, backend string) (bench
 		r.peer = procCPU(peer.pid()) - peer0
 	}
 	_, r.peak = procMemory(server.pid())
+	if second != nil {
+		_, peak := procMemory(second.pid())
+		r.peak += peak
+	}
 	for _, s := range streams {
 		r.lat = append(r.lat, s.lat...)
 		r.delivered += s.next

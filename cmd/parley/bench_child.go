@@ -110,17 +110,16 @@ func startChild(args []string, env []string) (*child, error) {
 }
 
 // startParley serves Parley on the database at db (a new one, removed when it stops, if db
-// is ""), with the bench agent and no sign-in, for as many streams and messages as the
+// is ""; see benchDatabase), with the bench agent and no sign-in, for as many streams and messages as the
 // benchmark needs. PARLEY_BENCH_SERVER names another build of Parley to measure (an older
 // one, say: it has only the openai backend).
 func startParley(db string, o benchOptions, name string, env ...string) (*child, error) {
 	var clean func()
 	if db == "" {
-		dir, err := os.MkdirTemp("", "parley-bench-")
-		if err != nil {
+		var err error
+		if db, clean, err = benchDatabase(o); err != nil {
 			return nil, err
 		}
-		db, clean = filepath.Join(dir, "parley.db"), func() { os.RemoveAll(dir) }
 	}
 	env = append(env, "PARLEY_BENCH_AGENT=1")
 	if o.profile != "" {

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -132,12 +130,11 @@ func answerRound(ctx context.Context, server *child, o benchOptions, spread time
 // benchPage times the page of a conversation of o.page messages, and a reply streaming in
 // it next to one in a new conversation.
 func benchPage(ctx context.Context, o benchOptions, out io.Writer) error {
-	dir, err := os.MkdirTemp("", "parley-bench-")
+	db, clean, err := benchDatabase(o)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	db := filepath.Join(dir, "parley.db")
+	defer clean()
 	if err := seedLongConversation(ctx, db, o.page/2); err != nil {
 		return err
 	}
