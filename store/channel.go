@@ -95,10 +95,25 @@ func (db *DB) notify(ctx context.Context, tx *sql.Tx, questionID int64, reason s
 	return nil
 }
 
-// DueNotifications returns the deliveries due at now (at most limit), with their channel
-// and question.
+// claimFor is how long a delivery taken by DueNotifications is left to its taker: should
+// the instance die while sending, another tries again after it.
+const claimFor = time.Minute
+
+// DueNotifications takes the deliveries due at now (at most limit), with their channel and
+// question: they are this instance's to send for claimFor (NotificationTried says how it
+// went), so that several instances never send one twice.
 func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([]agent.Notification, error) {
-	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+	var ids []int64
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+		for _, id := range ids {
+			if err == nil {
+				_, err = tx.ExecContext(ctx, `UPDATE notifications SET next_at = ? WHERE id = ?`, formatTime(now.Add(claimFor)), id)
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("due notifications: %w", err)
 	}
@@ -132,7 +147,7 @@ func (db *DB) NextNotification(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
 	// An escalation due queues deliveries due at once: the notifier looks again then.
 	if err := db.read.QueryRowContext(ctx, `SELECT min(t) FROM (SELECT min(next_at) AS t FROM notifications WHERE state = 'pending'
-		UNION ALL SELECT min(escalate_at) FROM questions WHERE escalate_at IS NOT NULL AND state = 'pending')`).Scan(&next); err != nil {
+		UNION ALL SELECT min(escalate_at) FROM questions WHERE escalate_at IS NOT NULL AND state = 'pending') AS due`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("next notification: %w", err)
 	}
 	if !next.Valid {

@@ -32,11 +32,12 @@ func (db *DB) notifyInstances(ctx context.Context, tx *sql.Tx, payload string) e
 }
 
 // listen follows the channel until ctx ends, connecting again after a failure and reading
-// what it missed meanwhile.
-func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig, done chan<- struct{}) {
+// what it missed meanwhile. ready hears the outcome of the first attempt to listen.
+func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- error, done chan<- struct{}) {
 	defer close(done)
 	for ctx.Err() == nil {
-		err := db.follow(ctx, cfg)
+		err := db.follow(ctx, cfg, ready)
+		ready = nil
 		if ctx.Err() != nil {
 			return
 		}
@@ -50,7 +51,12 @@ func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig, done chan<- struc
 }
 
 // follow listens on one connection until it fails.
-func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig) error {
+func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- error) (err error) {
+	defer func() {
+		if ready != nil && err != nil {
+			ready <- err
+		}
+	}()
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -58,6 +64,10 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig) error {
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{db.channel}.Sanitize()); err != nil {
 		return err
+	}
+	if ready != nil {
+		ready <- nil
+		ready = nil
 	}
 	// What committed while no one listened: the events (drafts are text a later batch or the
 	// finished message brings again; a change of access is checked on the next sweep).

@@ -235,10 +235,16 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	// The instance hears the others from the moment it is open.
 	lctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go db.listen(lctx, cfg, done)
+	ready, done := make(chan error, 1), make(chan struct{})
+	go db.listen(lctx, cfg, ready, done)
 	db.stopListen = func() { cancel(); <-done }
+	if err := <-ready; err != nil {
+		db.stopListen()
+		pool.Close()
+		return nil, fmt.Errorf("listen on %s: %w", redactURL(url), err)
+	}
 	return db, nil
 }
 

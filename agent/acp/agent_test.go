@@ -783,11 +783,11 @@ func TestAttachedFilesReachTheAgentAsItTakesThem(t *testing.T) {
 func TestAnAgentThatNeverOpensASessionIsEndedWithTheReason(t *testing.T) {
 	ta := startAgent(t, func(c *acp.Config) {
 		c.Env["ACP_TEST_HANG_NEW"] = "1"
-		c.StartTimeout = time.Second
+		c.StartTimeout = 3 * time.Second // node starting on a busy machine must answer initialize
 	})
 	c := agenttest.NewConvo(t, ta)
 	_, err := c.Send("hello")
-	if err == nil || !strings.Contains(err.Error(), "the agent did not open a session within 1s") {
+	if err == nil || !strings.Contains(err.Error(), "the agent did not open a session within 3s") {
 		t.Fatalf("err = %v", err)
 	}
 	pid := ta.events(t, "start")[0].PID
