@@ -40,14 +40,13 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// bucket is a token bucket per key: capacity tokens, refilled at rate tokens a second.
+// bucket is a token bucket per key (see agent.Bucket), counted in memory.
 type bucket struct {
-	mu       sync.Mutex
-	capacity float64
-	rate     float64
-	now      func() time.Time
-	keys     map[string]*tokens
-	calls    int
+	mu    sync.Mutex
+	rule  agent.Bucket
+	now   func() time.Time
+	keys  map[string]*tokens
+	calls int
 }
 
 type tokens struct {
@@ -56,7 +55,7 @@ type tokens struct {
 }
 
 func newBucket(capacity int, per time.Duration, now func() time.Time) *bucket {
-	return &bucket{capacity: float64(capacity), rate: float64(capacity) / per.Seconds(), now: now, keys: map[string]*tokens{}}
+	return &bucket{rule: agent.Bucket{Capacity: capacity, Per: per}, now: now, keys: map[string]*tokens{}}
 }
 
 // refill brings key's tokens up to now; callers hold mu.
@@ -64,13 +63,11 @@ func (b *bucket) refill(key string) *tokens {
 	now := b.now()
 	t := b.keys[key]
 	if t == nil {
-		t = &tokens{n: b.capacity, last: now}
+		t = &tokens{n: float64(b.rule.Capacity), last: now}
 		b.keys[key] = t
 	}
-	// A clock set back refills nothing (and takes nothing back).
-	if elapsed := now.Sub(t.last); elapsed > 0 {
-		t.n = math.Min(b.capacity, t.n+elapsed.Seconds()*b.rate)
-		t.last = now
+	if n := b.rule.Refill(t.n, t.last, now); now.After(t.last) {
+		t.n, t.last = n, now
 	}
 	if b.calls++; len(b.keys) > 10000 && b.calls%1000 == 0 {
 		b.sweep(now)
@@ -81,7 +78,7 @@ func (b *bucket) refill(key string) *tokens {
 // sweep forgets full buckets, so that the map stays small; callers hold mu.
 func (b *bucket) sweep(now time.Time) {
 	for k, t := range b.keys {
-		if t.n+now.Sub(t.last).Seconds()*b.rate >= b.capacity {
+		if !b.rule.FullAt(t.n, t.last).After(now) {
 			delete(b.keys, k)
 		}
 	}
@@ -93,11 +90,8 @@ func (b *bucket) take(key string) (ok bool, wait time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t := b.refill(key)
-	if t.n >= 1 {
-		t.n--
-		return true, 0
-	}
-	return false, time.Duration((1 - t.n) / b.rate * float64(time.Second))
+	t.n, ok, wait = b.rule.Take(t.n)
+	return ok, wait
 }
 
 // refund gives key back the token its last take spent (an attempt that turned out fine).
@@ -105,7 +99,7 @@ func (b *bucket) refund(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if t, ok := b.keys[key]; ok {
-		t.n = math.Min(b.capacity, t.n+1)
+		t.n = min(float64(b.rule.Capacity), t.n+1)
 	}
 }
 

@@ -49,7 +49,7 @@ type Server struct {
 	auth    AuthOptions
 	limits  Limits
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key.
-	logins, signups, messages *bucket
+	logins, signups, messages limiter
 	streams                   streamCounter
 	// live are the open streams, each with the check that its person may go on.
 	live openStreams
@@ -146,9 +146,9 @@ func NewServer(opts NewServerOptions) *Server {
 		s.heartbeat = 15 * time.Second
 	}
 	s.auth, s.limits = opts.Auth.withDefaults(), opts.Limits.withDefaults()
-	s.logins = newBucket(s.limits.LoginAttempts, s.limits.LoginWindow, s.now)
-	s.signups = newBucket(5, time.Hour, s.now)
-	s.messages = newBucket(s.limits.MessagesPerMinute, time.Minute, s.now)
+	s.logins = newLimiter(db, "logins", s.limits.LoginAttempts, s.limits.LoginWindow, s.now, s.log)
+	s.signups = newLimiter(db, "signups", 5, time.Hour, s.now, s.log)
+	s.messages = newLimiter(db, "messages", s.limits.MessagesPerMinute, time.Minute, s.now, s.log)
 	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 	s.metrics, s.metricsAccess = newMetrics(db, db, s.hub, s.log), opts.Metrics

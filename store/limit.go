@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// Shared reports whether several instances may serve the database (PostgreSQL): what one
+// instance would count in memory (the limits) is counted here instead.
+func (db *DB) Shared() bool { return db.pg }
+
+// TakeToken spends a token of the bucket key under rule b, counted in the database for every
+// instance: false and how long until there is one when it is empty.
+func (db *DB) TakeToken(ctx context.Context, key string, b agent.Bucket) (ok bool, wait time.Duration, err error) {
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		now := db.Now()
+		n, err := tokens(ctx, tx, key, b, now)
+		if err != nil {
+			return err
+		}
+		n, ok, wait = b.Take(n)
+		return saveTokens(ctx, tx, key, b, n, now)
+	})
+	return ok, wait, err
+}
+
+// RefundToken gives the bucket key back a token its last take spent.
+func (db *DB) RefundToken(ctx context.Context, key string, b agent.Bucket) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		now := db.Now()
+		n, err := tokens(ctx, tx, key, b, now)
+		if err != nil {
+			return err
+		}
+		return saveTokens(ctx, tx, key, b, min(n+1, float64(b.Capacity)), now)
+	})
+}
+
+// ResetTokens fills the bucket key again.
+func (db *DB) ResetTokens(ctx context.Context, key string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM rate_limits WHERE key = ?`, key)
+		return err
+	})
+}
+
+// tokens is what the bucket key holds at now: full when it has no row.
+func tokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, now time.Time) (float64, error) {
+	var n float64
+	var last string
+	err := tx.QueryRowContext(ctx, `SELECT tokens, last FROM rate_limits WHERE key = ?`, key).Scan(&n, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return float64(b.Capacity), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("limit %s: %w", key, err)
+	}
+	return b.Refill(n, parseTime(last), now), nil
+}
+
+// saveTokens stores what the bucket key holds, and forgets the buckets full again by now.
+func saveTokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, n float64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rate_limits WHERE full_at < ?`, formatTime(now)); err != nil {
+		return fmt.Errorf("limit %s: %w", key, err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO rate_limits (key, tokens, last, full_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, last = excluded.last, full_at = excluded.full_at`,
+		key, n, formatTime(now), formatTime(b.FullAt(n, now)))
+	if err != nil {
+		return fmt.Errorf("limit %s: %w", key, err)
+	}
+	return nil
+}
