@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -323,4 +325,34 @@ func Describe(dsn string) string {
 		return redactURL(dsn)
 	}
 	return dsn
+}
+
+// NewSchema makes a new, empty schema named prefix plus a random part in the PostgreSQL
+// database at base, and returns a URL whose connections use it (then public, where the
+// extensions are) and a function that drops it with everything in it: a database of its
+// own for a test or a benchmark run, without making one.
+func NewSchema(ctx context.Context, base, prefix string) (dsn string, drop func(), err error) {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, err
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := prefix + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+name); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	u, err := neturl.Parse(base)
+	if err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", name+",public")
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		admin.ExecContext(context.WithoutCancel(ctx), `DROP SCHEMA `+name+` CASCADE`)
+		admin.Close()
+	}, nil
 }

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
+	"context"
 	"os"
 	"path/filepath"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, for the benchmark's schemas
 
 	"github.com/parley-chat/parley/store"
 )
@@ -23,29 +18,7 @@ func benchDatabase(o benchOptions) (dsn string, clean func(), err error) {
 		}
 		return filepath.Join(dir, "parley.db"), func() { os.RemoveAll(dir) }, nil
 	}
-	admin, err := sql.Open("pgx", o.db)
-	if err != nil {
-		return "", nil, err
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "parley_bench_" + hex.EncodeToString(b)
-	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		admin.Close()
-		return "", nil, err
-	}
-	u, err := url.Parse(o.db)
-	if err != nil {
-		admin.Close()
-		return "", nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema+",public")
-	u.RawQuery = q.Encode()
-	return u.String(), func() {
-		admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-		admin.Close()
-	}, nil
+	return store.NewSchema(context.Background(), o.db, "parley_bench_")
 }
 
 // benchDescribe names the database the benchmark runs Parley on.

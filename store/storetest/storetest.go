@@ -5,10 +5,7 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -92,25 +89,10 @@ func Schema(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("postgres extensions: %v", err)
 	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "t_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+name); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		admin, err := sql.Open("pgx", base)
-		if err == nil {
-			admin.ExecContext(context.Background(), `DROP SCHEMA `+name+` CASCADE`)
-			admin.Close()
-		}
-	})
-	u, err := url.Parse(base)
+	url, drop, err := store.NewSchema(ctx, base, "t_")
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("postgres schema: %v", err)
 	}
-	q := u.Query()
-	q.Set("search_path", name+",public")
-	u.RawQuery = q.Encode()
-	return u.String()
+	tb.Cleanup(drop)
+	return url
 }
