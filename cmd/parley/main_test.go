@@ -149,6 +149,12 @@ func TestParseServe(t *testing.T) {
 		{"metrics token too short", nil, map[string]string{"PARLEY_METRICS_TOKEN": "secret"}, Config{}, "16 characters or more"},
 		{"metrics open with a token", []string{"--metrics", "open"}, map[string]string{"PARLEY_METRICS_TOKEN": testMetricsToken}, Config{}, "unset it"},
 		{"unknown metrics mode", []string{"--metrics", "yes"}, nil, Config{}, `--metrics "yes"`},
+		{"lease", []string{"--lease", "3s"}, nil,
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Lease: 3 * time.Second}, ""},
+		{"lease from env", nil, map[string]string{"PARLEY_LEASE": "1m"},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Lease: time.Minute}, ""},
+		{"lease too short", []string{"--lease", "100ms"}, nil, Config{}, "a second or more"},
+		{"bad lease in env", nil, map[string]string{"PARLEY_LEASE": "long"}, Config{}, "PARLEY_LEASE"},
 		{"a2a from env", nil, map[string]string{"PARLEY_A2A": "1", "PARLEY_A2A_TOKEN": "t", "ENABLE_STRUCTURED_OUTPUT": "true"},
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, A2A: true, A2AToken: "t", StructuredOutput: true, Uploads: defaultUploads}, ""},
 	}
@@ -163,6 +169,9 @@ func TestParseServe(t *testing.T) {
 			}
 			if tt.want.Auth.Mode == "" {
 				tt.want.Auth, tt.want.Limits = defaultAuth, defaultLimits
+			}
+			if tt.want.Lease == 0 {
+				tt.want.Lease = store.Lease
 			}
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("parseServe = %+v, %v; want %+v", got, err, tt.want)
