@@ -63,8 +63,8 @@ func (db *DB) A2ATask(ctx context.Context, agentName string, clientID int64, tas
 
 // InterruptedA2ATasks lists the conversations of A2A tasks whose run a stop or a crash cut off.
 func (db *DB) InterruptedA2ATasks(ctx context.Context) ([]int64, error) {
-	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM conversations WHERE state = 'interrupted'
-		AND id IN (SELECT conversation_id FROM a2a_tasks) ORDER BY id`)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT c.id FROM conversations c WHERE `+conversationState+` = 'interrupted'
+		AND c.id IN (SELECT conversation_id FROM a2a_tasks) ORDER BY c.id`)
 	if err != nil {
 		return nil, fmt.Errorf("interrupted a2a tasks: %w", err)
 	}

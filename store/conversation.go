@@ -33,9 +33,9 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 			owner = userID
 		}
 		// Ids go above every id deleted, too (see DeleteConversation).
-		id, err := insertID(ctx, tx, `INSERT INTO conversations (id, agent, title, state, nonce, user_id, created_at, updated_at)
+		id, err := insertID(ctx, tx, `INSERT INTO conversations (id, agent, title, nonce, user_id, created_at, updated_at)
 			VALUES (max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1,
-			?, ?, '', ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
+			?, ?, ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}
@@ -45,7 +45,12 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 	return c, err
 }
 
-const conversationColumns = `c.id, c.agent, c.title, c.state, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version`
+// conversationState is the state of conversation c, which it derives from its runs': that of
+// its current run (the newest of the version it shows), empty while it has none. The index
+// runs_current finds that run.
+const conversationState = `coalesce((SELECT r.state FROM runs r WHERE r.conversation_id = c.id AND r.version = c.version ORDER BY r.id DESC LIMIT 1), '')`
+
+const conversationColumns = `c.id, c.agent, c.title, ` + conversationState + `, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version`
 
 // conversationsFrom is the FROM clause conversationColumns read.
 const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
@@ -81,7 +86,7 @@ func filterWhere(f agent.ConversationFilter) ([]string, []any) {
 		where, args = append(where, `c.user_id = ?`), append(args, f.UserID)
 	}
 	if f.State != "" {
-		where, args = append(where, `c.state = ?`), append(args, f.State)
+		where, args = append(where, conversationState+` = ?`), append(args, f.State)
 	}
 	if f.Agent != "" {
 		where, args = append(where, `c.agent = ?`), append(args, f.Agent)

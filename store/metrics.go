@@ -26,7 +26,8 @@ func (db *DB) timeWrite(start time.Time, err *error) { db.writes(time.Since(star
 // RunStateCounts counts the conversations by the state of their current run; conversations
 // without a run yet are left out.
 func (db *DB) RunStateCounts(ctx context.Context) (map[agent.RunState]int, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT state, count(*) FROM conversations WHERE state <> '' GROUP BY state`)
+	rows, err := db.read.QueryContext(ctx, `SELECT state, count(*) FROM (SELECT `+conversationState+` AS state FROM conversations c) AS s
+		WHERE state <> '' GROUP BY state`)
 	if err != nil {
 		return nil, fmt.Errorf("count run states: %w", err)
 	}

@@ -47,13 +47,11 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 				return fmt.Errorf("ask inbound: %w", err)
 			}
 		}
-		var runID int64
-		var state string
-		err := tx.QueryRowContext(ctx, `SELECT id, state FROM runs WHERE conversation_id = ? ORDER BY id DESC LIMIT 1`, convID).Scan(&runID, &state)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		runID, state, err := currentRun(ctx, tx, convID)
+		if err != nil {
 			return fmt.Errorf("ask inbound: %w", err)
 		}
-		if !agent.InboundJoins(agent.RunState(state)) {
+		if !agent.InboundJoins(state) {
 			now := formatTime(db.Now())
 			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)

@@ -9,14 +9,13 @@ import (
 	"github.com/parley-chat/parley/agent"
 )
 
-// setRunState moves a run and its conversation to state and logs it.
+// setRunState moves a run to state and logs it: runs.state is where a run's state is kept,
+// the run_state event the log's record of the change, which the streams read. The state of
+// its conversation follows (see conversationState).
 func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, state agent.RunState, errMsg string) error {
 	now := formatTime(db.Now())
 	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
 		return fmt.Errorf("set run state: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET state = ? WHERE id = ?`, state, convID); err != nil {
-		return fmt.Errorf("set conversation state: %w", err)
 	}
 	_, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventRunState, State: state, Error: errMsg})
 	return err
@@ -282,31 +281,48 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	return err
 }
 
-// RetryRun queues a new step on the newest run of a failed, interrupted or stopped conversation.
+// RetryRun queues a new step on the current run (see currentRun) of a failed, interrupted or
+// stopped conversation.
 func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 	var stepID int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		c, err := conversation(ctx, tx, convID)
+		if _, err := conversation(ctx, tx, convID); err != nil {
+			return err
+		}
+		runID, state, err := currentRun(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
-		change, err := agent.Retry(c.State)
+		change, err := agent.Retry(state)
 		if err != nil {
 			return err
 		}
-		evs, err := events(ctx, tx, convID, 0)
-		if err != nil {
-			return err
-		}
-		stepID, err = db.changeRun(ctx, tx, convID, lastRun(evs), change)
+		stepID, err = db.changeRun(ctx, tx, convID, runID, change)
 		return err
 	})
 	return stepID, err
 }
 
+// currentRun returns a conversation's current run, the newest of the version it shows, and
+// its state: the conversation's state (see conversationState). It returns 0 and an empty state when
+// the conversation has none.
+func currentRun(ctx context.Context, q queryer, convID int64) (int64, agent.RunState, error) {
+	var id int64
+	var state string
+	err := q.QueryRowContext(ctx, `SELECT r.id, r.state FROM conversations c JOIN runs r ON r.conversation_id = c.id AND r.version = c.version
+		WHERE c.id = ? ORDER BY r.id DESC LIMIT 1`, convID).Scan(&id, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("current run of conversation %d: %w", convID, err)
+	}
+	return id, agent.RunState(state), nil
+}
+
 // InterruptedConversations lists the agent's conversations whose run was cut off, oldest first.
 func (db *DB) InterruptedConversations(ctx context.Context, agentName string) ([]int64, error) {
-	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM conversations WHERE agent = ? AND state = 'interrupted' ORDER BY id`, agentName)
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT c.id FROM conversations c WHERE c.agent = ? AND `+conversationState+` = 'interrupted' ORDER BY c.id`, agentName)
 	if err != nil {
 		return nil, fmt.Errorf("interrupted conversations: %w", err)
 	}

@@ -185,16 +185,6 @@ func (db *DB) leave(ctx context.Context, tx *sql.Tx, c agent.Conversation, left 
 	return nil
 }
 
-// lastRun is the run of the newest event of a path that has one, 0 when none has.
-func lastRun(evs []agent.Event) int64 {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].RunID != 0 {
-			return evs[i].RunID
-		}
-	}
-	return 0
-}
-
 // Regenerate starts a new version of the conversation in which the agent answers the
 // person's last message again: it shares the log up to that message (and what intake made
 // of it), and runs the agent anew. A nonce used before returns step 0.
@@ -333,7 +323,7 @@ func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (agent.C
 
 // ChooseVersion shows version n of the conversation: the version left keeps everything,
 // its questions still waiting closed as superseded. The conversation's state becomes that
-// of the version's last run.
+// of the version's newest run (see conversationState).
 func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, convID)
@@ -353,20 +343,6 @@ func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) err
 		if c.State == agent.StateRunning {
 			return agent.Errorf(agent.ECONFLICT, "The agent is still working on this version: stop it, or wait for it to finish, before turning to another.")
 		}
-		if err := db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again."); err != nil {
-			return err
-		}
-		evs, err := pathEvents(ctx, tx, convID, vs.Path(n), 0)
-		if err != nil {
-			return err
-		}
-		state := ""
-		if run := lastRun(evs); run != 0 {
-			if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, run).Scan(&state); err != nil {
-				return fmt.Errorf("choose version: %w", err)
-			}
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET state = ? WHERE id = ?`, state, convID)
-		return err
+		return db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again.")
 	})
 }
