@@ -44,6 +44,7 @@ type liveConversation struct {
 
 type liveMessage struct {
 	id, author string
+	run        int64 // the run writing it; 0 when not known
 	text       []byte
 }
 
@@ -72,6 +73,13 @@ func (h *Hub) Write(conversationID int64, msgID, author, delta string) {
 // Writer returns where the message msgID of the conversation is written, for an agent that
 // writes many pieces of it: each then costs the conversation's lock alone.
 func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
+	return h.RunWriter(conversationID, 0, msgID, author)
+}
+
+// RunWriter is Writer for a message of a known run: only the end of that run ends it, not a
+// late word of the end of the run before (events can reach the hub after the next run began
+// writing, when they come from the database's notifications).
+func (h *Hub) RunWriter(conversationID, runID int64, msgID, author string) *LiveWriter {
 	h.mu.Lock()
 	c := h.conversation(conversationID)
 	c.mu.Lock()
@@ -82,7 +90,7 @@ func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
 	case msgID == c.closed:
 		m = &liveMessage{id: msgID} // the message has ended: its writer writes nothing
 	default:
-		m = &liveMessage{id: msgID, author: author}
+		m = &liveMessage{id: msgID, author: author, run: runID}
 		c.open = m
 	}
 	c.mu.Unlock()
@@ -147,7 +155,8 @@ func (h *Hub) Publish(events []Event) {
 		}
 		c.mu.Lock()
 		c.add(ev, h.maxEvents, h.maxBytes)
-		if c.open != nil && (ev.Kind == EventAgentMessage && ev.MessageID == c.open.id || ev.Kind == EventRunState && ev.State != StateRunning) {
+		if c.open != nil && (ev.Kind == EventAgentMessage && ev.MessageID == c.open.id ||
+			ev.Kind == EventRunState && ev.State != StateRunning && (c.open.run == 0 || c.open.run == ev.RunID)) {
 			// The message is finished, or its step ended: its text is in the log now.
 			c.closed, c.open = c.open.id, nil
 		}

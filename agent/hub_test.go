@@ -51,6 +51,22 @@ func TestHub(t *testing.T) {
 			t.Errorf("update %+v: want the finished message and no live text", u)
 		}
 	})
+	t.Run("OnlyItsOwnRunsEndEndsALiveMessage", func(t *testing.T) {
+		h := NewHub()
+		f := h.Follow(1)
+		defer f.Close()
+		f.Synced(0)
+		h.RunWriter(1, 2, "7-1", "Bot").Write("Next")
+		// The end of run 1, heard after run 2 began writing (as from another instance).
+		h.Publish([]Event{{ID: 1, ConversationID: 1, RunID: 1, Kind: EventRunState, State: StateDone}})
+		if u, _ := f.Since(Cursor{Event: 1}, nil, nil); u.Message.ID != "7-1" || string(u.Message.Text) != "Next" {
+			t.Fatalf("update %+v: want run 2's message still live", u)
+		}
+		h.Publish([]Event{{ID: 2, ConversationID: 1, RunID: 2, Kind: EventRunState, State: StateFailed}})
+		if u, _ := f.Since(Cursor{Event: 2}, nil, nil); u.Message.ID != "" {
+			t.Errorf("update %+v: run 2's end ends its message", u)
+		}
+	})
 	t.Run("DeltasCountsThePiecesWritten", func(t *testing.T) {
 		h := NewHub()
 		f := h.Follow(1)

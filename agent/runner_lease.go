@@ -10,6 +10,11 @@ import (
 // had failed to renew its lease (see Ledger.Renew), and the run is interrupted already.
 var ErrTakenOver = errors.New("another instance took the run over")
 
+// ErrLeaseLapsing is why a step stops when this instance could not renew its lease for two
+// thirds of it: another instance will take the run over soon, and the step must not go on
+// (calling tools, say) beside the one that takes it up.
+var ErrLeaseLapsing = errors.New("this instance lost touch with the database for most of its lease")
+
 // renew keeps this instance's lease every so often, and runs the work it takes over from
 // instances gone: their queued steps here, and their interrupted runs of agents that
 // reattach again (as Start does after a crash).
@@ -18,17 +23,26 @@ func (r *Runner) renew(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	bg := context.WithoutCancel(r.ctx)
+	renewed, fenced := time.Now(), false
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
 		case <-t.C:
 		}
-		took, err := r.ledger.Renew(bg)
+		ctx, cancel := context.WithTimeout(bg, every)
+		took, err := r.ledger.Renew(ctx)
+		cancel()
 		if err != nil {
 			r.log.Error("renew the lease", "error", err)
+			if !fenced && time.Since(renewed) > 2*every {
+				r.log.Error("stopping the running steps: the lease runs out soon, and another instance will take them over")
+				r.cancelRunning(ErrLeaseLapsing)
+				fenced = true
+			}
 			continue
 		}
+		renewed, fenced = time.Now(), false
 		if took.Lost {
 			r.log.Error("this instance was taken for gone (it could not renew its lease in time): its running steps were interrupted by another; stopping them here")
 			r.cancelRunning(ErrTakenOver)
@@ -79,7 +93,7 @@ func (r *Runner) liveDrafts(drafts []Draft) {
 		if !r.hub.Followed(d.ConversationID) {
 			continue
 		}
-		w := r.hub.Writer(d.ConversationID, d.MessageID, d.Author)
+		w := r.hub.RunWriter(d.ConversationID, d.RunID, d.MessageID, d.Author)
 		n, open := w.Len()
 		switch {
 		case !open || d.At+len(d.Text) <= n:

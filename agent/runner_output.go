@@ -18,7 +18,7 @@ type stepSink struct {
 
 func (s *stepSink) Live(msgID, author, delta string) {
 	if s.w == nil || s.w.Message() != msgID {
-		s.w = s.r.hub.Writer(s.in.ConversationID, msgID, author)
+		s.w = s.r.hub.RunWriter(s.in.ConversationID, s.in.RunID, msgID, author)
 	}
 	s.w.Write(delta)
 	if s.r.unflushed.Add(int64(len(delta))) >= s.r.flushBytes {

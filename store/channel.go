@@ -95,25 +95,30 @@ func (db *DB) notify(ctx context.Context, tx *sql.Tx, questionID int64, reason s
 	return nil
 }
 
-// claimFor is how long a delivery taken by DueNotifications is left to its taker: should
-// the instance die while sending, another tries again after it.
-const claimFor = time.Minute
+// claimFor is how long a delivery an instance took stays its own (PostgreSQL), unless the
+// instance goes first: then the delivery is due at once for the others.
+const claimFor = 5 * time.Minute
 
-// DueNotifications takes the deliveries due at now (at most limit), with their channel and
-// question: they are this instance's to send for claimFor (NotificationTried says how it
+// DueNotifications returns the deliveries due at now (at most limit), with their channel and
+// question. On PostgreSQL it takes them for this instance (NotificationTried says how it
 // went), so that several instances never send one twice.
 func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([]agent.Notification, error) {
 	var ids []int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
-		for _, id := range ids {
-			if err == nil {
-				_, err = tx.ExecContext(ctx, `UPDATE notifications SET next_at = ? WHERE id = ?`, formatTime(now.Add(claimFor)), id)
+	var err error
+	if db.pg {
+		err = db.tx(ctx, func(tx *sql.Tx) error {
+			ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending'
+				AND (next_at <= ? OR claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)) ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+			for _, id := range ids {
+				if err == nil {
+					_, err = tx.ExecContext(ctx, `UPDATE notifications SET next_at = ?, claimed_by = ? WHERE id = ?`, formatTime(now.Add(claimFor)), db.instance, id)
+				}
 			}
-		}
-		return err
-	})
+			return err
+		})
+	} else {
+		ids, err = queryColumn[int64](ctx, db.read, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("due notifications: %w", err)
 	}
@@ -147,13 +152,24 @@ func (db *DB) NextNotification(ctx context.Context) (time.Time, error) {
 	var next sql.NullString
 	// An escalation due queues deliveries due at once: the notifier looks again then.
 	if err := db.read.QueryRowContext(ctx, `SELECT min(t) FROM (SELECT min(next_at) AS t FROM notifications WHERE state = 'pending'
-		UNION ALL SELECT min(escalate_at) FROM questions WHERE escalate_at IS NOT NULL AND state = 'pending') AS due`).Scan(&next); err != nil {
+		UNION ALL SELECT min(escalate_at) FROM questions WHERE escalate_at IS NOT NULL AND state = 'pending'`+db.goneClaims()+`) AS due`).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("next notification: %w", err)
 	}
 	if !next.Valid {
 		return time.Time{}, nil
 	}
 	return parseTime(next.String), nil
+}
+
+// goneClaims is, on PostgreSQL, the part of NextNotification that makes the deliveries an
+// instance gone had taken due at once.
+func (db *DB) goneClaims() string {
+	if !db.pg {
+		return ""
+	}
+	return `
+		UNION ALL SELECT min(CAST('0001-01-01T00:00:00.000000000Z' AS TEXT)) FROM notifications WHERE state = 'pending'
+			AND claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)`
 }
 
 // NotificationTried records a delivery: sent (errText empty), skipped (the question was
@@ -172,6 +188,11 @@ func (db *DB) NotificationTried(ctx context.Context, id int64, state, errText st
 		if _, err := tx.ExecContext(ctx, `UPDATE notifications SET state = ?, attempts = attempts + 1, next_at = ?, last_error = ? WHERE id = ?`,
 			state, nextAt, errText, id); err != nil {
 			return fmt.Errorf("notification tried: %w", err)
+		}
+		if db.pg {
+			if _, err := tx.ExecContext(ctx, `UPDATE notifications SET claimed_by = '' WHERE id = ?`, id); err != nil {
+				return fmt.Errorf("notification tried: %w", err)
+			}
 		}
 		switch {
 		case state == "sent":

@@ -179,7 +179,7 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 	add(err)
 	v.Audit, err = db.AuditLog(ctx, 0, 100)
 	add(err)
-	// Taking the deliveries due claims them for a minute: each look is a year later.
+	// Taking the deliveries due claims them a while: each look is a year later.
 	looks++
 	v.Notes, err = db.DueNotifications(ctx, time.Date(2100+looks, 1, 1, 0, 0, 0, 0, time.UTC), 10)
 	add(err)

@@ -33,6 +33,7 @@ type DB struct {
 	// recovered; instanceName says which process it is, for people.
 	instance, instanceName string
 	registered             bool
+	renewed                time.Time // the last renewal of the lease (Renew's goroutine alone)
 	// Lease is how long this instance's work stays its own without a renewal (default Lease).
 	Lease time.Duration
 	// On PostgreSQL: the notification channel of the schema, the newest event the observer
@@ -52,6 +53,7 @@ type DB struct {
 	// writeMu makes a write transaction and the hand-over of its events one step, so that
 	// observers see events in commit order.
 	writeMu   sync.Mutex
+	obsMu     sync.Mutex    // guards observe, remoteObs and onAuth for the listener (PostgreSQL)
 	committed []agent.Event // events of the transaction under way
 	observe   func([]agent.Event)
 	stmt      statements
@@ -93,7 +95,9 @@ func (db *DB) prepare(ctx context.Context) error {
 // must be quick and must not write.
 func (db *DB) Observe(fn func([]agent.Event)) {
 	db.writeMu.Lock()
+	db.obsMu.Lock()
 	db.observe = fn
+	db.obsMu.Unlock()
 	db.writeMu.Unlock()
 }
 

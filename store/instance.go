@@ -49,6 +49,12 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, db.instance, db.instanceName, now, now); err != nil {
 			return fmt.Errorf("register instance: %w", err)
 		}
+		if db.pg {
+			if _, err := tx.ExecContext(ctx, `UPDATE instances SET expires_at = now() + make_interval(secs => ?) WHERE id = ?`,
+				db.Lease.Seconds(), db.instance); err != nil {
+				return fmt.Errorf("register instance: %w", err)
+			}
+		}
 		db.registered = true
 		var err error
 		t, err = db.takeOver(ctx, tx, true)
@@ -58,25 +64,39 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 }
 
 // Renew renews this instance's lease and takes over the work of instances whose lease ran
-// out (see Recover). An instance finds its own row gone when it was taken for gone (it
-// could not renew for a whole lease): it registers again and reports Lost.
+// out (see Recover). The renewal is one statement outside the write lock, so that a long
+// transaction of another instance does not make this one look gone. An instance judges the
+// others only when its own renewals went on without a gap: after a stall of its own (the
+// database down a while, say), everyone's lease looks run out, and it waits one round for
+// the others to renew theirs. An instance finds its own row gone when it was taken for gone:
+// it registers again and reports Lost. Only PostgreSQL is renewed (see RenewEvery).
 func (db *DB) Renew(ctx context.Context) (agent.Takeover, error) {
 	var t agent.Takeover
-	err := db.tx(ctx, func(tx *sql.Tx) error {
-		now := formatTime(db.Now())
-		res, err := tx.ExecContext(ctx, `UPDATE instances SET seen_at = ? WHERE id = ?`, now, db.instance)
-		if err != nil {
-			return fmt.Errorf("renew: %w", err)
+	if !db.pg {
+		return t, nil
+	}
+	now := formatTime(db.Now())
+	res, err := db.write.ExecContext(ctx, `UPDATE instances SET seen_at = ?, expires_at = now() + make_interval(secs => ?) WHERE id = ?`,
+		now, db.Lease.Seconds(), db.instance)
+	if err != nil {
+		return t, fmt.Errorf("renew: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		t.Lost = true
+		if _, err := db.write.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at, expires_at)
+			VALUES (?, ?, ?, ?, now() + make_interval(secs => ?))`, db.instance, db.instanceName, now, now, db.Lease.Seconds()); err != nil {
+			return t, fmt.Errorf("renew: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		if n == 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)`,
-				db.instance, db.instanceName, now, now); err != nil {
-				return fmt.Errorf("renew: %w", err)
-			}
-		}
-		t, err = db.takeOver(ctx, tx, false)
-		t.Lost = n == 0
+	}
+	last := db.renewed
+	db.renewed = time.Now()
+	if last.IsZero() || time.Since(last) > 2*db.RenewEvery() {
+		return t, nil
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		took, err := db.takeOver(ctx, tx, false)
+		took.Lost = t.Lost
+		t = took
 		return err
 	})
 	return t, err
@@ -100,11 +120,12 @@ func (db *DB) resign(ctx context.Context) {
 // this instance's own work so far counts as left too, as everything did before instances.
 func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (agent.Takeover, error) {
 	var t agent.Takeover
-	cutoff := formatTime(db.Now().Add(-db.Lease))
-	if !db.pg {
-		cutoff = "9999" // after every time: no other process serves a SQLite file
+	// On SQLite no other process serves the file: every other instance is gone.
+	expired := `DELETE FROM instances WHERE id <> ?`
+	if db.pg {
+		expired += ` AND expires_at < now()`
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id <> ? AND seen_at < ?`, db.instance, cutoff); err != nil {
+	if _, err := tx.ExecContext(ctx, expired, db.instance); err != nil {
 		return t, fmt.Errorf("take over: %w", err)
 	}
 	// gone is the condition that an owner is no instance (or, at the start, this one).

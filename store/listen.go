@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -75,15 +76,33 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 		return err
 	}
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		wait, cancel := context.WithTimeout(ctx, quietCheck)
+		n, err := conn.WaitForNotification(wait)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			// Quiet for a while: a connection dropped without a word (a NAT or a load
+			// balancer forgetting it) would stay quiet for ever. Ask it, and read what
+			// committed meanwhile in case.
+			if err := conn.Ping(ctx); err != nil {
+				return err
+			}
+			if err := db.heard(ctx, "e"+strconv.FormatInt(maxInt64, 10)); err != nil {
+				return err
+			}
+		case err != nil:
 			return err
-		}
-		if err := db.heard(ctx, n.Payload); err != nil {
-			return err
+		default:
+			if err := db.heard(ctx, n.Payload); err != nil {
+				return err
+			}
 		}
 	}
 }
+
+// quietCheck is how long the listener waits for a notification before it checks its
+// connection.
+const quietCheck = 10 * time.Second
 
 const maxInt64 = 1<<63 - 1
 
@@ -126,9 +145,9 @@ func (db *DB) catchUp(ctx context.Context, upTo int64) error {
 			return nil
 		}
 		db.heardUpTo = evs[len(evs)-1].ID
-		db.writeMu.Lock()
+		db.obsMu.Lock()
 		observe := db.observe
-		db.writeMu.Unlock()
+		db.obsMu.Unlock()
 		if observe != nil {
 			observe(evs)
 		}
@@ -194,14 +213,14 @@ func (db *DB) DraftText(ctx context.Context, convID int64, msgID string) (string
 
 // ObserveRemote sets what the hub hears of the other instances (see agent.Remote).
 func (db *DB) ObserveRemote(r agent.Remote) {
-	db.writeMu.Lock()
+	db.obsMu.Lock()
 	db.remoteObs = r
-	db.writeMu.Unlock()
+	db.obsMu.Unlock()
 }
 
 func (db *DB) remote() agent.Remote {
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+	db.obsMu.Lock()
+	defer db.obsMu.Unlock()
 	return db.remoteObs
 }
 
@@ -209,13 +228,13 @@ func (db *DB) remote() agent.Remote {
 // command (PostgreSQL): it runs before any event committed after the change is observed, so
 // that streams the change ends get nothing more.
 func (db *DB) OnAuthChange(fn func()) {
-	db.writeMu.Lock()
+	db.obsMu.Lock()
 	db.onAuth = fn
-	db.writeMu.Unlock()
+	db.obsMu.Unlock()
 }
 
 func (db *DB) authChanged() func() {
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+	db.obsMu.Lock()
+	defer db.obsMu.Unlock()
 	return db.onAuth
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
@@ -32,12 +33,8 @@ func IsPostgres(dsn string) bool {
 
 // openPostgres opens a pool on the PostgreSQL database at url through pgx, behind the
 // translation of the store's SQL (written for SQLite) into PostgreSQL's.
-func openPostgres(url string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)}), nil
+func openPostgres(cfg *pgx.ConnConfig) *sql.DB {
+	return sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
 }
 
 // pgConnector hands out pgx connections that take the store's SQL as SQLite would: the one
@@ -206,19 +203,22 @@ const (
 // openPostgresDB opens the PostgreSQL database at url and applies pending migrations under
 // the migration lock.
 func openPostgresDB(ctx context.Context, url string) (*DB, error) {
-	pool, err := openPostgres(url)
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
 	}
-	pool.SetMaxOpenConns(32)
-	pool.SetMaxIdleConns(8)
+	pool := openPostgres(cfg)
+	// Each instance (and command) holds up to PoolSize connections, and one more to listen:
+	// PostgreSQL's max_connections must be above their sum.
+	pool.SetMaxOpenConns(PoolSize)
+	pool.SetMaxIdleConns(PoolSize)
 	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
 	db.instance, db.instanceName = newInstance()
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
 	}
-	if err := db.migratePostgres(ctx); err != nil {
+	if err := db.migratePostgres(ctx, cfg); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactURL(url), err)
 	}
@@ -231,23 +231,37 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db.channel = "parley:" + db.channel
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
+	db.channel = channelName(db.channel)
 	// The instance hears the others from the moment it is open.
 	lctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan error, 1), make(chan struct{})
 	go db.listen(lctx, cfg, ready, done)
 	db.stopListen = func() { cancel(); <-done }
-	if err := <-ready; err != nil {
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
 		db.stopListen()
 		pool.Close()
 		return nil, fmt.Errorf("listen on %s: %w", redactURL(url), err)
 	}
 	return db, nil
+}
+
+// PoolSize is how many connections to PostgreSQL an instance holds at most, besides the one
+// it listens on.
+const PoolSize = 16
+
+// channelName is the notification channel of a schema: PostgreSQL's names stop at 63
+// bytes, so a long schema name is shortened to a hash of it.
+func channelName(schema string) string {
+	if name := "parley:" + schema; len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(schema))
+	return "parley:" + hex.EncodeToString(sum[:16])
 }
 
 // redactURL is a database URL without its password, for messages and logs.
@@ -263,17 +277,18 @@ func redactURL(s string) string {
 // transaction, while holding the migration lock: instances that start together migrate once.
 // A database that records a migration this binary does not know is a newer Parley's, and is
 // refused unchanged.
-func (db *DB) migratePostgres(ctx context.Context) error {
-	conn, err := db.write.Conn(ctx)
+func (db *DB) migratePostgres(ctx context.Context, cfg *pgx.ConnConfig) error {
+	// A connection of its own: migrations are PostgreSQL's SQL already, not the store's.
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, migrateLock); err != nil {
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
 		return err
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, migrateLock)
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
 		return err
 	}
 	known, err := fs.Glob(migrations.Postgres, "postgres/*.sql")
@@ -281,7 +296,8 @@ func (db *DB) migratePostgres(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(known)
-	applied, err := queryColumn[string](ctx, conn, `SELECT name FROM schema_migrations ORDER BY name`)
+	rows, _ := conn.Query(ctx, `SELECT name FROM schema_migrations ORDER BY name`)
+	applied, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return err
 	}
@@ -299,19 +315,14 @@ func (db *DB) migratePostgres(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		tx, err := conn.BeginTx(ctx, nil)
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)`, name, formatTime(db.Now()))
+			return err
+		})
 		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, name, formatTime(db.Now())); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
 			return err
 		}
 	}

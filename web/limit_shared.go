@@ -35,7 +35,9 @@ type sharedBucket struct {
 }
 
 func (b *sharedBucket) take(key string) (bool, time.Duration) {
-	ok, wait, err := b.db.TakeToken(context.Background(), b.name+":"+key, b.rule)
+	ctx, cancel := context.WithTimeout(context.Background(), limitTimeout)
+	defer cancel()
+	ok, wait, err := b.db.TakeToken(ctx, b.name+":"+key, b.rule)
 	if err != nil {
 		b.log.Error("limit", "limit", b.name, "error", err)
 		return true, 0
@@ -44,16 +46,23 @@ func (b *sharedBucket) take(key string) (bool, time.Duration) {
 }
 
 func (b *sharedBucket) refund(key string) {
-	if err := b.db.RefundToken(context.Background(), b.name+":"+key, b.rule); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), limitTimeout)
+	defer cancel()
+	if err := b.db.RefundToken(ctx, b.name+":"+key, b.rule); err != nil {
 		b.log.Error("limit", "limit", b.name, "error", err)
 	}
 }
 
 func (b *sharedBucket) reset(key string) {
-	if err := b.db.ResetTokens(context.Background(), b.name+":"+key); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), limitTimeout)
+	defer cancel()
+	if err := b.db.ResetTokens(ctx, b.name+":"+key); err != nil {
 		b.log.Error("limit", "limit", b.name, "error", err)
 	}
 }
+
+// limitTimeout bounds a limit's trip to the database: past it, the request goes on.
+const limitTimeout = 5 * time.Second
 
 // newLimiter is a limit of capacity a per: shared through db when it shares its counts.
 func newLimiter(db any, name string, capacity int, per time.Duration, now func() time.Time, log *slog.Logger) limiter {
