@@ -74,6 +74,9 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 				_ = w.flush()
 				return
 			}
+			if ctx.Err() != nil {
+				return // ended (a change of access) before what woke it: it gets nothing more
+			}
 		case <-heartbeat.C:
 			w.comment("heartbeat")
 		}

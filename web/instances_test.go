@@ -3,12 +3,17 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // Two instances on one PostgreSQL database count a person's messages together: the limit
@@ -44,3 +49,71 @@ func TestLimits_CountedAcrossInstances(t *testing.T) {
 }
 
 var _ web.SharedLimits = (*store.DB)(nil)
+
+// A token revoked on one instance ends its streams on another before any event committed
+// after the revocation reaches them.
+func TestAccess_RevokedOnOneInstanceEndsStreamsOnAnother(t *testing.T) {
+	url := storetest.Schema(t)
+	a, b := storetest.Open(t, url), storetest.Open(t, url)
+	u, err := a.CreateUser(context.Background(), "ann", "h", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, tok, err := a.CreateToken(context.Background(), u.ID, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.CreateConversation(context.Background(), u.ID, "asker", "Plans", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(title string) {
+		t.Helper()
+		if _, err := a.AppendEvent(context.Background(), agent.Event{ConversationID: c.ID, Kind: agent.EventPlan, Plan: &agent.Plan{Title: title}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan("before")
+	srv := startServer(t, b, web.NewServerOptions{DB: b, Runner: runnerFor(b, askerAndReader()), Auth: web.AuthOptions{Signup: true}, Heartbeat: time.Hour})
+	ts := newTestServerFrom(t, b, srv)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/v1/conversations/%d/events", ts.URL, c.ID), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("stream on B: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	var mu sync.Mutex
+	var got strings.Builder
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			mu.Lock()
+			got.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	webtest.WaitFor(t, "the stream on B to carry what came before", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(got.String(), "before")
+	})
+	if _, err := a.RevokeToken(context.Background(), u.ID, tok.Name); err != nil {
+		t.Fatal(err)
+	}
+	plan("after the revocation")
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream on B goes on after the token was revoked on A")
+	}
+	if strings.Contains(got.String(), "after the revocation") {
+		t.Errorf("the stream on B carried an event committed after the revocation:\n%s", got.String())
+	}
+}

@@ -173,6 +173,9 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 			if f.Gone() {
 				return // deleted: the page's reconnect is told it is not found
 			}
+			if ctx.Err() != nil {
+				return // ended (a change of access) before what woke it: it gets nothing more
+			}
 		case <-feed.watch.C:
 			feed.changed()
 		case <-feed.timer.C:

@@ -91,6 +91,7 @@ func Start(ctx context.Context, db *store.DB, opts web.NewServerOptions, a2a *a2
 		opts.Now = db.Now
 	}
 	p := &Parley{Web: web.NewServer(opts), Runner: opts.Runner}
+	db.OnAuthChange(p.Web.CheckStreams)
 	owner, err := db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
 	if err != nil {
 		return p, fmt.Errorf("a2a account: %w", err)
