@@ -79,7 +79,10 @@ func (c *pgConn) CheckNamedValue(v *driver.NamedValue) error {
 
 // pgFragments are the pieces of the store's SQL that PostgreSQL says differently, with what
 // it says instead. Everything else in the store is SQL both accept.
-var pgFragments = strings.NewReplacer(
+var pgFragments = strings.NewReplacer(pgFragmentPairs...)
+
+// pgFragmentPairs are pgFragments' pieces: each SQLite piece, then PostgreSQL's.
+var pgFragmentPairs = []string{
 	// SQLite's two-argument min and max are PostgreSQL's least and greatest.
 	`max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
 	`greatest(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
@@ -103,7 +106,7 @@ var pgFragments = strings.NewReplacer(
 	`+q.state = 'pending'`, `q.state = 'pending'`,
 	// SQLite's LIKE ignores case (ASCII), PostgreSQL's ILIKE does.
 	` LIKE ? ESCAPE '\'`, ` ILIKE ? ESCAPE '\'`,
-)
+}
 
 // pgCache holds each statement translated, by its SQLite text: the store's statements are
 // few and fixed, so it stays small.
