@@ -128,6 +128,11 @@ func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (agent.Tak
 	if _, err := tx.ExecContext(ctx, expired, db.instance); err != nil {
 		return t, fmt.Errorf("take over: %w", err)
 	}
+	if db.pg {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM open_streams WHERE owner NOT IN (SELECT id FROM instances) AND owner <> ?`, db.instance); err != nil {
+			return t, fmt.Errorf("take over: %w", err)
+		}
+	}
 	// gone is the condition that an owner is no instance (or, at the start, this one).
 	gone := func(owner string) string {
 		if recover {

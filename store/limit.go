@@ -76,3 +76,30 @@ func saveTokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, n f
 	}
 	return nil
 }
+
+// OpenStream counts one more open stream of the person, unless max are open already on the
+// instances serving the database (PostgreSQL): ok false then. CloseStream takes it back.
+func (db *DB) OpenStream(ctx context.Context, userID int64, max int) (id int64, ok bool, err error) {
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM open_streams WHERE user_id = ?
+			AND (owner = ? OR owner IN (SELECT id FROM instances))`, userID, db.instance).Scan(&n); err != nil {
+			return fmt.Errorf("open stream: %w", err)
+		}
+		if n >= max {
+			return nil
+		}
+		ok = true
+		id, err = insertID(ctx, tx, `INSERT INTO open_streams (owner, user_id, opened_at) VALUES (?, ?, ?)`, db.instance, userID, formatTime(db.Now()))
+		return err
+	})
+	return id, ok, err
+}
+
+// CloseStream takes back a stream OpenStream counted.
+func (db *DB) CloseStream(ctx context.Context, id int64) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM open_streams WHERE id = ?`, id)
+		return err
+	})
+}

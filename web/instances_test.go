@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -116,4 +117,59 @@ func TestAccess_RevokedOnOneInstanceEndsStreamsOnAnother(t *testing.T) {
 	if strings.Contains(got.String(), "after the revocation") {
 		t.Errorf("the stream on B carried an event committed after the revocation:\n%s", got.String())
 	}
+}
+
+// --max-streams holds across instances: a person's page open on one counts on the other,
+// and once it closes the other lets one in.
+func TestLimits_StreamsCountedAcrossInstances(t *testing.T) {
+	url := storetest.Schema(t)
+	dbs := []*store.DB{storetest.Open(t, url), storetest.Open(t, url)}
+	ctx := context.Background()
+	u, err := dbs[0].CreateUser(ctx, "ann", "h", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, err := dbs[0].CreateSession(ctx, u.ID, store.SessionLimits{Idle: time.Hour, Max: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dbs[0].CreateConversation(ctx, u.ID, "asker", "Plans", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []string
+	for _, db := range dbs {
+		srv := startServer(t, db, web.NewServerOptions{DB: db, Runner: runnerFor(db, askerAndReader()), Limits: web.Limits{Streams: 1}, Heartbeat: time.Hour})
+		bases = append(bases, newTestServerFrom(t, db, srv).URL)
+	}
+	open := func(base string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/c/%d/stream", base, c.ID), nil)
+		req.AddCookie(&http.Cookie{Name: "parley_session", Value: session})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := open(bases[0])
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first page's stream on A = %d", first.StatusCode)
+	}
+	second := open(bases[1])
+	if second.StatusCode == http.StatusOK {
+		second.Body.Close()
+		t.Fatal("a second page's stream on B = 200; want 429, the one on A counting")
+	}
+	body, _ := io.ReadAll(second.Body)
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "You have 1 Parley pages open") {
+		t.Fatalf("a second page's stream on B = %d %s; want 429, the one on A counting", second.StatusCode, body)
+	}
+	first.Body.Close()
+	webtest.WaitFor(t, "B to let a page in once A's closed", func() bool {
+		r := open(bases[1])
+		defer r.Body.Close()
+		return r.StatusCode == http.StatusOK
+	})
 }

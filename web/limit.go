@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -132,10 +133,13 @@ type retryAfter struct {
 func (r *retryAfter) Error() string { return r.err.Error() }
 func (r *retryAfter) Unwrap() error { return r.err }
 
-// streamCounter counts each account's open streams.
+// streamCounter counts each account's open streams: in memory, or with shared in the
+// database, for all the instances serving it.
 type streamCounter struct {
-	mu   sync.Mutex
-	open map[int64]int
+	shared SharedLimits
+	log    *slog.Logger
+	mu     sync.Mutex
+	open   map[int64]int
 	// freed is closed, and replaced, whenever a stream closes; waiting counts the streams
 	// that wait for it.
 	freed   chan struct{}
@@ -150,6 +154,9 @@ const streamSwitch = 3 * time.Second
 // acquire opens one of the user's streams, unless max are open already and none closes
 // within streamSwitch (or before ctx ends); release closes it.
 func (sc *streamCounter) acquire(ctx context.Context, userID int64, max int) (release func(), ok bool) {
+	if sc.shared != nil {
+		return sc.acquireShared(ctx, userID, max)
+	}
 	timer := time.NewTimer(streamSwitch)
 	defer timer.Stop()
 	ok = true
@@ -193,3 +200,54 @@ func (sc *streamCounter) acquire(ctx context.Context, userID int64, max int) (re
 		})
 	}, true
 }
+
+// acquireShared is acquire counted in the database, for every instance: it asks again as a
+// stream of this instance closes, and every sharedRetry for those of the others. Should the
+// database fail, the stream goes on: it fails with the database anyway.
+func (sc *streamCounter) acquireShared(ctx context.Context, userID int64, max int) (release func(), ok bool) {
+	timer := time.NewTimer(streamSwitch)
+	defer timer.Stop()
+	tick := time.NewTicker(sharedRetry)
+	defer tick.Stop()
+	for {
+		sc.mu.Lock()
+		if sc.freed == nil {
+			sc.freed = make(chan struct{})
+		}
+		freed := sc.freed
+		sc.mu.Unlock()
+		id, ok, err := sc.shared.OpenStream(ctx, userID, max)
+		switch {
+		case err != nil:
+			sc.log.Error("count the open streams", "error", err)
+			return func() {}, true
+		case ok:
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), limitTimeout)
+					defer cancel()
+					if err := sc.shared.CloseStream(ctx, id); err != nil {
+						sc.log.Error("count the open streams", "error", err)
+					}
+					sc.mu.Lock()
+					close(sc.freed)
+					sc.freed = make(chan struct{})
+					sc.mu.Unlock()
+				})
+			}, true
+		}
+		select {
+		case <-freed:
+		case <-tick.C:
+		case <-timer.C:
+			return nil, false
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// sharedRetry is how often a stream over its person's cap asks again whether one of theirs
+// closed on another instance.
+const sharedRetry = 200 * time.Millisecond

@@ -23,6 +23,8 @@ type SharedLimits interface {
 	TakeToken(ctx context.Context, key string, b agent.Bucket) (ok bool, wait time.Duration, err error)
 	RefundToken(ctx context.Context, key string, b agent.Bucket) error
 	ResetTokens(ctx context.Context, key string) error
+	OpenStream(ctx context.Context, userID int64, max int) (id int64, ok bool, err error)
+	CloseStream(ctx context.Context, id int64) error
 }
 
 // sharedBucket is a limit counted in the database. Should the database fail, the limit

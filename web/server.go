@@ -149,6 +149,9 @@ func NewServer(opts NewServerOptions) *Server {
 	s.logins = newLimiter(db, "logins", s.limits.LoginAttempts, s.limits.LoginWindow, s.now, s.log)
 	s.signups = newLimiter(db, "signups", 5, time.Hour, s.now, s.log)
 	s.messages = newLimiter(db, "messages", s.limits.MessagesPerMinute, time.Minute, s.now, s.log)
+	if sl, ok := db.(SharedLimits); ok && sl.Shared() {
+		s.streams.shared, s.streams.log = sl, s.log
+	}
 	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 	s.metrics, s.metricsAccess = newMetrics(db, db, s.hub, s.log), opts.Metrics
