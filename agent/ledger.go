@@ -164,12 +164,14 @@ type Takeover struct {
 	Lost        bool
 }
 
-// Remote is what the hub hears of other instances sharing the database (PostgreSQL; a
-// SQLite file has one): the text their steps are writing, as their drafts are stored, and
-// the conversations they delete. Their events reach it through Observe like this instance's.
+// Remote is what the hub and the sidebars hear of other instances sharing the database
+// (PostgreSQL; a SQLite file has one): the text their steps are writing, as their drafts
+// are stored, the conversations renamed or archived (Changed) and deleted (Gone), with the
+// account whose they are. Their events reach it through Observe like this instance's.
 type Remote struct {
-	Drafts func([]Draft)
-	Gone   func(conversationID int64)
+	Drafts  func([]Draft)
+	Changed func(conversationID, account int64)
+	Gone    func(conversationID, account int64)
 }
 
 // ConversationFilter selects conversations for a list: a person's own, or (staff) anyone's

@@ -103,7 +103,10 @@ func NewRunner(opts RunnerOptions) *Runner {
 		r.hub.Publish(evs)
 		r.watch.Publish(evs)
 	})
-	r.ledger.ObserveRemote(Remote{Drafts: r.liveDrafts, Gone: r.hub.Gone})
+	r.ledger.ObserveRemote(Remote{Drafts: r.liveDrafts, Changed: r.watch.Changed, Gone: func(conv, account int64) {
+		r.hub.Gone(conv)
+		r.watch.Forget(conv, account)
+	}})
 	return r
 }
 

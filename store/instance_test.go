@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -79,5 +80,52 @@ func TestDB_InstancesHearEachOther(t *testing.T) {
 	}
 	if got, err := b.DraftText(ctx, c.ID, "1-1"); err != nil || got != "Hello world" {
 		t.Errorf("DraftText = %q, %v", got, err)
+	}
+}
+
+// A conversation renamed, archived or deleted on one instance is heard of, with its owner,
+// on the others: their sidebars follow.
+func TestDB_InstancesHearConversationsChange(t *testing.T) {
+	url := storetest.Schema(t)
+	a, b := storetest.Open(t, url), storetest.Open(t, url)
+	var mu sync.Mutex
+	var heard []string
+	b.ObserveRemote(agent.Remote{
+		Changed: func(conv, account int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, fmt.Sprintf("changed %d of %d", conv, account))
+		},
+		Gone: func(conv, account int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, fmt.Sprintf("gone %d of %d", conv, account))
+		},
+	})
+	u, err := a.CreateUser(ctx, "ann", "h", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.CreateConversation(ctx, u.ID, "tester", "t", "")
+	if err := a.RenameConversation(ctx, c.ID, "Plans"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ArchiveConversation(ctx, c.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteConversation(ctx, c.ID, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{fmt.Sprintf("changed %d of %d", c.ID, u.ID), fmt.Sprintf("changed %d of %d", c.ID, u.ID), fmt.Sprintf("gone %d of %d", c.ID, u.ID)}
+	got := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(heard)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(got()) < len(want) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !slices.Equal(got(), want) {
+		t.Errorf("B heard %v, want %v", got(), want)
 	}
 }

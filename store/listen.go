@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +21,8 @@ import (
 //
 //	e<id>  a transaction committed events up to id: read them and hand them to the observer
 //	d<id>  an instance saved the draft batch id: the text its steps are writing
-//	g<id>  conversation id was deleted
+//	c<id>:<account>  conversation id (the account's) was renamed or archived
+//	g<id>:<account>  conversation id (the account's) was deleted
 //	a      something changed who may see what (auth_changes moved)
 //
 // An instance hears its own notifications too, and takes its own events from them, so that
@@ -111,15 +113,21 @@ func (db *DB) heard(ctx context.Context, payload string) error {
 	if payload == "" {
 		return nil
 	}
-	id, _ := strconv.ParseInt(payload[1:], 10, 64)
+	first, second, _ := strings.Cut(payload[1:], ":")
+	id, _ := strconv.ParseInt(first, 10, 64)
+	account, _ := strconv.ParseInt(second, 10, 64)
 	switch payload[0] {
 	case 'e':
 		return db.catchUp(ctx, id)
 	case 'd':
 		return db.heardDrafts(ctx, id)
+	case 'c':
+		if r := db.remote(); r.Changed != nil {
+			r.Changed(id, account)
+		}
 	case 'g':
 		if r := db.remote(); r.Gone != nil {
-			r.Gone(id)
+			r.Gone(id, account)
 		}
 	case 'a':
 		if fn := db.authChanged(); fn != nil {

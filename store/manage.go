@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,7 +14,10 @@ import (
 // RenameConversation gives a conversation a new title.
 func (db *DB) RenameConversation(ctx context.Context, id int64, title string) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
-		return execOne(ctx, tx, id, `UPDATE conversations SET title = ? WHERE id = ?`, title, id)
+		if err := execOne(ctx, tx, id, `UPDATE conversations SET title = ? WHERE id = ?`, title, id); err != nil {
+			return err
+		}
+		return db.notifyConversation(ctx, tx, 'c', id)
 	})
 }
 
@@ -25,8 +29,24 @@ func (db *DB) ArchiveConversation(ctx context.Context, id int64, archived bool) 
 		at = formatTime(db.Now())
 	}
 	return db.tx(ctx, func(tx *sql.Tx) error {
-		return execOne(ctx, tx, id, `UPDATE conversations SET archived_at = ? WHERE id = ?`, at, id)
+		if err := execOne(ctx, tx, id, `UPDATE conversations SET archived_at = ? WHERE id = ?`, at, id); err != nil {
+			return err
+		}
+		return db.notifyConversation(ctx, tx, 'c', id)
 	})
+}
+
+// notifyConversation tells the other instances (PostgreSQL) that conversation id was
+// changed ('c'), and whose it is, for their sidebars.
+func (db *DB) notifyConversation(ctx context.Context, tx *sql.Tx, what byte, id int64) error {
+	if !db.pg {
+		return nil
+	}
+	var account int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(user_id, 0) FROM conversations WHERE id = ?`, id).Scan(&account); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return db.notifyInstances(ctx, tx, string(what)+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(account, 10))
 }
 
 func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
@@ -96,7 +116,7 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 		detail := fmt.Sprintf("conversation %d %q of %s with %s: %d messages, %d questions, %d documents",
 			id, c.Title, owner, c.Agent, messages, questions, documents)
 		if db.pg {
-			if err := db.notifyInstances(ctx, tx, "g"+strconv.FormatInt(id, 10)); err != nil {
+			if err := db.notifyInstances(ctx, tx, "g"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(c.UserID, 10)); err != nil {
 				return err
 			}
 		}
