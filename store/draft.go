@@ -120,8 +120,8 @@ type recovered map[int64][]agent.Event
 
 // readDrafts reads the batches the condition selects (those left by instances gone) into
 // the messages they hold, in the order they were written.
-func readDrafts(ctx context.Context, tx *sql.Tx, where string) (recovered, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT drafts FROM draft_batches WHERE `+where+` ORDER BY id`)
+func readDrafts(ctx context.Context, q queryer, where string) (recovered, error) {
+	rows, err := q.QueryContext(ctx, `SELECT drafts FROM draft_batches WHERE `+where+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}

@@ -195,28 +195,16 @@ func (db *DB) heardDrafts(ctx context.Context, id int64) error {
 // DraftText is the text of a message being written, as the drafts stored so far hold it: for
 // an instance that follows a message another writes from the middle.
 func (db *DB) DraftText(ctx context.Context, convID int64, msgID string) (string, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT drafts FROM draft_batches ORDER BY id`)
+	msgs, err := readDrafts(ctx, db.read, `true`)
 	if err != nil {
 		return "", fmt.Errorf("draft text: %w", err)
 	}
-	defer rows.Close()
-	var text []byte
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return "", fmt.Errorf("draft text: %w", err)
-		}
-		var batch []storedDraft
-		if json.Unmarshal(b, &batch) != nil {
-			continue
-		}
-		for _, d := range batch {
-			if d.Conversation == convID && d.Message == msgID && d.At <= len(text) && d.At+len(d.Text) > len(text) {
-				text = append(text, d.Text[len(text)-d.At:]...)
-			}
+	for _, m := range msgs[convID] {
+		if m.MessageID == msgID {
+			return m.Text, nil
 		}
 	}
-	return string(text), rows.Err()
+	return "", nil
 }
 
 // ObserveRemote sets what the hub hears of the other instances (see agent.Remote).
