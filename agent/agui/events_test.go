@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parley-chat/parley/agent/agenttest"
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // validEvents are events of every type, as a producer following AG-UI 1.0 sends them, with
@@ -140,12 +141,13 @@ func FuzzEventStream(f *testing.F) {
 	f.Add([]byte(": comment\r\ndata: {\"type\":\"RUN_STARTED\",\r\ndata: \"threadId\":\"t\",\"runId\":\"r\"}\r\n\r\n"))
 	f.Add([]byte("event: x\nid: 1\ndata: {}\n\ndata: null\n\n"))
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		r := newSSEReader(bytes.NewReader(stream))
+		r := wire.NewReader(bytes.NewReader(stream), maxEventBytes)
 		for n := 0; n < 1000; n++ {
-			data, err := r.next()
+			e, err := r.Next()
 			if err != nil {
 				return
 			}
+			data := e.Data
 			ev, err := parseEvent(data)
 			if err != nil {
 				continue
@@ -163,25 +165,6 @@ func FuzzEventStream(f *testing.F) {
 	})
 }
 
-// TestSSEReader reads data lines as the SSE format has them: joined lines, CRLF, comments,
-// other fields, a last event without its blank line.
-func TestSSEReader(t *testing.T) {
-	in := ": hi\r\nevent: message\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n\n\ndata:{\"b\":2}\nid: 7\n\ndata: {\"c\":3}"
-	r := newSSEReader(strings.NewReader(in))
-	var got []string
-	for {
-		d, err := r.next()
-		if err != nil {
-			break
-		}
-		got = append(got, string(d))
-	}
-	want := []string{"{\"a\":\n1}", `{"b":2}`, `{"c":3}`}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-}
-
 // BenchmarkEventStream reads and validates a streamed reply: the per-token path of an
 // AG-UI agent's text.
 func BenchmarkEventStream(b *testing.B) {
@@ -196,13 +179,13 @@ func BenchmarkEventStream(b *testing.B) {
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r := newSSEReader(bytes.NewReader(stream))
+		r := wire.NewReader(bytes.NewReader(stream), maxEventBytes)
 		for {
-			data, err := r.next()
+			e, err := r.Next()
 			if err != nil {
 				break
 			}
-			if _, err := parseEvent(data); err != nil {
+			if _, err := parseEvent(e.Data); err != nil {
 				b.Fatal(err)
 			}
 		}

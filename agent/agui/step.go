@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // toolKeyPrefix begins the Key of the cards of the agent's own tool calls.
@@ -134,10 +135,10 @@ func (r *run) do(ctx context.Context, input runInput) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return a.faultf(nil, "the agent at %s answered with %q instead of an event stream%s", a.endpoint, mt, agent.ErrorDetail(b))
 	}
-	sse := newSSEReader(resp.Body)
-	sse.activity = func() { idle.Reset(a.cfg.IdleTimeout) }
+	sse := wire.NewReader(resp.Body, maxEventBytes)
+	sse.Activity = func() { idle.Reset(a.cfg.IdleTimeout) }
 	for {
-		data, err := sse.next()
+		ev, err := sse.Next()
 		if err != nil {
 			switch {
 			case errors.Is(context.Cause(ctx), errStalled):
@@ -149,11 +150,11 @@ func (r *run) do(ctx context.Context, input runInput) error {
 			}
 			return a.faultf(err, "reading the agent's events: %v", err)
 		}
-		ev, err := parseEvent(data)
+		e, err := parseEvent(ev.Data)
 		if err != nil {
 			return a.faultf(err, "the agent sent %v", err)
 		}
-		done, err := r.handle(ctx, ev)
+		done, err := r.handle(ctx, e)
 		if err != nil {
 			var pe *protocolError
 			if errors.As(err, &pe) {

@@ -1,14 +1,12 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
 	"mime"
 	"net/http"
 
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // faultf returns a fault of the agent with a formatted explanation and the underlying error.
@@ -20,9 +18,9 @@ func (a *Agent) faultf(err error, format string, args ...any) error {
 // what the error says.
 func (a *Agent) requestFault(err error, w *watch) error {
 	status, contentType, body := w.response()
-	var streamErr *ssestream.StreamError
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
+	var streamErr *streamError
+	var syntaxErr *wire.SyntaxError
+	var tooLarge *wire.TooLargeError
 	switch {
 	case w.stalled.Load() && !w.started.Load():
 		return a.faultf(err, "the model endpoint at %s sent nothing for %s after the request (is the model still loading? raise first_byte_timeout)", a.endpoint, a.cfg.FirstByteTimeout)
@@ -34,8 +32,8 @@ func (a *Agent) requestFault(err error, w *watch) error {
 	case agent.Unreachable(err) != "":
 		return a.faultf(err, "cannot reach the model endpoint at %s: %s", a.endpoint, agent.Unreachable(err))
 	case errors.As(err, &streamErr):
-		return a.faultf(err, "the model endpoint at %s reported an error while streaming%s", a.endpoint, agent.ErrorDetail(streamErr.Event.Data))
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+		return a.faultf(err, "the model endpoint at %s reported an error while streaming%s", a.endpoint, agent.ErrorDetail(streamErr.data))
+	case errors.As(err, &syntaxErr), errors.Is(err, wire.ErrNotObject), errors.As(err, &tooLarge):
 		return a.faultf(err, "the model endpoint at %s sent a malformed chunk (%v)", a.endpoint, err)
 	case status != 0 && !isEventStream(contentType):
 		return a.faultf(err, "the model endpoint at %s answered with %q instead of an event stream: is the base URL right?", a.endpoint, contentType)

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode"
 
@@ -27,30 +28,32 @@ type reply struct {
 // so far is kept (shown and its message ended) and the error explains the fault.
 func (a *Agent) complete(ctx context.Context, msgs []message, t turn, out agent.Output) (reply, error) {
 	w := &watch{first: a.cfg.FirstByteTimeout, idle: a.cfg.IdleTimeout}
-	stream := a.chat.NewStreaming(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware), idempotent())
-	defer stream.Close()
+	var res *http.Response
+	_, err := a.chat.New(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware), idempotent(),
+		option.WithJSONSet("stream", true), option.WithResponseBodyInto(&res))
+	if err == nil {
+		defer res.Body.Close()
+	}
 	s := &sink{out: out}
 	var calls assembler
 	var finish string
 	chunks := 0
-	for stream.Next() {
-		chunks++
-		for _, ch := range stream.Current().Choices {
-			if ch.Index != 0 {
-				continue
-			}
-			if err := s.add(ch.Delta.Content + ch.Delta.Refusal); err != nil {
+	if err == nil {
+		stream := newChunkStream(res)
+		for stream.next() {
+			chunks++
+			if err := s.add(stream.d.text); err != nil {
 				return reply{}, err
 			}
-			for _, tc := range ch.Delta.ToolCalls {
-				calls.add(tc)
+			for _, p := range stream.d.calls {
+				calls.add(p)
 			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
+			if stream.d.finish != "" {
+				finish = stream.d.finish
 			}
 		}
+		err = stream.err
 	}
-	err := stream.Err()
 	switch {
 	case ctx.Err() != nil:
 		// Shutdown or cancellation: the runner keeps the open message as interrupted.
@@ -222,25 +225,25 @@ type assembler struct {
 
 // add takes one piece. A piece with a new id at a known index starts a new call: some
 // servers number every call 0.
-func (as *assembler) add(d oai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (as *assembler) add(d callPiece) {
 	if as.byIndex == nil {
 		as.byIndex = map[int64]int{}
 	}
-	i, ok := as.byIndex[d.Index]
-	if !ok || d.ID != "" && as.calls[i].ID != "" && as.calls[i].ID != d.ID {
+	i, ok := as.byIndex[d.index]
+	if !ok || d.id != "" && as.calls[i].ID != "" && as.calls[i].ID != d.id {
 		as.calls = append(as.calls, &toolCall{})
 		i = len(as.calls) - 1
-		as.byIndex[d.Index] = i
+		as.byIndex[d.index] = i
 	}
 	c := as.calls[i]
 	if c.ID == "" {
-		c.ID = d.ID
+		c.ID = d.id
 	}
 	// The name comes whole in one piece, but some servers repeat it in every piece.
-	if n := d.Function.Name; n != "" && n != c.Name {
+	if n := d.name; n != "" && n != c.Name {
 		c.Name += n
 	}
-	c.Arguments += d.Function.Arguments
+	c.Arguments += d.args
 }
 
 // result returns the calls in the order they started.
