@@ -1,10 +1,13 @@
 package agui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // kind is the JSON type a field of an event must have.
@@ -154,12 +157,16 @@ func invalid(typ, format string, args ...any) error {
 
 // parseEvent validates one event as AG-UI 1.0 defines it and decodes it.
 func parseEvent(data []byte) (event, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+	raw, ok := members(data)
+	if !ok {
 		return event{}, invalid("", "not a JSON object: %.80q", data)
 	}
 	var ev event
-	if err := json.Unmarshal(raw["type"], &ev.Type); err != nil || ev.Type == "" {
+	var err error
+	if ev.Type, ok = plainString(raw["type"]); !ok {
+		err = json.Unmarshal(raw["type"], &ev.Type)
+	}
+	if err != nil || ev.Type == "" {
 		return event{}, invalid("", "type is missing or not a string")
 	}
 	fields, ok := eventFields[ev.Type]
@@ -189,8 +196,26 @@ func parseEvent(data []byte) (event, error) {
 	if ev.Type != "STATE_DELTA" {
 		ev.Delta = str("delta")
 	}
-	ev.Content, ev.Snapshot = raw["content"], raw["snapshot"]
+	// The members are the stream's buffer, read again for the next event: what is kept, copied.
+	ev.Content, ev.Snapshot = bytes.Clone(raw["content"]), bytes.Clone(raw["snapshot"])
 	return ev, ev.decodeNested(raw)
+}
+
+// members reads a JSON object's members, each as its JSON text within data (the last of a
+// name given twice, as encoding/json reads it); ok is false for anything but one object.
+func members(data []byte) (m map[string]json.RawMessage, ok bool) {
+	var s wire.Scanner
+	s.Reset(data)
+	if !s.IsObject() {
+		return nil, false
+	}
+	m = make(map[string]json.RawMessage, 6)
+	err := s.Object(func(key []byte) error {
+		v, err := s.Raw()
+		m[string(key)] = v
+		return err
+	})
+	return m, err == nil && s.End() == nil
 }
 
 // decodeNested checks and decodes what lies inside the fields: roles, outcomes, patches,
