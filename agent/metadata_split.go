@@ -39,30 +39,42 @@ func SplitUserInputMetaData(text string) (q Question, before, after string, ok b
 func prefixIndex(text string) int { return UserInputMetaDataIndex(text, 0) }
 
 // UserInputMetaDataIndex is where the UserInputMetaData prefix starts a line of text (any
-// letter case, after blanks) at or after from, or -1. Streaming back ends use it to hold a
-// form back while the rest of the message streams.
+// letter case, after blanks), the line starting at from or a later one, or -1.
 func UserInputMetaDataIndex(text string, from int) int {
-	lower := strings.ToLower(text)
-	p := strings.ToLower(UserInputMetaDataPrefix)
-	for from < len(lower) {
-		i := strings.Index(lower[from:], p)
-		if i < 0 {
-			return -1
+	for from <= len(text) {
+		if at := UserInputMetaDataAt(text[from:]); at >= 0 {
+			return from + at
 		}
-		i += from
-		lineStart := strings.LastIndexByte(lower[:i], '\n') + 1
-		if strings.TrimSpace(lower[lineStart:i]) == "" {
-			return i
+		nl := strings.IndexByte(text[from:], '\n')
+		if nl < 0 {
+			break
 		}
-		from = i + len(p)
+		from += nl + 1
 	}
 	return -1
 }
 
+// UserInputMetaDataAt is where the UserInputMetaData prefix opens line (any letter case,
+// after blanks), or -1. It reads the blanks and the prefix's length of line, no more, so
+// that a streaming back end can ask it of a growing line at every piece. Streaming back
+// ends use it to hold a form back while the rest of the message streams.
+func UserInputMetaDataAt(line string) int {
+	t := strings.TrimLeftFunc(line, unicode.IsSpace)
+	p := UserInputMetaDataPrefix
+	if len(t) < len(p) || !strings.EqualFold(t[:len(p)], p) {
+		return -1
+	}
+	return len(line) - len(t)
+}
+
 // StartsWithUserInputMetaData reports whether text, so far, may be (or is) a message that
-// opens with the UserInputMetaData prefix: streaming output holds such text back.
+// opens with the UserInputMetaData prefix: streaming output holds such text back. It reads
+// no more of text than the blanks and the prefix's length.
 func StartsWithUserInputMetaData(sofar string) bool {
-	s := strings.ToLower(strings.TrimLeftFunc(sofar, unicode.IsSpace))
-	p := strings.ToLower(UserInputMetaDataPrefix)
-	return s == "" || strings.HasPrefix(p, s) || strings.HasPrefix(s, p)
+	s := strings.TrimLeftFunc(sofar, unicode.IsSpace)
+	p := UserInputMetaDataPrefix
+	if len(s) > len(p) {
+		s = s[:len(p)]
+	}
+	return strings.EqualFold(s, p[:len(s)])
 }

@@ -16,6 +16,7 @@ type writer struct {
 	msg      strings.Builder
 	released int // bytes of msg already given to out.Text
 	form     int // where a form starts in msg, -1 while none
+	line     int // where the last line of msg starts
 	// last is the text of the last message ended, as the person saw it.
 	last string
 }
@@ -32,20 +33,23 @@ func (w *writer) text(s string) error {
 	if s == "" {
 		return nil
 	}
+	// Only what is new is read: the line the text ended in (it may open a form now that
+	// more of it came) and the lines s starts. A reply of any length costs its length.
+	from, added := w.line, w.msg.Len()
 	w.msg.WriteString(s)
 	all := w.msg.String()
+	if nl := strings.LastIndexByte(s, '\n'); nl >= 0 {
+		w.line = added + nl + 1
+	}
 	if w.form < 0 {
-		from := strings.LastIndexByte(all[:w.released], '\n') + 1
-		if i := agent.UserInputMetaDataIndex(all, from); i >= 0 {
-			w.form = i
-		}
+		w.form = formAt(all, from, added)
 	}
 	limit := len(all)
 	if w.form >= 0 {
 		limit = w.form
-	} else if j := strings.LastIndexByte(all, '\n') + 1; agent.StartsWithUserInputMetaData(all[j:]) {
+	} else if agent.StartsWithUserInputMetaData(all[w.line:]) {
 		// The last line may still become a form: wait for more.
-		limit = j
+		limit = w.line
 	}
 	if limit <= w.released {
 		return nil
@@ -55,13 +59,31 @@ func (w *writer) text(s string) error {
 	return w.out.Text(chunk)
 }
 
+// formAt is where a form opens the line of all starting at from, or a line starting at or
+// after added, or -1.
+func formAt(all string, from, added int) int {
+	if at := agent.UserInputMetaDataAt(all[from:]); at >= 0 {
+		return from + at
+	}
+	for i := added; ; {
+		nl := strings.IndexByte(all[i:], '\n')
+		if nl < 0 {
+			return -1
+		}
+		i += nl + 1
+		if at := agent.UserInputMetaDataAt(all[i:]); at >= 0 {
+			return i + at
+		}
+	}
+}
+
 // end finishes the current message; a form held back becomes a question, and the text after
 // its JSON a message of its own.
 func (w *writer) end() error {
 	all := w.msg.String()
 	released, form := w.released, w.form
 	w.msg.Reset()
-	w.released, w.form = 0, -1
+	w.released, w.form, w.line = 0, -1, 0
 	if all == "" {
 		return nil
 	}
