@@ -134,7 +134,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	// Events carry at most one artifact chunk plus its envelope. A Task may also carry the
 	// message Parley sent, its documents in base64, in its history: that much more is read,
 	// and the history dropped, before the limit applies.
-	w := wire{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
+	w := tap{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
 		echo: base64.StdEncoding.EncodedLen(cfg.MaxDocumentBytes) + 64<<10}
 	hc1 := hc
 	hc.Transport = &w

@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // sdkLineLimit is the longest SSE line the SDK's reader accepts (bufio.Scanner's default).
@@ -96,11 +97,11 @@ func watchFrom(ctx context.Context) *watch {
 	return w
 }
 
-// wire sits under the SDK's JSON-RPC transport. For each watched call it records status and
+// tap sits under the SDK's JSON-RPC transport. For each watched call it records status and
 // errors, cuts streams that stall, refuses events above the size limit, hands the SDK
 // events it would fail on (long lines, unknown part kinds) in a form it can read, and
 // joins multi-line SSE data.
-type wire struct {
+type tap struct {
 	next     http.RoundTripper
 	idle     time.Duration
 	maxEvent int
@@ -110,7 +111,7 @@ type wire struct {
 }
 
 // RoundTrip implements http.RoundTripper.
-func (t *wire) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := watchFrom(req.Context())
 	if w == nil || req.Method != http.MethodPost {
 		return t.next.RoundTrip(req)
@@ -142,7 +143,7 @@ func (t *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 	w.status, w.contentType = resp.StatusCode, ct
 	w.mu.Unlock()
 	if resp.StatusCode == http.StatusOK && isEventStream(ct) {
-		resp.Body = &sseFilter{src: resp.Body, r: bufio.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}), w: w, max: t.maxEvent, echo: t.echo, stop: stop}
+		resp.Body = &sseFilter{src: resp.Body, r: wire.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}, t.maxEvent+t.echo), w: w, max: t.maxEvent, echo: t.echo, stop: stop}
 		return resp, nil
 	}
 	// Anything else is read whole here (bounded), inspected, and served again.
@@ -185,7 +186,7 @@ func (a *activity) Read(p []byte) (int, error) {
 // sseFilter re-emits an SSE stream one "data: <json>" event at a time, filtered.
 type sseFilter struct {
 	src  io.ReadCloser
-	r    *bufio.Reader
+	r    *wire.Reader
 	w    *watch
 	max  int
 	echo int
@@ -210,59 +211,20 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 	return 0, f.err
 }
 
-// next reads one event's data (data lines joined), nil at a comment-only event.
+// next reads one event's data (data lines joined).
 func (f *sseFilter) next() ([]byte, error) {
-	var data []byte
-	for {
-		line, err := f.line()
-		if err != nil {
-			if err == io.EOF && len(data) > 0 {
-				return fit(f.w, data, f.max, f.echo)
-			}
-			return nil, err
-		}
-		if len(line) == 0 {
-			if len(data) > 0 {
-				return fit(f.w, data, f.max, f.echo)
-			}
-			continue
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			v = bytes.TrimPrefix(v, []byte(" "))
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, v...)
-			if len(data) > f.max+f.echo {
-				f.w.mu.Lock()
-				f.w.oversized = len(data)
-				f.w.mu.Unlock()
-				return nil, errEventTooLarge
-			}
-		}
+	ev, err := f.r.Next()
+	var tl *wire.TooLargeError
+	if errors.As(err, &tl) {
+		f.w.mu.Lock()
+		f.w.oversized = tl.Size
+		f.w.mu.Unlock()
+		return nil, errEventTooLarge
 	}
-}
-
-// line reads one line without its line ending, refusing lines above the limit.
-func (f *sseFilter) line() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := f.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > f.max+f.echo+16 {
-			f.w.mu.Lock()
-			f.w.oversized = len(line)
-			f.w.mu.Unlock()
-			return nil, errEventTooLarge
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil && len(line) == 0 {
-			return nil, err
-		}
-		return bytes.TrimRight(line, "\r\n"), nil
+	if err != nil {
+		return nil, err
 	}
+	return fit(f.w, ev.Data, f.max, f.echo)
 }
 
 func (f *sseFilter) Close() error {
@@ -308,8 +270,8 @@ func dropHistory(data []byte) []byte {
 // the SDK cannot decode, and (in a stream) stashes results too long for the SDK's reader.
 // Anything it cannot parse is passed on for the SDK to report.
 func filterResponse(w *watch, data []byte, stream bool) []byte {
-	var resp map[string]json.RawMessage
-	if json.Unmarshal(data, &resp) != nil {
+	resp, ok := wire.Members(data)
+	if !ok {
 		return data
 	}
 	if e, ok := resp["error"]; ok && string(e) != "null" {
@@ -321,7 +283,7 @@ func filterResponse(w *watch, data []byte, stream bool) []byte {
 		return data
 	}
 	if stream && len(data) > sdkLineLimit {
-		i := w.put(result)
+		i := w.put(bytes.Clone(result))
 		resp["result"] = json.RawMessage(`{"kind":"status-update","taskId":"","contextId":"","final":false,"status":{"state":"unknown"},"metadata":{"` + stashKey + `":` + itoa(i) + `}}`)
 		return mustMarshal(resp)
 	}
@@ -340,6 +302,9 @@ func filterResponse(w *watch, data []byte, stream bool) []byte {
 // a file without content, data that is not an object) with an empty DataPart that names
 // what was skipped, so that one odd part does not lose the whole event.
 func sanitize(raw json.RawMessage) (json.RawMessage, bool) {
+	if partsReadable(raw) {
+		return raw, false // the usual case, read without building it
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -350,6 +315,75 @@ func sanitize(raw json.RawMessage) (json.RawMessage, bool) {
 		return raw, false
 	}
 	return mustMarshal(v), true
+}
+
+// partsReadable reports whether every part in raw is one the SDK decodes, as fixPart
+// judges them, reading raw without building it.
+func partsReadable(raw []byte) bool {
+	var s wire.Scanner
+	s.Reset(raw)
+	readable := true
+	var value func() error
+	value = func() error {
+		switch {
+		case s.IsObject():
+			return s.Object(func(key []byte) error {
+				if string(key) != "parts" || !s.IsArray() {
+					return value()
+				}
+				return s.Array(func() error {
+					part, err := s.Raw()
+					if err == nil && !partReadable(part) {
+						readable = false
+					}
+					if err == nil && !partsReadable(part) {
+						readable = false
+					}
+					return err
+				})
+			})
+		case s.IsArray():
+			return s.Array(value)
+		}
+		return s.Skip()
+	}
+	return value() == nil && s.End() == nil && readable
+}
+
+// partReadable is fixPart's judgement of one part, without decoding it.
+func partReadable(part []byte) bool {
+	m, ok := wire.Members(part)
+	if !ok {
+		return false
+	}
+	kind, _ := plainString(m["kind"])
+	switch kind {
+	case "text":
+		return len(m["text"]) > 0 && m["text"][0] == '"'
+	case "data":
+		return len(m["data"]) > 0 && m["data"][0] == '{'
+	case "file":
+		f, ok := wire.Members(m["file"])
+		if !ok {
+			return false
+		}
+		uri, uriOK := plainString(f["uri"])
+		b, bOK := plainString(f["bytes"])
+		return uriOK && bOK && (uri == "") != (b == "")
+	}
+	return false
+}
+
+// plainString reads a JSON string without escapes; ok is false for anything else (a string
+// with escapes included: the caller then takes the slow path). An absent value reads as "".
+func plainString(v []byte) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
 }
 
 func fixParts(v any) bool {

@@ -157,7 +157,7 @@ func invalid(typ, format string, args ...any) error {
 
 // parseEvent validates one event as AG-UI 1.0 defines it and decodes it.
 func parseEvent(data []byte) (event, error) {
-	raw, ok := members(data)
+	raw, ok := wire.Members(data)
 	if !ok {
 		return event{}, invalid("", "not a JSON object: %.80q", data)
 	}
@@ -199,23 +199,6 @@ func parseEvent(data []byte) (event, error) {
 	// The members are the stream's buffer, read again for the next event: what is kept, copied.
 	ev.Content, ev.Snapshot = bytes.Clone(raw["content"]), bytes.Clone(raw["snapshot"])
 	return ev, ev.decodeNested(raw)
-}
-
-// members reads a JSON object's members, each as its JSON text within data (the last of a
-// name given twice, as encoding/json reads it); ok is false for anything but one object.
-func members(data []byte) (m map[string]json.RawMessage, ok bool) {
-	var s wire.Scanner
-	s.Reset(data)
-	if !s.IsObject() {
-		return nil, false
-	}
-	m = make(map[string]json.RawMessage, 6)
-	err := s.Object(func(key []byte) error {
-		v, err := s.Raw()
-		m[string(key)] = v
-		return err
-	})
-	return m, err == nil && s.End() == nil
 }
 
 // decodeNested checks and decodes what lies inside the fields: roles, outcomes, patches,

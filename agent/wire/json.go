@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -85,6 +86,12 @@ func (s *Scanner) peek() byte {
 
 // IsObject reports whether the next value is an object.
 func (s *Scanner) IsObject() bool { return s.err == nil && s.peek() == '{' }
+
+// IsArray reports whether the next value is an array.
+func (s *Scanner) IsArray() bool { return s.err == nil && s.peek() == '[' }
+
+// IsString reports whether the next value is a string.
+func (s *Scanner) IsString() bool { return s.err == nil && s.peek() == '"' }
 
 // Object calls fn with each member's key, with the scanner at the member's value; a value fn
 // does not read is skipped. A value other than an object is skipped and fn not called. An
@@ -453,6 +460,24 @@ func validUTF8(raw []byte) []byte {
 		i += n
 	}
 	return out
+}
+
+// Members reads a JSON object's members, each as its JSON text within data (the last of a
+// name given twice, as encoding/json reads it); ok is false for anything but one object.
+// The members share data's bytes.
+func Members(data []byte) (m map[string]json.RawMessage, ok bool) {
+	var s Scanner
+	s.Reset(data)
+	if !s.IsObject() {
+		return nil, false
+	}
+	m = make(map[string]json.RawMessage, 6)
+	err := s.Object(func(key []byte) error {
+		v, err := s.Raw()
+		m[string(key)] = v
+		return err
+	})
+	return m, err == nil && s.End() == nil
 }
 
 // ErrNotObject is a value that had to be an object and was not.
