@@ -97,22 +97,7 @@ func (s *Scanner) IsString() bool { return s.err == nil && s.peek() == '"' }
 // does not read is skipped. A value other than an object is skipped and fn not called. An
 // error of fn stops the walk and is returned.
 func (s *Scanner) Object(fn func(key []byte) error) error {
-	if s.err != nil {
-		return s.err
-	}
-	if s.peek() != '{' {
-		return s.Skip()
-	}
-	if s.depth++; s.depth > maxDepth {
-		return s.fail("nested too deep")
-	}
-	defer func() { s.depth-- }()
-	s.i++
-	if s.peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
+	return s.walk('{', '}', func() error {
 		if s.peek() != '"' {
 			return s.fail("expected a member's name")
 		}
@@ -124,38 +109,22 @@ func (s *Scanner) Object(fn func(key []byte) error) error {
 			return s.fail("expected ':' after a member's name")
 		}
 		s.i++
-		s.space()
-		at := s.i
-		if err := fn(key); err != nil {
-			return err
-		}
-		if s.err != nil {
-			return s.err
-		}
-		if s.i == at {
-			if err := s.Skip(); err != nil {
-				return err
-			}
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.fail("expected ',' or '}' after a member")
-		}
-	}
+		return s.read(func() error { return fn(key) })
+	})
 }
 
 // Array calls fn for each element, with the scanner at the element; an element fn does not
 // read is skipped. A value other than an array is skipped and fn not called.
 func (s *Scanner) Array(fn func() error) error {
+	return s.walk('[', ']', func() error { return s.read(fn) })
+}
+
+// walk reads an object or an array, item by item, and skips any other value.
+func (s *Scanner) walk(open, close byte, item func() error) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.peek() != '[' {
+	if s.peek() != open {
 		return s.Skip()
 	}
 	if s.depth++; s.depth > maxDepth {
@@ -163,34 +132,40 @@ func (s *Scanner) Array(fn func() error) error {
 	}
 	defer func() { s.depth-- }()
 	s.i++
-	if s.peek() == ']' {
+	if s.peek() == close {
 		s.i++
 		return nil
 	}
 	for {
-		s.space()
-		at := s.i
-		if err := fn(); err != nil {
+		if err := item(); err != nil {
 			return err
-		}
-		if s.err != nil {
-			return s.err
-		}
-		if s.i == at {
-			if err := s.Skip(); err != nil {
-				return err
-			}
 		}
 		switch s.peek() {
 		case ',':
 			s.i++
-		case ']':
+		case close:
 			s.i++
 			return nil
 		default:
-			return s.fail("expected ',' or ']' after an element")
+			return s.fail("expected ',' or '" + string(close) + "'")
 		}
 	}
+}
+
+// read runs fn at a value and skips the value when fn did not read it.
+func (s *Scanner) read(fn func() error) error {
+	s.space()
+	at := s.i
+	if err := fn(); err != nil {
+		return err
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if s.i == at {
+		return s.Skip()
+	}
+	return nil
 }
 
 // key reads a member's name: the bytes between the quotes, unescaped only when they hold an
