@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // SplitUserInputMetaData finds a UserInputMetaData form in an agent message: at its start,
@@ -39,42 +40,43 @@ func SplitUserInputMetaData(text string) (q Question, before, after string, ok b
 func prefixIndex(text string) int { return UserInputMetaDataIndex(text, 0) }
 
 // UserInputMetaDataIndex is where the UserInputMetaData prefix starts a line of text (any
-// letter case, after blanks), the line starting at from or a later one, or -1.
+// letter case, after blanks), the line starting at from or a later one, or -1. It reads each
+// byte of text once.
 func UserInputMetaDataIndex(text string, from int) int {
-	for from <= len(text) {
-		if at := UserInputMetaDataAt(text[from:]); at >= 0 {
-			return from + at
+	for {
+		at := LineBlanks(text, from)
+		if opens, _ := OpensUserInputMetaData(text[at:]); opens {
+			return at
 		}
-		nl := strings.IndexByte(text[from:], '\n')
+		nl := strings.IndexByte(text[at:], '\n')
 		if nl < 0 {
-			break
+			return -1
 		}
-		from += nl + 1
+		from = at + nl + 1
 	}
-	return -1
 }
 
-// UserInputMetaDataAt is where the UserInputMetaData prefix opens line (any letter case,
-// after blanks), or -1. It reads the blanks and the prefix's length of line, no more, so
-// that a streaming back end can ask it of a growing line at every piece. Streaming back
-// ends use it to hold a form back while the rest of the message streams.
-func UserInputMetaDataAt(line string) int {
-	t := strings.TrimLeftFunc(line, unicode.IsSpace)
-	p := UserInputMetaDataPrefix
-	if len(t) < len(p) || !strings.EqualFold(t[:len(p)], p) {
-		return -1
+// LineBlanks is the offset of the first character of text at or after i that is not a blank
+// of its line: white space other than a line feed. A character cut at the end of text is not
+// a blank (its end may yet come).
+func LineBlanks(text string, i int) int {
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == '\n' || !unicode.IsSpace(r) {
+			return i
+		}
+		i += n
 	}
-	return len(line) - len(t)
+	return i
 }
 
-// StartsWithUserInputMetaData reports whether text, so far, may be (or is) a message that
-// opens with the UserInputMetaData prefix: streaming output holds such text back. It reads
-// no more of text than the blanks and the prefix's length.
-func StartsWithUserInputMetaData(sofar string) bool {
-	s := strings.TrimLeftFunc(sofar, unicode.IsSpace)
+// OpensUserInputMetaData reports whether s opens with the UserInputMetaData prefix (any
+// letter case), and, when it does not, whether it still may: s is the start of the prefix.
+// It reads no more of s than the prefix's length.
+func OpensUserInputMetaData(s string) (opens, may bool) {
 	p := UserInputMetaDataPrefix
-	if len(s) > len(p) {
-		s = s[:len(p)]
+	if len(s) >= len(p) {
+		return strings.EqualFold(s[:len(p)], p), false
 	}
-	return strings.EqualFold(s, p[:len(s)])
+	return false, strings.EqualFold(s, p[:len(s)])
 }

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/parley-chat/parley/agent"
@@ -34,10 +35,25 @@ func TestSplitUserInputMetaData(t *testing.T) {
 	}
 }
 
-func TestStartsWithUserInputMetaData(t *testing.T) {
-	for text, want := range map[string]bool{"": true, "  User": true, "userinputmeta": true, "UserInputMetaData: {": true, "Use the": false, "Hello": false} {
-		if got := agent.StartsWithUserInputMetaData(text); got != want {
-			t.Errorf("StartsWithUserInputMetaData(%q) = %v, want %v", text, got, want)
+func TestOpensUserInputMetaData(t *testing.T) {
+	for text, want := range map[string][2]bool{"": {false, true}, "User": {false, true}, "userinputmeta": {false, true},
+		"UserInputMetaData: {": {true, false}, "userinputmetadata:": {true, false}, "Use the": {false, false}, "Hello": {false, false}} {
+		if opens, may := agent.OpensUserInputMetaData(text); opens != want[0] || may != want[1] {
+			t.Errorf("OpensUserInputMetaData(%q) = %v, %v, want %v", text, opens, may, want)
+		}
+	}
+}
+
+// Where a form opens a line: after the line's blanks, never across a line end, in any case;
+// a mention mid-line is prose. Many blank lines are read once each (BenchmarkWriter_Token
+// in agent/a2a measures the streaming side).
+func TestUserInputMetaDataIndex(t *testing.T) {
+	for text, want := range map[string]int{
+		"UserInputMetaData: {}": 0, " \t userinputmetadata:": 3, "Hi\n\n  UserInputMetaData:": 6,
+		"Say UserInputMetaData: here": -1, "\u00a0UserInputMetaData:": 2, strings.Repeat("\n", 50000) + "UserInputMetaData:": 50000,
+	} {
+		if got := agent.UserInputMetaDataIndex(text, 0); got != want {
+			t.Errorf("UserInputMetaDataIndex(%.40q) = %d, want %d", text, got, want)
 		}
 	}
 }

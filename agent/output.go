@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -39,6 +40,7 @@ type StepOutput struct {
 	msgID   string
 	text    []byte
 	holding bool
+	lead    int // the white space the held text opens with, read so far
 	live    int // how much of text went live: whole characters only
 	saved   int // how much of text the flusher has taken
 
@@ -74,7 +76,17 @@ func (o *StepOutput) Text(delta string) error {
 	}
 	o.text = append(o.text, delta...)
 	if o.holding {
-		if !o.noForms && StartsWithUserInputMetaData(string(o.text)) {
+		// Leading white space is read once, however many pieces it comes in.
+		for o.lead < len(o.text) {
+			r, n := utf8.DecodeRune(o.text[o.lead:])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			o.lead += n
+		}
+		rest := o.text[o.lead:]
+		opens, may := OpensUserInputMetaData(string(rest[:min(len(rest), len(UserInputMetaDataPrefix))]))
+		if !o.noForms && (opens || may) {
 			o.mu.Unlock()
 			return nil
 		}
@@ -111,7 +123,7 @@ func (o *StepOutput) take() (id, text string, held bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	id, text, held = o.msgID, string(o.text), o.holding
-	o.msgID, o.holding, o.text, o.live, o.saved = "", false, nil, 0, 0
+	o.msgID, o.holding, o.text, o.live, o.saved, o.lead = "", false, nil, 0, 0, 0
 	return id, text, held
 }
 

@@ -318,72 +318,70 @@ func sanitize(raw json.RawMessage) (json.RawMessage, bool) {
 }
 
 // partsReadable reports whether every part in raw is one the SDK decodes, as fixPart
-// judges them, reading raw without building it.
+// judges them, reading raw once without building it and stopping at the first part it would
+// rewrite.
 func partsReadable(raw []byte) bool {
 	var s wire.Scanner
 	s.Reset(raw)
-	readable := true
-	var value func() error
+	errRewrite := errors.New("a part to rewrite")
+	var value, part func() error
 	value = func() error {
 		switch {
 		case s.IsObject():
 			return s.Object(func(key []byte) error {
-				if string(key) != "parts" || !s.IsArray() {
-					return value()
+				if string(key) == "parts" && s.IsArray() {
+					return s.Array(part)
 				}
-				return s.Array(func() error {
-					part, err := s.Raw()
-					if err == nil && !partReadable(part) {
-						readable = false
-					}
-					if err == nil && !partsReadable(part) {
-						readable = false
-					}
-					return err
-				})
+				return value()
 			})
 		case s.IsArray():
 			return s.Array(value)
 		}
 		return s.Skip()
 	}
-	return value() == nil && s.End() == nil && readable
-}
-
-// partReadable is fixPart's judgement of one part, without decoding it.
-func partReadable(part []byte) bool {
-	m, ok := wire.Members(part)
-	if !ok {
-		return false
-	}
-	kind, _ := plainString(m["kind"])
-	switch kind {
-	case "text":
-		return len(m["text"]) > 0 && m["text"][0] == '"'
-	case "data":
-		return len(m["data"]) > 0 && m["data"][0] == '{'
-	case "file":
-		f, ok := wire.Members(m["file"])
-		if !ok {
-			return false
+	part = func() error {
+		if !s.IsObject() {
+			return errRewrite
 		}
-		uri, uriOK := plainString(f["uri"])
-		b, bOK := plainString(f["bytes"])
-		return uriOK && bOK && (uri == "") != (b == "")
+		var kind, uri, bytes string
+		var text, data, file bool
+		err := s.Object(func(key []byte) error {
+			switch string(key) {
+			case "kind":
+				kind, _ = s.String()
+			case "text":
+				text = s.IsString()
+			case "data":
+				data = s.IsObject()
+				return value()
+			case "file":
+				file, uri, bytes = s.IsObject(), "", ""
+				return s.Object(func(key []byte) error {
+					switch string(key) {
+					case "uri":
+						uri, _ = s.String()
+					case "bytes":
+						bytes, _ = s.String()
+					default:
+						return value()
+					}
+					return nil
+				})
+			default:
+				return value()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case kind == "text" && text, kind == "data" && data, kind == "file" && file && (uri == "") != (bytes == ""):
+			return nil
+		}
+		return errRewrite
 	}
-	return false
-}
-
-// plainString reads a JSON string without escapes; ok is false for anything else (a string
-// with escapes included: the caller then takes the slow path). An absent value reads as "".
-func plainString(v []byte) (string, bool) {
-	if v == nil {
-		return "", true
-	}
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v[1:len(v)-1], '\\') >= 0 {
-		return "", false
-	}
-	return string(v[1 : len(v)-1]), true
+	return value() == nil && s.End() == nil
 }
 
 func fixParts(v any) bool {

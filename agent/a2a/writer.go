@@ -17,6 +17,7 @@ type writer struct {
 	released int // bytes of msg already given to out.Text
 	form     int // where a form starts in msg, -1 while none
 	line     int // where the last line of msg starts
+	blank    int // where the blanks of the last line, read so far, end
 	// last is the text of the last message ended, as the person saw it.
 	last string
 }
@@ -33,21 +34,14 @@ func (w *writer) text(s string) error {
 	if s == "" {
 		return nil
 	}
-	// Only what is new is read: the line the text ended in (it may open a form now that
-	// more of it came) and the lines s starts. A reply of any length costs its length.
-	from, added := w.line, w.msg.Len()
+	added := w.msg.Len()
 	w.msg.WriteString(s)
 	all := w.msg.String()
-	if nl := strings.LastIndexByte(s, '\n'); nl >= 0 {
-		w.line = added + nl + 1
-	}
-	if w.form < 0 {
-		w.form = formAt(all, from, added)
-	}
+	hold := w.scan(all, added)
 	limit := len(all)
 	if w.form >= 0 {
 		limit = w.form
-	} else if agent.StartsWithUserInputMetaData(all[w.line:]) {
+	} else if hold {
 		// The last line may still become a form: wait for more.
 		limit = w.line
 	}
@@ -59,21 +53,23 @@ func (w *writer) text(s string) error {
 	return w.out.Text(chunk)
 }
 
-// formAt is where a form opens the line of all starting at from, or a line starting at or
-// after added, or -1.
-func formAt(all string, from, added int) int {
-	if at := agent.UserInputMetaDataAt(all[from:]); at >= 0 {
-		return from + at
-	}
-	for i := added; ; {
-		nl := strings.IndexByte(all[i:], '\n')
+// scan looks for a form opening the line in progress or a line that starts in all[added:],
+// reading each byte once (a reply of any length costs its length), and reports whether the
+// last line may still open one.
+func (w *writer) scan(all string, added int) (hold bool) {
+	for {
+		w.blank = agent.LineBlanks(all, max(w.blank, w.line))
+		opens, may := agent.OpensUserInputMetaData(all[w.blank:])
+		if opens && w.form < 0 {
+			w.form = w.blank
+		}
+		from := max(w.blank, added)
+		nl := strings.IndexByte(all[from:], '\n')
 		if nl < 0 {
-			return -1
+			return may
 		}
-		i += nl + 1
-		if at := agent.UserInputMetaDataAt(all[i:]); at >= 0 {
-			return i + at
-		}
+		w.line = from + nl + 1
+		w.blank = w.line
 	}
 }
 
@@ -83,7 +79,7 @@ func (w *writer) end() error {
 	all := w.msg.String()
 	released, form := w.released, w.form
 	w.msg.Reset()
-	w.released, w.form, w.line = 0, -1, 0
+	w.released, w.form, w.line, w.blank = 0, -1, 0, 0
 	if all == "" {
 		return nil
 	}

@@ -53,22 +53,34 @@ func TestWriter_FormAtAnyCut(t *testing.T) {
 }
 
 // BenchmarkWriter_Token is the A2A back end's work per piece of a long streamed reply: it
-// stays the same however long the reply grows (it read the whole text at every piece).
+// stays the same however long the reply grows (it read the whole text at every piece), for
+// words and for a model stuck writing blank lines.
 func BenchmarkWriter_Token(b *testing.B) {
-	for _, n := range []int{1000, 20000} {
-		b.Run("pieces="+itoa(n), func(b *testing.B) {
-			for b.Loop() {
-				w := newWriter(&textOut{}, func(agent.Question) error { return nil })
-				for i := range n {
-					piece := "word "
-					if i%40 == 39 {
-						piece = "word\n"
-					}
-					w.text(piece)
-				}
-				w.end()
+	for _, words := range []bool{true, false} {
+		for _, n := range []int{1000, 20000} {
+			name := "pieces=" + itoa(n)
+			if !words {
+				name = "blank-" + name
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/piece")
-		})
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					w := newWriter(&textOut{}, func(agent.Question) error { return nil })
+					for i := range n {
+						piece := "word "
+						switch {
+						case !words && i%2 == 0:
+							piece = " "
+						case !words:
+							piece = "\n"
+						case i%40 == 39:
+							piece = "word\n"
+						}
+						w.text(piece)
+					}
+					w.end()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/piece")
+			})
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/parley-chat/parley/agent/wire"
 )
@@ -37,7 +39,7 @@ func (e *streamError) Error() string {
 }
 
 // chunkStream reads a streamed chat completion, chunk by chunk. It decodes what
-// openai-go's stream of ChatCompletionChunk decodes (openai_compat_test.go holds it to that),
+// openai-go's stream of ChatCompletionChunk decodes (chunk_test.go holds it to that),
 // field for field of what Parley reads, without building a chunk's structs per token.
 type chunkStream struct {
 	sse  *wire.Reader
@@ -68,7 +70,8 @@ func (c *chunkStream) next() bool {
 		return false
 	}
 	c.d, c.err = c.decode(ev.Data)
-	if c.err != nil && ev.Cut {
+	var syntax *wire.SyntaxError
+	if ev.Cut && (errors.As(c.err, &syntax) || errors.Is(c.err, wire.ErrNotObject)) {
 		// The connection closed in the middle of a chunk: the reply is cut off, which the
 		// caller explains, rather than malformed.
 		c.err = nil
@@ -84,6 +87,9 @@ func (c *chunkStream) decode(data []byte) (delta, error) {
 	failed := false
 	s := &c.scan
 	s.Reset(data)
+	if s.Null() {
+		return d, s.End() // an empty chunk, as openai-go reads it
+	}
 	if !s.IsObject() {
 		if err := s.Skip(); err != nil {
 			return d, err
@@ -120,7 +126,7 @@ func (c *chunkStream) choice(d *delta) error {
 	err := s.Object(func(key []byte) error {
 		switch string(key) {
 		case "index":
-			index, _ = s.Int()
+			index = readIndex(s)
 		case "finish_reason":
 			finish, _ = s.String()
 		case "delta":
@@ -162,7 +168,7 @@ func (c *chunkStream) callPiece() (callPiece, error) {
 	err := s.Object(func(key []byte) error {
 		switch string(key) {
 		case "index":
-			p.index, _ = s.Int()
+			p.index = readIndex(s)
 		case "id":
 			p.id, _ = s.String()
 		case "function":
@@ -179,4 +185,28 @@ func (c *chunkStream) callPiece() (callPiece, error) {
 		return nil
 	})
 	return p, err
+}
+
+// readIndex reads a choice's or a tool call's index as openai-go reads it: an integer, a whole
+// number written otherwise (1.0, 1e0), a number in a string, or null (0); -1, an index of nothing Parley reads, for
+// anything else, so that a malformed index never passes for the first.
+func readIndex(s *wire.Scanner) int64 {
+	if s.Null() {
+		return 0
+	}
+	raw, err := s.Raw()
+	if err != nil || len(raw) == 0 {
+		return -1
+	}
+	if raw[0] == '"' { // "1", as some servers write it
+		raw = raw[1 : len(raw)-1]
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return -1
+	}
+	return int64(f)
 }

@@ -118,15 +118,16 @@ func TestChunkStream_RecordedStreams(t *testing.T) {
 		"openai-tools.sse": {finish: "tool_calls", end: ended, calls: []toolCall{
 			{ID: "call_Qm3x8VJk2f0RZbYt1nHsAa9L", Name: "request_user_input", Arguments: `{"prompt":"What is the budget?","request_type":"clarification"}`},
 			{ID: "call_Zz9", Name: "read_document", Arguments: `{"document":2}`}}},
-		"openai-refusal.sse":       {text: "I'm sorry, I can't help with that.", finish: "stop", end: ended},
-		"openai-error.sse":         {text: "Partial answer", end: reported},
-		"ollama-text.sse":          {text: "The offsite is booked.", finish: "stop", end: ended},
-		"ollama-think-tools.sse":   {finish: "tool_calls", end: ended, calls: []toolCall{{ID: "call_x3k2mq1a", Name: "request_user_input", Arguments: `{"prompt":"What budget?","request_type":"clarification"}`}}},
-		"ollama-error.sse":         {text: "Hel", end: reported},
-		"vllm-reasoning-usage.sse": {text: "Hi there!", finish: "stop", end: ended},
-		"vllm-tools.sse":           {finish: "tool_calls", end: ended, calls: []toolCall{{ID: "chatcmpl-tool-5e1f", Name: "request_user_input", Arguments: `{"prompt": "Branch name?", "request_type": "clarification"}`}}},
-		"vllm-error.sse":           {end: reported},
-		"llamacpp-text.sse":        {text: "Forty-two.", finish: "stop", end: ended},
+		"openai-refusal.sse":           {text: "I'm sorry, I can't help with that.", finish: "stop", end: ended},
+		"openai-error.sse":             {text: "Partial answer", end: reported},
+		"ollama-text.sse":              {text: "The offsite is booked.", finish: "stop", end: ended},
+		"ollama-think-tools.sse":       {finish: "tool_calls", end: ended, calls: []toolCall{{ID: "call_x3k2mq1a", Name: "request_user_input", Arguments: `{"prompt":"What budget?","request_type":"clarification"}`}}},
+		"ollama-error.sse":             {text: "Hel", end: reported},
+		"error-without-blank-line.sse": {text: "Hel", end: reported},
+		"vllm-reasoning-usage.sse":     {text: "Hi there!", finish: "stop", end: ended},
+		"vllm-tools.sse":               {finish: "tool_calls", end: ended, calls: []toolCall{{ID: "chatcmpl-tool-5e1f", Name: "request_user_input", Arguments: `{"prompt": "Branch name?", "request_type": "clarification"}`}}},
+		"vllm-error.sse":               {end: reported},
+		"llamacpp-text.sse":            {text: "Forty-two.", finish: "stop", end: ended},
 		// llama.cpp's "error:" line is no SSE field: the stream ends without a finish reason,
 		// which the back end reports as a reply cut off.
 		"llamacpp-error-line.sse":   {text: "Once", end: ended},
@@ -137,7 +138,7 @@ func TestChunkStream_RecordedStreams(t *testing.T) {
 	}
 	// Where Parley reads more than openai-go did: an "error": null member is no error (a
 	// proxy's), and a last event whose blank line never came is read when it is whole.
-	lenient := map[string]bool{"proxy-crlf-comments.sse": true}
+	lenient := map[string]bool{"proxy-crlf-comments.sse": true, "error-without-blank-line.sse": true}
 	files, err := filepath.Glob("testdata/streams/*.sse")
 	if err != nil || len(files) != len(want) {
 		t.Fatalf("testdata/streams: %d files (%v), %d expected", len(files), err, len(want))
@@ -174,31 +175,85 @@ func FuzzChunkStream(f *testing.F) {
 	}
 	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":"a\u00e9\ud83d\ude00\ud800x\"\\\/\b\f\n\r\t"}}]}` + "\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\xfe bad utf8\"}}]}\n\n"))
+	f.Add([]byte(`data: {"choices":[{"index":1.0,"delta":{"content":"second"}},{"index":"0","delta":{"content":"first"}}]}` + "\n\n"))
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n" + `data: {"error":{"message":"overloaded"}}` + "\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if bytes.Contains(data, []byte(`"error"`)) || !bytes.HasSuffix(data, []byte("\n\n")) || bytes.Contains(data, []byte{'\r'}) {
-			return // the lenient cases, and CR alone, which openai-go's scanner reads as text
+		if !bytes.HasSuffix(data, []byte("\n\n")) || bytes.Contains(data, []byte{'\r'}) {
+			return // a last event cut (read when whole), and CR alone, which openai-go's scanner reads as text
 		}
 		if !utf8.Valid(data) {
 			// openai-go passes invalid UTF-8 on as it came; Parley reads it as U+FFFD, as
 			// encoding/json does, before it reaches the ledger and the page.
 			return
 		}
-		if duplicateKeys(data) {
-			return // JSON leaves the meaning of a repeated name open
+		if duplicateKeys(data) || oddTypes(data) {
+			return // JSON leaves a repeated name's meaning open; the leniencies named in the README
 		}
 		sdk, sdkEnd := readSDK(data)
 		ours, end := readOurs(data)
-		if sdkEnd == ended || sdkEnd == reported {
-			if !reflect.DeepEqual(ours, sdk) || end != sdkEnd {
+		if sdkEnd == malformed {
+			// openai-go stopped at a chunk it could not decode: chunkStream agrees up to there.
+			if len(ours) < len(sdk) || !reflect.DeepEqual(ours[:len(sdk)], sdk) {
 				t.Fatalf("chunkStream read\n%#v (%s)\nopenai-go read\n%#v (%s)", ours, end, sdk, sdkEnd)
 			}
 			return
 		}
-		// openai-go stopped at a chunk it could not decode: chunkStream agrees up to there.
-		if len(ours) < len(sdk) || !reflect.DeepEqual(ours[:len(sdk)], sdk) {
+		// openai-go takes any event holding "error" for a reported error, JSON or not; Parley
+		// says the chunk is malformed when it is.
+		same := end == sdkEnd || end == malformed && sdkEnd == reported
+		if !reflect.DeepEqual(ours, sdk) || !same {
 			t.Fatalf("chunkStream read\n%#v (%s)\nopenai-go read\n%#v (%s)", ours, end, sdk, sdkEnd)
 		}
 	})
+}
+
+// oddTypes reports a chunk where Parley is deliberately more lenient than openai-go: an
+// "error" member that is null (no error here), or a number, boolean, object or array where a
+// string belongs (nothing here; openai-go writes a number out as text).
+func oddTypes(stream []byte) bool {
+	r := wire.NewReader(bytes.NewReader(stream), len(stream))
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			return false
+		}
+		var v map[string]any
+		if json.Unmarshal(ev.Data, &v) != nil {
+			continue
+		}
+		if e, ok := v["error"]; ok && e == nil {
+			return true
+		}
+		if textFields(v) {
+			return true
+		}
+	}
+}
+
+// textFields reports a member of v, at any depth, named as one of the chunk's texts whose
+// value is neither a string nor null.
+func textFields(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			switch k {
+			case "content", "refusal", "finish_reason", "id", "name", "arguments":
+				if _, ok := child.(string); !ok && child != nil {
+					return true
+				}
+			}
+			if textFields(child) {
+				return true
+			}
+		}
+	case []any:
+		for _, child := range x {
+			if textFields(child) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func TestChunkStream_TooLarge(t *testing.T) {

@@ -40,6 +40,7 @@ func TestStep_RecordedStreams(t *testing.T) {
 		{file: "ollama-text.sse", messages: []string{"The offsite is booked."}},
 		{file: "ollama-think-tools.sse", form: true},
 		{file: "ollama-error.sse", messages: []string{"Hel"}, fault: "model runner has unexpectedly stopped"},
+		{file: "error-without-blank-line.sse", messages: []string{"Hel"}, fault: "model runner has unexpectedly stopped"},
 		{file: "vllm-reasoning-usage.sse", messages: []string{"Hi there!"}},
 		{file: "vllm-tools.sse", form: true},
 		{file: "vllm-error.sse", fault: "maximum context length is 8192 tokens"},

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth bounds the nesting of arrays and objects a Scanner walks.
-const maxDepth = 1000
+// maxDepth bounds the nesting of arrays and objects a Scanner walks, as encoding/json does.
+const maxDepth = 10000
 
 // SyntaxError is JSON that does not parse, with the offset where it stopped.
 type SyntaxError struct {

@@ -77,6 +77,8 @@ func FuzzScanner(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(strings.Repeat("[", 5000) + strings.Repeat("]", 5000)))
+	f.Add([]byte(strings.Repeat("[", 10001) + strings.Repeat("]", 10001)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s wire.Scanner
 		s.Reset(data)
