@@ -3,6 +3,7 @@ package main
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/yuin/goldmark"
@@ -18,8 +19,9 @@ import (
 // would bring a second Unicode table, a layout engine and text/template, whose reflection
 // keeps every exported method of every type in the binary.)
 
-// termMarkdown is the parser of agents' Markdown for the terminal: GitHub's flavour.
-var termMarkdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// termMarkdown is the parser of agents' Markdown for the terminal: GitHub's flavour. It is
+// made on first use, so that parley serve does not make it.
+var termMarkdown = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
 
 // palette is the colours of a style, as SGR parameters.
 type palette struct {
@@ -45,7 +47,7 @@ const margin = "  "
 // render renders src into lines, blank lines between blocks, none at the ends.
 func (r termRenderer) render(src string) []string {
 	source := []byte(src)
-	doc := termMarkdown.Parser().Parse(text.NewReader(source))
+	doc := termMarkdown().Parser().Parse(text.NewReader(source))
 	lines := r.blocks(doc, source, max(r.width-2*len(margin), 10))
 	for i, l := range lines {
 		if l != "" {
