@@ -29,7 +29,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	}
 	secret, _ := bearer(c.Request())
 	st := &apiStream{s: s, conv: conv, Tail: agent.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID, versionFollow: versionFollow{pinned: -1}}
-	return s.serveStream(c, s.metrics.apiStreams, st.mayGoOn, st.run)
+	return s.serveStream(c, &s.metrics.apiStreams, st.mayGoOn, st.run)
 }
 
 // apiStream is one API stream's state: how far its client has got.

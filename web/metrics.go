@@ -4,15 +4,11 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -29,46 +25,49 @@ type MetricsOptions struct {
 func (o MetricsOptions) enabled() bool { return o.Token != "" || o.Open }
 
 // metrics are what Parley tells an operator at GET /metrics, in Prometheus's text format:
-// kept in a registry of the server's own (not the process's global one), so that servers
-// side by side (tests) count apart. They are kept whether or not /metrics is served: each
-// costs an atomic add where it is counted.
+// kept by the server (not the process), so that servers side by side (tests) count apart.
+// They are kept whether or not /metrics is served: each costs an atomic add where it is
+// counted.
 type metrics struct {
-	handler http.Handler
+	log *slog.Logger
+	hub *agent.Hub
 	// pageStreams and apiStreams are the SSE streams open now, a browser's and programs'.
-	pageStreams, apiStreams prometheus.Gauge
+	pageStreams, apiStreams gauge
 	// signin* count failed sign-ins: a wrong name or password, one refused by the rate
 	// limit, an API request with a token that is not (or no longer) valid.
-	signinPassword, signinLimited, signinToken prometheus.Counter
-	writeSeconds                               prometheus.Histogram
-	writeErrors                                prometheus.Counter
+	signinPassword, signinLimited, signinToken counter
+	writeSeconds                               *histogram
+	writeErrors                                counter
 	ledger                                     *ledgerCollector
 }
 
-// newMetrics registers Parley's metrics, with the Go runtime's and the process's, and
-// starts timing db's write transactions; stats are read at each scrape.
+// newMetrics makes Parley's metrics and starts timing db's write transactions; stats are
+// read at each scrape.
 func newMetrics(db Health, stats LedgerStats, hub *agent.Hub, log *slog.Logger) *metrics {
-	m := &metrics{ledger: newLedgerCollector(stats)}
-	streams := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "parley_open_streams",
-		Help: "SSE streams open now, by kind: page (a browser's pages) or api (programs)."}, []string{"kind"})
-	m.pageStreams, m.apiStreams = streams.WithLabelValues("page"), streams.WithLabelValues("api")
-	signin := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parley_signin_failures_total",
-		Help: "Failed sign-ins, by reason: password (wrong name or password), limited (refused by the rate limit), token (an API request with a token that is not valid)."},
-		[]string{"reason"})
-	m.signinPassword, m.signinLimited, m.signinToken = signin.WithLabelValues("password"), signin.WithLabelValues("limited"), signin.WithLabelValues("token")
-	m.writeSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "parley_sqlite_write_duration_seconds",
-		Help:    "How long each SQLite write transaction held the writer, from begin to commit.",
-		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}})
-	m.writeErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "parley_sqlite_write_errors_total",
-		Help: "SQLite write transactions that failed (busy, full disk, I/O, constraint), not counting refusals such as a question answered twice."})
-	deltas := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "parley_streamed_deltas_total",
-		Help: "Pieces of text agents have streamed (about one a token for a model): rate() is tokens per second."},
-		func() float64 { return float64(hub.Deltas()) })
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		streams, signin, m.writeSeconds, m.writeErrors, deltas, m.ledger)
-	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promLog{log}, ErrorHandling: promhttp.ContinueOnError})
+	m := &metrics{log: log, hub: hub, ledger: newLedgerCollector(stats),
+		writeSeconds: newHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10})}
 	db.ObserveWrites(m.observeWrite)
 	return m
+}
+
+// write writes every metric, the Go runtime's and the process's among them, families in
+// the order of their names. What cannot be read is logged and left out; the rest is written.
+func (m *metrics) write(ctx context.Context, e *expo) {
+	writeGoMetrics(e)
+	e.family("parley_open_streams", "gauge", "SSE streams open now, by kind: page (a browser's pages) or api (programs).")
+	e.sample("parley_open_streams", m.apiStreams.value(), "kind", "api")
+	e.sample("parley_open_streams", m.pageStreams.value(), "kind", "page")
+	if err := m.ledger.write(ctx, e); err != nil {
+		m.log.Error("metrics", "error", err)
+	}
+	e.family("parley_signin_failures_total", "counter", "Failed sign-ins, by reason: password (wrong name or password), limited (refused by the rate limit), token (an API request with a token that is not valid).")
+	e.sample("parley_signin_failures_total", m.signinLimited.value(), "reason", "limited")
+	e.sample("parley_signin_failures_total", m.signinPassword.value(), "reason", "password")
+	e.sample("parley_signin_failures_total", m.signinToken.value(), "reason", "token")
+	e.histogram("parley_sqlite_write_duration_seconds", "How long each SQLite write transaction held the writer, from begin to commit.", m.writeSeconds)
+	e.one("parley_sqlite_write_errors_total", "counter", "SQLite write transactions that failed (busy, full disk, I/O, constraint), not counting refusals such as a question answered twice.", m.writeErrors.value())
+	e.one("parley_streamed_deltas_total", "counter", "Pieces of text agents have streamed (about one a token for a model): rate() is tokens per second.", float64(m.hub.Deltas()))
+	writeProcessMetrics(e)
 }
 
 // observeWrite records one write transaction. A refusal (a domain error: not found,
@@ -94,11 +93,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 			return agent.Errorf(agent.EUNAUTHORIZED, "Send the metrics token (PARLEY_METRICS_TOKEN) as \"Authorization: Bearer …\".")
 		}
 	}
-	s.metrics.handler.ServeHTTP(c.Response(), c.Request())
-	return nil
+	var e expo
+	s.metrics.write(c.Request().Context(), &e)
+	return c.Blob(http.StatusOK, promContentType, e.Bytes())
 }
-
-// promLog logs what goes wrong while the metrics are gathered (the rest are still served).
-type promLog struct{ log *slog.Logger }
-
-func (l promLog) Println(v ...any) { l.log.Error("metrics", "error", fmt.Sprint(v...)) }

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -16,32 +18,21 @@ import (
 // how long answers took. Nothing is counted in the write path, and a scrape reads only
 // what is new.
 type ledgerCollector struct {
-	db      LedgerStats
-	runs    *prometheus.Desc
-	pending *prometheus.Desc
+	db LedgerStats
 
 	mu       sync.Mutex // one scrape at a time reads the new resolutions
 	after    int64      // the newest event read: resolutions are counted after it
 	started  bool
-	resolved *prometheus.CounterVec
-	waits    prometheus.Histogram
+	resolved map[agent.Outcome]uint64
+	waits    *histogram
 }
 
+// outcomes are the resolutions counted, in the order of their names.
+var outcomes = []agent.Outcome{agent.Answered, agent.Cancelled, agent.Declined, agent.Expired, agent.Superseded}
+
 func newLedgerCollector(db LedgerStats) *ledgerCollector {
-	l := &ledgerCollector{db: db,
-		runs: prometheus.NewDesc("parley_runs", "Conversations by the state of their current run.", []string{"state"}, nil),
-		pending: prometheus.NewDesc("parley_questions_pending",
-			"Questions waiting for an answer.", nil, nil),
-		resolved: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "parley_questions_resolved_total",
-			Help: "Questions resolved, by outcome: answered, declined, cancelled (by a person), expired, superseded."}, []string{"outcome"}),
-		waits: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "parley_question_answer_wait_seconds",
-			Help:    "How long answered questions waited, from asked to answered.",
-			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800}}),
-	}
-	for _, o := range []agent.Outcome{agent.Answered, agent.Declined, agent.Cancelled, agent.Expired, agent.Superseded} {
-		l.resolved.WithLabelValues(string(o))
-	}
-	return l
+	return &ledgerCollector{db: db, resolved: map[agent.Outcome]uint64{},
+		waits: newHistogram([]float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800})}
 }
 
 // start counts the questions resolved from now on.
@@ -56,56 +47,58 @@ func (l *ledgerCollector) start(ctx context.Context) error {
 	return nil
 }
 
-// Describe implements prometheus.Collector.
-func (l *ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- l.runs
-	ch <- l.pending
-	l.resolved.Describe(ch)
-	l.waits.Describe(ch)
-}
-
-// Collect implements prometheus.Collector. A read that fails is logged by the handler; the
-// other metrics are served, and the resolutions not read yet are counted at the next scrape.
-func (l *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// write writes the ledger's metrics. A read that fails leaves its metrics out and is
+// returned; the others are written, and the resolutions not read yet are counted at the
+// next scrape.
+func (l *ledgerCollector) write(ctx context.Context, e *expo) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := l.readResolved(ctx); err != nil {
-		ch <- prometheus.NewInvalidMetric(l.waits.Desc(), err)
+	var errs []error
+	resolved, err := l.readResolved(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("read resolved questions: %w", err))
 	} else {
-		l.resolved.Collect(ch)
-		l.waits.Collect(ch)
-	}
-	if counts, err := l.db.RunStateCounts(ctx); err != nil {
-		ch <- prometheus.NewInvalidMetric(l.runs, err)
-	} else {
-		for _, st := range agent.RunStates {
-			ch <- prometheus.MustNewConstMetric(l.runs, prometheus.GaugeValue, float64(counts[st]), string(st))
-		}
+		e.histogram("parley_question_answer_wait_seconds", "How long answered questions waited, from asked to answered.", l.waits)
 	}
 	if n, _, err := l.db.Waiting(ctx, 0); err != nil {
-		ch <- prometheus.NewInvalidMetric(l.pending, err)
+		errs = append(errs, fmt.Errorf("read pending questions: %w", err))
 	} else {
-		ch <- prometheus.MustNewConstMetric(l.pending, prometheus.GaugeValue, float64(n))
+		e.one("parley_questions_pending", "gauge", "Questions waiting for an answer.", float64(n))
 	}
-}
-
-// readResolved counts the questions resolved since the last read.
-func (l *ledgerCollector) readResolved(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.started {
-		return nil // the server has not started: nothing is counted yet
-	}
-	facts, after, err := l.db.ResolvedSince(ctx, l.after)
-	if err != nil {
-		return err
-	}
-	for _, f := range facts {
-		l.resolved.WithLabelValues(string(f.Outcome)).Inc()
-		if f.Outcome == agent.Answered {
-			l.waits.Observe(f.ResolvedAt.Sub(f.AskedAt).Seconds())
+	if resolved != nil {
+		e.family("parley_questions_resolved_total", "counter", "Questions resolved, by outcome: answered, declined, cancelled (by a person), expired, superseded.")
+		for _, o := range outcomes {
+			e.sample("parley_questions_resolved_total", float64(resolved[o]), "outcome", string(o))
 		}
 	}
-	l.after = after
-	return nil
+	if counts, err := l.db.RunStateCounts(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("read run states: %w", err))
+	} else {
+		e.family("parley_runs", "gauge", "Conversations by the state of their current run.")
+		for _, st := range slices.Sorted(slices.Values(agent.RunStates)) {
+			e.sample("parley_runs", float64(counts[st]), "state", string(st))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readResolved counts the questions resolved since the last read, and returns the counts
+// so far.
+func (l *ledgerCollector) readResolved(ctx context.Context) (map[agent.Outcome]uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started { // before the server has started nothing is counted yet
+		facts, after, err := l.db.ResolvedSince(ctx, l.after)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range facts {
+			l.resolved[f.Outcome]++
+			if f.Outcome == agent.Answered {
+				l.waits.Observe(f.ResolvedAt.Sub(f.AskedAt).Seconds())
+			}
+		}
+		l.after = after
+	}
+	return maps.Clone(l.resolved), nil
 }

@@ -157,7 +157,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
 	st := &liveStream{s: s, u: currentUser(c), req: identity(c.Request()), current: current, version: c.QueryParam("v")}
-	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)
+	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 
 // handleRename gives a conversation of the person's a new title.

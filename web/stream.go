@@ -9,7 +9,6 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
@@ -36,7 +35,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	pinned := pinnedVersion(c, conv)
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv), versionFollow: versionFollow{pinned: pinned}}
-	return s.serveStream(c, s.metrics.pageStreams, st.mayGoOn, st.run)
+	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 
 // identity keeps of a request what identify reads, for a stream to check, whenever someone's
@@ -53,7 +52,7 @@ func identity(r *http.Request) *http.Request {
 // The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
 // on a goroutine of its own: an open stream then holds its connection and a little state,
 // not the buffers of a request, and each event is one write.
-func (s *Server) serveStream(c echo.Context, open prometheus.Gauge, check func(context.Context) (time.Time, bool), body func(ctx context.Context, w *sseWriter)) error {
+func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Context) (time.Time, bool), body func(ctx context.Context, w *sseWriter)) error {
 	run := func(ctx context.Context, w *sseWriter) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -1,5 +1,5 @@
 // Package a2a is the back end for remote agents that speak the A2A protocol (v0.3, JSON-RPC
-// binding), through the official Go SDK. It reads the agent card, streams message/stream
+// binding), with the official Go SDK's types. It reads the agent card, streams message/stream
 // into the conversation (status updates as progress, partial_result artifacts as live text,
 // final_result as the end of the message), turns input-required into Parley questions, and
 // answers back into the same task and context.
@@ -24,7 +24,6 @@ import (
 	"time"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
-	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"github.com/parley-chat/parley/agent"
@@ -89,7 +88,7 @@ type Agent struct {
 // conn is the agent card and the client made from it.
 type conn struct {
 	card   *sdk.AgentCard
-	client *a2aclient.Client
+	client *client
 }
 
 // New checks cfg and returns the agent. It tries to read the agent card at once, briefly;
@@ -251,7 +250,7 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 		dialCard.URL, dialCard.PreferredTransport, dialCard.AdditionalInterfaces = v1URL, sdk.TransportProtocolJSONRPC, nil
 		hc = a.http1
 	}
-	client, err := a2aclient.NewFromCard(ctx, &dialCard, a2aclient.WithJSONRPCTransport(hc))
+	client, err := newClient(&dialCard, hc)
 	if err != nil {
 		return nil, a.faultf(err, "cannot talk to the agent described at %s: %v (Parley speaks A2A v1.0 and v0.3 over JSON-RPC)", a.endpoint, err)
 	}

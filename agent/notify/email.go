@@ -7,7 +7,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
-	"html/template"
+	"html"
 	stdmime "mime"
 	"mime/quotedprintable"
 	"net"
@@ -114,15 +114,20 @@ func (n *Notifier) email(ctx context.Context, d agent.Notification) error {
 	return c.Quit()
 }
 
-var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
-<html><body style="font-family: sans-serif; line-height: 1.4">
-<p>{{.Summary}}</p>
-<blockquote style="border-left: 3px solid #ccc; margin: 0; padding-left: 1em; white-space: pre-wrap">{{.Message}}</blockquote>
-{{if .Deadline}}<p>Answer by {{.Deadline}}.</p>{{end}}
-<p><a href="{{.Link}}">Answer in Parley</a></p>
-<p style="color: #666; font-size: small">You get this because of a channel set up in Parley. Sign in to answer; the link alone answers nothing.</p>
-</body></html>
-`))
+// emailHTML is the email's HTML part. Every value is escaped (html.EscapeString): the
+// message is an agent's or a person's words, the link the operator's base URL.
+func emailHTML(summary, message, deadline, link string) string {
+	var b strings.Builder
+	b.WriteString("<!doctype html>\n<html><body style=\"font-family: sans-serif; line-height: 1.4\">\n")
+	b.WriteString("<p>" + html.EscapeString(summary) + "</p>\n")
+	b.WriteString("<blockquote style=\"border-left: 3px solid #ccc; margin: 0; padding-left: 1em; white-space: pre-wrap\">" + html.EscapeString(message) + "</blockquote>\n")
+	if deadline != "" {
+		b.WriteString("<p>Answer by " + html.EscapeString(deadline) + ".</p>")
+	}
+	b.WriteString("\n<p><a href=\"" + html.EscapeString(link) + "\">Answer in Parley</a></p>\n")
+	b.WriteString("<p style=\"color: #666; font-size: small\">You get this because of a channel set up in Parley. Sign in to answer; the link alone answers nothing.</p>\n</body></html>\n")
+	return b.String()
+}
 
 // message is the email: plain text and HTML, each quoted-printable.
 func (n *Notifier) message(d agent.Notification, from *mail.Address) ([]byte, error) {
@@ -136,10 +141,7 @@ func (n *Notifier) message(d agent.Notification, from *mail.Address) ([]byte, er
 		text += "Answer by " + deadline + ".\n\n"
 	}
 	text += "Answer in Parley: " + link + "\n\nYou get this because of a channel set up in Parley. Sign in to answer; the link alone answers nothing.\n"
-	var html bytes.Buffer
-	if err := emailHTML.Execute(&html, map[string]string{"Summary": summary(d), "Message": strings.TrimSpace(d.Question.Message), "Deadline": deadline, "Link": link}); err != nil {
-		return nil, err
-	}
+	htmlPart := emailHTML(summary(d), strings.TrimSpace(d.Question.Message), deadline, link)
 	var b [12]byte
 	rand.Read(b[:])
 	boundary := "parley-" + hex.EncodeToString(b[:])
@@ -147,7 +149,7 @@ func (n *Notifier) message(d agent.Notification, from *mail.Address) ([]byte, er
 	subject := mime("Parley: " + firstLine(summary(d)))
 	fmt.Fprintf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <q%d.%s@parley>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=%q\r\n\r\n",
 		from.String(), d.Channel.Target, subject, time.Now().Format(time.RFC1123Z), d.Question.ID, hex.EncodeToString(b[:4]), boundary)
-	for _, part := range []struct{ kind, body string }{{"text/plain", text}, {"text/html", html.String()}} {
+	for _, part := range []struct{ kind, body string }{{"text/plain", text}, {"text/html", htmlPart}} {
 		fmt.Fprintf(&m, "--%s\r\nContent-Type: %s; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n", boundary, part.kind)
 		qp := quotedprintable.NewWriter(&m)
 		qp.Write([]byte(strings.ReplaceAll(part.body, "\n", "\r\n")))

@@ -4,15 +4,13 @@ import (
 	"regexp"
 	"strings"
 
-	"charm.land/glamour/v2"
-	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	xterm "github.com/charmbracelet/x/term"
 	"github.com/parley-chat/parley/views"
 )
 
-// Agents write Markdown. On a terminal parley chat shows it rendered with glamour; anywhere
+// Agents write Markdown. On a terminal parley chat shows it rendered (chat_render.go); anywhere
 // else (a pipe, a file, a test) it prints the source as it came, so that what a script
 // reads is the agent's text byte for byte, with no escape sequences.
 //
@@ -33,9 +31,8 @@ const maxMarkdownWidth = 120
 type markdown struct {
 	profile colorprofile.Profile // what the terminal takes: colours, or only bold and such
 	columns func() int           // the terminal's width now (it may be resized)
-	style   string               // glamour's style: GLAMOUR_STYLE, or dark
-	r       *glamour.TermRenderer
-	width   int // what r wraps at
+	style   string               // the style: GLAMOUR_STYLE, light or dark (the default)
+	width   int                  // what the last render wrapped at
 }
 
 // chatMarkdown decides how agents' messages are shown: rendered, when the output is a
@@ -51,7 +48,7 @@ func chatMarkdown(terminal bool, env []string, columns func() int) *markdown {
 	if p <= colorprofile.NoTTY {
 		return nil
 	}
-	style := styles.DarkStyle
+	style := "dark"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GLAMOUR_STYLE="); ok && v != "" {
 			style = v
@@ -66,27 +63,17 @@ func (m *markdown) wrap() int {
 }
 
 // render renders one or more whole blocks of Markdown into lines: colours as the terminal
-// takes them, no padding at the ends of lines, no blank lines around. It falls back to the
-// source when glamour cannot render it.
+// takes them, no padding at the ends of lines, no blank lines around.
 func (m *markdown) render(src string) []string {
-	src = printable(src)
-	if w := m.wrap(); m.r == nil || w != m.width {
-		r, err := glamour.NewTermRenderer(glamour.WithStylePath(m.style), glamour.WithWordWrap(w))
-		if err != nil { // an unknown GLAMOUR_STYLE
-			r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(styles.DarkStyle), glamour.WithWordWrap(w))
-		}
-		if err != nil {
-			return strings.Split(strings.TrimSpace(src), "\n")
-		}
-		m.r, m.width = r, w
+	m.width = m.wrap()
+	p, ok := palettes[m.style]
+	if !ok {
+		p = palettes["dark"]
 	}
-	out, err := m.r.Render(src)
-	if err != nil {
-		return strings.Split(strings.TrimSpace(src), "\n")
-	}
+	out := strings.Join(termRenderer{p: p, width: m.width}.render(printable(src)), "\n")
 	if m.profile <= colorprofile.ANSI {
-		// Glamour's styles take 256 colours: fewer, or none, are mapped down. (256 colours
-		// are left as they are: colorprofile maps some of them to their neighbours.)
+		// The styles take 256 colours: fewer, or none, are mapped down. (256 colours are
+		// left as they are: colorprofile maps some of them to their neighbours.)
 		var b strings.Builder
 		cw := &colorprofile.Writer{Forward: &b, Profile: m.profile}
 		cw.WriteString(out)
@@ -105,7 +92,7 @@ func (m *markdown) render(src string) []string {
 	return lines
 }
 
-// padding is what glamour ends its lines with to fill the width: spaces, styled or not.
+// padding is spaces at the end of a line, styled or not.
 var padding = regexp.MustCompile("(?:\x1b\\[[0-9;:]*m| )+$")
 
 // unpad cuts a line's padding, and ends a style the cut left open.

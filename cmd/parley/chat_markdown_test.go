@@ -224,3 +224,26 @@ func TestChat_PipedOutputKeepsMarkdownAsItCame(t *testing.T) {
 		t.Fatalf("exit %d, want 0 with the reply as it came and no escape sequences:\n%q", code, out)
 	}
 }
+
+func TestChatMarkdown_Blocks(t *testing.T) {
+	src := "# Plan\n\n| Item | Cost |\n| --- | ---: |\n| Venue, with a note long enough to wrap in its column | $1,200 |\n\n" +
+		"1. first\n2. second\n   - nested\n\n- [x] done\n\n> quoted\n\n```\ncode\n```\n\nSee [the docs](https://example.com/docs)."
+	dark := chatMarkdown(true, []string{"TERM=xterm-256color"}, func() int { return 40 })
+	lines := dark.render(src)
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	for _, want := range []string{"# Plan", "┌", "│ $1,200 │", "1. first", "     • nested", "• [✓] done", "│ quoted", "    code",
+		"https://example.com/docs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the rendering lacks %q:\n%s", want, text)
+		}
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %q is %d wide, more than the terminal's 40", ansi.Strip(l), w)
+		}
+	}
+	light := chatMarkdown(true, []string{"TERM=xterm-256color", "GLAMOUR_STYLE=light"}, func() int { return 40 })
+	if got := light.render(src); ansi.Strip(strings.Join(got, "\n")) != text || slices.Equal(got, lines) {
+		t.Errorf("GLAMOUR_STYLE=light: want the same text in other colours")
+	}
+}
