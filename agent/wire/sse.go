@@ -31,8 +31,8 @@ func size(n int) string {
 
 // Event is one server-sent event. Data is valid until the next call of Next.
 type Event struct {
-	// Name is the event's "event:" field, "" when it has none.
-	Name string
+	// Name is the event's "event:" field, "" when it has none; ID its "id:" field.
+	Name, ID string
 	// Data is its "data:" lines joined by newlines.
 	Data []byte
 	// Cut says the stream ended before the blank line that ends the event.
@@ -42,7 +42,8 @@ type Event struct {
 // Reader reads a text/event-stream: each event's data lines joined by newlines, up to the
 // blank line that ends it, as the WHATWG's server-sent events define it. Comments (":"
 // lines, the keep-alives), ids and retry times are read and left; an event without data is
-// no event. A last event whose blank line never came still counts: its lines came whole.
+// no event. A last event whose blank line never came still counts (marked Cut): its lines
+// came whole.
 // Lines end in LF or CRLF. Reading an event allocates nothing once the buffers have grown.
 type Reader struct {
 	r    *bufio.Reader
@@ -62,13 +63,13 @@ func NewReader(r io.Reader, max int) *Reader {
 // for an event past the limit.
 func (s *Reader) Next() (Event, error) {
 	s.data = s.data[:0]
-	name := ""
+	name, id := "", ""
 	has := false
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && has {
-				return Event{Name: name, Data: s.data, Cut: true}, nil
+				return Event{Name: name, ID: id, Data: s.data, Cut: true}, nil
 			}
 			return Event{}, err
 		}
@@ -77,9 +78,9 @@ func (s *Reader) Next() (Event, error) {
 		}
 		if len(line) == 0 {
 			if has {
-				return Event{Name: name, Data: s.data}, nil
+				return Event{Name: name, ID: id, Data: s.data}, nil
 			}
-			name = ""
+			name, id = "", ""
 			continue
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
@@ -98,6 +99,8 @@ func (s *Reader) Next() (Event, error) {
 			s.data = append(s.data, value...)
 		case "event":
 			name = string(value)
+		case "id":
+			id = string(value)
 		}
 	}
 }

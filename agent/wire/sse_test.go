@@ -18,6 +18,9 @@ func events(r *wire.Reader) (got []string, err error) {
 			return got, err
 		}
 		s := ev.Name + "|" + string(ev.Data)
+		if ev.ID != "" {
+			s += "|id " + ev.ID
+		}
 		if ev.Cut {
 			s += "|cut"
 		}
@@ -32,7 +35,7 @@ func TestReader_Format(t *testing.T) {
 	in := ": hi\r\nevent: message\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n\n\ndata:{\"b\":2}\nid: 7\nretry: 10\n\n" +
 		"event: skipped\n\ndata\ndata:  two spaces\n\ndata: {\"c\":3}"
 	got, err := events(wire.NewReader(strings.NewReader(in), 1<<10))
-	want := []string{"message|{\"a\":\n1}", `|{"b":2}`, "|\n two spaces", `|{"c":3}|cut`}
+	want := []string{"message|{\"a\":\n1}", `|{"b":2}|id 7`, "|\n two spaces", `|{"c":3}|cut`}
 	if strings.Join(got, "\x00") != strings.Join(want, "\x00") || !errors.Is(err, io.EOF) {
 		t.Fatalf("got %q (%v), want %q", got, err, want)
 	}

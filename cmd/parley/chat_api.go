@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -15,9 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/parley-chat/parley/agent/wire"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -369,48 +368,33 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 	if resp.StatusCode != http.StatusOK {
 		return false, readAPIError(resp)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var ev sseEvent
-	var data []string
-	for sc.Scan() {
+	sse := wire.NewReader(resp.Body, 16<<20)
+	sse.Activity = func() {
 		quiet.Reset(idle)
 		connected = true
-		line := sc.Text()
-		if line == "" {
-			if len(data) > 0 || ev.Type != "" {
-				ev.Data = json.RawMessage(strings.Join(data, "\n"))
-				if ev.ID != "" {
-					*last = ev.ID
-				}
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return true, ctx.Err()
-				}
-				if ev.Type == web.APIConversationDeleted {
-					return true, errStreamOver
-				}
+	}
+	for {
+		e, err := sse.Next()
+		if err != nil {
+			if errors.Is(context.Cause(reqCtx), errStreamIdle) {
+				return connected, errStreamIdle
 			}
-			ev, data = sseEvent{}, nil
-			continue
+			if errors.Is(err, io.EOF) {
+				return connected, nil
+			}
+			return connected, err
 		}
-		if strings.HasPrefix(line, ":") {
-			continue // a heartbeat
+		ev := sseEvent{Type: e.Name, ID: e.ID, Data: json.RawMessage(bytes.Clone(e.Data))}
+		if ev.ID != "" {
+			*last = ev.ID
 		}
-		name, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch name {
-		case "event":
-			ev.Type = value
-		case "id":
-			ev.ID = value
-		case "data":
-			data = append(data, value)
+		select {
+		case out <- ev:
+		case <-ctx.Done():
+			return true, ctx.Err()
+		}
+		if ev.Type == web.APIConversationDeleted {
+			return true, errStreamOver
 		}
 	}
-	if errors.Is(context.Cause(reqCtx), errStreamIdle) {
-		return connected, errStreamIdle
-	}
-	return connected, sc.Err()
 }
