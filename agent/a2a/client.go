@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -10,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 
 	sdk "github.com/a2aproject/a2a-go/a2a"
+	"github.com/parley-chat/parley/agent/wire"
 )
 
 // client makes the four JSON-RPC calls of A2A v0.3 Parley needs: message/stream (or
@@ -153,8 +154,7 @@ func (c *client) ResubscribeToTask(ctx context.Context, id *sdk.TaskIDParams) it
 	return c.events(ctx, "tasks/resubscribe", id)
 }
 
-// events makes a streaming call and yields its events, one a "data:" line (the wire has
-// joined multi-line data and bounded the size of each) until the stream ends or fails.
+// events makes a streaming call and yields its events until the stream ends or fails.
 func (c *client) events(ctx context.Context, method string, params any) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
 		resp, err := c.post(ctx, method, params, "text/event-stream")
@@ -163,12 +163,13 @@ func (c *client) events(ctx context.Context, method string, params any) iter.Seq
 			return
 		}
 		defer resp.Body.Close()
-		r := bufio.NewReader(resp.Body)
+		// The wire has bounded each event already.
+		r := wire.NewReader(resp.Body, math.MaxInt32)
 		for {
-			line, err := r.ReadBytes('\n')
-			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			e, err := r.Next()
+			if err == nil {
 				var rr rpcResponse
-				if err := json.Unmarshal(data, &rr); err != nil {
+				if err := json.Unmarshal(e.Data, &rr); err != nil {
 					yield(nil, fmt.Errorf("failed to parse SSE data: %w", err))
 					return
 				}
@@ -184,14 +185,12 @@ func (c *client) events(ctx context.Context, method string, params any) iter.Seq
 				if !yield(ev, nil) {
 					return
 				}
+				continue
 			}
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			if err != nil {
+			if !errors.Is(err, io.EOF) {
 				yield(nil, fmt.Errorf("SSE stream error: %w", err))
-				return
 			}
+			return
 		}
 	}
 }
