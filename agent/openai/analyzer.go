@@ -9,10 +9,6 @@ import (
 	"strings"
 	"time"
 
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/parley-chat/parley/agent"
 )
 
@@ -77,19 +73,12 @@ var errAnalyzerTimeout = errors.New("the analyzer request took too long")
 // intent; it does not judge the split itself. Errors never quote the message.
 func (az *Analyzer) Split(ctx context.Context, text string) (agent.Analysis, error) {
 	a := az.a
-	p := oai.ChatCompletionNewParams{
-		Model:          a.cfg.Model,
-		Messages:       []oai.ChatCompletionMessageParamUnion{oai.SystemMessage(analyzerPrompt), oai.UserMessage(text)},
-		ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}},
-	}
-	if a.cfg.Temperature != nil {
-		p.Temperature = oai.Float(*a.cfg.Temperature)
-	}
+	p := a.analyzerRequest(text)
 	rctx, cancel := context.WithTimeoutCause(ctx, az.timeout, errAnalyzerTimeout)
 	defer cancel()
 	// The deadline bounds the request; the watch, given longer, only keeps an error's body.
 	w := &watch{first: 2 * az.timeout, idle: 2 * az.timeout}
-	res, err := a.chat.New(rctx, p, option.WithMiddleware(w.middleware), idempotent())
+	res, err := a.chat.completion(rctx, p, w)
 	if err != nil {
 		status, contentType, _ := w.response()
 		switch {
@@ -102,21 +91,33 @@ func (az *Analyzer) Split(ctx context.Context, text string) (agent.Analysis, err
 		}
 		return agent.Analysis{}, a.requestFault(err, w)
 	}
-	if len(res.Choices) == 0 {
+	if len(res.Choices.v) == 0 {
 		return agent.Analysis{}, a.faultf(nil, "the model endpoint at %s sent no reply", a.endpoint)
 	}
-	ch := res.Choices[0]
+	ch := res.Choices.v[0]
 	switch {
 	case ch.FinishReason == "length":
 		return agent.Analysis{}, a.faultf(nil, "the analysis was cut off by the model's length limit")
-	case strings.TrimSpace(ch.Message.Content) == "" && ch.Message.Refusal != "":
+	case strings.TrimSpace(string(ch.Message.v.Content)) == "" && ch.Message.v.Refusal != "":
 		return agent.Analysis{}, a.faultf(nil, "the model refused to analyze the message")
 	}
-	an, err := parseAnalysis(ch.Message.Content)
+	an, err := parseAnalysis(string(ch.Message.v.Content))
 	if err != nil {
 		return agent.Analysis{}, a.faultf(err, "%v", err)
 	}
 	return an, nil
+}
+
+// analyzerRequest is the body of an analyzer's request: the prompt and the text, for a
+// reply in JSON.
+func (a *Agent) analyzerRequest(text string) chatRequest {
+	prompt := analyzerPrompt
+	return chatRequest{
+		Model:          a.cfg.Model,
+		Messages:       []chatMessage{{Role: roleSystem, Content: &prompt}, {Role: roleUser, Content: &text}},
+		Temperature:    a.cfg.Temperature,
+		ResponseFormat: &responseFormat{Type: "json_object"},
+	}
 }
 
 // isJSON reports whether a response's content type is JSON.

@@ -12,16 +12,11 @@
 package openai
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/mcp"
@@ -68,7 +63,7 @@ type Agent struct {
 	info agent.Info
 	// endpoint is the base URL as shown in errors, without credentials.
 	endpoint string
-	chat     oai.ChatCompletionService
+	chat     *chatClient
 }
 
 // New checks cfg and returns the agent. Errors name the agent and the config field.
@@ -109,23 +104,17 @@ func New(cfg Config) (*Agent, error) {
 		// No Timeout: a long reply is fine as long as it keeps coming (see IdleTimeout).
 		client = &http.Client{}
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(client),
-		// Faults surface at once, as an error the person can retry.
-		option.WithMaxRetries(0),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	// The client does not retry: faults surface at once, as an error the person can retry.
+	chat, err := newChatClient(cfg.BaseURL, cfg.APIKey, client)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: base_url %q: %w", cfg.Name, cfg.BaseURL, err)
 	}
 	return &Agent{
 		cfg: cfg,
 		info: agent.Info{Name: cfg.Name, Title: cfg.Title, Description: cfg.Description,
 			NoForms: !cfg.AllowQuestions, Cancels: true},
 		endpoint: u.Redacted(),
-		// The service is built without oai.NewClient, which would pick up OPENAI_API_KEY,
-		// OPENAI_ORG_ID and friends from the environment and send them to this endpoint.
-		chat: oai.NewChatCompletionService(opts...),
+		chat:     chat,
 	}, nil
 }
 
@@ -134,13 +123,3 @@ func (a *Agent) Tools() *mcp.Pool { return a.cfg.Tools }
 
 // Info describes the agent in the agent picker.
 func (a *Agent) Info() agent.Info { return a.info }
-
-// idempotent marks a request with a key of its own, so that Go's client sends it again on a
-// fresh connection when the kept-alive one it went out on turns out closed before any answer
-// (an endpoint's keep-alive timeout ran out while a question waited). Without the mark it
-// retries no POST, and the run fails with "connection reset by peer".
-func idempotent() option.RequestOption {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return option.WithHeader("Idempotency-Key", "parley-"+hex.EncodeToString(b))
-}

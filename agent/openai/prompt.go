@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 	"github.com/parley-chat/parley/agent"
 )
 
@@ -97,20 +95,20 @@ func (a *Agent) systemPrompt(t turn) string {
 }
 
 // askTool is the definition of request_user_input.
-var askTool = shared.FunctionDefinitionParam{
+var askTool = functionDecl{
 	Name:        toolName,
-	Description: oai.String(agent.AskToolDescription),
-	Parameters:  shared.FunctionParameters(agent.AskToolSchema),
+	Description: agent.AskToolDescription,
+	Parameters:  agent.AskToolSchema,
 }
 
 // readTool is the definition of read_document, with the agent's limits.
-func (a *Agent) readTool() shared.FunctionDefinitionParam {
+func (a *Agent) readTool() functionDecl {
 	def, limit := a.readLimits()
-	return shared.FunctionDefinitionParam{
+	return functionDecl{
 		Name: readToolName,
-		Description: oai.String("Read a document listed in AVAILABLE_DOCUMENTS. A long one comes in parts: " +
-			"the result says where the next part starts."),
-		Parameters: shared.FunctionParameters{
+		Description: "Read a document listed in AVAILABLE_DOCUMENTS. A long one comes in parts: " +
+			"the result says where the next part starts.",
+		Parameters: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"id":     map[string]any{"type": "integer", "description": "The document's id in AVAILABLE_DOCUMENTS."},
@@ -126,13 +124,13 @@ func (a *Agent) readTool() shared.FunctionDefinitionParam {
 
 // tools returns the tools offered to the model: request_user_input, when the agent may ask,
 // and read_document, when a message lists documents.
-func (a *Agent) tools(t turn) []oai.ChatCompletionToolUnionParam {
-	var tools []oai.ChatCompletionToolUnionParam
+func (a *Agent) tools(t turn) []chatTool {
+	var tools []chatTool
 	if a.cfg.AllowQuestions {
-		tools = append(tools, oai.ChatCompletionFunctionTool(askTool))
+		tools = append(tools, function(askTool))
 	}
 	if t.read {
-		tools = append(tools, oai.ChatCompletionFunctionTool(a.readTool()))
+		tools = append(tools, function(a.readTool()))
 	}
 	return append(tools, t.tools.functions()...)
 }

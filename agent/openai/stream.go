@@ -3,12 +3,8 @@ package openai
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"unicode"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -28,9 +24,9 @@ type reply struct {
 // so far is kept (shown and its message ended) and the error explains the fault.
 func (a *Agent) complete(ctx context.Context, msgs []message, t turn, out agent.Output) (reply, error) {
 	w := &watch{first: a.cfg.FirstByteTimeout, idle: a.cfg.IdleTimeout}
-	var res *http.Response
-	_, err := a.chat.New(ctx, a.params(msgs, t), option.WithMiddleware(w.middleware), idempotent(),
-		option.WithJSONSet("stream", true), option.WithResponseBodyInto(&res))
+	req := a.request(msgs, t)
+	req.Stream = true
+	res, err := a.chat.post(ctx, req, w)
 	if err == nil {
 		defer res.Body.Close()
 	}
@@ -87,48 +83,37 @@ func (a *Agent) complete(ctx context.Context, msgs []message, t turn, out agent.
 	return r, nil
 }
 
-// params is the request: the model, the messages and the tools of the turn.
-func (a *Agent) params(msgs []message, t turn) oai.ChatCompletionNewParams {
-	p := oai.ChatCompletionNewParams{Model: a.cfg.Model, Messages: make([]oai.ChatCompletionMessageParamUnion, 0, len(msgs))}
+// request is the body of a step's request: the model, the messages and the tools of the turn.
+func (a *Agent) request(msgs []message, t turn) chatRequest {
+	r := chatRequest{Model: a.cfg.Model, Messages: make([]chatMessage, 0, len(msgs)), Temperature: a.cfg.Temperature}
 	for _, m := range msgs {
-		p.Messages = append(p.Messages, m.param())
+		r.Messages = append(r.Messages, m.param())
 	}
-	if a.cfg.Temperature != nil {
-		p.Temperature = oai.Float(*a.cfg.Temperature)
+	r.Tools = a.tools(t)
+	if t.final && len(r.Tools) > 0 {
+		r.ToolChoice = "none"
 	}
-	p.Tools = a.tools(t)
-	if t.final && len(p.Tools) > 0 {
-		p.ToolChoice.OfAuto = oai.String(string(oai.ChatCompletionToolChoiceOptionAutoNone))
-	}
-	return p
+	return r
 }
 
-// param converts a message to the client's type.
-func (m message) param() oai.ChatCompletionMessageParamUnion {
+// param converts a message to the request's form. Any role but system, user and tool is
+// the assistant's, whose turn that calls tools leaves content out when it has none.
+func (m message) param() chatMessage {
 	switch m.Role {
-	case roleSystem:
-		return oai.SystemMessage(m.Content)
-	case roleUser:
-		return oai.UserMessage(m.Content)
+	case roleSystem, roleUser:
+		return chatMessage{Role: m.Role, Content: &m.Content}
 	case roleTool:
-		return oai.ToolMessage(m.Content, m.CallID)
+		return chatMessage{Role: roleTool, Content: &m.Content, ToolCallID: &m.CallID}
 	}
-	if len(m.Calls) == 0 {
-		return oai.AssistantMessage(m.Content)
-	}
-	var p oai.ChatCompletionAssistantMessageParam
-	if m.Content != "" {
-		p.Content.OfString = oai.String(m.Content)
+	p := chatMessage{Role: roleAssistant}
+	if len(m.Calls) == 0 || m.Content != "" {
+		p.Content = &m.Content
 	}
 	for _, c := range m.Calls {
-		p.ToolCalls = append(p.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-				ID:       c.ID,
-				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
-			},
-		})
+		p.ToolCalls = append(p.ToolCalls, chatCall{ID: c.ID, Type: "function",
+			Function: chatFunction{Name: c.Name, Arguments: c.Arguments}})
 	}
-	return oai.ChatCompletionMessageParamUnion{OfAssistant: &p}
+	return p
 }
 
 // sink passes a reply's text to the Output as it streams, except a reply that starts with

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/agent/mcp"
 )
@@ -45,15 +42,15 @@ func (tt toolTurn) find(name string) (mcp.Tool, bool) {
 }
 
 // functions are the tool servers' tools as the model is offered them.
-func (tt toolTurn) functions() []oai.ChatCompletionToolUnionParam {
-	out := make([]oai.ChatCompletionToolUnionParam, 0, len(tt.tools))
+func (tt toolTurn) functions() []chatTool {
+	out := make([]chatTool, 0, len(tt.tools))
 	for _, t := range tt.tools {
 		desc := t.Description
 		if t.Title != "" && !strings.Contains(desc, t.Title) {
 			desc = strings.TrimSpace(t.Title + ". " + desc)
 		}
-		out = append(out, oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name: t.Name, Description: oai.String(desc + " (tool server " + t.Server + ")"), Parameters: t.Schema,
+		out = append(out, function(functionDecl{
+			Name: t.Name, Description: desc + " (tool server " + t.Server + ")", Parameters: t.Schema,
 		}))
 	}
 	return out

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
 )
 
 // errStalled is the cause of a request cancelled because the endpoint sent nothing for too long.
@@ -19,7 +17,7 @@ var errStalled = errors.New("the model endpoint sent nothing for too long")
 // maxErrorBody bounds how much of an error response is kept to explain it.
 const maxErrorBody = 64 << 10
 
-// watch is the client middleware of one request. It cancels the request when the endpoint
+// watch wraps the sending of one request. It cancels the request when the endpoint
 // sends nothing (no headers, no byte of the stream) for idle, and keeps the status, body
 // and content type of the response, so that faults are explained from what the endpoint
 // really sent whatever shape its error body has.
@@ -37,8 +35,8 @@ type watch struct {
 	body        []byte
 }
 
-// middleware is the option.Middleware of the request.
-func (w *watch) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+// do sends req with next (the HTTP client's Do), watching the answer.
+func (w *watch) do(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
 	timer := time.AfterFunc(w.first, func() {
 		w.stalled.Store(true)
