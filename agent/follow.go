@@ -48,6 +48,20 @@ func (f *Follower) CatchUp(ctx context.Context, log EventLog, t *Tail, r Reader)
 		}
 		clear(t.events) // an idle reader holds no copy of what it was given
 		if u.Message.ID != "" {
+			if u.Message.After > t.Cur.Event {
+				// The step writing began after events the hub has not had yet (on several
+				// instances they come from the database's notifications, behind the text
+				// written here): they are committed, so the log has them, and they go first.
+				events, err := log.Events(ctx, f.id, t.Cur.Event)
+				if err != nil {
+					return err
+				}
+				for _, ev := range events {
+					if err := r.Event(ev); err != nil {
+						return err
+					}
+				}
+			}
 			return r.Live(u.Message)
 		}
 		return nil

@@ -45,6 +45,7 @@ type liveConversation struct {
 type liveMessage struct {
 	id, author string
 	run        int64 // the run writing it; 0 when not known
+	after      int64 // the last event committed before its step began
 	text       []byte
 }
 
@@ -73,13 +74,14 @@ func (h *Hub) Write(conversationID int64, msgID, author, delta string) {
 // Writer returns where the message msgID of the conversation is written, for an agent that
 // writes many pieces of it: each then costs the conversation's lock alone.
 func (h *Hub) Writer(conversationID int64, msgID, author string) *LiveWriter {
-	return h.RunWriter(conversationID, 0, msgID, author)
+	return h.RunWriter(conversationID, 0, 0, msgID, author)
 }
 
 // RunWriter is Writer for a message of a known run: only the end of that run ends it, not a
 // late word of the end of the run before (events can reach the hub after the next run began
-// writing, when they come from the database's notifications).
-func (h *Hub) RunWriter(conversationID, runID int64, msgID, author string) *LiveWriter {
+// writing, when they come from the database's notifications). after is the last event
+// committed before the step that writes it began: a follower gets those events first.
+func (h *Hub) RunWriter(conversationID, runID, after int64, msgID, author string) *LiveWriter {
 	h.mu.Lock()
 	c := h.conversation(conversationID)
 	c.mu.Lock()
@@ -90,7 +92,7 @@ func (h *Hub) RunWriter(conversationID, runID int64, msgID, author string) *Live
 	case msgID == c.closed:
 		m = &liveMessage{id: msgID} // the message has ended: its writer writes nothing
 	default:
-		m = &liveMessage{id: msgID, author: author, run: runID}
+		m = &liveMessage{id: msgID, author: author, run: runID, after: after}
 		c.open = m
 	}
 	c.mu.Unlock()
@@ -226,6 +228,8 @@ type LiveText struct {
 	ID, Author string
 	From       int
 	Text       []byte
+	// After is the last event committed before the step writing it began.
+	After int64
 }
 
 // Follower follows one conversation. Its Wake channel receives a signal after each change;
@@ -311,7 +315,7 @@ func (f *Follower) Since(cur Cursor, evs []Event, text []byte) (u Update, ok boo
 	u.Events = append(evs, c.events[i:]...)
 	u.Message.Text = text
 	if m := c.open; m != nil {
-		u.Message.ID, u.Message.Author = m.id, m.author
+		u.Message.ID, u.Message.Author, u.Message.After = m.id, m.author, m.after
 		if m.id == cur.Message && cur.Bytes > 0 && cur.Bytes <= len(m.text) {
 			u.Message.From = cur.Bytes
 		}

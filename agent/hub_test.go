@@ -56,7 +56,7 @@ func TestHub(t *testing.T) {
 		f := h.Follow(1)
 		defer f.Close()
 		f.Synced(0)
-		h.RunWriter(1, 2, "7-1", "Bot").Write("Next")
+		h.RunWriter(1, 2, 0, "7-1", "Bot").Write("Next")
 		// The end of run 1, heard after run 2 began writing (as from another instance).
 		h.Publish([]Event{{ID: 1, ConversationID: 1, RunID: 1, Kind: EventRunState, State: StateDone}})
 		if u, _ := f.Since(Cursor{Event: 1}, nil, nil); u.Message.ID != "7-1" || string(u.Message.Text) != "Next" {

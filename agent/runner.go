@@ -419,6 +419,9 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 		r.track(out, conv.ID)
 		defer r.untrack(out)
 		err = r.intake(ctx, conv, &in)
+		if n := len(in.History); n > 0 {
+			sink.after.Store(in.History[n-1].ID)
+		}
 		foldIntake(in.History)
 		if err == nil {
 			err = safeStep(ctx, a, in, out)

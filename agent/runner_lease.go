@@ -93,7 +93,7 @@ func (r *Runner) liveDrafts(drafts []Draft) {
 		if !r.hub.Followed(d.ConversationID) {
 			continue
 		}
-		w := r.hub.RunWriter(d.ConversationID, d.RunID, d.MessageID, d.Author)
+		w := r.hub.RunWriter(d.ConversationID, d.RunID, 0, d.MessageID, d.Author)
 		n, open := w.Len()
 		switch {
 		case !open || d.At+len(d.Text) <= n:

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,11 +15,14 @@ type stepSink struct {
 	in  StepInput
 	out *StepOutput
 	w   *LiveWriter // the message being written
+	// after is the last event committed before the message being written began: a stream
+	// shows those events first (see Follower.CatchUp).
+	after atomic.Int64
 }
 
 func (s *stepSink) Live(msgID, author, delta string) {
 	if s.w == nil || s.w.Message() != msgID {
-		s.w = s.r.hub.RunWriter(s.in.ConversationID, s.in.RunID, msgID, author)
+		s.w = s.r.hub.RunWriter(s.in.ConversationID, s.in.RunID, s.after.Load(), msgID, author)
 	}
 	s.w.Write(delta)
 	if s.r.unflushed.Add(int64(len(delta))) >= s.r.flushBytes {
@@ -31,7 +35,10 @@ func (s *stepSink) Live(msgID, author, delta string) {
 
 func (s *stepSink) Store(ev Event) error {
 	ev.ConversationID, ev.RunID = s.in.ConversationID, s.in.RunID
-	_, err := s.r.ledger.AppendEvent(s.ctx, ev)
+	stored, err := s.r.ledger.AppendEvent(s.ctx, ev)
+	if err == nil && stored.ID > s.after.Load() {
+		s.after.Store(stored.ID)
+	}
 	return err
 }
 
