@@ -28,14 +28,8 @@ func (f *Follower) CatchUp(ctx context.Context, log EventLog, t *Tail, r Reader)
 	for {
 		u, ok := f.Since(t.Cur, t.events[:0], t.text[:0])
 		if !ok {
-			events, err := log.Events(ctx, f.id, t.Cur.Event)
-			if err != nil {
+			if err := f.readLog(ctx, log, t, r); err != nil {
 				return err
-			}
-			for _, ev := range events {
-				if err := r.Event(ev); err != nil {
-					return err
-				}
 			}
 			f.Synced(t.Cur.Event)
 			continue
@@ -52,18 +46,26 @@ func (f *Follower) CatchUp(ctx context.Context, log EventLog, t *Tail, r Reader)
 				// The step writing began after events the hub has not had yet (on several
 				// instances they come from the database's notifications, behind the text
 				// written here): they are committed, so the log has them, and they go first.
-				events, err := log.Events(ctx, f.id, t.Cur.Event)
-				if err != nil {
+				if err := f.readLog(ctx, log, t, r); err != nil {
 					return err
-				}
-				for _, ev := range events {
-					if err := r.Event(ev); err != nil {
-						return err
-					}
 				}
 			}
 			return r.Live(u.Message)
 		}
 		return nil
 	}
+}
+
+// readLog hands r the events of log after t.Cur.
+func (f *Follower) readLog(ctx context.Context, log EventLog, t *Tail, r Reader) error {
+	events, err := log.Events(ctx, f.id, t.Cur.Event)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if err := r.Event(ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
