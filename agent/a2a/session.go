@@ -86,9 +86,6 @@ func (s *session) run(ctx context.Context, method string, call func(context.Cont
 			}
 			return &callError{method: method, w: w, err: err, events: n}
 		}
-		if ev, err = unstash(w, ev); err != nil {
-			return &callError{method: method, w: w, err: err, events: n}
-		}
 		n++
 		if err := s.handle(ev); err != nil {
 			return err
@@ -108,30 +105,6 @@ func (s *session) run(ctx context.Context, method string, call func(context.Cont
 		state = sdk.TaskStateUnknown
 	}
 	return s.a.faultf(nil, "the agent's stream ended before the task finished (last state %q); Retry follows the task again", state)
-}
-
-// unstash returns the event the wire kept aside for being too long for the SDK's reader.
-func unstash(w *watch, ev sdk.Event) (sdk.Event, error) {
-	i, ok := asIndex(ev.Meta()[stashKey])
-	if !ok {
-		return ev, nil
-	}
-	raw, ok := w.take(i)
-	if !ok {
-		return nil, errors.New("a long event went missing")
-	}
-	raw, _ = sanitize(raw)
-	return sdk.UnmarshalEventJSON(raw)
-}
-
-func asIndex(v any) (int, bool) {
-	switch n := v.(type) {
-	case float64:
-		return int(n), true
-	case int:
-		return n, true
-	}
-	return 0, false
 }
 
 // handle shows one event and records what it says about the task.

@@ -14,13 +14,6 @@ import (
 	"github.com/parley-chat/parley/agent/wire"
 )
 
-// sdkLineLimit is the longest SSE line the SDK's reader accepts (bufio.Scanner's default).
-// Longer events are stashed on the watch and replaced in the stream by a placeholder.
-const sdkLineLimit = 60 << 10
-
-// stashKey marks a placeholder event in its metadata; the value is the stash index.
-const stashKey = "parley_stash"
-
 // skippedKindKey marks a part Parley could not read in its metadata; the value is its kind.
 const skippedKindKey = "parley_skipped_kind"
 
@@ -45,7 +38,6 @@ type watch struct {
 	rpcErr      *rpcError
 	stalled     bool
 	oversized   int
-	stash       []json.RawMessage
 }
 
 func (w *watch) snapshot() (status int, contentType string, body []byte, rpcErr *rpcError, stalled bool, oversized int) {
@@ -66,24 +58,6 @@ func (w *watch) setRPCError(raw json.RawMessage) {
 	}
 }
 
-// put keeps a result the SDK could not read and returns its index.
-func (w *watch) put(raw json.RawMessage) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stash = append(w.stash, raw)
-	return len(w.stash) - 1
-}
-
-// take returns a stashed result.
-func (w *watch) take(i int) (json.RawMessage, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if i < 0 || i >= len(w.stash) {
-		return nil, false
-	}
-	return w.stash[i], true
-}
-
 type watchKey struct{}
 
 // withWatch returns a context whose protocol calls are recorded on a new watch.
@@ -97,10 +71,10 @@ func watchFrom(ctx context.Context) *watch {
 	return w
 }
 
-// tap sits under the SDK's JSON-RPC transport. For each watched call it records status and
-// errors, cuts streams that stall, refuses events above the size limit, hands the SDK
-// events it would fail on (long lines, unknown part kinds) in a form it can read, and
-// joins multi-line SSE data.
+// tap sits under the JSON-RPC client (client.go). For each watched call it records status and
+// errors, cuts streams that stall, refuses events above the size limit, rewrites the parts
+// the SDK's types would fail on (unknown part kinds) in a form they read, and joins
+// multi-line SSE data.
 type tap struct {
 	next     http.RoundTripper
 	idle     time.Duration
@@ -266,9 +240,8 @@ func dropHistory(data []byte) []byte {
 	return mustMarshal(resp)
 }
 
-// filterResponse inspects one JSON-RPC response: it records an error object, rewrites parts
-// the SDK cannot decode, and (in a stream) stashes results too long for the SDK's reader.
-// Anything it cannot parse is passed on for the SDK to report.
+// filterResponse inspects one JSON-RPC response: it records an error object and rewrites parts
+// the SDK cannot decode. Anything it cannot parse is passed on for the client to report.
 func filterResponse(w *watch, data []byte, stream bool) []byte {
 	resp, ok := wire.Members(data)
 	if !ok {
@@ -281,11 +254,6 @@ func filterResponse(w *watch, data []byte, stream bool) []byte {
 	result, ok := resp["result"]
 	if !ok {
 		return data
-	}
-	if stream && len(data) > sdkLineLimit {
-		i := w.put(bytes.Clone(result))
-		resp["result"] = json.RawMessage(`{"kind":"status-update","taskId":"","contextId":"","final":false,"status":{"state":"unknown"},"metadata":{"` + stashKey + `":` + itoa(i) + `}}`)
-		return mustMarshal(resp)
 	}
 	fixed, changed := sanitize(result)
 	if !changed {
@@ -458,11 +426,6 @@ func mustMarshal(v any) []byte {
 		panic(err)
 	}
 	return b
-}
-
-func itoa(i int) string {
-	b, _ := json.Marshal(i)
-	return string(b)
 }
 
 // isEventStream reports whether a response's content type is text/event-stream.

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestWriter_FormAtAnyCut(t *testing.T) {
 func BenchmarkWriter_Token(b *testing.B) {
 	for _, words := range []bool{true, false} {
 		for _, n := range []int{1000, 20000} {
-			name := "pieces=" + itoa(n)
+			name := "pieces=" + strconv.Itoa(n)
 			if !words {
 				name = "blank-" + name
 			}
