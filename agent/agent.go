@@ -35,6 +35,9 @@ const (
 type StepInput struct {
 	ConversationID int64
 	RunID          int64
+	// Person is the account name of the conversation's owner, on whose behalf the agent
+	// works (a coding agent's workspace may be theirs alone).
+	Person string
 	// StepID is stable across re-deliveries of the same resume: agents de-duplicate on it.
 	StepID  int64
 	Trigger Trigger

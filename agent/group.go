@@ -10,6 +10,9 @@ type Group struct {
 	ID      int64
 	Name    string
 	Members []GroupMember
+	// Source says where the group comes from: SourceOIDC or SourceProxy for one an identity
+	// provider named, "" for staff's own.
+	Source string
 }
 
 // GroupMember is one person of a group and what they are to it.
@@ -17,6 +20,9 @@ type GroupMember struct {
 	UserID int64
 	Name   string
 	Role   GroupRole
+	// Source is where the membership comes from: the provider's (set at each sign-in) or
+	// staff's ("").
+	Source string
 }
 
 // GroupRole is what a person is to a group.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -38,6 +39,9 @@ type Option struct {
 	// Hint says, under the label of a Choice question's button, what choosing it does
 	// ("allow once", "allow always: not asked again in this session").
 	Hint string `json:"hint,omitempty"`
+	// Reject marks, on a Choice question, an option that refuses (a coding agent's "Reject"):
+	// one person's choice of it settles a question that needs several approvals.
+	Reject bool `json:"reject,omitempty"`
 }
 
 // Text returns the label shown to the person, the value when there is no label.
@@ -164,8 +168,14 @@ type Question struct {
 	// "tool server" (the default) or "coding agent".
 	Holder string `json:"holder,omitempty"`
 	// To names the group the question is for, when it is not its conversation's owner's
-	// alone: every member may answer, the first answer resolves it for all.
-	To string `json:"to,omitempty"`
+	// alone: every member may answer, the first answer resolves it for all. ToPerson names
+	// the one person it is for instead (an agent's approver). Either way the conversation's
+	// owner, on whose behalf it is asked, does not answer it.
+	To       string `json:"to,omitempty"`
+	ToPerson string `json:"to_person,omitempty"`
+	// Gate marks an approval gate: a tool call to approve before it runs, a coding agent's
+	// permission request. An agent's approvers get its gates (see Policy.Route).
+	Gate bool `json:"gate,omitempty"`
 	// Escalate, when set, adds the question to another person's or group's Inbox (and
 	// tells their channels) if it still waits after a while.
 	Escalate *Escalation `json:"escalate,omitempty"`
@@ -253,4 +263,30 @@ type Actor struct {
 // resolution is the actor's resolution of question id with outcome o.
 func (a Actor) resolution(id int64, o Outcome) Resolution {
 	return Resolution{QuestionID: id, Outcome: o, By: a.Name, OnBehalfOf: a.OnBehalfOf, Via: a.Via}
+}
+
+// Routed reports whether the question is for others than its conversation's owner: a group,
+// or a person it was routed to.
+func (q Question) Routed() bool { return q.To != "" || q.ToPerson != "" }
+
+// Audience is whom a routed question is for (zero: the conversation's owner).
+func (q Question) Audience() Audience { return Audience{Group: q.To, Person: q.ToPerson} }
+
+// CheckAnswerer decides whether by may resolve question q of a conversation owned by owner,
+// as far as the question itself says: a routed question (a group's, an agent's approvers')
+// is never resolved by the person on whose behalf it was asked, even as a member, and never
+// by staff on anyone's behalf. Whether by is among whom it is for is the caller's to know.
+func CheckAnswerer(q Question, owner string, by Actor) error {
+	if !q.Routed() {
+		return nil
+	}
+	switch {
+	case by.OnBehalfOf != "":
+		return Errorf(EFORBIDDEN, "This question is for %s: nobody answers it on another's behalf.", q.Audience().Words())
+	case owner != "" && strings.EqualFold(by.Name, owner) && q.Type == RequestApproval:
+		return Errorf(EFORBIDDEN, "This approval was asked on your behalf: %s approves it, not you.", q.Audience().Words())
+	case owner != "" && strings.EqualFold(by.Name, owner):
+		return Errorf(EFORBIDDEN, "This question was asked on your behalf: %s answers it, not you.", q.Audience().Words())
+	}
+	return nil
 }

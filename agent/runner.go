@@ -26,8 +26,11 @@ type Runner struct {
 	agents    map[string]Agent
 	analyzer  Analyzer
 	analyzers map[string]Analyzer
-	log       *slog.Logger
-	now       func() time.Time
+	policies  map[string]Policy
+	// notify wakes whoever delivers word of questions (a question routed to approvers).
+	notify func()
+	log    *slog.Logger
+	now    func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -66,6 +69,9 @@ type RunnerOptions struct {
 	// in Analyzers (by agent name). Without either, messages reach agents untouched.
 	Analyzer  Analyzer
 	Analyzers map[string]Analyzer
+	// Policies say, by agent name, who may use each agent and whom its approval gates go
+	// to; an agent without one is everyone's, and its gates go to the conversation's owner.
+	Policies map[string]Policy
 	// FlushEvery is how often text being written is stored (default 100 ms); FlushBytes
 	// stores it sooner once that much is waiting (default 256 KiB).
 	FlushEvery time.Duration
@@ -76,7 +82,7 @@ type RunnerOptions struct {
 // ledger's commits to feed its Hub.
 func NewRunner(opts RunnerOptions) *Runner {
 	r := &Runner{ledger: opts.Ledger, hub: NewHub(), agents: map[string]Agent{}, log: opts.Logger, now: opts.Now,
-		analyzer: opts.Analyzer, analyzers: opts.Analyzers,
+		analyzer: opts.Analyzer, analyzers: opts.Analyzers, policies: opts.Policies,
 		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, unsettled: map[int64]*unsettledStep{}, outputs: map[*StepOutput]int64{}, waiters: map[int64]chan Resolution{},
 		flushEvery: opts.FlushEvery, flushBytes: opts.FlushBytes, flushNow: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
@@ -197,8 +203,8 @@ func (r *Runner) Stop(ctx context.Context) error {
 // sends the first message. The nonce makes a double-submitted start form create one
 // conversation.
 func (r *Runner) NewConversation(ctx context.Context, agentName string, m Message) (Conversation, error) {
-	if _, ok := r.agents[agentName]; !ok {
-		return Conversation{}, Errorf(EINVALID, "Unknown agent %q.", agentName)
+	if err := r.mayStart(ctx, m.UserID, agentName); err != nil {
+		return Conversation{}, err
 	}
 	m.Text = normalizeNewlines(m.Text)
 	if err := checkMessage(m); err != nil {
@@ -232,6 +238,9 @@ func checkMessage(m Message) error {
 func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) (Sent, error) {
 	m.Text = normalizeNewlines(m.Text)
 	if err := checkMessage(m); err != nil {
+		return Sent{}, err
+	}
+	if err := r.mayContinue(ctx, conversationID, m.UserID); err != nil {
 		return Sent{}, err
 	}
 	var sent Sent
@@ -412,7 +421,8 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 	if !ok {
 		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
 	} else {
-		sink := &stepSink{r: r, ctx: bg, in: in}
+		in.Person = conv.Owner
+		sink := &stepSink{r: r, ctx: bg, in: in, agent: conv.Agent}
 		out = NewStepOutput(in, a.Info().Title, sink)
 		out.Follow(a.Info())
 		sink.out = out

@@ -13,8 +13,10 @@ type stepSink struct {
 	r   *Runner
 	ctx context.Context
 	in  StepInput
-	out *StepOutput
-	w   *LiveWriter // the message being written
+	// agent is the name of the agent that runs: its approval gates go to its approvers.
+	agent string
+	out   *StepOutput
+	w     *LiveWriter // the message being written
 	// after is the last event committed before the message being written began: a stream
 	// shows those events first (see Follower.CatchUp).
 	after atomic.Int64
@@ -43,12 +45,16 @@ func (s *stepSink) Store(ev Event) error {
 }
 
 func (s *stepSink) Ask(q Question) (int64, error) {
+	q = s.r.Policy(s.agent).Route(q, s.r.now())
 	rec, err := s.r.ledger.AskQuestion(s.ctx, s.in.RunID, q)
 	if err != nil {
 		return 0, err
 	}
-	if !q.Deadline.IsZero() {
+	if !q.Deadline.IsZero() || q.Escalate != nil {
 		s.r.wakeDeadlines()
+	}
+	if q.Routed() && s.r.notify != nil {
+		s.r.notify() // word of it to the approvers' channels
 	}
 	return rec.ID, nil
 }

@@ -12,6 +12,9 @@ import (
 // Files answer the question's file fields, by field name.
 func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by Actor) (QuestionRecord, error) {
 	q, err := r.pending(ctx, questionID)
+	if err == nil {
+		err = r.checkAnswerer(ctx, q, by)
+	}
 	if err != nil {
 		return q, err
 	}
@@ -26,7 +29,7 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 		// The fields Parley would not show are declined: the agent is told which, and why.
 		res.Reason = q.DeclineReason()
 	}
-	if q.Approvals > 1 {
+	if q.Approvals > 1 && !rejects(q.Question, values) {
 		step, err := r.ledger.Approve(ctx, res, q.Approvals)
 		if err != nil {
 			return q, err
@@ -42,19 +45,25 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
 	res := by.resolution(questionID, Declined)
 	res.Reason = trimSpace(normalizeNewlines(reason))
-	if err := ReasonText.Check(res.Reason); err != nil {
-		q, qerr := r.pending(ctx, questionID)
-		if qerr != nil {
-			return q, qerr
-		}
+	q, err := r.pending(ctx, questionID)
+	if err == nil {
+		err = r.checkAnswerer(ctx, q, by)
+	}
+	if err == nil {
+		err = ReasonText.Check(res.Reason)
+	}
+	if err != nil {
 		return q, err
 	}
-	return r.close(ctx, questionID, res)
+	return q, r.resolve(ctx, q, res)
 }
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
 func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
 	q, err := r.pending(ctx, questionID)
+	if err == nil {
+		err = r.checkAnswerer(ctx, q, by)
+	}
 	if err != nil {
 		return q, err
 	}
@@ -86,6 +95,34 @@ func (r *Runner) expire(ctx context.Context, questionID int64, reason string) er
 		return nil
 	}
 	return err
+}
+
+// checkAnswerer checks that by may resolve the routed question q: not the person on whose
+// behalf it was asked, nobody on another's behalf (see CheckAnswerer).
+func (r *Runner) checkAnswerer(ctx context.Context, q QuestionRecord, by Actor) error {
+	if !q.Routed() {
+		return nil
+	}
+	c, err := r.ledger.Conversation(ctx, q.ConversationID)
+	if err != nil {
+		return err
+	}
+	return CheckAnswerer(q.Question, c.Owner, by)
+}
+
+// rejects reports whether the answer picks an option that refuses, on a Choice question:
+// one such answer settles it, however many approvals it needs.
+func rejects(q Question, values map[string]any) bool {
+	if !q.Choice || len(q.Fields) != 1 {
+		return false
+	}
+	v, _ := values[q.Fields[0].Name].(string)
+	for _, o := range q.Fields[0].Options {
+		if o.Value == v {
+			return o.Reject
+		}
+	}
+	return false
 }
 
 // pending reads a question that still waits; one resolved before gives ECONFLICT (with

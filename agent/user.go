@@ -83,6 +83,10 @@ func CheckUserName(name string) error {
 			return Errorf(EINVALID, "A user name has letters, digits and . _ - @ + only (not %q).", r)
 		}
 	}
+	if strings.Trim(name, ".") == "" {
+		// "." and ".." would name folders that are not the person's own (a workspace).
+		return Errorf(EINVALID, "A user name is more than dots.")
+	}
 	return nil
 }
 

@@ -17,7 +17,7 @@ var copyTables = []string{
 	"question_audience", "question_approvals", "inbound_requests",
 	"documents", "versions", "queued_messages", "draft_batches",
 	"a2a_clients", "a2a_tasks",
-	"sessions", "api_tokens",
+	"sessions", "api_tokens", "user_identities",
 	"channels", "notifications",
 	"audit_log", "id_floor",
 }
@@ -29,6 +29,7 @@ var notCopied = map[string]string{
 	"auth_changes":      "the target has its own counter",
 	"write_probe":       "/healthz rewrites it",
 	"instances":         "the processes that served the file; those serving the target register themselves",
+	"oidc_logins":       "sign-ins under way, minutes old: the browser starts again",
 }
 
 // ErrTargetNotEmpty is CopyTo refusing a database that already holds Parley's data.

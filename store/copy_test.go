@@ -49,6 +49,9 @@ func fillInstall(t *testing.T) install {
 	must(err)
 	in.bob, err = db.CreateUser(ctx, "bob", "hash-of-bob", agent.RoleUser)
 	must(err)
+	// Dee signs in through the organization's provider, its groups with her.
+	_, err = db.SignInIdentity(ctx, agent.Identity{Issuer: "https://id.example", Subject: "dee-1", Name: "dee", Groups: []string{"sso-team"}}, agent.SourceOIDC)
+	must(err)
 	must(db.SetProfile(ctx, in.ann.ID, "Ann A.", "Europe/Lisbon"))
 	in.group, err = db.AddToGroup(ctx, "ops", []string{"bob", "Ann"}, agent.RoleMember, "Ann")
 	must(err)

@@ -45,6 +45,11 @@ type DB struct {
 	stopListen func()
 	// batch is the draft batch the transaction under way saved, for its notification.
 	batch int64
+	// On SQLite: the count of auth changes (see AuthChanges) as the last write transaction
+	// read it, and as the one under way reads it. Another process (parley user, parley group)
+	// changes access in a transaction of its own; the next write here sees it, and tells
+	// onAuth before the events it commits are observed.
+	authSeen, authNow int64
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
@@ -309,6 +314,12 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	if err != nil {
 		return err
 	}
+	if !db.pg && db.authNow != db.authSeen {
+		db.authSeen = db.authNow
+		if fn := db.authChanged(); fn != nil {
+			fn() // before the events: a stream whose access went gets none of them
+		}
+	}
 	// On PostgreSQL the observer takes every instance's events from the notifications.
 	if db.observe != nil && len(db.committed) > 0 && !db.pg {
 		db.observe(db.committed)
@@ -332,6 +343,13 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		return storageError(err)
+	}
+	if !db.pg {
+		// Read in the transaction, after the writer's lock is taken: a change of access
+		// another process committed before it is seen here, before this one's events show.
+		if err := tx.QueryRowContext(ctx, `SELECT n FROM auth_changes`).Scan(&db.authNow); err != nil {
+			return storageError(err)
+		}
 	}
 	if db.pg && len(db.committed) > 0 {
 		if err := db.notifyInstances(ctx, tx, "e"+strconv.FormatInt(db.committed[len(db.committed)-1].ID, 10)); err != nil {

@@ -133,7 +133,7 @@ func (db *DB) GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error)
 }
 
 func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Group, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT g.id, g.name, coalesce(u.id, 0), coalesce(u.name, ''), coalesce(m.role, '')
+	rows, err := db.read.QueryContext(ctx, `SELECT g.id, g.name, g.source, coalesce(u.id, 0), coalesce(u.name, ''), coalesce(m.role, ''), coalesce(m.source, '')
 		FROM groups g LEFT JOIN group_members m ON m.group_id = g.id LEFT JOIN users u ON u.id = m.user_id `+where+`
 		ORDER BY g.name COLLATE NOCASE, g.id, u.name`, args...)
 	if err != nil {
@@ -144,7 +144,7 @@ func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Gr
 	for rows.Next() {
 		var g agent.Group
 		var m agent.GroupMember
-		if err := rows.Scan(&g.ID, &g.Name, &m.UserID, &m.Name, &m.Role); err != nil {
+		if err := rows.Scan(&g.ID, &g.Name, &g.Source, &m.UserID, &m.Name, &m.Role, &m.Source); err != nil {
 			return nil, fmt.Errorf("groups: %w", err)
 		}
 		if len(out) == 0 || out[len(out)-1].ID != g.ID {

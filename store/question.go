@@ -20,6 +20,11 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q agent.Question) (a
 		if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
 			return fmt.Errorf("ask: run %d: %w", runID, err)
 		}
+		if q.Routed() {
+			var err error
+			rec, err = db.askRouted(ctx, tx, convID, runID, q)
+			return err
+		}
 		var err error
 		rec, err = db.ask(ctx, tx, convID, runID, q)
 		return err

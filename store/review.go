@@ -17,7 +17,7 @@ import (
 func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.InboxItem, error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
-		where, args = pendingFor, []any{userID, userID, userID, userID}
+		where, args = pendingFor, []any{userID, userID, userID, userID, userID}
 	}
 	query := `SELECT q.id, q.run_id, q.spec, q.created_at, ` + conversationColumns + `
 		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN users u ON u.id = c.user_id
@@ -217,8 +217,9 @@ func scanQuestionFacts(rows *sql.Rows) ([]agent.QuestionFact, error) {
 }
 
 // forPerson is the condition that question q, of conversation c, is for the person whose
-// id it takes three times: their own unless it was addressed to others (a group), or
-// addressed to a group they are a member of, or to them (an escalation). The person's
+// id it takes four times: their own unless it was addressed to others (a group, an agent's
+// approvers), or addressed to a group they are a member of, or to them (routed, or an
+// escalation) unless it was asked on their behalf (c is theirs). The person's
 // conversations come first (CROSS JOIN keeps that order), so that the cost is theirs,
 // not that of every question waiting; a query that names no other way to q says
 // "+q.state" for the same reason (see pendingFor).
@@ -226,9 +227,10 @@ const forPerson = `q.id IN (
 	SELECT q1.id FROM conversations c1 CROSS JOIN questions q1 ON q1.conversation_id = c1.id AND q1.state = 'pending'
 		WHERE c1.user_id = ? AND NOT EXISTS (SELECT 1 FROM question_audience a WHERE a.question_id = q1.id AND a.escalated = 0)
 	UNION SELECT a.question_id FROM question_audience a
-		WHERE a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))`
+		WHERE a.user_id = ? OR a.group_id IN (SELECT group_id FROM group_members WHERE user_id = ? AND role = 'member'))
+	AND NOT (c.user_id = ? AND EXISTS (SELECT 1 FROM question_audience a0 WHERE a0.question_id = q.id AND a0.escalated = 0))`
 
-// pendingFor is the condition that q is pending and for the person (the id it takes four
+// pendingFor is the condition that q is pending and for the person (the id it takes five
 // times): read from the person's questions, not from every question waiting.
 const pendingFor = `+q.state = 'pending' AND ` + forPerson + ` AND ` + notApprovedBy
 
@@ -240,7 +242,7 @@ const notApprovedBy = `NOT EXISTS (SELECT 1 FROM question_approvals qa JOIN user
 func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, error) {
 	var n int
 	err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM questions q JOIN conversations c ON c.id = q.conversation_id
-		WHERE q.id = ? AND `+forPerson, questionID, userID, userID, userID).Scan(&n)
+		WHERE q.id = ? AND `+forPerson, questionID, userID, userID, userID, userID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("question %d for %d: %w", questionID, userID, err)
 	}
@@ -253,7 +255,7 @@ func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Co
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
 		where = pendingFor
-		args = append(args, userID, userID, userID, userID)
+		args = append(args, userID, userID, userID, userID, userID)
 	}
 	// The newest is of the person's own conversations: another's (a group's question) would
 	// not open for them.

@@ -48,6 +48,12 @@ func hashToken(token string) string {
 // CreateSession starts a session for the user and returns its id, for the cookie. Expired
 // sessions are swept on the way.
 func (db *DB) CreateSession(ctx context.Context, userID int64, lim SessionLimits) (string, error) {
+	return db.CreateSessionWith(ctx, userID, lim, "")
+}
+
+// CreateSessionWith is CreateSession for a sign-in through an identity provider: the session
+// keeps the provider's ID token, which signing out hands back to it (SessionIDToken).
+func (db *DB) CreateSessionWith(ctx context.Context, userID int64, lim SessionLimits, idToken string) (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("create session: %w", err)
@@ -59,8 +65,8 @@ func (db *DB) CreateSession(ctx context.Context, userID int64, lim SessionLimits
 			formatTime(now.Add(-lim.Idle)), formatTime(now.Add(-lim.Max))); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)`,
-			hashToken(token), userID, formatTime(now), formatTime(now))
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at, id_token) VALUES (?, ?, ?, ?, ?)`,
+			hashToken(token), userID, formatTime(now), formatTime(now), idToken)
 		return err
 	})
 	if err != nil {
@@ -114,6 +120,17 @@ func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits)
 		return u, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
 	}
 	return u, ends, err
+}
+
+// SessionIDToken is the provider's ID token the session was signed in with ("" when it
+// was not, or there is no such session).
+func (db *DB) SessionIDToken(ctx context.Context, token string) (string, error) {
+	var idToken string
+	err := db.read.QueryRowContext(ctx, `SELECT id_token FROM sessions WHERE id_hash = ?`, hashToken(token)).Scan(&idToken)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return idToken, err
 }
 
 // DeleteSession ends a session (logout); an unknown one is no error.

@@ -394,7 +394,7 @@ func approvedBy(q agent.QuestionRecord, viewer string) (names string, you bool) 
 
 // editable reports whether the person may edit the message: their own, on their page.
 func editable(ctx context.Context, it Item) bool {
-	return !modeOf(ctx).ReadOnly && it.ConversationID != 0 && it.EventID != 0
+	return modeOf(ctx).Writes() && it.ConversationID != 0 && it.EventID != 0
 }
 
 // editFormID is the HTML id of a message's edit form.
@@ -411,5 +411,5 @@ func editClick(convID int64) string {
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).
 func regenerable(ctx context.Context, conv agent.Conversation, s agent.RunState) bool {
-	return !modeOf(ctx).ReadOnly && conv.Agent != agent.InboundAgent && s != "" && s != agent.StateRunning
+	return modeOf(ctx).Writes() && conv.Agent != agent.InboundAgent && s != "" && s != agent.StateRunning
 }

@@ -50,12 +50,27 @@ func viewerOf(ctx context.Context) Viewer {
 // staff read it (ReadOnly), and answer its questions on the owner's behalf when OnBehalfOf
 // is set (an action the audit log records).
 type Mode struct {
+	// Name is the viewer's account name.
+	Name       string
 	ReadOnly   bool
 	Owner      string
 	OnBehalfOf string
 	// Groups are the groups the viewer is a member of: they answer those groups' questions.
 	Groups []string
+	// Closed says why nothing new starts in the owner's own conversation (they may no longer
+	// use its agent): its questions stay answerable, its message box gives way to this.
+	Closed string
+	// Answers says the question shown alone is the viewer's to answer (its page, its form
+	// posted): for a group of theirs, routed or escalated to them.
+	Answers bool
+	// Asker is the viewer on whose behalf the conversation's routed questions are asked
+	// (its owner): they wait for those questions' people, and do not answer them.
+	Asker string
 }
+
+// Writes reports whether the viewer starts new work in the conversation: its owner, while
+// they may use its agent.
+func (m Mode) Writes() bool { return !m.ReadOnly && m.Closed == "" }
 
 // InGroup reports whether the viewer is a member of the group.
 func (m Mode) InGroup(group string) bool {
@@ -87,4 +102,27 @@ func authorLabel(ctx context.Context, author string) string {
 		return author
 	}
 	return "You"
+}
+
+// forViewer reports whether a routed question is the viewer's to answer: for a group they
+// are a member of, or for them, and not asked on their own behalf.
+func forViewer(m Mode, q agent.Question) bool {
+	if m.Asker != "" {
+		return false
+	}
+	return m.Answers || q.To != "" && m.InGroup(q.To) || q.ToPerson != "" && strings.EqualFold(q.ToPerson, m.Name)
+}
+
+// waitingFor says whom a routed question waits for, to those who do not answer it.
+func waitingFor(m Mode, q agent.Question) string {
+	who := q.Audience().Words()
+	switch {
+	case q.Type == agent.RequestApproval && m.Asker != "":
+		return "This approval was asked on your behalf: it waits for " + who + " to approve. You do not approve it yourself."
+	case q.Type == agent.RequestApproval:
+		return "Waiting for " + who + " to approve."
+	case m.Asker != "":
+		return "This question was asked on your behalf: it waits for an answer from " + who + "."
+	}
+	return "Waiting for an answer from " + who + "."
 }

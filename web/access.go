@@ -52,21 +52,32 @@ func (s *Server) writableConversation(c echo.Context) (agent.Conversation, error
 // modeFor is how conv renders for u, which is also what u may do in it: its owner writes;
 // staff read, and with StaffAnswer resolve its questions on the owner's behalf.
 func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
-	m := views.Mode{Owner: ownerName(conv)}
+	m := views.Mode{Owner: ownerName(conv), Name: u.Name}
 	if !u.CanWrite(conv) {
 		m.ReadOnly = true
 		if s.auth.StaffAnswer && u.IsStaff() {
 			m.OnBehalfOf = m.Owner
 		}
+	} else {
+		m.Asker = u.Name
 	}
 	return m
 }
 
-// withMode is the request's context with how the conversation renders for its viewer.
-func (s *Server) withMode(c echo.Context, conv agent.Conversation) context.Context {
+// pageMode is how conv renders for the signed-in person (modeFor), with the groups whose
+// questions they answer and, when it is theirs, why nothing new starts in it (if so).
+func (s *Server) pageMode(c echo.Context, conv agent.Conversation) (views.Mode, error) {
 	m := s.modeFor(currentUser(c), conv)
 	m.Groups = s.memberGroups(c.Request().Context(), currentUser(c).ID)
-	return views.WithMode(c.Request().Context(), m)
+	var err error
+	m.Closed, err = s.closedReason(c, conv)
+	return m, err
+}
+
+// withMode is the request's context with how the conversation renders for its viewer.
+func (s *Server) withMode(c echo.Context, conv agent.Conversation) (context.Context, error) {
+	m, err := s.pageMode(c, conv)
+	return views.WithMode(c.Request().Context(), m), err
 }
 
 // memberGroups are the names of the groups the person is a member of (whose questions they
@@ -89,8 +100,9 @@ func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
 // returns it with how its conversation renders for them. Staff who may not answer get
 // EFORBIDDEN, anyone else ENOTFOUND.
 //
-// A question addressed to a group is its members' to resolve, not its conversation owner's
-// (who asked it through an agent): see store.QuestionFor.
+// A question routed to others (a group's, an agent's approvers') is theirs to resolve: not
+// its conversation owner's, on whose behalf it is asked (even as a member), nor staff's on
+// anyone's behalf (see agent.CheckAnswerer and store.QuestionFor).
 func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, views.Mode, error) {
 	ctx := c.Request().Context()
 	rec, err := s.questions.Question(ctx, id)
@@ -98,22 +110,33 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		return rec, views.Mode{}, err
 	}
 	u := currentUser(c)
+	conv, err := s.ledger.Conversation(ctx, rec.ConversationID)
+	if err != nil {
+		return rec, views.Mode{}, err
+	}
+	if rec.Routed() && u.CanWrite(conv) {
+		m, err := s.pageMode(c, conv)
+		if err != nil {
+			return rec, m, err
+		}
+		return agent.QuestionRecord{}, m, agent.CheckAnswerer(rec.Question, conv.Owner, agent.Actor{Name: u.Name})
+	}
 	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
 	if err != nil {
 		return rec, views.Mode{}, err
 	}
 	if forYou {
-		// It is theirs to answer: a group's they are in, or an escalation to them.
-		return rec, views.Mode{Groups: append(s.memberGroups(ctx, u.ID), rec.To)}, nil
+		// It is theirs to answer: a group's they are in, an approval routed to them, or an
+		// escalation to them.
+		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(s.memberGroups(ctx, u.ID), rec.To)}, nil
 	}
-	conv, err := s.readable(c, rec.ConversationID)
-	if err != nil {
+	if !u.CanRead(conv) {
 		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
 	}
 	m := s.modeFor(u, conv)
-	if rec.To != "" {
-		// Its members' alone: not its asker's, nor staff's on the asker's behalf.
-		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "This question is for the group %s: its members answer it.", rec.To)
+	if rec.Routed() {
+		// Its people's alone: not staff's on the asker's behalf.
+		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "This question is for %s: they answer it.", rec.Audience().Words())
 	}
 	if m.ReadOnly && m.OnBehalfOf == "" {
 		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")

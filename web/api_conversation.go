@@ -15,8 +15,12 @@ func (s *Server) apiMe(c echo.Context) error {
 }
 
 func (s *Server) apiAgents(c echo.Context) error {
+	agents, err := s.agentsFor(c)
+	if err != nil {
+		return err
+	}
 	out := []APIAgent{}
-	for _, a := range s.runner.Agents() {
+	for _, a := range agents {
 		out = append(out, APIAgent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"agents": out})
@@ -79,6 +83,7 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 	}
 	conv, err := s.runner.NewConversation(c.Request().Context(), name, m)
 	if err != nil {
+		s.refusedStart(c, name, err)
 		return err
 	}
 	if conv, err = s.ledger.Conversation(c.Request().Context(), conv.ID); err != nil {
@@ -104,7 +109,7 @@ func (s *Server) apiGetConversation(c echo.Context) error {
 
 // apiSendMessage posts the person's message; the reply arrives on the conversation's events.
 func (s *Server) apiSendMessage(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -150,7 +155,7 @@ func (s *Server) apiStop(c echo.Context) error {
 
 // apiRetry runs a failed, interrupted or stopped run's step again; 409 when there is none.
 func (s *Server) apiRetry(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ type apiStream struct {
 	versionFollow
 }
 
-func (as *apiStream) run(ctx context.Context, w *sseWriter) {
+func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := as.s
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
@@ -56,6 +56,9 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
+		if !gate.open(ctx) {
+			return // access changed: not theirs to follow any more
+		}
 		if err := f.CatchUp(ctx, s.ledger, &as.Tail, as); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)

@@ -286,7 +286,7 @@ func TestAPI_TokensOnly(t *testing.T) {
 	if !strings.Contains(e.Error.Message, "JSON") {
 		t.Errorf("bad JSON = %+v", e)
 	}
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "nobody", "text": "hi"}, 422, &e)
+	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "nobody", "text": "hi"}, 404, &e)
 	// A revoked token is refused from the next request on.
 	u, _, _ := as.db.UserByName(context.Background(), "ann")
 	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {

@@ -59,7 +59,7 @@ func (s *Server) apiVersions(c echo.Context) error {
 // apiChooseVersion shows version n of the conversation and answers with it, as
 // GET /conversations/{id} does.
 func (s *Server) apiChooseVersion(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (s *Server) apiChooseVersion(c echo.Context) error {
 
 // apiRegenerate has the agent answer the person's last message again, in a new version.
 func (s *Server) apiRegenerate(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) apiRegenerate(c echo.Context) error {
 
 // apiEditMessage puts new text in place of one of the person's messages, in a new version.
 func (s *Server) apiEditMessage(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (s *Server) apiRemoveQueued(c echo.Context) error {
 
 // apiSendQueued sends the queued messages now, stopping the reply being written.
 func (s *Server) apiSendQueued(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,11 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 	if err != nil {
 		return err
 	}
-	d.Conversations, d.Agents, d.Problems, d.Attach = list, s.runner.Agents(), s.problems, s.attach()
+	agents, err := s.agentsFor(c)
+	if err != nil {
+		return err
+	}
+	d.Conversations, d.Agents, d.Problems, d.Attach = list, agents, s.problems, s.attach()
 	if s.liveProblems != nil {
 		d.Problems = append(d.Problems[:len(d.Problems):len(d.Problems)], s.liveProblems()...)
 	}
@@ -46,8 +50,11 @@ func (s *Server) handleCreateConversation(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID))
 		}
 	}
+	s.refusedStart(c, name, err)
 	switch agent.ErrorCode(err) {
-	case agent.EINVALID, agent.ETOOMANY:
+	case agent.EINVALID, agent.ETOOMANY, agent.ENOTFOUND:
+		// An agent not there for the person (not served, or not theirs) is a 404, as
+		// anything they may not see; the page keeps what they typed.
 		return s.renderHome(c, statusOf(err), views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
 	}
 	return err
@@ -66,7 +73,10 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := s.withMode(c, conv)
+	ctx, err := s.withMode(c, conv)
+	if err != nil {
+		return err
+	}
 	// Staff may read another version than the one shown (?version=N); its owner reads
 	// the one shown, and moves between them with the page's controls.
 	want := pinnedVersion(c, conv)
@@ -86,7 +96,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
 func (s *Server) handleSendMessage(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -125,7 +135,7 @@ func tooLarge(err error) string {
 }
 
 func (s *Server) handleRetry(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}

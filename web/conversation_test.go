@@ -299,7 +299,7 @@ func TestRoutes(t *testing.T) {
 		{"bad id", "GET", "/c/abc", nil, 404, ""},
 		{"missing stream", "GET", "/c/999/stream", nil, 404, ""},
 		{"missing question", "POST", "/questions/999/answer", url.Values{}, 404, ""},
-		{"unknown agent", "POST", "/conversations", url.Values{"agent": {"nope"}, "text": {"hi"}}, 422, "Unknown agent"},
+		{"unknown agent", "POST", "/conversations", url.Values{"agent": {"nope"}, "text": {"hi"}}, 404, "There is no agent"},
 		{"empty message", "POST", "/conversations", url.Values{"agent": {"asker"}, "text": {"  "}}, 422, "Write a message first"},
 		{"send to missing conversation", "POST", "/c/999/messages", url.Values{"text": {"x"}}, 404, ""},
 	}

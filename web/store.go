@@ -97,6 +97,20 @@ type Groups interface {
 	RemoveChannel(ctx context.Context, id, userID, groupID int64, actor string) error
 }
 
+// Identities are what signing in through an identity provider (or a proxy's groups)
+// keeps: the sign-ins under way, the accounts found by issuer and subject, the groups the
+// provider names, the ID token a session hands back at sign-out; and the audit log, where
+// sign-ins and refusals are written.
+type Identities interface {
+	StartLogin(ctx context.Context, l store.PendingLogin) error
+	TakeLogin(ctx context.Context, state, browser string) (store.PendingLogin, error)
+	SignInIdentity(ctx context.Context, id agent.Identity, source string) (agent.SignIn, error)
+	SyncGroups(ctx context.Context, userID int64, source string, groups []string, who string) (joined, left []string, err error)
+	CreateSessionWith(ctx context.Context, userID int64, lim store.SessionLimits, idToken string) (string, error)
+	SessionIDToken(ctx context.Context, token string) (string, error)
+	Audit(ctx context.Context, actor, action string, convID int64, detail string) error
+}
+
 // Health is what GET /healthz and the write timings of GET /metrics ask of the database.
 type Health interface {
 	Ping(ctx context.Context) error
@@ -122,6 +136,7 @@ type Store interface {
 	AccessTokens
 	Review
 	Groups
+	Identities
 	Health
 	LedgerStats
 	notify.Outbox

@@ -33,9 +33,20 @@ func (s *Server) handleStream(c echo.Context) error {
 		return err
 	}
 	pinned := pinnedVersion(c, conv)
+	mode, err := s.pageMode(c, conv)
+	if err != nil {
+		return err
+	}
 	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
-		version: c.QueryParam("v"), mode: s.modeFor(currentUser(c), conv), versionFollow: versionFollow{pinned: pinned}}
+		version: c.QueryParam("v"), mode: mode, access: s.accessKey(c.Request().Context(), currentUser(c)), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
+}
+
+// accessKey sums up what decides what a person may see and use besides the conversation's
+// own owner: their role and the groups they are a member of. A stream ends when it moves,
+// and the page's reconnect draws what is theirs now (see liveStream.mayGoOn).
+func (s *Server) accessKey(ctx context.Context, u agent.User) string {
+	return string(u.Role) + "|" + strings.Join(s.memberGroups(ctx, u.ID), ",")
 }
 
 // identity keeps of a request what identify reads, for a stream to check, whenever someone's
@@ -52,15 +63,15 @@ func identity(r *http.Request) *http.Request {
 // The stream takes the connection over from net/http (HTTP/1.1, ended by closing) and runs
 // on a goroutine of its own: an open stream then holds its connection and a little state,
 // not the buffers of a request, and each event is one write.
-func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Context) (time.Time, bool), body func(ctx context.Context, w *sseWriter)) error {
+func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Context) (time.Time, bool), body func(ctx context.Context, w *sseWriter, gate *accessGate)) error {
 	run := func(ctx context.Context, w *sseWriter) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(s.closed, cancel)()
-		remove, ok := s.Watch(ctx, cancel, check)
+		remove, gate, ok := s.watch(ctx, cancel, check)
 		defer remove()
 		if ok {
-			body(ctx, w)
+			body(ctx, w, gate)
 		}
 	}
 	free, ok := s.streams.acquire(c.Request().Context(), currentUser(c).ID, s.limits.Streams)
@@ -128,7 +139,7 @@ func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Con
 
 // run sends the stream until ctx ends: the conversation's (when it has one) and the
 // person's sidebar and waiting count.
-func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
+func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := ls.s
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
@@ -144,6 +155,11 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 			return
 		}
 	}
+	if ls.mode.Closed != "" {
+		// The page may have been drawn while the person could still use the agent: its
+		// message box gives way to why it is closed.
+		ls.patch(views.ClosedNote(ls.mode.Closed), "", "", "")
+	}
 	feed := s.newPersonFeed(ls.u, ls.current)
 	defer feed.close()
 	// Any patch tells the page the stream is up again.
@@ -154,6 +170,9 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
 	for {
+		if !gate.open(ctx) {
+			return // access changed: not theirs to follow any more
+		}
 		if f != nil {
 			if err := ls.catchUp(f); err != nil {
 				if ctx.Err() == nil {
@@ -178,6 +197,9 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 		case <-feed.watch.C:
 			feed.changed()
 		case <-feed.timer.C:
+			if !gate.open(ctx) {
+				return
+			}
 			if err := feed.send(ctx, ls.w); err != nil && ctx.Err() == nil {
 				// The sidebar stays as it was; the next change reads it again.
 				s.log.Error("stream", "sidebar", ls.u.Name, "error", err)
@@ -195,7 +217,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter) {
 func (ls *liveStream) mayGoOn(ctx context.Context) (time.Time, bool) {
 	s := ls.s
 	u, ends, err := s.identifyUntil(ls.req.WithContext(store.Peek(ctx)))
-	if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) {
+	if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) || s.accessKey(ctx, u) != ls.access {
 		return time.Time{}, false
 	}
 	if !ends.IsZero() {
@@ -238,6 +260,8 @@ type liveStream struct {
 	w    *sseWriter
 	conv agent.Conversation // none for a page that shows no conversation (handleLive)
 	mode views.Mode         // how the conversation renders for the person
+	// access is the person's accessKey when the stream began.
+	access string
 	// current is the conversation the page shows, marked in the sidebar; version the count
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64

@@ -61,7 +61,7 @@ func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n i
 // handleRegenerate asks the agent for another answer to the person's last message, in a
 // new version of the conversation; the page redraws from the stream.
 func (s *Server) handleRegenerate(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (s *Server) handleRegenerate(c echo.Context) error {
 
 // handleEditForm puts the edit form of one of the person's messages in its place.
 func (s *Server) handleEditForm(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -94,13 +94,17 @@ func (s *Server) handleEditForm(c echo.Context) error {
 	if ev.Kind != agent.EventUserMessage || !vs.Path(shown).Has(ev.Version, ev.ID) {
 		return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", id)
 	}
-	return s.patch(c, s.withMode(c, conv), views.EditForm(views.UserItem(ev)), datastar.WithSelectorID(views.UserMessageID(ev.ID)), datastar.WithModeAppend())
+	mctx, err := s.withMode(c, conv)
+	if err != nil {
+		return err
+	}
+	return s.patch(c, mctx, views.EditForm(views.UserItem(ev)), datastar.WithSelectorID(views.UserMessageID(ev.ID)), datastar.WithModeAppend())
 }
 
 // handleEditMessage sends an edited message in place of one already sent, in a new version
 // of the conversation. A refused edit says why under the form, which keeps what was typed.
 func (s *Server) handleEditMessage(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -125,7 +129,7 @@ func (s *Server) handleEditMessage(c echo.Context) error {
 
 // handleChooseVersion shows another version of the conversation ("‹ 2 / 3 ›").
 func (s *Server) handleChooseVersion(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}
@@ -158,7 +162,7 @@ func (s *Server) handleRemoveQueued(c echo.Context) error {
 
 // handleSendQueued sends the queued messages now, stopping the reply being written.
 func (s *Server) handleSendQueued(c echo.Context) error {
-	conv, err := s.writableConversation(c)
+	conv, err := s.workableConversation(c)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,32 @@ type openStreams struct {
 	next int
 	open map[int]*openStream
 	kick chan struct{}
+	// epoch moves with every change of access heard of: a stream checks its person again
+	// before it sends anything more once it moved (see accessGate), whether or not the sweep
+	// got to it yet.
+	epoch atomic.Uint64
+}
+
+// accessGate is a stream's own check of its person, run before it sends anything more
+// whenever access changed since its last check: so that a stream whose access went gets no
+// event committed after the change, even before the sweep ends it.
+type accessGate struct {
+	live  *openStreams
+	seen  uint64
+	check func(context.Context) (time.Time, bool)
+}
+
+// open reports whether the stream may go on sending.
+func (g *accessGate) open(ctx context.Context) bool {
+	e := g.live.epoch.Load()
+	if e == g.seen {
+		return true
+	}
+	if _, ok := g.check(ctx); !ok {
+		return false
+	}
+	g.seen = e
+	return true
 }
 
 type openStream struct {
@@ -50,6 +77,7 @@ func (o *openStreams) add(st *openStream) (remove func()) {
 
 // changed runs the sweep now: someone's access just changed on this server.
 func (o *openStreams) changed() {
+	o.epoch.Add(1)
 	select {
 	case o.kick <- struct{}{}:
 	default:
@@ -61,19 +89,28 @@ func (o *openStreams) changed() {
 // reports whether the stream may start; remove unregisters it. An A2A server registers its
 // open requests with it (a2aserver.Options.Watch), so that a revoked client's end too.
 func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
+	remove, _, ok = s.watch(ctx, cancel, check)
+	return remove, ok
+}
+
+// watch is Watch, and the stream's gate: what it asks before each thing it sends.
+func (s *Server) watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), gate *accessGate, ok bool) {
 	st := &openStream{check: check, cancel: cancel}
 	remove = s.live.add(st)
+	gate = &accessGate{live: &s.live, seen: s.live.epoch.Load(), check: check}
 	due, ok := check(ctx)
 	s.live.mu.Lock()
 	st.due = due
 	s.live.mu.Unlock()
-	return remove, ok
+	return remove, gate, ok
 }
 
-// CheckStreams checks every open stream now, ending those whose person may no longer follow
-// them: for a change of access made in another instance or by a command, which the store
-// hears of before any event committed after it (store.DB.OnAuthChange).
-func (s *Server) CheckStreams() { s.live.sweep(s.closed, s.now(), true) }
+// CheckStreams has every open stream checked again, ending those whose person may no longer
+// follow them: for a change of access made in another instance or by a command, which the
+// store hears of before any event committed after it (store.DB.OnAuthChange). It returns at
+// once (the store may call it holding its writer): each stream checks itself before it sends
+// anything more (accessGate), and the sweep ends the quiet ones.
+func (s *Server) CheckStreams() { s.live.changed() }
 
 // sweepStreams checks the open streams until the server closes.
 func (s *Server) sweepStreams() {
@@ -91,6 +128,7 @@ func (s *Server) sweepStreams() {
 		}
 		if n, err := s.accounts.AuthChanges(s.closed); err == nil && n != seen {
 			seen, all = n, true
+			s.live.epoch.Add(1)
 		}
 		s.live.sweep(s.closed, s.now(), all)
 	}

@@ -161,6 +161,7 @@ func permissionQuestion(title string, tc *agent.ToolCall, options []sdk.Permissi
 	q := agent.Question{
 		Message: fmt.Sprintf("%s asks for your permission: **%s**", title, strings.ReplaceAll(name, "*", `\*`)),
 		Type:    agent.RequestApproval,
+		Gate:    true,
 		Choice:  true,
 		Fields:  []agent.Field{{Name: optionField, Label: "Your answer", Kind: agent.KindSelect, Required: true}},
 	}
@@ -169,7 +170,8 @@ func permissionQuestion(title string, tc *agent.ToolCall, options []sdk.Permissi
 		if hint == "" {
 			hint = string(o.Kind)
 		}
-		q.Fields[0].Options = append(q.Fields[0].Options, agent.Option{Value: string(o.OptionId), Label: o.Name, Hint: hint})
+		reject := o.Kind == sdk.PermissionOptionKindRejectOnce || o.Kind == sdk.PermissionOptionKindRejectAlways
+		q.Fields[0].Options = append(q.Fields[0].Options, agent.Option{Value: string(o.OptionId), Label: o.Name, Hint: hint, Reject: reject})
 	}
 	var b strings.Builder
 	if w := kindWords[tc.Kind]; w != "" && tc.Kind != "other" {

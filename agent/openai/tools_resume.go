@@ -22,7 +22,7 @@ func approvalQuestion(asker string, tool mcp.Tool, tc agent.ToolCall) agent.Ques
 		fmt.Fprintf(&msg, "\n\n> %s", strings.ReplaceAll(mdEscape(d), "\n", "\n> "))
 	}
 	msg.WriteString("\n\nThe arguments are what the model proposes: change them before you approve, if needed.")
-	q := agent.Question{Key: tc.Key + "/approve", Asker: asker, Message: msg.String(), Type: agent.RequestApproval,
+	q := agent.Question{Key: tc.Key + "/approve", Asker: asker, Message: msg.String(), Type: agent.RequestApproval, Gate: true,
 		SubmitLabel: "Approve and run", DeclineLabel: "Reject", Fields: []agent.Field{}}
 	schema, _ := json.Marshal(tool.Schema)
 	q.Fields = agent.ApprovalFields(schema, tc.Arguments)

@@ -75,6 +75,17 @@ type AgentConfig struct {
 	MaxSessions int               `toml:"max_sessions"`
 	KeepAlive   duration          `toml:"keep_alive"`
 	AskTimeout  duration          `toml:"ask_timeout"`
+	// Access is who may use the agent ("everyone", "staff", "group:NAME", "person:NAME");
+	// unset, everyone, or staff alone for a coding agent or one with approval-gated tools.
+	Access []string `toml:"access"`
+	// Approvers ("group:NAME" or "person:NAME") get the agent's approval gates instead of the
+	// conversation's owner; Approvals of them must approve. ApprovalTimeout expires a gate
+	// nobody acted on, and EscalateAfter puts it to EscalateTo as well.
+	Approvers       string   `toml:"approvers"`
+	Approvals       int      `toml:"approvals"`
+	ApprovalTimeout duration `toml:"approval_timeout"`
+	EscalateAfter   duration `toml:"escalate_after"`
+	EscalateTo      string   `toml:"escalate_to"`
 }
 
 // MCPConfig is one [[agents.mcp]] entry: a tool server started as a command (stdio) or
@@ -152,7 +163,8 @@ var agentKeys = map[string]bool{"name": true, "title": true, "description": true
 	"context_window": true, "temperature": true, "ask": true, "idle_timeout": true, "first_byte_timeout": true,
 	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true,
 	"url": true, "headers": true, "bearer_token_env": true, "forwarded_props": true, "allow_email": true,
-	"command": true, "args": true, "env": true, "cwd": true, "max_sessions": true, "keep_alive": true, "ask_timeout": true}
+	"command": true, "args": true, "env": true, "cwd": true, "max_sessions": true, "keep_alive": true, "ask_timeout": true,
+	"access": true, "approvers": true, "approvals": true, "approval_timeout": true, "escalate_after": true, "escalate_to": true}
 
 // loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -289,7 +301,11 @@ func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[strin
 		if name == "" {
 			name = fmt.Sprintf("#%d", i+1)
 		}
-		a, err := buildAgent(c, getenv)
+		var a agent.Agent
+		_, _, err := agentPolicy(c)
+		if err == nil {
+			a, err = buildAgent(c, getenv)
+		}
 		switch {
 		case err != nil:
 			msg := err.Error()

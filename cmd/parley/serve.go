@@ -68,6 +68,10 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		built[a.Info().Name] = true
 	}
 	analyzer, analyzers := buildAnalyzers(cfgs, built, settings, getenv, log)
+	policies, notes := agentPolicies(cfgs, built)
+	for name, note := range notes {
+		log.Warn("agent for staff only", "agent", name, "why", note)
+	}
 	runner := agent.NewRunner(agent.RunnerOptions{
 		Ledger:    db,
 		Agents:    agents,
@@ -75,7 +79,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Now:       db.Now,
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
+		Policies:  policies,
 	})
+	logAccess(ctx, log, db, policies)
 	pools := startTools(configured, runner, log)
 	closeTools := sync.OnceFunc(func() {
 		var wg sync.WaitGroup

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+)
+
+// agentPolicy reads who may use the agent and whom its approval gates go to. A coding agent
+// (acp) or one with approval-gated tools is for staff until its access is set: they change
+// things beyond the conversation. note says so, for the start-up log.
+func agentPolicy(c AgentConfig) (p agent.Policy, note string, err error) {
+	if c.Access != nil {
+		if p.Access, err = agent.ParseAccess(c.Access); err != nil {
+			return p, "", errors.New(agent.ErrorMessage(err))
+		}
+	} else if why := restricted(c); why != "" {
+		p.Access = agent.StaffOnly
+		note = fmt.Sprintf("%s, so it is for staff until its access is set: add access = [\"group:NAME\", ...] or [\"everyone\"] to its [[agents]] entry", why)
+	} else {
+		p.Access = agent.Everyone
+	}
+	if c.Approvers != "" {
+		if p.Approvers, err = agent.ParseAudience(c.Approvers); err != nil {
+			return p, "", fmt.Errorf("approvers: %s", agent.ErrorMessage(err))
+		}
+	}
+	p.Approvals, p.Timeout = c.Approvals, c.ApprovalTimeout.Duration
+	switch {
+	case c.EscalateAfter.Duration != 0 && c.EscalateTo != "":
+		p.Escalate = &agent.Escalation{After: c.EscalateAfter.Duration, To: c.EscalateTo}
+	case c.EscalateAfter.Duration != 0 || c.EscalateTo != "":
+		return p, "", errors.New("escalate_after and escalate_to go together: give both, or neither")
+	}
+	if err := p.Check(); err != nil {
+		return p, "", err
+	}
+	if !p.Approvers.IsZero() && restricted(c) == "" {
+		return p, "", errors.New("approvers: the agent has no approval gates (a coding agent's permission requests, or tool servers with approve or approve_tools)")
+	}
+	return p, note, nil
+}
+
+// restricted says why an agent whose access is not set is for staff alone, "" when it is
+// everyone's.
+func restricted(c AgentConfig) string {
+	if c.Backend == "acp" {
+		return "it is a coding agent"
+	}
+	for _, m := range c.MCP {
+		if m.Approve || len(m.ApproveTools) > 0 {
+			return "it has approval-gated tools"
+		}
+	}
+	return ""
+}
+
+// agentPolicies are the policies of the agents built (by name), with the notes to log.
+func agentPolicies(cfgs []AgentConfig, built map[string]bool) (map[string]agent.Policy, map[string]string) {
+	policies, notes := map[string]agent.Policy{}, map[string]string{}
+	for _, c := range cfgs {
+		if !built[c.Name] {
+			continue
+		}
+		p, note, err := agentPolicy(c)
+		if err != nil {
+			continue // buildAgents refused it already
+		}
+		policies[c.Name] = p
+		if note != "" {
+			notes[c.Name] = note
+		}
+	}
+	return policies, notes
+}
+
+// logAccess says at start who may use each agent that is not everyone's and whom its gates
+// go to, and warns of the groups and people named that are not there (yet).
+func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map[string]agent.Policy) {
+	names := slices.Sorted(maps.Keys(policies))
+	for _, name := range names {
+		p := policies[name]
+		if !p.Access.Open() {
+			log.Info("agent access", "agent", name, "who", p.Access.String())
+		}
+		if !p.Approvers.IsZero() {
+			log.Info("agent approvers", "agent", name, "approvers", p.Approvers.Words(), "approvals", max(1, p.Approvals))
+		}
+		var named []agent.Audience
+		for _, e := range p.Access {
+			if a, err := agent.ParseAudience(e); err == nil {
+				named = append(named, a)
+			}
+		}
+		if !p.Approvers.IsZero() {
+			named = append(named, p.Approvers)
+		}
+		for _, a := range named {
+			if a.Group != "" {
+				if _, err := db.Group(ctx, a.Group); agent.ErrorCode(err) == agent.ENOTFOUND {
+					log.Warn("agent names a group that does not exist yet", "agent", name, "group", a.Group)
+				}
+			} else if _, _, err := db.UserByName(ctx, a.Person); agent.ErrorCode(err) == agent.ENOTFOUND {
+				log.Warn("agent names a person who has no account yet", "agent", name, "person", a.Person)
+			}
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/parley-chat/parley/agent"
+)
+
+// askRouted stores a question an agent asks that goes to others than the conversation's
+// owner (an approval gate routed to the agent's approvers, see agent.Policy.Route): it is in
+// their Inbox and told to their channels, not the owner's to answer. When they cannot
+// answer it (the group or person is gone, or fewer people than the approvals it needs are
+// there besides the owner), it is declined at once, saying why, so that the agent is told
+// and nothing waits for ever. The routing is in the audit log.
+func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.Question) (agent.QuestionRecord, error) {
+	var ownerID int64
+	var owner string
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(c.user_id, 0), coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).
+		Scan(&ownerID, &owner); err != nil {
+		return agent.QuestionRecord{}, fmt.Errorf("ask: conversation %d: %w", convID, err)
+	}
+	to := q.Audience()
+	groupID, userID, refusal, err := db.audience(ctx, tx, to, ownerID, max(1, q.Approvals))
+	if err != nil {
+		return agent.QuestionRecord{}, err
+	}
+	var escalation string
+	if e := q.Escalate; e != nil && e.GroupID == 0 && e.UserID == 0 {
+		q.Escalate, escalation = db.escalation(ctx, tx, *e, ownerID)
+	}
+	rec, err := db.ask(ctx, tx, convID, runID, q)
+	if err != nil {
+		return rec, err
+	}
+	detail := fmt.Sprintf("question %d from %s to %s", rec.ID, q.Asker, to.Words())
+	if q.Approvals > 1 {
+		detail += fmt.Sprintf(", %d approvals", q.Approvals)
+	}
+	if escalation != "" {
+		detail += "; " + escalation
+	}
+	if refusal != "" && rec.Resolution == nil {
+		r := agent.Resolution{QuestionID: rec.ID, Outcome: agent.Declined, By: "parley", Reason: refusal}
+		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
+			return rec, err
+		}
+		r.At = db.Now()
+		rec.Resolution = &r
+		return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail+": declined at once, "+refusal)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, added_at) VALUES (?, ?, ?, ?)`,
+		rec.ID, nullID(groupID), nullID(userID), formatTime(db.Now())); err != nil {
+		return rec, fmt.Errorf("ask: %w", err)
+	}
+	if err := db.notify(ctx, tx, rec.ID, "asked", userID, groupID); err != nil {
+		return rec, err
+	}
+	if e := q.Escalate; e != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = ? WHERE id = ?`, formatTime(db.Now().Add(e.After)), rec.ID); err != nil {
+			return rec, fmt.Errorf("ask: %w", err)
+		}
+	}
+	return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail)
+}
+
+// audience finds the group or the person a routed question is for, and says why they cannot
+// answer it, if so: gone, or fewer than need people besides the owner.
+func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, ownerID int64, need int) (gid, userID int64, refusal string, err error) {
+	if to.Group != "" {
+		gid, err = groupID(ctx, tx, to.Group)
+		if agent.ErrorCode(err) == agent.ENOTFOUND {
+			return 0, 0, fmt.Sprintf("Its approvers, the group %s, do not exist.", to.Group), nil
+		}
+		if err != nil {
+			return 0, 0, "", err
+		}
+		var others int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM group_members WHERE group_id = ? AND role = 'member' AND user_id <> ?`, gid, ownerID).Scan(&others); err != nil {
+			return 0, 0, "", fmt.Errorf("ask: %w", err)
+		}
+		if others < need {
+			return gid, 0, fmt.Sprintf("It needs %d approvals from the group %s, which has %d members besides the person who asked.", need, to.Group, others), nil
+		}
+		return gid, 0, "", nil
+	}
+	err = tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> 'service'`, to.Person).Scan(&userID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, fmt.Sprintf("Its approver, %s, has no account.", to.Person), nil
+	case err != nil:
+		return 0, 0, "", fmt.Errorf("ask: %w", err)
+	case userID == ownerID:
+		return 0, userID, fmt.Sprintf("Its approver, %s, asked for it: someone else must approve it.", to.Person), nil
+	}
+	return 0, userID, "", nil
+}
+
+// escalation resolves an escalation the operator named ("group:NAME" or "person:NAME") to
+// the group or the person; nil when there is none such (the returned words say so, for the
+// audit log).
+func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ownerID int64) (*agent.Escalation, string) {
+	to, err := agent.ParseAudience(e.To)
+	if err != nil {
+		return nil, "no escalation: " + agent.ErrorMessage(err)
+	}
+	if to.Group != "" {
+		id, err := groupID(ctx, tx, to.Group)
+		if err != nil {
+			return nil, fmt.Sprintf("no escalation: the group %s does not exist", to.Group)
+		}
+		return &agent.Escalation{After: e.After, To: to.Group, GroupID: id}, ""
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> 'service'`, to.Person).Scan(&id); err != nil || id == ownerID {
+		return nil, fmt.Sprintf("no escalation: %s cannot take it", to.Person)
+	}
+	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, ""
+}
