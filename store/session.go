@@ -81,6 +81,9 @@ type peekKey struct{}
 // asking whether its session still holds): Session then does not count it as activity.
 func Peek(ctx context.Context) context.Context { return context.WithValue(ctx, peekKey{}, true) }
 
+// Peeking reports whether ctx is such a check (see Peek).
+func Peeking(ctx context.Context) bool { return ctx.Value(peekKey{}) != nil }
+
 // Session returns the user of a live session. A session idle for longer than lim.Idle or
 // older than lim.Max is ended; it, and an unknown id, give an EUNAUTHORIZED error.
 func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (agent.User, error) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,6 +24,9 @@ const (
 	AuthProxy = "proxy"
 	// AuthNone: one person, no sign-in; only for a server on a loopback address.
 	AuthNone = "none"
+	// AuthOIDC: the organization's OpenID Connect provider signs people in; server-side
+	// sessions, as AuthLocal's.
+	AuthOIDC = "oidc"
 )
 
 // NoneUser is the account of the single person of AuthNone.
@@ -30,7 +34,7 @@ const NoneUser = "local"
 
 // AuthOptions configures how people sign in and what staff may do.
 type AuthOptions struct {
-	// Mode is AuthLocal (when empty), AuthProxy or AuthNone.
+	// Mode is AuthLocal (when empty), AuthProxy, AuthNone or AuthOIDC.
 	Mode string
 	// Signup lets people make their own accounts (AuthLocal). The first account can always
 	// be made, and becomes staff.
@@ -44,10 +48,20 @@ type AuthOptions struct {
 	// a client sent and the proxy passed on cannot stand in for the one the proxy set.
 	TrustedProxies []netip.Prefix
 	ProxyHeaders   []string
+	// ProxyGroupsHeader, with AuthProxy, names the header holding the person's groups
+	// (Remote-Groups for Authelia, X-Forwarded-Groups for oauth2-proxy): comma-separated,
+	// or one line each; they are synced as an identity provider's are. Empty: not read.
+	ProxyGroupsHeader string
+	// OIDC is the identity provider of AuthOIDC.
+	OIDC OIDCOptions
 	// StaffAnswer lets staff answer, decline or cancel a question on its person's behalf,
 	// an action recorded in the audit log. Off by default: staff read.
 	StaffAnswer bool
 }
+
+// sessions reports whether people sign in to sessions of Parley's own (a cookie): with a
+// password, or through the identity provider.
+func (o AuthOptions) sessions() bool { return o.Mode == AuthLocal || o.Mode == AuthOIDC }
 
 func (o AuthOptions) withDefaults() AuthOptions {
 	if o.Mode == "" {
@@ -151,6 +165,9 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 		if err == nil && u.Role == agent.RoleService {
 			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
 		}
+		if err == nil && s.auth.ProxyGroupsHeader != "" && !store.Peeking(ctx) {
+			err = s.syncProxyGroups(ctx, u, r.Header.Values(s.auth.ProxyGroupsHeader))
+		}
 		return u, err
 	}
 	return s.accounts.Session(ctx, s.sessionToken(r), s.auth.Session)
@@ -159,7 +176,7 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 // identifyUntil is identify, and when the person's session ends unless they do something
 // first (zero when sign-in has no sessions), from one read of the session.
 func (s *Server) identifyUntil(r *http.Request) (agent.User, time.Time, error) {
-	if s.auth.Mode != AuthLocal {
+	if !s.auth.sessions() {
 		u, err := s.identify(r)
 		return u, time.Time{}, err
 	}
@@ -209,7 +226,7 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u, err := s.identify(c.Request())
 		if err != nil {
-			if agent.ErrorCode(err) != agent.EUNAUTHORIZED || s.auth.Mode != AuthLocal {
+			if agent.ErrorCode(err) != agent.EUNAUTHORIZED || !s.auth.sessions() {
 				return err
 			}
 			r := c.Request()
@@ -251,6 +268,43 @@ func (o AuthOptions) authDescription() string {
 		return fmt.Sprintf("proxy (%s from %d trusted address ranges)", strings.Join(o.ProxyHeaders, " = "), len(o.TrustedProxies))
 	case AuthNone:
 		return "none (one person, no sign-in)"
+	case AuthOIDC:
+		staff := "parley user set-role"
+		if o.OIDC.StaffGroup != "" {
+			staff = "the group " + o.OIDC.StaffGroup
+		}
+		return fmt.Sprintf("oidc (%s as %s, staff from %s, sessions %s idle, %s at most)", o.OIDC.Issuer, o.OIDC.ClientID, staff, o.Session.Idle, o.Session.Max)
 	}
 	return fmt.Sprintf("local (sign-up %v, sessions %s idle, %s at most)", o.Signup, o.Session.Idle, o.Session.Max)
+}
+
+// syncProxyGroups makes the person's groups from the proxy those its groups header names
+// (comma-separated, or a line each: oauth2-proxy sends one per group), when the header is
+// not what they last came with on this server: the way an identity provider's are synced.
+func (s *Server) syncProxyGroups(ctx context.Context, u agent.User, lines []string) error {
+	var raw []string
+	for _, l := range lines {
+		raw = append(raw, strings.Split(l, ",")...)
+	}
+	key := strings.Join(raw, ",")
+	if last, ok := s.proxyGroups.Load(u.ID); ok && last == key {
+		return nil
+	}
+	groups, refused := agent.ProviderGroups(raw)
+	if len(refused) > 0 {
+		s.log.Warn("sign-in proxy: groups whose names Parley cannot take are left out", "user", u.Name, "groups", strings.Join(refused, ", "))
+	}
+	if groups == nil {
+		groups = []string{}
+	}
+	joined, left, err := s.ids.SyncGroups(ctx, u.ID, agent.SourceProxy, groups, "proxy")
+	if err != nil {
+		return err
+	}
+	s.proxyGroups.Store(u.ID, key)
+	if len(joined) > 0 || len(left) > 0 {
+		s.log.Info("groups from the sign-in proxy", "user", u.Name, "joined", strings.Join(joined, ","), "left", strings.Join(left, ","))
+		s.live.changed()
+	}
+	return nil
 }

@@ -15,6 +15,11 @@ import (
 // handleLoginPage shows the sign-in form; before the first account exists it sends people
 // to make it.
 func (s *Server) handleLoginPage(c echo.Context) error {
+	if s.auth.Mode == AuthOIDC {
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+		return s.page(c, http.StatusOK, views.ProviderLoginPage(views.ProviderLoginData{Provider: s.oidc.opts.ProviderName,
+			Next: safeNext(c.QueryParam("next")), SignedOut: c.QueryParam("signed_out") != ""}))
+	}
 	if s.auth.Mode != AuthLocal {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
@@ -56,6 +61,12 @@ func (s *Server) handleLogin(c echo.Context) error {
 
 // startSession ends the session the request came with, if any, and starts a new one.
 func (s *Server) startSession(c echo.Context, u agent.User) error {
+	return s.startSessionWith(c, u, "")
+}
+
+// startSessionWith is startSession for a sign-in through the identity provider, whose ID
+// token the session keeps for signing out of the provider too.
+func (s *Server) startSessionWith(c echo.Context, u agent.User, idToken string) error {
 	ctx := c.Request().Context()
 	if old := s.sessionToken(c.Request()); old != "" {
 		if err := s.accounts.DeleteSession(ctx, old); err != nil {
@@ -63,7 +74,7 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 		}
 		s.live.changed()
 	}
-	token, err := s.accounts.CreateSession(ctx, u.ID, s.auth.Session)
+	token, err := s.ids.CreateSessionWith(ctx, u.ID, s.auth.Session, idToken)
 	if err != nil {
 		return err
 	}
@@ -74,15 +85,31 @@ func (s *Server) startSession(c echo.Context, u agent.User) error {
 
 // handleLogout ends the session. The cookie goes even when the session's row cannot be
 // deleted (a full disk): the browser is signed out, and the error says the session stands.
+// Signed in through an identity provider that has an end_session_endpoint, the browser goes
+// there next (RP-initiated logout, with the session's ID token), and comes back to Parley's
+// sign-in page: the next visit asks the provider again.
 func (s *Server) handleLogout(c echo.Context) error {
 	s.setSessionCookie(c, "")
+	next := "/login"
 	if token := s.sessionToken(c.Request()); token != "" {
-		if err := s.accounts.DeleteSession(c.Request().Context(), token); err != nil {
+		ctx := c.Request().Context()
+		if s.oidc != nil {
+			idToken, err := s.ids.SessionIDToken(ctx, token)
+			if err != nil {
+				s.log.Error("sign-out: the session's ID token", "error", err)
+			}
+			if u := s.oidc.logoutURL(idToken); u != "" {
+				next = u
+			} else {
+				next = "/login?signed_out=1"
+			}
+		}
+		if err := s.accounts.DeleteSession(ctx, token); err != nil {
 			return err
 		}
 		s.live.changed()
 	}
-	return c.Redirect(http.StatusSeeOther, "/login")
+	return c.Redirect(http.StatusSeeOther, next)
 }
 
 // signupOpen reports whether an account can be made here now: sign-up is on, or (with

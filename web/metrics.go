@@ -35,10 +35,10 @@ type metrics struct {
 	pageStreams, apiStreams gauge
 	// signin* count failed sign-ins: a wrong name or password, one refused by the rate
 	// limit, an API request with a token that is not (or no longer) valid.
-	signinPassword, signinLimited, signinToken counter
-	writeSeconds                               *histogram
-	writeErrors                                counter
-	ledger                                     *ledgerCollector
+	signinPassword, signinLimited, signinToken, signinRefused counter
+	writeSeconds                                              *histogram
+	writeErrors                                               counter
+	ledger                                                    *ledgerCollector
 }
 
 // newMetrics makes Parley's metrics and starts timing db's write transactions; stats are
@@ -60,9 +60,10 @@ func (m *metrics) write(ctx context.Context, e *expo) {
 	if err := m.ledger.write(ctx, e); err != nil {
 		m.log.Error("metrics", "error", err)
 	}
-	e.family("parley_signin_failures_total", "counter", "Failed sign-ins, by reason: password (wrong name or password), limited (refused by the rate limit), token (an API request with a token that is not valid).")
+	e.family("parley_signin_failures_total", "counter", "Failed sign-ins, by reason: password (wrong name or password), limited (refused by the rate limit), provider (a sign-in through the identity provider refused or failed), token (an API request with a token that is not valid).")
 	e.sample("parley_signin_failures_total", m.signinLimited.value(), "reason", "limited")
 	e.sample("parley_signin_failures_total", m.signinPassword.value(), "reason", "password")
+	e.sample("parley_signin_failures_total", m.signinRefused.value(), "reason", "provider")
 	e.sample("parley_signin_failures_total", m.signinToken.value(), "reason", "token")
 	e.histogram("parley_sqlite_write_duration_seconds", "How long each SQLite write transaction held the writer, from begin to commit.", m.writeSeconds)
 	e.one("parley_sqlite_write_errors_total", "counter", "SQLite write transactions that failed (busy, full disk, I/O, constraint), not counting refusals such as a question answered twice.", m.writeErrors.value())

@@ -27,6 +27,8 @@ func (s *Server) routes() {
 	e.POST("/logout", s.handleLogout)
 	e.GET("/signup", s.handleSignupPage)
 	e.POST("/signup", s.handleSignup)
+	e.GET("/auth/oidc/login", s.handleOIDCLogin)
+	e.GET("/auth/oidc/callback", s.handleOIDCCallback)
 
 	u := e.Group("", s.requireUser)
 	u.GET("/", s.handleHome)

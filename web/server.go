@@ -43,7 +43,12 @@ type Server struct {
 	// liveProblems are the problems that come and go.
 	liveProblems func() []string
 	mcp          *mcpserver.Server
-	notifier     *notify.Notifier
+	// oidc is Parley as a client of the identity provider (AuthOIDC), nil otherwise.
+	oidc *oidcClient
+	// proxyGroups is the groups header each person last came with (AuthProxy), so that
+	// their groups are synced when it changes, not at every request.
+	proxyGroups sync.Map
+	notifier    *notify.Notifier
 	// email says whether an SMTP server is configured, for the channels' forms.
 	email   bool
 	uploads UploadLimits
@@ -147,6 +152,10 @@ func NewServer(opts NewServerOptions) *Server {
 		s.heartbeat = 15 * time.Second
 	}
 	s.auth, s.limits = opts.Auth.withDefaults(), opts.Limits.withDefaults()
+	if s.auth.Mode == AuthOIDC {
+		s.oidc = newOIDCClient(s.auth.OIDC, opts.Notify.PublicURL, s.log)
+		s.auth.OIDC = s.oidc.opts
+	}
 	s.logins = newLimiter(db, "logins", s.limits.LoginAttempts, s.limits.LoginWindow, s.now, s.log)
 	s.signups = newLimiter(db, "signups", 5, time.Hour, s.now, s.log)
 	s.messages = newLimiter(db, "messages", s.limits.MessagesPerMinute, time.Minute, s.now, s.log)
@@ -184,6 +193,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.notifier.Start()
 	go s.sweepStreams()
+	if s.oidc != nil {
+		go s.oidc.discover(s.closed) // Parley serves meanwhile: signing in says the provider is not there yet
+	}
 	return nil
 }
 

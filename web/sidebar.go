@@ -38,7 +38,7 @@ var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 // of questions waiting for them.
 func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
 	r := c.Request()
-	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.Mode == AuthLocal, Live: true, TimeZone: u.TimeZone}
+	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone}
 	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
 		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
 		v.Live = m[2] != "" // a conversation's page has a stream of its own

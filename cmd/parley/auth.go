@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +18,8 @@ import (
 // environment twin as the default.
 func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error {
 	env := func(name, def string) string { return envOr(getenv, name, def) }
-	fs.StringVar(&cfg.Auth.Mode, "auth", env("PARLEY_AUTH", web.AuthLocal), "how people sign in: local, proxy or none (PARLEY_AUTH)")
+	fs.StringVar(&cfg.Auth.Mode, "auth", env("PARLEY_AUTH", web.AuthLocal), "how people sign in: local, oidc, proxy or none (PARLEY_AUTH)")
+	oidcFlags(fs, cfg, getenv)
 	signup := env("PARLEY_SIGNUP", "true")
 	cfg.Auth.Signup = isTrue(signup)
 	fs.BoolVar(&cfg.Auth.Signup, "signup", cfg.Auth.Signup, "with --auth local, people may make their own accounts (PARLEY_SIGNUP)")
@@ -49,6 +52,8 @@ func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error 
 		cfg.Auth.ProxyHeaders = splitList(s)
 		return nil
 	})
+	fs.StringVar(&cfg.Auth.ProxyGroupsHeader, "proxy-groups-header", getenv("PARLEY_PROXY_GROUPS_HEADER"),
+		"with --auth proxy, the header holding the person's groups, synced as Parley groups (Remote-Groups for Authelia, X-Forwarded-Groups for oauth2-proxy) (PARLEY_PROXY_GROUPS_HEADER)")
 	ints := []struct {
 		flag, env string
 		def       int
@@ -80,8 +85,15 @@ func checkAuth(cfg Config) error {
 		if !web.LoopbackHost(cfg.Addr) {
 			return fmt.Errorf("--auth none is for one person on this machine: listen on a loopback address such as 127.0.0.1:8080, not %q", cfg.Addr)
 		}
+	case web.AuthOIDC:
+		if err := checkOIDC(cfg); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("--auth %q: use local, proxy or none", cfg.Auth.Mode)
+		return fmt.Errorf("--auth %q: use local, oidc, proxy or none", cfg.Auth.Mode)
+	}
+	if cfg.Auth.ProxyGroupsHeader != "" && cfg.Auth.Mode != web.AuthProxy {
+		return errors.New("--proxy-groups-header goes with --auth proxy")
 	}
 	if cfg.Limits.Streams < 1 || cfg.Limits.MessagesPerMinute < 1 {
 		return errors.New("--max-streams and --message-rate must be at least 1")
@@ -115,4 +127,49 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// oidcFlags declares the settings of signing in through an OpenID Connect provider.
+func oidcFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) {
+	o := &cfg.Auth.OIDC
+	fs.StringVar(&o.Issuer, "oidc-issuer", getenv("PARLEY_OIDC_ISSUER"), "with --auth oidc, the provider's issuer URL, e.g. https://id.example/realms/acme (PARLEY_OIDC_ISSUER)")
+	fs.StringVar(&o.ClientID, "oidc-client-id", getenv("PARLEY_OIDC_CLIENT_ID"), "with --auth oidc, Parley's client id at the provider (PARLEY_OIDC_CLIENT_ID); its secret is PARLEY_OIDC_CLIENT_SECRET")
+	o.ClientSecret = getenv("PARLEY_OIDC_CLIENT_SECRET")
+	if v := getenv("PARLEY_OIDC_SCOPES"); v != "" {
+		o.Scopes = strings.Fields(strings.ReplaceAll(v, ",", " "))
+	}
+	fs.Func("oidc-scopes", "with --auth oidc, the scopes asked for, space- or comma-separated (PARLEY_OIDC_SCOPES, default \"openid profile email groups\")", func(s string) error {
+		o.Scopes = strings.Fields(strings.ReplaceAll(s, ",", " "))
+		return nil
+	})
+	fs.StringVar(&o.NameClaim, "oidc-name-claim", getenv("PARLEY_OIDC_NAME_CLAIM"), "with --auth oidc, the claim that names the account on its first sign-in (PARLEY_OIDC_NAME_CLAIM, default preferred_username)")
+	fs.StringVar(&o.GroupsClaim, "oidc-groups-claim", getenv("PARLEY_OIDC_GROUPS_CLAIM"), "with --auth oidc, the claim holding the person's groups, synced as Parley groups at each sign-in (PARLEY_OIDC_GROUPS_CLAIM, default groups)")
+	fs.StringVar(&o.StaffGroup, "oidc-staff-group", getenv("PARLEY_OIDC_STAFF_GROUP"), "with --auth oidc, the provider's group whose members are staff, checked at each sign-in; unset, staff is set with parley user set-role (PARLEY_OIDC_STAFF_GROUP)")
+	fs.StringVar(&o.ProviderName, "oidc-provider-name", getenv("PARLEY_OIDC_PROVIDER_NAME"), "with --auth oidc, the provider's name on the sign-in button, e.g. Okta (PARLEY_OIDC_PROVIDER_NAME; default the issuer's host)")
+}
+
+// checkOIDC refuses OpenID Connect settings that cannot work or would not be safe: no
+// issuer or client, an issuer over plain http beyond this machine, no address people reach
+// Parley at (the redirect URI is built from it).
+func checkOIDC(cfg Config) error {
+	o := cfg.Auth.OIDC
+	switch {
+	case o.Issuer == "":
+		return errors.New("--auth oidc needs --oidc-issuer (PARLEY_OIDC_ISSUER): the provider's issuer URL")
+	case o.ClientID == "":
+		return errors.New("--auth oidc needs --oidc-client-id (PARLEY_OIDC_CLIENT_ID): Parley's client at the provider")
+	case len(o.Scopes) > 0 && !slices.Contains(o.Scopes, "openid"):
+		return fmt.Errorf("--oidc-scopes %q must include openid", strings.Join(o.Scopes, " "))
+	}
+	u, err := url.Parse(o.Issuer)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return fmt.Errorf("--oidc-issuer %q is not an https:// URL", o.Issuer)
+	case u.Scheme == "http" && !web.LoopbackHost(u.Host):
+		return fmt.Errorf("--oidc-issuer %q: an http:// issuer only on a loopback address (tests); use https://", o.Issuer)
+	}
+	if cfg.PublicURL == "" && !web.LoopbackHost(cfg.Addr) {
+		return errors.New("--auth oidc needs --public-url (PARLEY_PUBLIC_URL), Parley's address as people reach it: the provider sends them back to <public-url>/auth/oidc/callback")
+	}
+	return nil
 }

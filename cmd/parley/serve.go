@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		db.Close()
 		return err
 	}
-	if cfg.Auth.Mode == web.AuthLocal && !web.LoopbackHost(cfg.Addr) && len(cfg.Auth.TrustedProxies) == 0 {
+	if (cfg.Auth.Mode == web.AuthLocal || cfg.Auth.Mode == web.AuthOIDC) && !web.LoopbackHost(cfg.Addr) && len(cfg.Auth.TrustedProxies) == 0 {
 		log.Warn("signing in over plain HTTP on an address others can reach: put Parley behind a proxy that terminates TLS, " +
 			"and name it with --trusted-proxies, so that passwords and session cookies do not travel in clear")
 	}

@@ -1,0 +1,549 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/oidctest"
+)
+
+// oidcParley is a Parley whose people sign in through a real OpenID Connect provider
+// (web/oidctest: zitadel's provider package) started by the test, both on 127.0.0.1.
+type oidcParley struct {
+	*testServer
+	idp *oidctest.Provider
+	log *syncBuffer
+}
+
+// syncBuffer is a log the test reads while the server writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The provider's people: alice is in ops and the staff group, bob in dev, mallory in no
+// group; clients: parley.
+var idpUsers = []oidctest.User{
+	{Username: "alice", Password: "alice-pw", Name: "Alice", Email: "alice@example.test", Groups: []string{"/ops", "/parley-staff"}},
+	{Username: "bob", Password: "bob-pw", Name: "Bob", Email: "bob@example.test", Groups: []string{"dev"}},
+	{Username: "mallory", Password: "mallory-pw", Name: "Mallory", Email: "mallory@example.test"},
+}
+
+// newOIDCParley starts Parley with --auth oidc against a provider at idpAddr (one started
+// here when idpAddr is ""), with staff from the group parley-staff.
+func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...agent.Agent) *oidcParley {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String()
+	client := oidctest.Client{ID: "parley", Secret: "parley-secret", RedirectURIs: []string{base + "/auth/oidc/callback"},
+		PostLogoutRedirectURIs: []string{base + "/login?signed_out=1"}}
+	op := &oidcParley{log: &syncBuffer{}}
+	issuer := "http://" + idpAddr
+	if withIdP {
+		op.idp = startIdP(t, idpAddr, client)
+		issuer = op.idp.Issuer
+	}
+	db := newDB(t)
+	opts := web.NewServerOptions{DB: db, Runner: runnerFor(db, agents...), Heartbeat: time.Hour,
+		Logger:  slog.New(slog.NewTextHandler(op.log, nil)),
+		Notify:  web.NotifyOptions{PublicURL: base},
+		Auth:    web.AuthOptions{Mode: web.AuthOIDC, OIDC: web.OIDCOptions{Issuer: issuer, ClientID: "parley", ClientSecret: "parley-secret", StaffGroup: "/parley-staff", ProviderName: "Test IdP"}},
+		Metrics: web.MetricsOptions{Open: true}}
+	srv := startServer(t, db, opts)
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		ts.Close()
+	})
+	op.testServer = &testServer{Server: ts, db: db, srv: srv}
+	return op
+}
+
+func startIdP(t *testing.T, addr string, client oidctest.Client) *oidctest.Provider {
+	t.Helper()
+	p, err := oidctest.Start(oidctest.Options{Addr: addr, Users: slices.Clone(idpUsers), Clients: []oidctest.Client{client}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// oidcBrowser is a browser: a cookie jar, redirects followed (to the provider and back).
+type oidcBrowser struct {
+	t      *testing.T
+	client *http.Client
+	base   string
+}
+
+func (op *oidcParley) browser(t *testing.T) *oidcBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &oidcBrowser{t: t, base: op.URL, client: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
+}
+
+// get follows redirects and returns the final response's status, body and URL.
+func (b *oidcBrowser) get(u string) (int, string, *url.URL) {
+	b.t.Helper()
+	if strings.HasPrefix(u, "/") {
+		u = b.base + u
+	}
+	resp, err := b.client.Get(u)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), resp.Request.URL
+}
+
+func (b *oidcBrowser) post(u string, form url.Values) (int, string, *url.URL) {
+	b.t.Helper()
+	if strings.HasPrefix(u, "/") {
+		u = b.base + u
+	}
+	resp, err := b.client.PostForm(u, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), resp.Request.URL
+}
+
+var loginRequestID = regexp.MustCompile(`name="id" value="([^"]*)"`)
+
+// provider is the page the provider's login form is on, filled in with the password: it
+// returns where the browser ended up.
+func (b *oidcBrowser) login(loginPage *url.URL, body, user, password string) (int, string, *url.URL) {
+	b.t.Helper()
+	m := loginRequestID.FindStringSubmatch(body)
+	if m == nil {
+		b.t.Fatalf("no login form at %s: %s", loginPage, body)
+	}
+	form := url.Values{"id": {m[1]}, "username": {user}, "password": {password}}
+	return b.post(loginPage.Scheme+"://"+loginPage.Host+"/login", form)
+}
+
+// signIn goes to Parley's sign-in, through the provider's login page, and back.
+func (b *oidcBrowser) signIn(user, password, next string) (int, string, *url.URL) {
+	b.t.Helper()
+	code, body, at := b.get("/auth/oidc/login?next=" + url.QueryEscape(next))
+	if code != http.StatusOK || at.Path != "/login" || !strings.Contains(body, `name="password"`) {
+		b.t.Fatalf("sign-in did not reach the provider's login page: %d at %s", code, at)
+	}
+	return b.login(at, body, user, password)
+}
+
+// signedIn reports whether the browser is signed in to Parley: its home page, not a
+// redirect to the sign-in page.
+func (b *oidcBrowser) signedIn() bool {
+	b.t.Helper()
+	noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(b.base + "/")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func (op *oidcParley) user(t *testing.T, name string) (agent.User, []string) {
+	t.Helper()
+	u, _, err := op.db.UserByName(context.Background(), name)
+	if err != nil {
+		t.Fatalf("account %s: %v", name, err)
+	}
+	return u, memberOf(t, op.db, u.ID)
+}
+
+func memberOf(t *testing.T, db *store.DB, userID int64) []string {
+	t.Helper()
+	gs, err := db.GroupsOf(context.Background(), userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, g := range gs {
+		if g.IsMember(userID) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+func (op *oidcParley) accounts(t *testing.T) int {
+	t.Helper()
+	people, err := op.db.Users(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(people)
+}
+
+func TestOIDC_SignIn(t *testing.T) {
+	op := newOIDCParley(t, "127.0.0.1:0", true)
+	waitFor(t, "the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+
+	t.Run("ThePageSendsToTheProvider", func(t *testing.T) {
+		b := op.browser(t)
+		code, body, at := b.get("/c/1")
+		if code != http.StatusOK || at.Path != "/login" || !strings.Contains(body, "Sign in with Test IdP") {
+			t.Fatalf("a page while signed out = %d at %s", code, at)
+		}
+		if !strings.Contains(body, `/auth/oidc/login?next=%2Fc%2F1`) {
+			t.Errorf("the sign-in button does not come back to /c/1")
+		}
+	})
+
+	t.Run("FirstSignInMakesTheAccountWithItsGroupsAndRole", func(t *testing.T) {
+		alice := op.browser(t)
+		code, _, at := alice.signIn("alice", "alice-pw", "/settings")
+		if code != http.StatusOK || at.String() != op.URL+"/settings" {
+			t.Fatalf("signed in at %d %s, want the page asked for", code, at)
+		}
+		u, groups := op.user(t, "alice")
+		if u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
+			t.Errorf("alice is %s in %q, want staff in ops and parley-staff", u.Role, groups)
+		}
+		bob := op.browser(t)
+		bob.signIn("bob", "bob-pw", "/")
+		u, groups = op.user(t, "bob")
+		if u.Role != agent.RoleUser || !slices.Equal(groups, []string{"dev"}) {
+			t.Errorf("bob is %s in %q", u.Role, groups)
+		}
+		// The groups are marked as the provider's on the review desk.
+		_, page, _ := alice.get("/review/groups")
+		if !strings.Contains(page, "From the identity provider") {
+			t.Errorf("Review → Groups does not say the groups come from the provider")
+		}
+		entries, _ := op.db.AuditLog(context.Background(), 0, 50)
+		var signIns int
+		for _, e := range entries {
+			if e.Action == "sign in" && strings.Contains(e.Detail, "issuer "+op.idp.Issuer+", subject alice") {
+				signIns++
+			}
+		}
+		if signIns != 1 {
+			t.Errorf("%d audited sign-ins of alice with issuer and subject, want 1", signIns)
+		}
+	})
+
+	t.Run("GroupsAndStaffSyncedAtEachSignIn", func(t *testing.T) {
+		if err := op.idp.SetUserGroups("alice", []string{"/dev"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.idp.SetUserGroups("bob", []string{"dev", "/parley-staff"}); err != nil {
+			t.Fatal(err)
+		}
+		op.browser(t).signIn("alice", "alice-pw", "/")
+		op.browser(t).signIn("bob", "bob-pw", "/")
+		if u, groups := op.user(t, "alice"); u.Role != agent.RoleUser || !slices.Equal(groups, []string{"dev"}) {
+			t.Errorf("alice is %s in %q, want a person in dev only", u.Role, groups)
+		}
+		if u, groups := op.user(t, "bob"); u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"dev", "parley-staff"}) {
+			t.Errorf("bob is %s in %q, want staff", u.Role, groups)
+		}
+		// Back as they were, for the tests that follow.
+		op.idp.SetUserGroups("alice", []string{"/ops", "/parley-staff"})
+		op.idp.SetUserGroups("bob", []string{"dev"})
+	})
+
+	t.Run("ManyAtOnce", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for range 3 {
+			for _, u := range idpUsers[:2] {
+				wg.Go(func() {
+					b := op.browser(t)
+					b.signIn(u.Username, u.Password, "/")
+					if !b.signedIn() {
+						t.Errorf("%s is not signed in", u.Username)
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if n := op.accounts(t); n != 2 {
+			t.Errorf("%d accounts, want alice's and bob's", n)
+		}
+	})
+
+	t.Run("KeyRotationPickedUp", func(t *testing.T) {
+		if _, err := op.idp.RotateKey(false); err != nil {
+			t.Fatal(err)
+		}
+		b := op.browser(t)
+		if code, body, at := b.signIn("bob", "bob-pw", "/"); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
+			t.Fatalf("sign-in after the provider's keys rotated = %d at %s: %s", code, at, body)
+		}
+	})
+
+	t.Run("SignOutGoesThroughTheProvider", func(t *testing.T) {
+		b := op.browser(t)
+		b.signIn("bob", "bob-pw", "/")
+		before := op.idp.LogoutCount("bob")
+		code, body, at := b.post("/logout", url.Values{})
+		if code != http.StatusOK || at.Path != "/login" || at.Query().Get("signed_out") == "" || !strings.Contains(body, "You are signed out") {
+			t.Fatalf("sign-out ended at %d %s", code, at)
+		}
+		if op.idp.LogoutCount("bob") != before+1 {
+			t.Error("the provider's session was not ended")
+		}
+		if b.signedIn() {
+			t.Error("still signed in to Parley")
+		}
+	})
+
+	t.Run("TokensWorkForThem", func(t *testing.T) {
+		b := op.browser(t)
+		b.signIn("bob", "bob-pw", "/")
+		code, body, _ := b.post("/settings/tokens", url.Values{"name": {"laptop"}})
+		token := regexp.MustCompile(`parley_[\w-]{43}`).FindString(body)
+		if code != http.StatusCreated || token == "" {
+			t.Fatalf("making a token = %d, no token shown", code)
+		}
+		req, _ := http.NewRequest(http.MethodGet, op.URL+"/api/v1/me", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		me, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(me), `"name":"bob"`) {
+			t.Errorf("/api/v1/me with bob's token = %d %s", resp.StatusCode, me)
+		}
+	})
+}
+
+func TestOIDC_Refusals(t *testing.T) {
+	op := newOIDCParley(t, "127.0.0.1:0", true)
+	waitFor(t, "the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+	// refused checks a sign-in ended on Parley's page with 400 saying why, nobody signed in,
+	// no account made, and the log saying what was refused.
+	refused := func(t *testing.T, b *oidcBrowser, code int, body string, at *url.URL, want, logged string, accounts int) {
+		t.Helper()
+		if code != http.StatusBadRequest || at.Path != "/auth/oidc/callback" || !strings.Contains(body, want) {
+			t.Errorf("refusal = %d at %s, want 400 saying %q: %s", code, at, want, body)
+		}
+		if b.signedIn() {
+			t.Error("signed in anyway")
+		}
+		if n := op.accounts(t); n != accounts {
+			t.Errorf("%d accounts, want the %d there before", n, accounts)
+		}
+		if !strings.Contains(op.log.String(), logged) {
+			t.Errorf("the log does not say %q", logged)
+		}
+	}
+
+	t.Run("AStateParleyDidNotIssue", func(t *testing.T) {
+		b := op.browser(t)
+		code, body, at := b.get("/auth/oidc/callback?state=made-up&code=whatever")
+		refused(t, b, code, body, at, "not started here", "state: Parley did not start this sign-in", 0)
+	})
+	t.Run("TheCallbackReplayed", func(t *testing.T) {
+		// A real sign-in whose last step is held back: the callback is made twice.
+		b := op.browser(t)
+		_, body, at := b.get("/auth/oidc/login")
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+		m := loginRequestID.FindStringSubmatch(body)
+		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		callback := resp.Header.Get("Location")
+		if !strings.Contains(callback, "/auth/oidc/callback?") {
+			t.Fatalf("the provider sent the browser to %q", callback)
+		}
+		if code, _, at := b.get(callback); code != http.StatusOK || at.Path != "/" {
+			t.Fatalf("the sign-in = %d at %s", code, at)
+		}
+		// Signed out again, the same callback is refused: its state was used.
+		b.post("/logout", url.Values{})
+		code, body, at := b.get(callback)
+		if code != http.StatusBadRequest || !strings.Contains(body, "used already") || b.signedIn() {
+			t.Errorf("a replayed callback = %d at %s, signed in %v", code, at, b.signedIn())
+		}
+	})
+	t.Run("AReplayedCode", func(t *testing.T) {
+		// mallory's code, used once, comes back with a sign-in of her own browser's.
+		b := op.browser(t)
+		code, body, at := b.get("/auth/oidc/login")
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+		m := loginRequestID.FindStringSubmatch(body)
+		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil || code != http.StatusOK {
+			t.Fatal(code, err)
+		}
+		resp.Body.Close()
+		first, _ := url.Parse(resp.Header.Get("Location"))
+		b.get(first.String())
+		b.post("/logout", url.Values{})
+		// A new sign-in's state, with the old code.
+		noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err = noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at = b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", authURL.Query().Get("state"), url.QueryEscape(first.Query().Get("code"))))
+		refused(t, b, code, body, at, "refused the sign-in code", "code exchange", 1)
+	})
+	t.Run("AWrongNonce", func(t *testing.T) {
+		// Parley starts a sign-in; the code that comes back was asked for with another
+		// nonce (the same PKCE challenge, so that only the nonce is wrong).
+		b := op.browser(t)
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		q := authURL.Query()
+		state := q.Get("state")
+		q.Set("nonce", "someone-elses-nonce")
+		q.Set("state", "someone-elses-state")
+		authURL.RawQuery = q.Encode()
+		_, body, at := b.get(authURL.String())
+		m := loginRequestID.FindStringSubmatch(body)
+		noFollow.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		resp, err = noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at := b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", state, url.QueryEscape(got.Query().Get("code"))))
+		refused(t, b, code, body, at, "belongs to another sign-in", "nonce does not match", 1)
+	})
+	t.Run("AWrongAudience", func(t *testing.T) {
+		op.idp.IssueWrongAudienceOnce("some-other-app")
+		b := op.browser(t)
+		code, body, at := b.signIn("alice", "alice-pw", "/")
+		refused(t, b, code, body, at, "not meant for this Parley", "id token audience", 1)
+	})
+	t.Run("AnExpiredToken", func(t *testing.T) {
+		if err := op.idp.SetIDTokenLifetime("parley", -time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		defer op.idp.SetIDTokenLifetime("parley", 0)
+		b := op.browser(t)
+		code, body, at := b.signIn("alice", "alice-pw", "/")
+		refused(t, b, code, body, at, "had expired", "id token expired", 1)
+	})
+	t.Run("TheProviderSaysNo", func(t *testing.T) {
+		b := op.browser(t)
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at := b.get("/auth/oidc/callback?error=access_denied&error_description=The+user+cancelled&state=" + authURL.Query().Get("state"))
+		refused(t, b, code, body, at, "did not sign you in: The user cancelled", "provider error: access_denied", 1)
+	})
+	t.Run("ANameTaken", func(t *testing.T) {
+		if _, err := op.db.CreateUser(context.Background(), "bob", "", agent.RoleUser); err != nil {
+			t.Fatal(err)
+		}
+		b := op.browser(t)
+		code, body, _ := b.signIn("bob", "bob-pw", "/")
+		if code != http.StatusConflict || !strings.Contains(body, "is taken") || b.signedIn() {
+			t.Errorf("a name taken = %d, signed in %v: %s", code, b.signedIn(), body)
+		}
+		if n := op.accounts(t); n != 2 {
+			t.Errorf("%d accounts, want mallory's and the bob there before", n)
+		}
+	})
+}
+
+func TestOIDC_ProviderUnreachableAtStart(t *testing.T) {
+	// An address nobody listens on yet: Parley starts, says the provider cannot be reached,
+	// and signs people in once it is there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	op := newOIDCParley(t, addr, false)
+	b := op.browser(t)
+	code, body, _ := b.get("/auth/oidc/login")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach Test IdP") {
+		t.Fatalf("sign-in without the provider = %d: %s", code, body)
+	}
+	if code, body, _ := b.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("healthz = %d %s", code, body)
+	}
+	base := op.URL
+	op.idp = startIdP(t, addr, oidctest.Client{ID: "parley", Secret: "parley-secret", RedirectURIs: []string{base + "/auth/oidc/callback"}})
+	waitFor(t, "Parley to read the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+	if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
+		t.Fatalf("sign-in once the provider is there = %d at %s", code, at)
+	}
+}
