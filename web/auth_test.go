@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // accountsServer is a Parley with local accounts: ann and bob are people, carol is staff.
@@ -65,7 +67,14 @@ func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOpt
 // runner aside).
 func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...agent.Agent) *accountsServer {
 	t.Helper()
-	db := newDB(t)
+	return newAccountsServerOn(t, storetest.Path(t), opts, nil, agents...)
+}
+
+// newAccountsServerOn is newAccountsServerWith on the database at path, with the agents'
+// policies (who may use them, their approvers).
+func newAccountsServerOn(t *testing.T, path string, opts web.NewServerOptions, policies map[string]agent.Policy, agents ...agent.Agent) *accountsServer {
+	t.Helper()
+	db := storetest.Open(t, path)
 	clock := &testClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	db.Now = clock.Now
 	hash, err := cheapPasswords.Hash(testPassword)
@@ -81,7 +90,7 @@ func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...ag
 		}
 	}
 	opts.Auth.Signup = true
-	opts.DB, opts.Runner, opts.Passwords = db, runnerFor(db, agents...), cheapPasswords
+	opts.DB, opts.Runner, opts.Passwords = db, webtest.RunnerWith(db, policies, agents...), cheapPasswords
 	srv := startServer(t, db, opts)
 	return &accountsServer{testServer: newTestServerFrom(t, db, srv), clock: clock}
 }

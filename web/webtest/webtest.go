@@ -30,8 +30,8 @@ type Server struct {
 }
 
 // Serve starts Parley on db (a fresh database when nil) with opts, serving agents; it
-// shuts down when the test ends. Opts.DB, Runner and Heartbeat are set here; Auth defaults
-// to local accounts.
+// shuts down when the test ends. Opts.DB and Heartbeat are set here, and Runner when it is
+// not (RunnerWith makes one with policies); Auth defaults to local accounts.
 func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agent.Agent) *Server {
 	t.Helper()
 	return ServeA2A(t, db, opts, nil, agents...)
@@ -43,7 +43,10 @@ func ServeA2A(t testing.TB, db *store.DB, opts web.NewServerOptions, a2a *a2aser
 	if db == nil {
 		db = storetest.New(t)
 	}
-	opts.DB, opts.Runner, opts.Heartbeat = db, Runner(db, agents...), time.Hour
+	if opts.Runner == nil {
+		opts.Runner = Runner(db, agents...)
+	}
+	opts.DB, opts.Heartbeat = db, time.Hour
 	// The address is known before the server is made, so that notifications link to it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,7 +143,12 @@ func (p *Parley) Shutdown(ctx context.Context) error {
 // Runner runs agents on db, as cmd/parley wires it: for a test that starts a web.Server of
 // its own (e.g. to see it fail to start, or to stop it and start another on the same file).
 func Runner(db *store.DB, agents ...agent.Agent) *agent.Runner {
-	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now})
+	return RunnerWith(db, nil, agents...)
+}
+
+// RunnerWith is Runner with the agents' policies (who may use them, their approvers).
+func RunnerWith(db *store.DB, policies map[string]agent.Policy, agents ...agent.Agent) *agent.Runner {
+	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now, Policies: policies})
 }
 
 // Scripted is a test agent whose steps are a Go function.

@@ -410,3 +410,44 @@ func TestA2AServer_FilesBecomeDocuments(t *testing.T) {
 		t.Fatalf("binary file: state %s %v", st.Status.State, st.Status.Message)
 	}
 }
+
+// An agent is served over A2A when its access lets Parley's a2a account in: "everyone", or
+// "person:a2a". The others have no card and no endpoint, as agents that do not exist.
+func TestA2AServer_OnlyAgentsA2AClientsMayUse(t *testing.T) {
+	db := storetest.New(t)
+	open, named, staff := askerAgent(askerQuestion), askerAgent(askerQuestion), askerAgent(askerQuestion)
+	open.Name, named.Name, staff.Name = "open", "named", "ops-only"
+	policies := map[string]agent.Policy{"named": {Access: agent.Access{"person:a2a"}}, "ops-only": {Access: agent.Access{"group:ops", "staff"}}}
+	ts := webtest.ServeA2A(t, db, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.RunnerWith(db, policies, open, named, staff)},
+		&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "ops-only"}, open, named, staff)
+	for name, want := range map[string]int{"open": 200, "named": 200, "ops-only": 404} {
+		resp, err := http.Get(ts.URL + "/a2a/" + name + "/.well-known/agent-card.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s's card = %d, want %d", name, resp.StatusCode, want)
+		}
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/a2a/"+name, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-`+name+`","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`))
+		req.Header.Set("Authorization", "Bearer s3cret")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("message/send to %s = %d, want %d", name, resp.StatusCode, want)
+		}
+	}
+	// The default card is the default agent's: not there for A2A clients.
+	if resp, err := http.Get(ts.URL + "/.well-known/agent-card.json"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("the default card of an agent A2A clients may not use = %v, %v", resp.StatusCode, err)
+	}
+	// No conversation was started with the agent kept from them.
+	list, _, err := db.ListConversations(context.Background(), agent.ConversationFilter{Agent: "ops-only"})
+	if err != nil || len(list) != 0 {
+		t.Errorf("conversations with ops-only: %d, %v", len(list), err)
+	}
+}

@@ -109,6 +109,13 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 	if err != nil {
 		return true, err
 	}
+	if rec.Routed() {
+		// Not the client's to answer: its approvers decide it, and the task works on.
+		e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc,
+			a2a.TextPart{Text: waitingFor(rec.Question) + " The task goes on once they have; follow it with tasks/resubscribe."}))
+		e.Final = true
+		return true, q.Write(ctx, e)
+	}
 	if declined, reason := declineOf(values); declined {
 		_, err := x.s.runner.Decline(ctx, rec.ID, reason, actor(ctx))
 		return false, err
@@ -208,7 +215,17 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			if err != nil {
 				return ended(err)
 			}
-			if rec.Pending() {
+			if rec.Pending() && rec.Routed() {
+				// Others decide it (the agent's approvers): the task works on meanwhile, and
+				// says whom it waits for.
+				if err := send(true); err != nil {
+					return ended(err)
+				}
+				e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: waitingFor(rec.Question)}))
+				if err := q.Write(ctx, e); err != nil {
+					return ended(err)
+				}
+			} else if rec.Pending() {
 				if err := send(true); err != nil {
 					return ended(err)
 				}
@@ -381,4 +398,9 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 	e := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
 	e.Final = true
 	return q.Write(ctx, e)
+}
+
+// waitingFor says whom a question routed to others waits for.
+func waitingFor(q agent.Question) string {
+	return "Waiting for " + q.Audience().Words() + " to decide: " + strings.SplitN(q.Message, "\n", 2)[0]
 }

@@ -147,8 +147,18 @@ func (s *Server) Close() { s.close() }
 // ServeHTTP serves the agent cards and the JSON-RPC endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
+// endpoint is the named agent's endpoint, when A2A clients may use the agent: its access
+// list lets Parley's a2a account in ("everyone", or "person:a2a"). Others are not there.
+func (s *Server) endpoint(name string) (*endpoint, bool) {
+	ep, ok := s.agents[name]
+	if !ok || !s.runner.MayUse(agent.Person{User: s.user}, name) {
+		return nil, false
+	}
+	return ep, true
+}
+
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, name string) {
-	if _, ok := s.agents[name]; !ok {
+	if _, ok := s.endpoint(name); !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("No agent %q.", name)})
 		return
 	}
@@ -156,7 +166,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, name string) 
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
-	ep, ok := s.agents[r.PathValue("agent")]
+	ep, ok := s.endpoint(r.PathValue("agent"))
 	if !ok {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("No agent %q.", r.PathValue("agent"))})
 		return

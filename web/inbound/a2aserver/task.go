@@ -121,6 +121,9 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Question) a2a.TaskStatus {
 	switch ev.State {
 	case agent.StateWaiting:
+		if pending != nil && pending.Routed() {
+			return a2a.TaskStatus{State: a2a.TaskStateWorking, Message: historyMessage(task, a2a.MessageRoleAgent, waitingFor(*pending))}
+		}
 		if pending != nil {
 			if msg, err := askMessage(task, *pending, nil); err == nil {
 				return a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: msg}

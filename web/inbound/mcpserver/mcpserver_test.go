@@ -721,3 +721,57 @@ func TestMCP_TokensUnderEveryAuthMode(t *testing.T) {
 		})
 	}
 }
+
+// Whoever asks never answers their own question to a group, even as a member and with one
+// approval asked (the default): over /mcp as for an agent's approvers.
+func TestGroupQuestions_TheAskerNeverAnswersThem(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			s := serve(t)
+			tokens := map[string]string{}
+			for _, p := range []string{"ann", "bob", "solo"} {
+				tokens[p] = s.Person(t, p, agent.RoleUser)
+			}
+			group(t, s, "ops", []string{"ann", "bob"})
+			group(t, s, "alone", []string{"solo"})
+			cs := connect(t, s, rev, tokens["ann"], "Claude Code", nil)
+			restart := map[string]any{"action": "Restart the API", "to": "ops", "wait": "0s", "request_id": "restart"}
+			approval, _, _ := call(t, cs, "request_approval", restart)
+			question, _, _ := call(t, cs, "ask_person", map[string]any{"message": "Which region?", "to": "ops", "wait": "0s",
+				"fields": []any{map[string]any{"name": "region", "kind": "text"}}})
+			for i, q := range []map[string]any{approval, question} {
+				values := []map[string]any{{}, {"region": "eu"}}[i]
+				path := fmt.Sprintf("/questions/%v", q["question_id"])
+				if st, body := s.API(t, tokens["ann"], "POST", path+"/answer", map[string]any{"values": values}); st != 403 {
+					t.Errorf("ann answers her own %s: %d %v", path, st, body)
+				}
+				if st, _ := s.API(t, tokens["ann"], "POST", path+"/decline", map[string]any{"reason": "no"}); st != 403 {
+					t.Errorf("ann declines her own %s: %d", path, st)
+				}
+				if _, body := s.API(t, tokens["ann"], "GET", "/questions", nil); len(body["questions"].([]any)) != 0 {
+					t.Errorf("ann's Inbox holds her own group question")
+				}
+				if st, _ := s.API(t, tokens["bob"], "POST", path+"/answer", map[string]any{"values": values}); st != 200 {
+					t.Errorf("bob answers %s: %d", path, st)
+				}
+			}
+			if got, text, _ := call(t, cs, "request_approval", restart); got["outcome"] != "approved" || got["by"] != "bob" {
+				t.Errorf("the approval: %s", text)
+			}
+			// A group of the asker alone has nobody to answer.
+			solocs := connect(t, s, rev, tokens["solo"], "script", nil)
+			for _, tool := range []string{"ask_person", "request_approval"} {
+				args := map[string]any{"message": "?", "action": "x", "to": "alone", "fields": []any{map[string]any{"name": "x", "kind": "text"}}}
+				if tool == "ask_person" {
+					delete(args, "action")
+				} else {
+					delete(args, "message")
+					delete(args, "fields")
+				}
+				if _, text, isErr := call(t, solocs, tool, args); !isErr || !strings.Contains(text, "no members besides you") {
+					t.Errorf("%s to a group of oneself: %v %s", tool, isErr, text)
+				}
+			}
+		})
+	}
+}
