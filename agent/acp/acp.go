@@ -53,7 +53,10 @@ type Config struct {
 	Args    []string
 	Env     map[string]string
 	// Cwd is the workspace: the sessions' working directory, and the only place the agent
-	// reads and writes files through Parley.
+	// reads and writes files through Parley. A path element {person} in it (as in
+	// /srv/parley/work/{person}) gives each person a workspace of their own, named after
+	// their account and made with mode 0700 on first use: two people's sessions never
+	// share one.
 	Cwd string
 	// MaxSessions bounds the agent's processes, one per running conversation; 0 is
 	// DefaultMaxSessions.
@@ -92,21 +95,52 @@ func (c Config) Check() error {
 	case c.IdleAfter < 0:
 		return errors.New("idle_timeout must not be negative")
 	}
-	st, err := os.Stat(c.Cwd)
+	base, perPerson, err := splitPerson(c.Cwd)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(base)
 	switch {
 	case err != nil:
 		return fmt.Errorf("cwd: %v", err)
 	case !st.IsDir():
-		return fmt.Errorf("cwd %q is not a directory", c.Cwd)
+		return fmt.Errorf("cwd %q is not a directory", base)
+	case perPerson && st.Mode().Perm()&0o002 != 0:
+		return fmt.Errorf("cwd: %s, under which each person's workspace is made, must not be writable by everyone", base)
 	}
 	return nil
 }
 
+// personElement is the path element of a cwd that names each person's own workspace.
+const personElement = "{person}"
+
+// splitPerson reads a cwd: the directory that must exist (all of it, or the part before
+// its {person} element), and whether it gives each person a workspace of their own.
+func splitPerson(cwd string) (base string, perPerson bool, err error) {
+	cwd = filepath.Clean(cwd)
+	if !strings.Contains(cwd, personElement) {
+		return cwd, false, nil
+	}
+	parts := strings.Split(cwd, string(filepath.Separator))
+	at := -1
+	for i, p := range parts {
+		switch {
+		case p == personElement && at < 0:
+			at = i
+		case strings.Contains(p, personElement):
+			return "", false, fmt.Errorf("cwd %q: {person} must be a whole path element, once (as in /srv/parley/work/{person})", cwd)
+		}
+	}
+	return filepath.Join(string(filepath.Separator), filepath.Join(parts[:at]...)), true, nil
+}
+
 // Agent is an agent.Agent backed by a coding agent's processes.
 type Agent struct {
-	cfg  Config
-	log  *slog.Logger
-	root *workspace
+	cfg Config
+	log *slog.Logger
+	// root is the workspace, or with {person} in Cwd, nil, and roots each person's.
+	root  *workspace
+	roots map[string]*workspace
 
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
@@ -147,11 +181,14 @@ func New(cfg Config) (*Agent, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	root, err := openWorkspace(cfg.Cwd)
-	if err != nil {
-		return nil, fmt.Errorf("agent %q: cwd: %w", cfg.Name, err)
+	a := &Agent{cfg: cfg, log: log.With("agent", cfg.Name), roots: map[string]*workspace{}, procs: map[int64]*proc{}, freed: make(chan struct{})}
+	if _, perPerson, _ := splitPerson(cfg.Cwd); !perPerson {
+		root, err := openWorkspace(cfg.Cwd)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: cwd: %w", cfg.Name, err)
+		}
+		a.root = root
 	}
-	a := &Agent{cfg: cfg, log: log.With("agent", cfg.Name), root: root, procs: map[int64]*proc{}, freed: make(chan struct{})}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -170,7 +207,9 @@ func (a *Agent) Info() agent.Info {
 	if info.Title == "" {
 		info.Title = info.Name
 	}
-	if info.Description == "" {
+	if base, perPerson, _ := splitPerson(a.cfg.Cwd); info.Description == "" && perPerson {
+		info.Description = "A coding agent working in a folder of your own under " + base + "."
+	} else if info.Description == "" {
 		info.Description = "A coding agent working in " + a.cfg.Cwd + "."
 	}
 	return info
@@ -212,4 +251,30 @@ func (a *Agent) Close() {
 		p.kill()
 	}
 	a.wg.Wait()
+}
+
+// workspace is the workspace of the person's conversations: the one of the agent, or with
+// {person} in Cwd, theirs, made (mode 0700) the first time they need it.
+func (a *Agent) workspace(person string) (*workspace, error) {
+	if a.root != nil {
+		return a.root, nil
+	}
+	if err := agent.CheckUserName(person); err != nil || filepath.Base(person) != person {
+		return nil, fmt.Errorf("the account name %q cannot name a workspace", person)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w := a.roots[person]; w != nil {
+		return w, nil
+	}
+	dir := strings.Replace(filepath.Clean(a.cfg.Cwd), personElement, person, 1)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("make the workspace %s: %w", dir, err)
+	}
+	w, err := openWorkspace(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace %s: %w", dir, err)
+	}
+	a.roots[person] = w
+	return w, nil
 }

@@ -817,3 +817,79 @@ func TestASilentTurnIsCancelledButAWaitForThePersonIsNotSilence(t *testing.T) {
 		t.Errorf("%d processes, want the one", n)
 	}
 }
+
+// With {person} in cwd, each person's conversations work in a folder of their own, made
+// with mode 0700 the first time: two people at once never share one, and the agent's file
+// requests stay in the person's own.
+func TestEachPersonWorksInTheirOwnWorkspace(t *testing.T) {
+	var base string
+	ta := startAgent(t, func(c *acp.Config) {
+		base = filepath.Dir(c.Cwd)
+		c.Cwd = filepath.Join(base, "people", "{person}")
+		if err := os.Mkdir(filepath.Join(base, "people"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if d := ta.Info().Description; !strings.Contains(d, "a folder of your own under "+filepath.Join(base, "people")) {
+		t.Errorf("description %q", d)
+	}
+	people := []string{"ann", "bob", "ann.smith@example.com"}
+	var wg sync.WaitGroup
+	for i, who := range people {
+		wg.Go(func() {
+			c := agenttest.NewConvo(t, ta)
+			c.ID, c.Person = int64(i+1), who
+			c.LiveAnswer = choose(t, "Allow")
+			rec, err := c.Send("Please edit the notes")
+			if err != nil {
+				t.Errorf("%s: %v", who, err)
+				return
+			}
+			if got := strings.Join(rec.Messages(), ""); got != "I changed notes.txt." {
+				t.Errorf("%s's reply = %q", who, got)
+			}
+		})
+	}
+	wg.Wait()
+	for _, who := range people {
+		dir := filepath.Join(base, "people", who)
+		st, err := os.Stat(dir)
+		if err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s's workspace: %v, %v; want a folder of mode 0700", who, st, err)
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "hello from the agent\n" {
+			t.Errorf("%s's notes.txt = %q, %v: the edit of another's session reached it", who, b, err)
+		}
+	}
+	cwds := map[string]bool{}
+	for _, l := range ta.events(t, "new") {
+		cwds[l.Cwd] = true
+	}
+	if len(cwds) != len(people) {
+		t.Errorf("sessions opened in %d folders for %d people: %v", len(cwds), len(people), cwds)
+	}
+	// A conversation with nobody's name gets no workspace of its own, and no one else's.
+	c := agenttest.NewConvo(t, ta)
+	c.ID = 9
+	if _, err := c.Send("hello"); err == nil || !strings.Contains(err.Error(), "cannot name a workspace") {
+		t.Errorf("no person: %v", err)
+	}
+}
+
+func TestPersonInCwdIsAWholeElement(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ cwd, want string }{
+		{filepath.Join(dir, "work-{person}"), "whole path element"},
+		{filepath.Join(dir, "{person}", "{person}"), "whole path element"},
+		{filepath.Join(dir, "missing", "{person}"), "cwd: stat"},
+	} {
+		_, err := acp.New(acp.Config{Name: "coder", Command: "true", Cwd: tt.cwd})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("cwd %s: %v, want %q", tt.cwd, err, tt.want)
+		}
+	}
+	if _, err := acp.New(acp.Config{Name: "coder", Command: "true", Cwd: filepath.Join(dir, "{person}", "repo")}); err != nil {
+		t.Errorf("a person's folder with a repo in it: %v", err)
+	}
+}

@@ -54,7 +54,7 @@ func (c *client) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (s
 		t.touchLocked()
 		t.mu.Unlock()
 	}
-	text, err := c.p.a.root.read(req.Path, line, limit)
+	text, err := c.p.root.read(req.Path, line, limit)
 	if err != nil {
 		return sdk.ReadTextFileResponse{}, c.refuse("read", req.Path, err)
 	}
@@ -64,7 +64,7 @@ func (c *client) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (s
 // WriteTextFile writes a file of the workspace, and refuses any other; the turn shows the
 // change on the tool card it belongs to.
 func (c *client) WriteTextFile(_ context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	root := c.p.a.root
+	root := c.p.root
 	old, existed := root.current(req.Path)
 	if err := root.write(req.Path, req.Content); err != nil {
 		return sdk.WriteTextFileResponse{}, c.refuse("write", req.Path, err)
@@ -83,8 +83,8 @@ func (c *client) WriteTextFile(_ context.Context, req sdk.WriteTextFileRequest) 
 func (c *client) refuse(verb, path string, err error) error {
 	a := c.p.a
 	if errors.Is(err, errOutside) {
-		a.log.Warn("the coding agent asked for a file outside its workspace; refused", "conversation", c.p.conv, "verb", verb, "path", path, "workspace", a.root.dir)
-		return &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("Parley refused to %s %s: it is outside the workspace %s", verb, path, a.root.dir)}
+		a.log.Warn("the coding agent asked for a file outside its workspace; refused", "conversation", c.p.conv, "verb", verb, "path", path, "workspace", c.p.root.dir)
+		return &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("Parley refused to %s %s: it is outside the workspace %s", verb, path, c.p.root.dir)}
 	}
 	if errors.Is(err, errNoFile) {
 		return &sdk.RequestError{Code: -32002, Message: fmt.Sprintf("Resource not found: %s: no such file", path)}

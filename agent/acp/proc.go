@@ -20,6 +20,8 @@ import (
 type proc struct {
 	a    *Agent
 	conv int64
+	// root is the workspace of the conversation's person.
+	root *workspace
 	cmd  *exec.Cmd
 	in   io.WriteCloser
 	conn *sdk.ClientSideConnection
@@ -43,11 +45,11 @@ type proc struct {
 // start starts a process of the agent for the conversation and initializes it. A process
 // that started and failed to initialize is returned with the error: it is killed, and
 // counted out once it has ended (see gone).
-func (a *Agent) start(ctx context.Context, conv int64) (*proc, error) {
+func (a *Agent) start(ctx context.Context, conv int64, root *workspace) (*proc, error) {
 	stderr := &child.LogWriter{Log: a.log.With("conversation", conv), Says: "coding agent says"}
-	cmd := child.Command(child.Spec{Command: a.cfg.Command, Args: a.cfg.Args, Dir: a.root.dir, Env: a.cfg.Env, Stderr: stderr})
+	cmd := child.Command(child.Spec{Command: a.cfg.Command, Args: a.cfg.Args, Dir: root.dir, Env: a.cfg.Env, Stderr: stderr})
 	cmd.WaitDelay = 2 * time.Second // within Close's closeWait
-	p := &proc{a: a, conv: conv, cmd: cmd, exited: make(chan struct{}), log: stderr}
+	p := &proc{a: a, conv: conv, root: root, cmd: cmd, exited: make(chan struct{}), log: stderr}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -279,7 +281,7 @@ func (p *proc) current() *turn {
 // acquire gives the step the conversation's process: the one it has, or one started for it
 // when fewer than MaxSessions run, or else the first one freed (a process idle in another
 // conversation is ended to make room). wait is told, once, what the step waits for.
-func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*proc, error) {
+func (a *Agent) acquire(ctx context.Context, conv int64, root *workspace, wait func(string)) (*proc, error) {
 	waited := false
 	for {
 		a.mu.Lock()
@@ -311,7 +313,7 @@ func (a *Agent) acquire(ctx context.Context, conv int64, wait func(string)) (*pr
 		if a.procs[conv] == nil && a.running < a.cfg.MaxSessions {
 			a.running++
 			a.mu.Unlock()
-			p, err := a.start(ctx, conv)
+			p, err := a.start(ctx, conv, root)
 			a.mu.Lock()
 			if err != nil {
 				if p == nil {

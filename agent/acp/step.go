@@ -51,8 +51,12 @@ func (a *Agent) Step(ctx context.Context, in agent.StepInput, out agent.Output) 
 		a.log.Warn("unreadable checkpoint; starting afresh", "conversation", in.ConversationID, "error", err)
 		cp = checkpoint{}
 	}
+	root, err := a.workspace(in.Person)
+	if err != nil {
+		return agent.Faultf(title, err, "%v", err)
+	}
 	wait := a.waiting(in, out)
-	p, err := a.acquire(ctx, in.ConversationID, wait.show)
+	p, err := a.acquire(ctx, in.ConversationID, root, wait.show)
 	wait.end(err)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -325,7 +329,7 @@ func (a *Agent) open(ctx context.Context, p *proc, cp *checkpoint, step int64, o
 		why = "the agent cannot load a session"
 		if p.caps.LoadSession {
 			_, err := call(ctx, p, func(ctx context.Context) (sdk.LoadSessionResponse, error) {
-				return p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(cp.Session), Cwd: a.root.dir, McpServers: []sdk.McpServer{}})
+				return p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(cp.Session), Cwd: p.root.dir, McpServers: []sdk.McpServer{}})
 			})
 			if err == nil {
 				p.setSession(cp.Session)
@@ -339,7 +343,7 @@ func (a *Agent) open(ctx context.Context, p *proc, cp *checkpoint, step int64, o
 		}
 	}
 	res, err := call(ctx, p, func(ctx context.Context) (sdk.NewSessionResponse, error) {
-		return p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: a.root.dir, McpServers: []sdk.McpServer{}})
+		return p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: p.root.dir, McpServers: []sdk.McpServer{}})
 	})
 	if err != nil {
 		return false, fmt.Errorf("could not start a session: %w", err)

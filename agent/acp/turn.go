@@ -212,7 +212,7 @@ func (t *turn) apply(tc *agent.ToolCall, u sdk.ToolCallUpdate) {
 		// A new list: the card's earlier events, on their way to the page, share the old one.
 		tc.Locations = make([]string, 0, len(u.Locations))
 		for _, l := range u.Locations {
-			loc := t.a.root.show(l.Path)
+			loc := t.p.root.show(l.Path)
 			if l.Line != nil {
 				loc += fmt.Sprintf(":%d", *l.Line)
 			}
@@ -256,7 +256,7 @@ func (t *turn) content(cs []sdk.ToolCallContent) []agent.ToolContent {
 	for _, c := range cs {
 		switch {
 		case c.Diff != nil:
-			path := t.a.root.show(c.Diff.Path)
+			path := t.p.root.show(c.Diff.Path)
 			out = append(out, agent.ToolContent{Type: "diff", Name: path, Text: unifiedDiff(path, c.Diff.OldText, c.Diff.NewText)})
 		case c.Content != nil:
 			b := c.Content.Content
@@ -303,7 +303,7 @@ func (t *turn) wrote(path string, before *string, content string) {
 		return
 	}
 	t.touchLocked()
-	shown := t.a.root.show(path)
+	shown := t.p.root.show(path)
 	var named, last *agent.ToolCall
 	for _, c := range t.calls {
 		if c.Status.Ended() {

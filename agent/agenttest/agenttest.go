@@ -207,8 +207,10 @@ type Convo struct {
 	// Language is handed to each step, as intake would have detected it.
 	Language string
 	// ID is the conversation's id (1 unless set): conversations at once need their own.
-	ID   int64
-	docs map[int64]agent.Document
+	ID int64
+	// Person is the account whose conversation it is (StepInput.Person).
+	Person string
+	docs   map[int64]agent.Document
 }
 
 // NewConvo starts an empty conversation with agent a.
@@ -348,7 +350,7 @@ func (c *Convo) Deliver(trigger agent.Trigger) (*Recorder, error) {
 	if id == 0 {
 		id = 1
 	}
-	in := agent.StepInput{ConversationID: id, RunID: c.Run, StepID: c.Step, Trigger: trigger,
+	in := agent.StepInput{ConversationID: id, Person: c.Person, RunID: c.Run, StepID: c.Step, Trigger: trigger,
 		History: append([]agent.Event(nil), c.History...), Language: c.Language, Documents: c}
 	rec := NewRecorder(c.t, in, c.Agent.Info().Title, &c.ids)
 	rec.Follow(c.Agent.Info())
