@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"strings"
@@ -380,6 +381,17 @@ func QuestionLink(q agent.QuestionRecord) string { return q.Path() }
 type QuestionPageData struct {
 	View  QuestionView
 	Owner string
+	// Context is the conversation up to the question, for its approvers (an approval gate
+	// routed to them): nil when not shown.
+	Context *Thread
+}
+
+// readOnlyItem is an entry of someone else's conversation, as staff read it: its questions
+// are not the viewer's to answer, nothing in it is theirs to edit.
+func readOnlyItem(it Item, owner string) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		return ThreadItem(it).Render(WithMode(ctx, Mode{ReadOnly: true, Owner: owner}), w)
+	})
 }
 
 // approvedBy names who approved so far ("ann, bob"), and whether the viewer is among them.

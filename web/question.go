@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -155,7 +156,35 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		mode = s.modeFor(u, conv)
 		mode.Groups = s.memberGroups(ctx, u.ID)
 	}
+	d := views.QuestionPageData{View: views.QuestionView{Record: rec}, Owner: ownerName(conv)}
+	if rec.Gate && rec.Routed() {
+		// Its approvers decide by the conversation that led to it: shown read-only.
+		if d.Context, err = s.contextOf(ctx, conv, rec.ID); err != nil {
+			return err
+		}
+	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(views.WithMode(ctx, mode)))
-	return s.page(c, http.StatusOK, views.QuestionPage(views.QuestionPageData{View: views.QuestionView{Record: rec}, Owner: ownerName(conv)}))
+	return s.page(c, http.StatusOK, views.QuestionPage(d))
+}
+
+// contextOf is the conversation as it shows, up to the question asked in it (not
+// included): what its approvers read before they decide.
+func (s *Server) contextOf(ctx context.Context, conv agent.Conversation, questionID int64) (*views.Thread, error) {
+	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
+	if err != nil {
+		return nil, err
+	}
+	events, err := s.ledger.PathEvents(ctx, conv.ID, vs.Path(shown), 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, ev := range events {
+		if ev.Kind == agent.EventQuestionAsked && ev.Question != nil && ev.Question.ID == questionID {
+			events = events[:i]
+			break
+		}
+	}
+	t := views.BuildThread(events)
+	return &t, nil
 }

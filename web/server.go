@@ -146,6 +146,7 @@ func NewServer(opts NewServerOptions) *Server {
 	}
 	s.email = opts.Notify.SMTP != nil
 	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
+	opts.Runner.SetNotify(s.notifier.Wake) // an agent's approval gate told to its approvers
 	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: db.Group, GroupsOf: db.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
 	if s.heartbeat == 0 {
