@@ -224,6 +224,8 @@ func (p Policy) Route(q Question, now time.Time) Question {
 		return q
 	}
 	q.To, q.ToPerson = p.Approvers.Group, p.Approvers.Person
+	// Its approvers approve or reject; stopping the person's work is not theirs to do.
+	q.AllowCancel = false
 	if p.Approvals > 1 {
 		q.Approvals = p.Approvals
 	}

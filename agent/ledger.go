@@ -24,6 +24,9 @@ type Conversation struct {
 	Archived time.Time
 	// Version is the version of the conversation shown (see Version).
 	Version int64
+	// AwaitsOthers says its run waits on questions put to others than its owner alone (a
+	// group, the agent's approvers): none waits for the owner's answer.
+	AwaitsOthers bool
 }
 
 // QuestionRecord is a stored question with where it belongs and, once resolved, how.
@@ -213,7 +216,7 @@ func (f ConversationFilter) PageSize() int {
 // its own for a question put to others than its conversation's owner (a group, an
 // escalation), who cannot open the conversation.
 func (q QuestionRecord) Path() string {
-	if q.To != "" || q.Escalate != nil {
+	if q.Routed() || q.Escalate != nil {
 		return fmt.Sprintf("/questions/%d", q.ID)
 	}
 	return fmt.Sprintf("/c/%d#q-%d", q.ConversationID, q.ID)

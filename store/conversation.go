@@ -50,7 +50,13 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 // runs_current finds that run.
 const conversationState = `coalesce((SELECT r.state FROM runs r WHERE r.conversation_id = c.id AND r.version = c.version ORDER BY r.id DESC LIMIT 1), '')`
 
-const conversationColumns = `c.id, c.agent, c.title, ` + conversationState + `, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version`
+const conversationColumns = `c.id, c.agent, c.title, ` + conversationState + `, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version, ` + awaitsOthers
+
+// awaitsOthers is whether the conversation's questions still waiting are all put to others
+// than its owner (a group, an agent's approvers), and there is one: 1 or 0.
+const awaitsOthers = `CASE WHEN EXISTS (SELECT 1 FROM questions qo WHERE qo.conversation_id = c.id AND qo.state = 'pending')
+	AND NOT EXISTS (SELECT 1 FROM questions qo WHERE qo.conversation_id = c.id AND qo.state = 'pending'
+		AND NOT EXISTS (SELECT 1 FROM question_audience ao WHERE ao.question_id = qo.id AND ao.escalated = 0)) THEN 1 ELSE 0 END`
 
 // conversationsFrom is the FROM clause conversationColumns read.
 const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
@@ -69,8 +75,9 @@ func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, 
 // columns before them; done fills in what needs converting once the row is scanned.
 func conversationDest(c *agent.Conversation) (dest []any, done func()) {
 	var state, created, updated, archived string
-	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version}, func() {
-		c.State = agent.RunState(state)
+	var others int
+	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version, &others}, func() {
+		c.State, c.AwaitsOthers = agent.RunState(state), others == 1
 		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 		if archived != "" {
 			c.Archived = parseTime(archived)

@@ -104,6 +104,9 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 	if !strings.Contains(page, "This approval was asked on your behalf: it waits for the group ops to approve.") || strings.Contains(page, "Approve and run") {
 		t.Errorf("ann's page does not say whom her approval waits for, or offers her the form")
 	}
+	if !strings.Contains(page, "waiting on others") || !strings.Contains(page, "The agent is waiting for others to answer") || strings.Contains(page, "waiting for you") {
+		t.Errorf("ann's sidebar and status line say it waits for her")
+	}
 	if code, body, _ := ann.do(http.MethodPost, qpath+"/answer", url.Values{"build": {"1432"}}, nil); code != http.StatusForbidden || !strings.Contains(body, "the group ops approves it, not you") {
 		t.Errorf("ann approves her own request = %d %s", code, body)
 	}

@@ -145,6 +145,18 @@ func (o *oidcClient) ready() (discovered, error) {
 	}, nil
 }
 
+// endSessionOrigin is the origin of the provider's end_session_endpoint ("" until it is
+// known, or when there is none): where signing out sends the browser after Parley.
+func (o *oidcClient) endSessionOrigin() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	u, err := url.Parse(o.endSession)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
 // logoutURL is where the browser goes to sign out of the provider too (RP-initiated
 // logout), "" when the provider has no end_session_endpoint or the session kept no ID token.
 func (o *oidcClient) logoutURL(idToken string) string {

@@ -16,7 +16,7 @@ import (
 func (s *Server) routes() {
 	views.AssetVersion = static.Version()
 	e := s.echo
-	e.Use(s.logRequests, s.recoverPanics, secureHeaders, s.limitBody)
+	e.Use(s.logRequests, s.recoverPanics, s.secureHeaders, s.limitBody)
 	e.GET("/healthz", s.handleHealth)
 	if s.metricsAccess.enabled() {
 		e.GET("/metrics", s.handleMetrics) // its own bearer token, or open

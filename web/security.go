@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -15,11 +16,18 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self' 'unsafe-eva
 	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // secureHeaders sets the security headers of every response (a route may tighten the
-// policy, as documents do).
-func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+// policy, as documents do). Signed in through an identity provider, signing out posts to
+// Parley and is sent on to the provider's end_session_endpoint: forms may go there too.
+func (s *Server) secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		csp := contentSecurityPolicy
+		if s.oidc != nil {
+			if origin := s.oidc.endSessionOrigin(); origin != "" {
+				csp = strings.Replace(csp, "form-action 'self'", "form-action 'self' "+origin, 1)
+			}
+		}
+		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")

@@ -420,6 +420,12 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		ls.w.patchSignals(busy, "")
 		ls.patch(views.ConversationState(ev.State), "", "", "")
 		id := ls.id()
+		if ev.State == agent.StateWaiting {
+			// Whom it waits for: its person, or others (a group, the agent's approvers).
+			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil {
+				ls.conv.AwaitsOthers = c.AwaitsOthers
+			}
+		}
 		if ev.State == agent.StateFailed {
 			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", "")
 			ls.patch(views.ErrorNote(ev.Error), "#thread", "append", id)

@@ -148,7 +148,7 @@ func (a *Agent) toolCalls(ctx context.Context, in agent.StepInput, out agent.Out
 		}
 		tc.Arguments = json.RawMessage(c.Arguments)
 		if tool.Approve {
-			tc.Status, tc.Waiting = agent.ToolWaiting, "the person’s approval"
+			tc.Status, tc.Waiting = agent.ToolWaiting, waitingApproval
 			if err := out.Tool(tc); err != nil {
 				return nil, false, err
 			}

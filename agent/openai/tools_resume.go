@@ -11,6 +11,10 @@ import (
 	"github.com/parley-chat/parley/agent/mcp"
 )
 
+// waitingApproval is what a card waits for while its call waits to be approved: by the
+// person, or by the agent's approvers.
+const waitingApproval = "approval"
+
 // approvalQuestion asks the person to approve a call before it runs: Submit approves and
 // runs it with the arguments as the form holds them (changed or not, checked against the
 // tool's schema), Decline rejects it with a reason the model is told. A schema of simple
@@ -96,7 +100,7 @@ func (a *Agent) continueTools(ctx context.Context, in agent.StepInput, out agent
 			tc.Result = "Error: " + tc.Error
 			tc.Took = time.Since(tc.Started).Round(time.Millisecond)
 			err = rec.Tool(tc)
-		case tc.Waiting == "the person’s approval":
+		case tc.Waiting == waitingApproval || tc.Waiting == "the person’s approval": // cards stored before it was waitingApproval
 			q, res := questions[tc.Key+"/approve"], resolutions[tc.Key+"/approve"]
 			switch {
 			case q == nil:
