@@ -89,8 +89,8 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the group's webhook was not told")
 	}
-	if hk.got[0] == "" || !strings.Contains(hk.got[0], qpath) {
-		t.Errorf("the webhook got %q, want the question's link", hk.got[0])
+	if !strings.Contains(hk.got[0], qpath) || !strings.Contains(hk.got[0], "Scripted deployer, for ann, asks the group ops: Run the tool rollout of the tool server k8s?") {
+		t.Errorf("the webhook got %q, want who asks whom, and the question's link", hk.got[0])
 	}
 	for who, c := range map[string]*apiClient{"ann": annAPI, "cy": cy} {
 		var inbox struct{ Questions []map[string]any }

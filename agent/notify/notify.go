@@ -217,8 +217,8 @@ func summary(d agent.Notification) string {
 	// The message's first line, without the Markdown marks a chat or a subject would show.
 	msg := strings.NewReplacer("**", "", "__", "", "`", "").Replace(firstLine(q.Message))
 	line := fmt.Sprintf("%s asks %s: %s", firstLine(q.Asker), d.Owner, msg)
-	if q.To != "" {
-		line = fmt.Sprintf("%s, for %s, asks the group %s: %s", firstLine(q.Asker), d.Owner, q.To, msg)
+	if q.Routed() {
+		line = fmt.Sprintf("%s, for %s, asks %s: %s", firstLine(q.Asker), d.Owner, q.Audience().Words(), msg)
 	}
 	if d.Reason == "escalated" {
 		line = "Still waiting, now for you too: " + line
