@@ -3,7 +3,6 @@ package oidctest
 import (
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -94,81 +93,6 @@ func randomID() string {
 	return hex.EncodeToString(b)
 }
 
-// ---- keys ----
-
-type rsaKey struct {
-	id  string
-	key *rsa.PrivateKey
-}
-
-func newRSAKey() (*rsaKey, error) {
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	return &rsaKey{id: randomID(), key: k}, nil
-}
-
-// op.SigningKey
-type signingKey struct{ *rsaKey }
-
-func (k signingKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k signingKey) Key() any                                    { return k.key }
-func (k signingKey) ID() string                                  { return k.id }
-
-// op.Key (public half, for the JWKS)
-type publicKey struct{ *rsaKey }
-
-func (k publicKey) ID() string                         { return k.id }
-func (k publicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k publicKey) Use() string                        { return "sig" }
-func (k publicKey) Key() any                           { return &k.key.PublicKey }
-
-func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return signingKey{s.keys[len(s.keys)-1]}, nil
-}
-
-func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{jose.RS256}, nil
-}
-
-func (s *storage) KeySet(context.Context) ([]op.Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	keys := make([]op.Key, 0, len(s.keys))
-	for _, k := range s.keys {
-		keys = append(keys, publicKey{k})
-	}
-	return keys, nil
-}
-
-func (s *storage) rotateKey(keepOld bool) (string, error) {
-	k, err := newRSAKey() // outside the lock: this takes a while
-	if err != nil {
-		return "", err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if keepOld {
-		s.keys = append(s.keys, k)
-	} else {
-		s.keys = []*rsaKey{k}
-	}
-	return k.id, nil
-}
-
-func (s *storage) keyIDs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, len(s.keys))
-	for i, k := range s.keys {
-		ids[i] = k.id
-	}
-	return ids
-}
-
 // ---- runtime controls ----
 
 func (s *storage) setUserGroups(username string, groups []string) error {
@@ -239,111 +163,6 @@ func (s *storage) authRequestExists(id string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.authRequests[id]
 	return ok
-}
-
-// ---- auth requests and codes ----
-
-type authRequest struct {
-	id            string
-	clientID      string
-	redirectURI   string
-	state         string
-	nonce         string
-	scopes        []string
-	responseType  oidc.ResponseType
-	responseMode  oidc.ResponseMode
-	codeChallenge *oidc.CodeChallenge
-
-	subject  string
-	authTime time.Time
-	done     bool
-}
-
-var _ op.AuthRequest = (*authRequest)(nil)
-
-func (a *authRequest) GetID() string                         { return a.id }
-func (a *authRequest) GetACR() string                        { return "" }
-func (a *authRequest) GetAMR() []string                      { return []string{"pwd"} }
-func (a *authRequest) GetAudience() []string                 { return []string{a.clientID} }
-func (a *authRequest) GetAuthTime() time.Time                { return a.authTime }
-func (a *authRequest) GetClientID() string                   { return a.clientID }
-func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge { return a.codeChallenge }
-func (a *authRequest) GetNonce() string                      { return a.nonce }
-func (a *authRequest) GetRedirectURI() string                { return a.redirectURI }
-func (a *authRequest) GetResponseType() oidc.ResponseType    { return a.responseType }
-func (a *authRequest) GetResponseMode() oidc.ResponseMode    { return a.responseMode }
-func (a *authRequest) GetScopes() []string                   { return a.scopes }
-func (a *authRequest) GetState() string                      { return a.state }
-func (a *authRequest) GetSubject() string                    { return a.subject }
-func (a *authRequest) Done() bool                            { return a.done }
-
-func (s *storage) CreateAuthRequest(_ context.Context, r *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
-	if slices.Contains(r.Prompt, oidc.PromptNone) {
-		return nil, oidc.ErrLoginRequired() // no SSO session here: every sign-in shows the form
-	}
-	req := &authRequest{
-		id:           randomID(),
-		clientID:     r.ClientID,
-		redirectURI:  r.RedirectURI,
-		state:        r.State,
-		nonce:        r.Nonce,
-		scopes:       slices.Clone([]string(r.Scopes)),
-		responseType: r.ResponseType,
-		responseMode: r.ResponseMode,
-	}
-	if r.CodeChallenge != "" {
-		req.codeChallenge = &oidc.CodeChallenge{Challenge: r.CodeChallenge, Method: r.CodeChallengeMethod}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.authRequests[req.id] = req
-	return req, nil
-}
-
-func (s *storage) AuthRequestByID(_ context.Context, id string) (op.AuthRequest, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	req, ok := s.authRequests[id]
-	if !ok {
-		return nil, errors.New("auth request not found")
-	}
-	return req, nil
-}
-
-// AuthRequestByCode consumes the code: a second exchange of the same code fails
-// (invalid_grant), even when two exchanges race.
-func (s *storage) AuthRequestByCode(_ context.Context, code string) (op.AuthRequest, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, ok := s.codes[code]
-	if !ok {
-		return nil, errors.New("code invalid or already used")
-	}
-	delete(s.codes, code)
-	req, ok := s.authRequests[id]
-	if !ok {
-		return nil, errors.New("code invalid or already used")
-	}
-	return req, nil
-}
-
-func (s *storage) SaveAuthCode(_ context.Context, id, code string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.codes[code] = id
-	return nil
-}
-
-func (s *storage) DeleteAuthRequest(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.authRequests, id)
-	for code, reqID := range s.codes {
-		if reqID == id {
-			delete(s.codes, code)
-		}
-	}
-	return nil
 }
 
 // ---- tokens ----

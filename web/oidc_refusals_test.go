@@ -1,0 +1,208 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web/oidctest"
+)
+
+func TestOIDC_Refusals(t *testing.T) {
+	op := newOIDCParley(t, "127.0.0.1:0", true)
+	waitFor(t, "the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+	// refused checks a sign-in ended on Parley's page with 400 saying why, nobody signed in,
+	// no account made, and the log saying what was refused.
+	refused := func(t *testing.T, b *oidcBrowser, code int, body string, at *url.URL, want, logged string, accounts int) {
+		t.Helper()
+		if code != http.StatusBadRequest || at.Path != "/auth/oidc/callback" || !strings.Contains(body, want) {
+			t.Errorf("refusal = %d at %s, want 400 saying %q: %s", code, at, want, body)
+		}
+		if b.signedIn() {
+			t.Error("signed in anyway")
+		}
+		if n := op.accounts(t); n != accounts {
+			t.Errorf("%d accounts, want the %d there before", n, accounts)
+		}
+		if !strings.Contains(op.log.String(), logged) {
+			t.Errorf("the log does not say %q", logged)
+		}
+	}
+
+	t.Run("AStateParleyDidNotIssue", func(t *testing.T) {
+		b := op.browser(t)
+		code, body, at := b.get("/auth/oidc/callback?state=made-up&code=whatever")
+		refused(t, b, code, body, at, "not started here", "state: Parley did not start this sign-in", 0)
+	})
+	t.Run("TheCallbackReplayed", func(t *testing.T) {
+		// A real sign-in whose last step is held back: the callback is made twice.
+		b := op.browser(t)
+		_, body, at := b.get("/auth/oidc/login")
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+		m := loginRequestID.FindStringSubmatch(body)
+		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		callback := resp.Header.Get("Location")
+		if !strings.Contains(callback, "/auth/oidc/callback?") {
+			t.Fatalf("the provider sent the browser to %q", callback)
+		}
+		if code, _, at := b.get(callback); code != http.StatusOK || at.Path != "/" {
+			t.Fatalf("the sign-in = %d at %s", code, at)
+		}
+		// Signed out again, the same callback is refused: its state was used.
+		b.post("/logout", url.Values{})
+		code, body, at := b.get(callback)
+		if code != http.StatusBadRequest || !strings.Contains(body, "used already") || b.signedIn() {
+			t.Errorf("a replayed callback = %d at %s, signed in %v", code, at, b.signedIn())
+		}
+	})
+	t.Run("AReplayedCode", func(t *testing.T) {
+		// mallory's code, used once, comes back with a sign-in of her own browser's.
+		b := op.browser(t)
+		code, body, at := b.get("/auth/oidc/login")
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+		m := loginRequestID.FindStringSubmatch(body)
+		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil || code != http.StatusOK {
+			t.Fatal(code, err)
+		}
+		resp.Body.Close()
+		first, _ := url.Parse(resp.Header.Get("Location"))
+		b.get(first.String())
+		b.post("/logout", url.Values{})
+		// A new sign-in's state, with the old code.
+		noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err = noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at = b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", authURL.Query().Get("state"), url.QueryEscape(first.Query().Get("code"))))
+		refused(t, b, code, body, at, "refused the sign-in code", "code exchange", 1)
+	})
+	t.Run("AWrongNonce", func(t *testing.T) {
+		// Parley starts a sign-in; the code that comes back was asked for with another
+		// nonce (the same PKCE challenge, so that only the nonce is wrong).
+		b := op.browser(t)
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		q := authURL.Query()
+		state := q.Get("state")
+		q.Set("nonce", "someone-elses-nonce")
+		q.Set("state", "someone-elses-state")
+		authURL.RawQuery = q.Encode()
+		_, body, at := b.get(authURL.String())
+		m := loginRequestID.FindStringSubmatch(body)
+		noFollow.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
+			if r.URL.Path == "/auth/oidc/callback" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		resp, err = noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at := b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", state, url.QueryEscape(got.Query().Get("code"))))
+		refused(t, b, code, body, at, "belongs to another sign-in", "nonce does not match", 1)
+	})
+	t.Run("AWrongAudience", func(t *testing.T) {
+		op.idp.IssueWrongAudienceOnce("some-other-app")
+		b := op.browser(t)
+		code, body, at := b.signIn("alice", "alice-pw", "/")
+		refused(t, b, code, body, at, "not meant for this Parley", "id token audience", 1)
+	})
+	t.Run("AnExpiredToken", func(t *testing.T) {
+		if err := op.idp.SetIDTokenLifetime("parley", -time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		defer op.idp.SetIDTokenLifetime("parley", 0)
+		b := op.browser(t)
+		code, body, at := b.signIn("alice", "alice-pw", "/")
+		refused(t, b, code, body, at, "had expired", "id token expired", 1)
+	})
+	t.Run("TheProviderSaysNo", func(t *testing.T) {
+		b := op.browser(t)
+		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		code, body, at := b.get("/auth/oidc/callback?error=access_denied&error_description=The+user+cancelled&state=" + authURL.Query().Get("state"))
+		refused(t, b, code, body, at, "did not sign you in: The user cancelled", "provider error: access_denied", 1)
+	})
+	t.Run("ANameTaken", func(t *testing.T) {
+		if _, err := op.db.CreateUser(context.Background(), "bob", "", agent.RoleUser); err != nil {
+			t.Fatal(err)
+		}
+		b := op.browser(t)
+		code, body, _ := b.signIn("bob", "bob-pw", "/")
+		if code != http.StatusConflict || !strings.Contains(body, "is taken") || b.signedIn() {
+			t.Errorf("a name taken = %d, signed in %v: %s", code, b.signedIn(), body)
+		}
+		if n := op.accounts(t); n != 2 {
+			t.Errorf("%d accounts, want mallory's and the bob there before", n)
+		}
+	})
+}
+
+func TestOIDC_ProviderUnreachableAtStart(t *testing.T) {
+	// An address nobody listens on yet: Parley starts, says the provider cannot be reached,
+	// and signs people in once it is there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	op := newOIDCParley(t, addr, false)
+	b := op.browser(t)
+	code, body, _ := b.get("/auth/oidc/login")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach Test IdP") {
+		t.Fatalf("sign-in without the provider = %d: %s", code, body)
+	}
+	if code, body, _ := b.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("healthz = %d %s", code, body)
+	}
+	base := op.URL
+	op.idp = startIdP(t, addr, oidctest.Client{ID: "parley", Secret: "parley-secret", RedirectURIs: []string{base + "/auth/oidc/callback"}})
+	waitFor(t, "Parley to read the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+	if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
+		t.Fatalf("sign-in once the provider is there = %d at %s", code, at)
+	}
+}
