@@ -35,13 +35,7 @@ func (r *Runner) PersonOf(ctx context.Context, u User) (Person, error) {
 	if err != nil {
 		return Person{}, err
 	}
-	p := Person{User: u}
-	for _, g := range gs {
-		if g.IsMember(u.ID) {
-			p.Groups = append(p.Groups, g.Name)
-		}
-	}
-	return p, nil
+	return Person{User: u, Groups: MemberOf(gs, u.ID)}, nil
 }
 
 // MayUse reports whether the person may use the named agent: it is served here, and its

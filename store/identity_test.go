@@ -23,13 +23,7 @@ func memberships(t *testing.T, db *store.DB, userID int64) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, g := range gs {
-		if g.IsMember(userID) {
-			out = append(out, g.Name)
-		}
-	}
-	return out
+	return agent.MemberOf(gs, userID)
 }
 
 func TestDB_SignInIdentity(t *testing.T) {

@@ -87,13 +87,7 @@ func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
 	if err != nil {
 		s.log.Error("groups of", "user", userID, "error", err)
 	}
-	var names []string
-	for _, g := range gs {
-		if g.IsMember(userID) {
-			names = append(names, g.Name)
-		}
-	}
-	return names
+	return agent.MemberOf(gs, userID)
 }
 
 // answerable checks that the signed-in person may resolve question id (see modeFor), and

@@ -46,93 +46,38 @@ func TestOIDC_Refusals(t *testing.T) {
 	t.Run("TheCallbackReplayed", func(t *testing.T) {
 		// A real sign-in whose last step is held back: the callback is made twice.
 		b := op.browser(t)
-		_, body, at := b.get("/auth/oidc/login")
-		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
-			if r.URL.Path == "/auth/oidc/callback" {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		}}
-		m := loginRequestID.FindStringSubmatch(body)
-		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		callback := resp.Header.Get("Location")
-		if !strings.Contains(callback, "/auth/oidc/callback?") {
-			t.Fatalf("the provider sent the browser to %q", callback)
-		}
-		if code, _, at := b.get(callback); code != http.StatusOK || at.Path != "/" {
+		callback := b.held(b.authURL(), "mallory", "mallory-pw")
+		if code, _, at := b.get(callback.String()); code != http.StatusOK || at.Path != "/" {
 			t.Fatalf("the sign-in = %d at %s", code, at)
 		}
 		// Signed out again, the same callback is refused: its state was used.
 		b.post("/logout", url.Values{})
-		code, body, at := b.get(callback)
+		code, body, at := b.get(callback.String())
 		if code != http.StatusBadRequest || !strings.Contains(body, "used already") || b.signedIn() {
 			t.Errorf("a replayed callback = %d at %s, signed in %v", code, at, b.signedIn())
 		}
 	})
 	t.Run("AReplayedCode", func(t *testing.T) {
-		// mallory's code, used once, comes back with a sign-in of her own browser's.
+		// mallory's code, used once, comes back with a new sign-in of her own browser's.
 		b := op.browser(t)
-		code, body, at := b.get("/auth/oidc/login")
-		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
-			if r.URL.Path == "/auth/oidc/callback" {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		}}
-		m := loginRequestID.FindStringSubmatch(body)
-		resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
-		if err != nil || code != http.StatusOK {
-			t.Fatal(code, err)
-		}
-		resp.Body.Close()
-		first, _ := url.Parse(resp.Header.Get("Location"))
+		first := b.held(b.authURL(), "mallory", "mallory-pw")
 		b.get(first.String())
 		b.post("/logout", url.Values{})
-		// A new sign-in's state, with the old code.
-		noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		resp, err = noFollow.Get(op.URL + "/auth/oidc/login")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		authURL, _ := url.Parse(resp.Header.Get("Location"))
-		code, body, at = b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", authURL.Query().Get("state"), url.QueryEscape(first.Query().Get("code"))))
+		state := b.authURL().Query().Get("state")
+		code, body, at := b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", state, url.QueryEscape(first.Query().Get("code"))))
 		refused(t, b, code, body, at, "refused the sign-in code", "code exchange", 1)
 	})
 	t.Run("AWrongNonce", func(t *testing.T) {
 		// Parley starts a sign-in; the code that comes back was asked for with another
 		// nonce (the same PKCE challenge, so that only the nonce is wrong).
 		b := op.browser(t)
-		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		authURL, _ := url.Parse(resp.Header.Get("Location"))
+		authURL := b.authURL()
 		q := authURL.Query()
 		state := q.Get("state")
 		q.Set("nonce", "someone-elses-nonce")
 		q.Set("state", "someone-elses-state")
 		authURL.RawQuery = q.Encode()
-		_, body, at := b.get(authURL.String())
-		m := loginRequestID.FindStringSubmatch(body)
-		noFollow.CheckRedirect = func(r *http.Request, _ []*http.Request) error {
-			if r.URL.Path == "/auth/oidc/callback" {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		}
-		resp, err = noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {"mallory"}, "password": {"mallory-pw"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		got, _ := url.Parse(resp.Header.Get("Location"))
+		got := b.held(authURL, "mallory", "mallory-pw")
 		code, body, at := b.get(fmt.Sprintf("/auth/oidc/callback?state=%s&code=%s", state, url.QueryEscape(got.Query().Get("code"))))
 		refused(t, b, code, body, at, "belongs to another sign-in", "nonce does not match", 1)
 	})
@@ -153,14 +98,7 @@ func TestOIDC_Refusals(t *testing.T) {
 	})
 	t.Run("TheProviderSaysNo", func(t *testing.T) {
 		b := op.browser(t)
-		noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := noFollow.Get(op.URL + "/auth/oidc/login")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		authURL, _ := url.Parse(resp.Header.Get("Location"))
-		code, body, at := b.get("/auth/oidc/callback?error=access_denied&error_description=The+user+cancelled&state=" + authURL.Query().Get("state"))
+		code, body, at := b.get("/auth/oidc/callback?error=access_denied&error_description=The+user+cancelled&state=" + b.authURL().Query().Get("state"))
 		refused(t, b, code, body, at, "did not sign you in: The user cancelled", "provider error: access_denied", 1)
 	})
 	t.Run("ANameTaken", func(t *testing.T) {

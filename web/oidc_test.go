@@ -160,6 +160,50 @@ func (b *oidcBrowser) login(loginPage *url.URL, body, user, password string) (in
 	return b.post(loginPage.Scheme+"://"+loginPage.Host+"/login", form)
 }
 
+// authURL starts a sign-in at Parley and returns where it sends the browser: the
+// provider's authorization URL, with the sign-in's state, nonce and PKCE challenge.
+func (b *oidcBrowser) authURL() *url.URL {
+	b.t.Helper()
+	noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(b.base + "/auth/oidc/login")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	resp.Body.Close()
+	u, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || u.Host == "" {
+		b.t.Fatalf("Parley's sign-in sends the browser to %q", resp.Header.Get("Location"))
+	}
+	return u
+}
+
+// held goes to the provider's authorization URL, signs in there, and returns where the
+// provider sends the browser back (Parley's callback), without going there.
+func (b *oidcBrowser) held(authURL *url.URL, user, password string) *url.URL {
+	b.t.Helper()
+	_, body, at := b.get(authURL.String())
+	m := loginRequestID.FindStringSubmatch(body)
+	if m == nil {
+		b.t.Fatalf("no login form at %s", at)
+	}
+	noFollow := &http.Client{Jar: b.client.Jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+		if r.URL.Path == "/auth/oidc/callback" {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+	resp, err := noFollow.PostForm(at.Scheme+"://"+at.Host+"/login", url.Values{"id": {m[1]}, "username": {user}, "password": {password}})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	resp.Body.Close()
+	callback, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || callback.Path != "/auth/oidc/callback" {
+		b.t.Fatalf("the provider sends the browser to %q", resp.Header.Get("Location"))
+	}
+	return callback
+}
+
 // signIn goes to Parley's sign-in, through the provider's login page, and back.
 func (b *oidcBrowser) signIn(user, password, next string) (int, string, *url.URL) {
 	b.t.Helper()
@@ -198,13 +242,7 @@ func memberOf(t *testing.T, db *store.DB, userID int64) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, g := range gs {
-		if g.IsMember(userID) {
-			out = append(out, g.Name)
-		}
-	}
-	return out
+	return agent.MemberOf(gs, userID)
 }
 
 func (op *oidcParley) accounts(t *testing.T) int {
