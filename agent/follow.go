@@ -49,6 +49,9 @@ func (f *Follower) CatchUp(ctx context.Context, log EventLog, t *Tail, r Reader)
 				if err := f.readLog(ctx, log, t, r); err != nil {
 					return err
 				}
+				if t.Cur.Event > u.Message.After {
+					continue // the log went further, maybe past the message's end: ask the hub again
+				}
 			}
 			return r.Live(u.Message)
 		}

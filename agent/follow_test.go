@@ -71,3 +71,59 @@ func TestCatchUp_TextAfterTheEventsBeforeItsStep(t *testing.T) {
 		t.Errorf("then handed %s, want only the text", got)
 	}
 }
+
+// An event is committed before the hub hears it, so a reader can have from the log the end
+// of a message the hub still holds open: it gets no live text of it, which would show the
+// message a second time, unfinished. Its text waits until the hub hears that far.
+func TestCatchUp_NoTextOfAMessageItsEventsEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// followFirst: the reader follows before the hub hears event 1, which holds the
+		// conversation's events from there on; else after, and it reads the log first.
+		followFirst bool
+		cur         int64 // the reader's cursor: 3 for a page drawn from the log after the end
+		want        string
+	}{
+		{"APageDrawnFromTheLog", true, 3, ""},
+		{"AReaderTheHubDoesNotGoBackFarEnoughFor", false, 0, "event 1, event 2, event 3"},
+		{"AReaderThatLacksTheEventsBeforeTheStep", true, 1, "event 2, event 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &memLog{{ID: 1, ConversationID: 1, Kind: EventUserMessage}}
+			h := NewHub()
+			var f *Follower
+			if tc.followFirst {
+				f = h.Follow(1)
+				defer f.Close()
+				f.Synced(0)
+			}
+			h.Publish(*log)
+			// The step began after event 2 (heard late when it runs on another instance); its
+			// message ended: event 3 is committed, and the hub has not heard it yet.
+			h.RunWriter(1, 1, 2, "2-1", "Bot").Write("Hello")
+			*log = append(*log, Event{ID: 2, ConversationID: 1, Kind: EventRunState, State: StateRunning},
+				Event{ID: 3, ConversationID: 1, Kind: EventAgentMessage, MessageID: "2-1", Text: "Hello"})
+			if !tc.followFirst {
+				f = h.Follow(1)
+				defer f.Close()
+			}
+			tail := Tail{Cur: Cursor{Event: tc.cur}}
+			r := &seen{t: &tail}
+			if err := f.CatchUp(context.Background(), log, &tail, r); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(r.got, ", "); got != tc.want {
+				t.Errorf("handed %q, want %q", got, tc.want)
+			}
+			// Heard, the events end the message: nothing more.
+			r.got = nil
+			h.Publish((*log)[1:])
+			if err := f.CatchUp(context.Background(), log, &tail, r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.got) != 0 {
+				t.Errorf("then handed %v, want nothing", r.got)
+			}
+		})
+	}
+}

@@ -22,6 +22,10 @@ type Hub struct {
 	maxEvents, maxBytes int
 	// deltas counts the pieces of text written (see Deltas).
 	deltas atomic.Uint64
+	// heard is the last event published (ids grow in commit order). The log can be ahead of
+	// it, an event being committed before it is published: a follower with events the hub
+	// has not heard may have the end of the message being written (see Since).
+	heard atomic.Int64
 }
 
 // liveConversation is what the hub holds of one conversation while someone follows it or
@@ -153,6 +157,7 @@ func (h *Hub) Publish(events []Event) {
 	for _, ev := range events {
 		c := h.convs[ev.ConversationID]
 		if c == nil {
+			h.heard.Store(ev.ID)
 			continue
 		}
 		c.mu.Lock()
@@ -162,6 +167,7 @@ func (h *Hub) Publish(events []Event) {
 			// The message is finished, or its step ended: its text is in the log now.
 			c.closed, c.open = c.open.id, nil
 		}
+		h.heard.Store(ev.ID) // with the message it ended closed, before its followers wake
 		c.wake()
 		if len(c.followers) == 0 && c.open == nil {
 			delete(h.convs, ev.ConversationID)
@@ -314,7 +320,11 @@ func (f *Follower) Since(cur Cursor, evs []Event, text []byte) (u Update, ok boo
 	}
 	u.Events = append(evs, c.events[i:]...)
 	u.Message.Text = text
-	if m := c.open; m != nil {
+	// A cursor past the events the hub has heard comes from the log (a page drawn from it, a
+	// catch-up that read it), which can already hold the end of the message still open
+	// here: its text waits until the hub hears that far. Events up to the message's after
+	// were committed before it began, and did not end it.
+	if m := c.open; m != nil && cur.Event <= max(f.h.heard.Load(), m.after) {
 		u.Message.ID, u.Message.Author, u.Message.After = m.id, m.author, m.after
 		if m.id == cur.Message && cur.Bytes > 0 && cur.Bytes <= len(m.text) {
 			u.Message.From = cur.Bytes

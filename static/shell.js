@@ -234,8 +234,10 @@ document.addEventListener('datastar-fetch', (e) => {
   if (!msg) return
   const who = msg.querySelector('.who')
   if (who && !who.querySelector('time')) {
+    // The end says when the message was finished, as a page drawn again shows it.
+    const at = new Date(a.e)
     const t = document.createElement('time')
-    t.setAttribute('datetime', new Date().toISOString())
+    t.setAttribute('datetime', (isNaN(at) ? new Date() : at).toISOString())
     t.dataset.time = 'short'
     who.querySelector('.author')?.after(t)
     showTime(t)

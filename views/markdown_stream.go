@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -51,6 +52,9 @@ type MarkdownPatch struct {
 	OpenHTML string
 	// End: the message is finished.
 	End bool
+	// At, on the end, is when the message was finished (as the page drawn again shows it):
+	// the streamed message gets that time, not the browser's.
+	At time.Time
 	// Len is the length of the text so far, in bytes.
 	Len int
 }

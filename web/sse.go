@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/views"
 )
@@ -124,7 +125,9 @@ func (s *sseWriter) markdown(p views.MarkdownPatch, id string, withLen bool) {
 	if p.Open {
 		s.data("o", p.OpenHTML)
 	}
-	if p.End {
+	if p.End && !p.At.IsZero() {
+		s.data("e", p.At.UTC().Format(time.RFC3339Nano))
+	} else if p.End {
 		s.data("e", "1")
 	}
 	if withLen && (p.Append == "" || p.Splice || p.Freeze || p.Blocks != "" || p.Open || p.End) {

@@ -450,7 +450,9 @@ func (ls *liveStream) finished(ev agent.Event) error {
 		if rest := ev.Text[md.Len():]; rest != "" {
 			ls.w.markdown(md.Write(rest), "", ls.withLen)
 		}
-		ls.w.markdown(md.End(), ls.id(), ls.withLen)
+		end := md.End()
+		end.At = ev.At
+		ls.w.markdown(end, ls.id(), ls.withLen)
 	case growing:
 		ls.patch(views.AgentMessage(it), "", "", ls.id())
 	default:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,6 +203,78 @@ func TestStream_ReconnectBeforeTheMessage(t *testing.T) {
 	}
 	if !strings.HasPrefix(g.html(), "<p>Here is") {
 		t.Errorf("the page got %q", g.html())
+	}
+}
+
+// The end of a message is committed before the hub hears it. A page drawn in between shows
+// the finished message, and its stream adds nothing of it: not the text the hub still holds
+// as live, a second copy of the message that would stay unfinished.
+func TestStream_APageDrawnBeforeTheHubHeardTheMessageEnd(t *testing.T) {
+	db := newDB(t)
+	finish := make(chan struct{})
+	a := &scripted{name: "writer", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		for _, p := range reply {
+			if err := out.Text(p); err != nil {
+				return err
+			}
+		}
+		if err := out.EndMessage(); err != nil {
+			return err
+		}
+		<-finish
+		return nil
+	}}
+	r := runnerFor(db, a)
+	ts := newTestServerFrom(t, db, startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: r, Heartbeat: time.Hour}))
+	// The hub hears the finished message when the test says so (as the runner's observer does).
+	ended, hear := make(chan struct{}), make(chan struct{})
+	db.Observe(func(evs []agent.Event) {
+		for _, ev := range evs {
+			if ev.Kind == agent.EventAgentMessage {
+				close(ended)
+				<-hear
+			}
+		}
+		r.Hub().Publish(evs)
+		r.Watch().Publish(evs)
+	})
+	path := ts.start(t, "writer", "plan")
+	<-ended
+	_, page := ts.get(t, path)
+	after := regexp.MustCompile(`stream\?after=(\d+)`).FindStringSubmatch(page)
+	if after == nil || !strings.Contains(page, "<strong>the plan</strong>") {
+		t.Fatalf("the page lacks the finished message or its stream:\n%s", page)
+	}
+	s := ts.open(t, path+"/stream?after="+after[1], "")
+	evs := []sseEvent{s.next()} // sent once the stream caught up, the hub not having heard the end
+	close(hear)
+	close(finish)
+	id := convID(t, path)
+	ts.waitState(t, id, agent.StateDone)
+	log, _ := db.Events(context.Background(), id, 0)
+	last := strconv.FormatInt(log[len(log)-1].ID, 10)
+	upToLast := func(ev sseEvent) bool { e, _, _ := strings.Cut(ev.ID, "/"); return e == last }
+	if !upToLast(evs[0]) {
+		evs = append(evs, s.until(nil, upToLast)...)
+	}
+	for _, ev := range evs {
+		if ev.Event == "datastar" || strings.Contains(ev.data(), "msg agent") {
+			t.Errorf("the stream adds to the page the message it has: %s %q", ev.Event, ev.data())
+		}
+	}
+}
+
+// The page's scripts that apply the stream's events run before Datastar, which opens the
+// stream: on a first visit to a busy server, app.js could otherwise arrive after the text of
+// the message being written, which nothing then applies (the message ends empty).
+func TestStream_ThePageCanApplyItBeforeDatastarOpensIt(t *testing.T) {
+	ts := newTestServer(t, newDB(t), gatedAgent(nil, nil))
+	_, page := ts.get(t, ts.start(t, "gated", "plan"))
+	ds := strings.Index(page, "/static/datastar.js")
+	for _, js := range []string{"/static/app.js", "/static/shell.js"} {
+		if i := strings.Index(page, js); i < 0 || ds < 0 || i > ds {
+			t.Errorf("%s comes at %d, datastar.js at %d: want it before", js, i, ds)
+		}
 	}
 }
 

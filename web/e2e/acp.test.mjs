@@ -29,6 +29,7 @@ backend = "acp"
 command = "node"
 args = [${JSON.stringify(join(root, 'agent', 'acp', 'testdata', 'agent.mjs'))}]
 cwd = ${JSON.stringify(work)}
+access = ["everyone"]   # a coding agent is staff's until its access is set
 ${extra}
 `)
   const parley = await startParley({ db: tempDB(), auth: 'proxy', env: { PARLEY_CONFIG: config, PARLEY_TRUSTED_PROXIES: '127.0.0.1' } })
