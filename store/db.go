@@ -71,7 +71,7 @@ type DB struct {
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
 type statements struct {
-	insertEvent, touch, insertDrafts, deleteDrafts *sql.Stmt
+	insertEvent, touch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
 }
 
 func (db *DB) prepare(ctx context.Context) error {
@@ -85,6 +85,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
 		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
+		{&db.stmt.authChanges, `SELECT n FROM auth_changes`},
 	} {
 		st, err := db.write.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -347,7 +348,7 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 	if !db.pg {
 		// Read in the transaction, after the writer's lock is taken: a change of access
 		// another process committed before it is seen here, before this one's events show.
-		if err := tx.QueryRowContext(ctx, `SELECT n FROM auth_changes`).Scan(&db.authNow); err != nil {
+		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&db.authNow); err != nil {
 			return storageError(err)
 		}
 	}
