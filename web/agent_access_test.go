@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,4 +294,47 @@ func command(t *testing.T, path string) *store.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// A sign-in proxy's groups header syncs the person's groups as a provider's claim does:
+// comma-separated or a line each (oauth2-proxy), joined and left as it changes, and with
+// them the agents they may use.
+func TestProxyGroupsHeader(t *testing.T) {
+	auth := web.AuthOptions{Mode: web.AuthProxy, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, ProxyGroupsHeader: "X-Forwarded-Groups"}
+	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour, Auth: auth}, accessPolicies, accessAgents()...)
+	get := func(groups ...string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, as.URL+"/", nil)
+		req.Header.Set("Remote-User", "dana")
+		for _, g := range groups {
+			req.Header.Add("X-Forwarded-Groups", g)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	dana := func() []string {
+		u, _, err := as.db.UserByName(context.Background(), "dana")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return memberOf(t, as.db, u.ID)
+	}
+	if page := get("ops, dev"); !strings.Contains(page, `value="deploy"`) || !slices.Equal(dana(), []string{"dev", "ops"}) {
+		t.Fatalf("with ops and dev: groups %q, deploy offered %v", dana(), strings.Contains(page, `value="deploy"`))
+	}
+	if page := get("dev", "/data science"); strings.Contains(page, `value="deploy"`) || !slices.Equal(dana(), []string{"data-science", "dev"}) {
+		t.Fatalf("after leaving ops: groups %q, deploy offered %v", dana(), strings.Contains(page, `value="deploy"`))
+	}
+	g, err := as.db.Group(context.Background(), "dev")
+	if err != nil || g.Source != agent.SourceProxy {
+		t.Errorf("dev comes from %q, %v; want the proxy", g.Source, err)
+	}
+	if get(); len(dana()) != 0 {
+		t.Errorf("no groups header: still in %q", dana())
+	}
 }
