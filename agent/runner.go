@@ -240,7 +240,7 @@ func (r *Runner) Send(ctx context.Context, conversationID int64, m Message) (Sen
 	if err := checkMessage(m); err != nil {
 		return Sent{}, err
 	}
-	if err := r.mayContinue(ctx, conversationID, m.UserID); err != nil {
+	if err := r.mayContinue(ctx, conversationID); err != nil {
 		return Sent{}, err
 	}
 	var sent Sent

@@ -91,9 +91,9 @@ func LostAgent(title string) error {
 	return Errorf(EFORBIDDEN, "You may no longer use %s, so this conversation is read-only: you can still read it and answer its questions.", title)
 }
 
-// mayContinue checks that the account may still use the agent of the conversation, before
-// a message of theirs starts new work in it (LostAgent when not).
-func (r *Runner) mayContinue(ctx context.Context, conversationID, userID int64) error {
+// mayContinue checks that the conversation's owner may still use its agent, before a
+// message starts new work in it (LostAgent when not): only its owner writes in it.
+func (r *Runner) mayContinue(ctx context.Context, conversationID int64) error {
 	c, err := r.ledger.Conversation(ctx, conversationID)
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (r *Runner) mayContinue(ctx context.Context, conversationID, userID int64) 
 	if c.Agent == InboundAgent || r.Policy(c.Agent).Access.Open() {
 		return nil
 	}
-	p, err := r.Person(ctx, userID)
+	p, err := r.Person(ctx, c.UserID)
 	if err != nil {
 		return fmt.Errorf("who writes: %w", err)
 	}

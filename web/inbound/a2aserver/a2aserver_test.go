@@ -440,6 +440,13 @@ func TestA2AServer_OnlyAgentsA2AClientsMayUse(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("message/send to %s = %d, want %d", name, resp.StatusCode, want)
 		}
+		if want == 200 {
+			// Served, it works as any agent does: the asker asks.
+			evs := stream(t, a2aClient(t, ts.URL, name), a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "Plan it"}))
+			if st := lastStatus(t, evs); st.Status.State != a2a.TaskStateInputRequired {
+				t.Errorf("%s over A2A ended %s: %+v", name, st.Status.State, st.Status.Message)
+			}
+		}
 	}
 	// The default card is the default agent's: not there for A2A clients.
 	if resp, err := http.Get(ts.URL + "/.well-known/agent-card.json"); err != nil || resp.StatusCode != 404 {

@@ -61,7 +61,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return err
 	}
 	if fresh {
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
 			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 	} else if done, err := x.reply(ctx, rc, q, convID, text, values, files); done || err != nil {
@@ -100,7 +100,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return true, err
 	}
 	if len(pending) == 0 {
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
@@ -126,7 +126,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 	}
 	if len(values) == 0 && len(answerFiles) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
 			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
 		}
 		return false, nil
