@@ -181,11 +181,12 @@ func TestCheckAnswerer(t *testing.T) {
 		{"AMemberApproves", approval, agent.Actor{Name: "bob"}, ""},
 		{"TheAskerNeverApproves", approval, agent.Actor{Name: "Ann"}, "asked on your behalf: the group ops approves it"},
 		{"TheAskerNeverAnswers", question, agent.Actor{Name: "ann"}, "bob answers it, not you"},
+		{"TheAskerByAnotherName", approval, agent.Actor{Name: "a2a client", UserID: 7}, "asked on your behalf"},
 		{"NobodyOnAnothersBehalf", approval, agent.Actor{Name: "carol", OnBehalfOf: "ann"}, "on another's behalf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := agent.CheckAnswerer(tt.q, "ann", tt.by)
+			err := agent.CheckAnswerer(tt.q, agent.User{ID: 7, Name: "ann"}, tt.by)
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("error %v, want %q", err, tt.wantErr)
 			}

@@ -46,6 +46,18 @@ func (g Group) role(userID int64) GroupRole {
 	return ""
 }
 
+// MembersBesides counts the members but the person: who may answer what they ask the
+// group, since whoever asks does not answer their own question.
+func (g Group) MembersBesides(userID int64) int {
+	n := 0
+	for _, m := range g.Members {
+		if m.Role == RoleMember && m.UserID != userID {
+			n++
+		}
+	}
+	return n
+}
+
 // IsMember reports whether the person gets the group's questions.
 func (g Group) IsMember(userID int64) bool { return g.role(userID) == RoleMember }
 

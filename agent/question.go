@@ -254,7 +254,10 @@ type Resolution struct {
 // Actor is who resolves a question: its person, or a staff member on the person's behalf
 // (OnBehalfOf names the person; the ledger audits it).
 type Actor struct {
-	Name       string
+	Name string
+	// UserID is the actor's account, when known: it tells the owner of a conversation
+	// from others whatever name a page or a protocol gives them.
+	UserID     int64
 	OnBehalfOf string
 	// Via is the access token the person acts through ("token laptop"), empty in a browser.
 	Via string
@@ -272,20 +275,22 @@ func (q Question) Routed() bool { return q.To != "" || q.ToPerson != "" }
 // Audience is whom a routed question is for (zero: the conversation's owner).
 func (q Question) Audience() Audience { return Audience{Group: q.To, Person: q.ToPerson} }
 
-// CheckAnswerer decides whether by may resolve question q of a conversation owned by owner,
+// CheckAnswerer decides whether by may resolve question q of a conversation owned by owner
+// (its account: by id, else by name),
 // as far as the question itself says: a routed question (a group's, an agent's approvers')
 // is never resolved by the person on whose behalf it was asked, even as a member, and never
 // by staff on anyone's behalf. Whether by is among whom it is for is the caller's to know.
-func CheckAnswerer(q Question, owner string, by Actor) error {
+func CheckAnswerer(q Question, owner User, by Actor) error {
 	if !q.Routed() {
 		return nil
 	}
+	asker := by.UserID != 0 && by.UserID == owner.ID || owner.Name != "" && strings.EqualFold(by.Name, owner.Name)
 	switch {
 	case by.OnBehalfOf != "":
 		return Errorf(EFORBIDDEN, "This question is for %s: nobody answers it on another's behalf.", q.Audience().Words())
-	case owner != "" && strings.EqualFold(by.Name, owner) && q.Type == RequestApproval:
+	case asker && q.Type == RequestApproval:
 		return Errorf(EFORBIDDEN, "This approval was asked on your behalf: %s approves it, not you.", q.Audience().Words())
-	case owner != "" && strings.EqualFold(by.Name, owner):
+	case asker:
 		return Errorf(EFORBIDDEN, "This question was asked on your behalf: %s answers it, not you.", q.Audience().Words())
 	}
 	return nil

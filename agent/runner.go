@@ -275,6 +275,9 @@ func (r *Runner) interrupting(ctx context.Context, conversationID int64, stop bo
 
 // SendQueued sends the person's queued messages now, stopping the reply being written.
 func (r *Runner) SendQueued(ctx context.Context, conversationID int64) error {
+	if err := r.mayContinue(ctx, conversationID); err != nil {
+		return err
+	}
 	var step int64
 	err := r.interrupting(ctx, conversationID, true, func() (err error) {
 		step, err = r.ledger.SendQueued(ctx, conversationID)
@@ -289,6 +292,9 @@ func (r *Runner) SendQueued(ctx context.Context, conversationID int64) error {
 // Regenerate has the agent answer the person's last message again, in a new version of the
 // conversation (the reply being written, if any, is stopped first). It returns the version.
 func (r *Runner) Regenerate(ctx context.Context, conversationID int64, by, nonce string) (int64, error) {
+	if err := r.mayContinue(ctx, conversationID); err != nil {
+		return 0, err
+	}
 	return r.startVersion(ctx, conversationID, func() (int64, int64, error) {
 		return r.ledger.Regenerate(ctx, conversationID, by, nonce)
 	})
@@ -303,6 +309,9 @@ func (r *Runner) Edit(ctx context.Context, conversationID, messageID int64, m Me
 	}
 	if len(trimSpace(m.Text)) == 0 {
 		return 0, Errorf(EINVALID, "Write the message first.")
+	}
+	if err := r.mayContinue(ctx, conversationID); err != nil {
+		return 0, err
 	}
 	return r.startVersion(ctx, conversationID, func() (int64, int64, error) {
 		return r.ledger.Edit(ctx, conversationID, messageID, m)
@@ -363,6 +372,9 @@ func (r *Runner) StopReply(ctx context.Context, conversationID int64) bool {
 
 // Retry runs a failed, interrupted or stopped conversation's agent again.
 func (r *Runner) Retry(ctx context.Context, conversationID int64) error {
+	if err := r.mayContinue(ctx, conversationID); err != nil {
+		return err
+	}
 	if _, err := r.settleNow(ctx, conversationID); err != nil {
 		return err
 	}
@@ -420,7 +432,12 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 	var out *StepOutput
 	if !ok {
 		err = fmt.Errorf("agent %q is not configured on this server", conv.Agent)
-	} else {
+	} else if in.Trigger != TriggerResume {
+		// New work (a message, one queued before, a Retry) starts only while the owner may
+		// use the agent; an answer's resume goes on.
+		err = r.mayContinue(bg, conv.ID)
+	}
+	if ok && err == nil {
 		in.Person = conv.Owner
 		sink := &stepSink{r: r, ctx: bg, in: in, agent: conv.Agent}
 		out = NewStepOutput(in, a.Info().Title, sink)

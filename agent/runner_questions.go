@@ -107,7 +107,7 @@ func (r *Runner) checkAnswerer(ctx context.Context, q QuestionRecord, by Actor) 
 	if err != nil {
 		return err
 	}
-	return CheckAnswerer(q.Question, c.Owner, by)
+	return CheckAnswerer(q.Question, User{ID: c.UserID, Name: c.Owner}, by)
 }
 
 // rejects reports whether the answer picks an option that refuses, on a Choice question:

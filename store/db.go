@@ -48,7 +48,7 @@ type DB struct {
 	// On SQLite: the count of auth changes (see AuthChanges) as the last write transaction
 	// read it, and as the one under way reads it. Another process (parley user, parley group)
 	// changes access in a transaction of its own; the next write here sees it, and tells
-	// onAuth before the events it commits are observed.
+	// onAuth before its own events can be read.
 	authSeen, authNow int64
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
@@ -315,12 +315,7 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	if err != nil {
 		return err
 	}
-	if !db.pg && db.authNow != db.authSeen {
-		db.authSeen = db.authNow
-		if fn := db.authChanged(); fn != nil {
-			fn() // before the events: a stream whose access went gets none of them
-		}
-	}
+
 	// On PostgreSQL the observer takes every instance's events from the notifications.
 	if db.observe != nil && len(db.committed) > 0 && !db.pg {
 		db.observe(db.committed)
@@ -350,6 +345,15 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 		// another process committed before it is seen here, before this one's events show.
 		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&db.authNow); err != nil {
 			return storageError(err)
+		}
+		if db.authNow != db.authSeen {
+			db.authSeen = db.authNow
+			// Before the commit: whoever can read this transaction's events (a stream
+			// catching up from the log, the hub) finds the change of access told first. A
+			// commit that fails after it has only made the streams check again.
+			if fn := db.authChanged(); fn != nil {
+				fn()
+			}
 		}
 	}
 	if db.pg && len(db.committed) > 0 {

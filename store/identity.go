@@ -129,7 +129,7 @@ func (db *DB) SignInIdentity(ctx context.Context, id agent.Identity, source stri
 
 // SyncGroups makes the person's memberships of source exactly the groups named (made as
 // groups of source where they do not exist): the groups a sign-in proxy says they are in.
-// Staff's memberships are left alone. It returns the groups joined and left; each is in the
+// What staff gave them (a membership, or a group's asker role) is left as it is. It returns the groups joined and left; each is in the
 // audit log, as from who.
 func (db *DB) SyncGroups(ctx context.Context, userID int64, source string, groups []string, who string) (joined, left []string, err error) {
 	err = db.tx(ctx, func(tx *sql.Tx) error {
@@ -144,18 +144,18 @@ func (db *DB) SyncGroups(ctx context.Context, userID int64, source string, group
 }
 
 func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source string, groups []string, who string) (joined, left []string, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT g.id, g.name, m.source FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ? AND m.role = 'member'`, u.ID)
+	rows, err := tx.QueryContext(ctx, `SELECT g.id, g.name, m.source, m.role FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ?`, u.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sync groups: %w", err)
 	}
 	type membership struct {
-		id           int64
-		name, source string
+		id                 int64
+		name, source, role string
 	}
 	var have []membership
 	for rows.Next() {
 		var m membership
-		if err := rows.Scan(&m.id, &m.name, &m.source); err != nil {
+		if err := rows.Scan(&m.id, &m.name, &m.source, &m.role); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("sync groups: %w", err)
 		}
@@ -169,7 +169,7 @@ func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source s
 		return slices.ContainsFunc(groups, func(g string) bool { return strings.EqualFold(g, name) })
 	}
 	for _, m := range have {
-		if m.source != source || named(m.name) {
+		if m.source != source || m.role != string(agent.RoleMember) || named(m.name) {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM group_members WHERE group_id = ? AND user_id = ?`, m.id, u.ID); err != nil {
@@ -183,7 +183,7 @@ func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source s
 	now := formatTime(db.Now())
 	for _, name := range groups {
 		if slices.ContainsFunc(have, func(m membership) bool { return strings.EqualFold(m.name, name) }) {
-			continue // a member already: by this source, or by staff's hand
+			continue // in it already: by this source, or by staff's hand (left as staff made it)
 		}
 		id, err := groupID(ctx, tx, name)
 		if agent.ErrorCode(err) == agent.ENOTFOUND {
@@ -196,9 +196,7 @@ func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source s
 		} else if err != nil {
 			return nil, nil, err
 		}
-		// An asker of the group becomes a member: the provider says so.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO group_members (group_id, user_id, role, source) VALUES (?, ?, 'member', ?)
-			ON CONFLICT (group_id, user_id) DO UPDATE SET role = 'member', source = excluded.source`, id, u.ID, source); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO group_members (group_id, user_id, role, source) VALUES (?, ?, 'member', ?)`, id, u.ID, source); err != nil {
 			return nil, nil, fmt.Errorf("sync groups: %w", err)
 		}
 		joined = append(joined, name)

@@ -233,3 +233,41 @@ func TestDB_SessionIDToken(t *testing.T) {
 		t.Errorf("no session's id token = %q", got)
 	}
 }
+
+// What staff gave a person stays as staff made it, whatever the provider says of the group.
+func TestDB_SignInIdentity_StaffsOwnStays(t *testing.T) {
+	db := storetest.New(t)
+	const issuer = "https://id.example"
+	in, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: []string{}}, agent.SourceOIDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AddToGroup(ctx, "release", []string{"eve"}, agent.RoleAsker, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	for _, groups := range [][]string{{"release"}, {}} {
+		if _, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: groups}, agent.SourceOIDC); err != nil {
+			t.Fatal(err)
+		}
+		g, err := db.Group(ctx, "release")
+		if err != nil || len(g.Members) != 1 || g.Members[0].Role != agent.RoleAsker || g.Members[0].Source != "" {
+			t.Fatalf("after a sign-in naming %q: release is %+v, %v; want eve staff's asker still", groups, g.Members, err)
+		}
+	}
+	_ = in
+}
+
+// An approver named in another letter case is found on both stores, in any script.
+func TestDB_AskQuestion_ApproverAnyCase(t *testing.T) {
+	db := storetest.New(t)
+	p := people(t, db, "ann", "émile")
+	q := gate()
+	q.ToPerson = "Émile"
+	rec := askAs(t, db, p["ann"], q)
+	if !rec.Pending() {
+		t.Fatalf("declined at once: %+v", rec.Resolution)
+	}
+	if got, _ := db.QuestionFor(ctx, rec.ID, p["émile"].ID); !got {
+		t.Error("not for émile")
+	}
+}

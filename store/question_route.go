@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/parley-chat/parley/agent"
 )
@@ -86,9 +86,9 @@ func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, owner
 		}
 		return gid, 0, "", nil
 	}
-	err = tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> 'service'`, to.Person).Scan(&userID)
+	userID, err = personNamed(ctx, tx, to.Person)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case agent.ErrorCode(err) == agent.ENOTFOUND:
 		return 0, 0, fmt.Sprintf("Its approver, %s, has no account.", to.Person), nil
 	case err != nil:
 		return 0, 0, "", fmt.Errorf("ask: %w", err)
@@ -113,9 +113,33 @@ func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ow
 		}
 		return &agent.Escalation{After: e.After, To: to.Group, GroupID: id}, ""
 	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> 'service'`, to.Person).Scan(&id); err != nil || id == ownerID {
+	id, err := personNamed(ctx, tx, to.Person)
+	if err != nil || id == ownerID {
 		return nil, fmt.Sprintf("no escalation: %s cannot take it", to.Person)
 	}
 	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, ""
+}
+
+// personNamed finds a person's account by a name an operator wrote, letter case aside (any
+// script: as access lists compare names), ENOTFOUND when there is none.
+func personNamed(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE (name = ? OR name_key = ?) AND role <> 'service'`, name, agent.NameKey(name))
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
+			return 0, err
+		}
+		if strings.EqualFold(n, name) {
+			return id, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return 0, agent.Errorf(agent.ENOTFOUND, "There is no person named %q.", name)
 }

@@ -113,7 +113,7 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		if err != nil {
 			return rec, m, err
 		}
-		return agent.QuestionRecord{}, m, agent.CheckAnswerer(rec.Question, conv.Owner, agent.Actor{Name: u.Name})
+		return agent.QuestionRecord{}, m, agent.CheckAnswerer(rec.Question, agent.User{ID: conv.UserID, Name: conv.Owner}, agent.Actor{Name: u.Name, UserID: u.ID})
 	}
 	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
 	if err != nil {
@@ -141,7 +141,7 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 // actor is who resolves a question in this request: the signed-in person (on the owner's
 // behalf where mode says so), with the access token they came with, if any.
 func actor(c echo.Context, mode views.Mode) agent.Actor {
-	a := agent.Actor{Name: currentUser(c).Name, OnBehalfOf: mode.OnBehalfOf}
+	a := agent.Actor{Name: currentUser(c).Name, UserID: currentUser(c).ID, OnBehalfOf: mode.OnBehalfOf}
 	if t := currentToken(c); t.ID != 0 {
 		a.Via = t.Via()
 	}

@@ -338,3 +338,55 @@ func TestProxyGroupsHeader(t *testing.T) {
 		t.Errorf("no groups header: still in %q", dana())
 	}
 }
+
+// A message queued while the person could use the agent does not start new work once they
+// cannot: the run says why, and the agent is not run on it.
+func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
+	release := make(chan struct{})
+	slow := &scripted{name: "deploy", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+		if err := out.Text("Working on it. "); err != nil {
+			return err
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return out.Text("Done.")
+	}}
+	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour}, accessPolicies, slow)
+	ctx := context.Background()
+	if _, err := as.db.AddToGroup(ctx, "ops", []string{"ann"}, agent.RoleMember, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	ann := as.signIn(t, "ann")
+	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deploy"}, "text": {"Roll out 1432"}}, nil)
+	conv := h.Get("Location")
+	id := convID(t, conv)
+	as.waitState(t, id, agent.StateRunning)
+	if code, body, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"And then 1433"}}, nil); code != 200 {
+		t.Fatalf("queue a message = %d %s", code, body)
+	}
+	if q, _ := as.db.Queued(ctx, id); len(q) != 1 {
+		t.Fatalf("%d messages queued", len(q))
+	}
+	if err := as.db.RemoveFromGroup(ctx, "ops", []string{"ann"}, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	as.waitState(t, id, agent.StateFailed)
+	if n := len(slow.triggers()); n != 1 {
+		t.Errorf("the agent ran %d steps, want the first alone", n)
+	}
+	c, _ := as.db.Conversation(ctx, id)
+	evs, _ := as.db.Events(ctx, id, 0)
+	why := ""
+	for _, ev := range evs {
+		if ev.Kind == agent.EventRunState && ev.State == agent.StateFailed {
+			why = ev.Error
+		}
+	}
+	if c.State != agent.StateFailed || !strings.Contains(why, "You may no longer use Scripted deploy") {
+		t.Errorf("the queued message's run: %s, %q", c.State, why)
+	}
+}

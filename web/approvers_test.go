@@ -211,3 +211,39 @@ func TestApprovers_NobodyToApprove(t *testing.T) {
 		t.Errorf("the agent was told %q", reply)
 	}
 }
+
+// The approver reads the conversation as it was when the approval was asked, in the
+// version it was asked in: not what its owner wrote or showed since. Its owner opens the
+// question's page too, and is told whom it waits for.
+func TestApprovers_ReadWhatLedToIt(t *testing.T) {
+	policies := map[string]agent.Policy{"deployer": {Approvers: agent.Audience{Person: "bob"}}}
+	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour}, policies, deployer())
+	ann, bob := as.signIn(t, "ann"), as.signIn(t, "bob")
+	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deployer"}, "text": {"Deploy build 1432 to production"}}, nil)
+	conv := h.Get("Location")
+	id := convID(t, conv)
+	as.waitState(t, id, agent.StateWaiting)
+	first := pendingQuestionOf(t, as, id)
+	evs, _ := as.db.Events(context.Background(), id, 0)
+	msg := evs[0].ID
+	if code, body, _ := ann.do(http.MethodPost, fmt.Sprintf("%s/messages/%d/edit", conv, msg), url.Values{"text": {"My private note, for nobody else"}}, nil); code != http.StatusNoContent {
+		t.Fatalf("edit = %d %s", code, body)
+	}
+	var second int64
+	waitFor(t, "the edited version's approval", func() bool {
+		ids, _ := as.db.PendingQuestions(context.Background(), id)
+		if len(ids) == 1 && ids[0] != first {
+			second = ids[0]
+		}
+		return second != 0
+	})
+	code, page := bob.get(fmt.Sprintf("/questions/%d", first))
+	if code != 200 || !strings.Contains(page, "Deploy build 1432 to production") || strings.Contains(page, "My private note") {
+		t.Errorf("bob's page of the first approval = %d: want the message that led to it, not the edit after it", code)
+	}
+	// ann opens it too (a link passed on): no redirect to itself, and it is not hers to give.
+	code, body, hdr := ann.do(http.MethodGet, fmt.Sprintf("/questions/%d", second), nil, nil)
+	if code != 200 || !strings.Contains(body, "it waits for bob to approve") {
+		t.Errorf("ann's question page = %d (to %q)", code, hdr.Get("Location"))
+	}
+}

@@ -23,6 +23,9 @@ type Limits struct {
 	// LoginWindow.
 	LoginAttempts int
 	LoginWindow   time.Duration
+	// ProviderSignIns is how many sign-ins through the identity provider one address may
+	// begin (and come back with) in a minute: each is a write asked by nobody signed in.
+	ProviderSignIns int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -37,6 +40,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.LoginWindow <= 0 {
 		l.LoginWindow = 15 * time.Minute
+	}
+	if l.ProviderSignIns <= 0 {
+		l.ProviderSignIns = 30
 	}
 	return l
 }

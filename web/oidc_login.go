@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,9 @@ const (
 func (s *Server) handleOIDCLogin(c echo.Context) error {
 	if s.oidc == nil {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	}
+	if err := s.allowProviderSignIn(c); err != nil {
+		return err
 	}
 	d, err := s.oidc.ready()
 	if err != nil {
@@ -78,6 +82,9 @@ func (s *Server) handleOIDCCallback(c echo.Context) error {
 	if s.oidc == nil {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
+	if err := s.allowProviderSignIn(c); err != nil {
+		return err
+	}
 	err := s.oidcSignIn(c)
 	var r *refusal
 	if errors.As(err, &r) {
@@ -103,7 +110,8 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 			return err
 		}
 	}
-	if e := q.Get("error"); e != "" {
+	if e := q.Get("error"); e != "" && state != "" {
+		// The provider's own words, only on a sign-in this browser started.
 		why := q.Get("error_description")
 		if why == "" {
 			why = e
@@ -113,20 +121,36 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	if state == "" || q.Get("code") == "" {
 		return &refusal{http.StatusBadRequest, "This is not a sign-in Parley started.", "Start again from Parley's sign-in page.", "callback without state or code"}
 	}
+	// The provider out of reach is no refusal: the sign-in is kept for the browser to come
+	// back with (reload the page), and the page says so.
+	unreachable := func(err error) error {
+		if serr := s.ids.StartLogin(context.WithoutCancel(ctx), l); serr != nil {
+			s.log.Error("sign-in: keep it for another try", "error", serr)
+		}
+		return &refusal{http.StatusServiceUnavailable, fmt.Sprintf("Parley cannot reach %s to finish signing you in.", s.oidc.opts.ProviderName),
+			"Reload this page in a minute to try again.", "provider: " + err.Error()}
+	}
 	d, err := s.oidc.ready()
 	if err != nil {
-		return &refusal{http.StatusServiceUnavailable, fmt.Sprintf("Parley cannot reach %s to finish signing you in.", s.oidc.opts.ProviderName), "Try again in a minute.", "provider: " + err.Error()}
+		return unreachable(err)
 	}
 	tok, err := d.config.Exchange(s.oidc.ctx(ctx), q.Get("code"), oauth2.VerifierOption(l.Verifier))
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
 		return &refusal{http.StatusBadRequest, fmt.Sprintf("%s refused the sign-in code: it may have been used already, or have expired.", s.oidc.opts.ProviderName),
 			"Sign in again.", "code exchange: " + err.Error()}
+	case err != nil:
+		return unreachable(err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		return &refusal{http.StatusBadRequest, fmt.Sprintf("%s sent no ID token.", s.oidc.opts.ProviderName), "The scopes must include openid: tell the operator.", "no id_token in the token response"}
 	}
 	idt, err := d.verifier.Verify(s.oidc.ctx(ctx), raw)
+	if err != nil && strings.Contains(err.Error(), "fetching keys") {
+		return unreachable(err) // the provider's keys could not be read
+	}
 	if err != nil {
 		return badToken(err)
 	}
@@ -153,7 +177,9 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 			"left", strings.Join(in.Left, ","), "role", in.User.Role)
 		s.live.changed() // their open pages draw what is theirs now
 	}
-	c.SetCookie(&http.Cookie{Name: loginCookiePlain, Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	for _, name := range []string{loginCookieSecure, loginCookiePlain} {
+		c.SetCookie(&http.Cookie{Name: name, Path: "/", MaxAge: -1, HttpOnly: true, Secure: name == loginCookieSecure, SameSite: http.SameSiteLaxMode})
+	}
 	if err := s.startSessionWith(c, in.User, raw); err != nil {
 		return err
 	}
@@ -175,6 +201,14 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 			"The operator can name another claim with --oidc-name-claim (email, for Google).", "no " + o.NameClaim + " claim for " + idt.Subject}
 	}
 	id.Name = strings.TrimSpace(id.Name)
+	if o.NameClaim == "email" {
+		// An address names an account only once the provider checked it is the person's.
+		var verified bool
+		if err := json.Unmarshal(claims["email_verified"], &verified); err != nil || !verified {
+			return id, &refusal{http.StatusBadRequest, fmt.Sprintf("%s has not verified your email address, which names your account here.", o.ProviderName),
+				"Verify it there, then sign in again.", "email_verified is not true for " + idt.Subject}
+		}
+	}
 	if err := agent.CheckUserName(id.Name); err != nil {
 		return id, &refusal{http.StatusBadRequest, fmt.Sprintf("Your user name at %s, %q, is not one Parley takes: %s", o.ProviderName, id.Name, agent.ErrorMessage(err)),
 			"The operator can name another claim with --oidc-name-claim.", fmt.Sprintf("name claim %q: %v", id.Name, err)}
@@ -183,10 +217,8 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 	if named {
 		var list []string
 		var one string
-		switch {
-		case json.Unmarshal(raw, &list) == nil:
-		case json.Unmarshal(raw, &one) == nil:
-			list = strings.FieldsFunc(one, func(r rune) bool { return r == ',' || r == ' ' })
+		if json.Unmarshal(raw, &list) != nil && json.Unmarshal(raw, &one) == nil {
+			list = agent.SplitGroups(one)
 		}
 		var refused []string
 		id.Groups, refused = agent.ProviderGroups(list)
@@ -203,7 +235,8 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 	} else {
 		id.Groups = []string{} // none named: the provider's groups are left
 	}
-	if o.StaffGroup != "" {
+	if o.StaffGroup != "" && id.Groups != nil {
+		// Only by groups known: when they are not (the overage), the role stays as it was.
 		staff := false
 		want, _ := agent.ProviderGroups([]string{o.StaffGroup})
 		for _, g := range id.Groups {
@@ -223,4 +256,13 @@ func (s *Server) signInProblem(c echo.Context, r *refusal) error {
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return s.page(c, r.status, views.SignInProblemPage(views.SignInProblemData{Provider: s.oidc.opts.ProviderName, Title: title, Problem: r.problem, Hint: r.hint,
 		Retry: r.status != http.StatusConflict && r.status != http.StatusForbidden}))
+}
+
+// allowProviderSignIn spends one of the address's sign-ins through the provider of the
+// minute (Limits.ProviderSignIns: begun and come back), or says when to try again.
+func (s *Server) allowProviderSignIn(c echo.Context) error {
+	if ok, wait := s.providerSignIns.take("ip:" + addressKey(s.clientIP(c.Request()))); !ok {
+		return tooMany("Too many sign-ins from your address.", wait)
+	}
+	return nil
 }

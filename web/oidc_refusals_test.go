@@ -6,11 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/oidctest"
 )
 
@@ -101,7 +103,34 @@ func TestOIDC_Refusals(t *testing.T) {
 		code, body, at := b.get("/auth/oidc/callback?error=access_denied&error_description=The+user+cancelled&state=" + b.authURL().Query().Get("state"))
 		refused(t, b, code, body, at, "did not sign you in: The user cancelled", "provider error: access_denied", 1)
 	})
+	t.Run("TheProviderSaysNoToASignInNotStartedHere", func(t *testing.T) {
+		// Its words are not shown: anyone could write them into a link.
+		b := op.browser(t)
+		code, body, at := b.get("/auth/oidc/callback?error=x&error_description=Your+account+is+locked.+Call+555-0100")
+		refused(t, b, code, body, at, "not a sign-in Parley started", "callback without state or code", 1)
+		if strings.Contains(body, "555-0100") {
+			t.Error("the page shows words from the link")
+		}
+	})
+	t.Run("TooManyGroupsForTheTokenLeavesStaff", func(t *testing.T) {
+		// Entra ID names no groups past 200, only where to read them: alice stays staff, in
+		// her groups.
+		op.browser(t).signIn("alice", "alice-pw", "/")
+		op.idp.TamperNextIDToken(func(claims map[string]any) {
+			delete(claims, "groups")
+			claims["_claim_names"] = map[string]any{"groups": "src1"}
+			claims["_claim_sources"] = map[string]any{"src1": map[string]any{"endpoint": "https://graph.example/v1.0/users/alice/getMemberObjects"}}
+		})
+		b := op.browser(t)
+		if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" {
+			t.Fatalf("sign-in with the groups elsewhere = %d at %s", code, at)
+		}
+		if u, groups := op.user(t, "alice"); u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
+			t.Errorf("alice is %s in %q, want staff in her groups still", u.Role, groups)
+		}
+	})
 	t.Run("ANameTaken", func(t *testing.T) {
+		before := op.accounts(t)
 		if _, err := op.db.CreateUser(context.Background(), "bob", "", agent.RoleUser); err != nil {
 			t.Fatal(err)
 		}
@@ -110,8 +139,21 @@ func TestOIDC_Refusals(t *testing.T) {
 		if code != http.StatusConflict || !strings.Contains(body, "is taken") || b.signedIn() {
 			t.Errorf("a name taken = %d, signed in %v: %s", code, b.signedIn(), body)
 		}
-		if n := op.accounts(t); n != 2 {
-			t.Errorf("%d accounts, want mallory's and the bob there before", n)
+		if n := op.accounts(t); n != before+1 {
+			t.Errorf("%d accounts, want the %d there before and the bob made by hand", n, before)
+		}
+	})
+	t.Run("TheProviderOutOfReachAtTheCallback", func(t *testing.T) {
+		// The provider goes between the sign-in and its way back: a 503 that says so, not a
+		// refusal, and the sign-in is kept for another try.
+		b := op.browser(t)
+		callback := b.held(b.authURL(), "alice", "alice-pw")
+		op.idp.Close()
+		for range 2 {
+			code, body, _ := b.get(callback.String())
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach Test IdP") {
+				t.Fatalf("the callback with the provider gone = %d: %s", code, body)
+			}
 		}
 	})
 }
@@ -143,4 +185,22 @@ func TestOIDC_ProviderUnreachableAtStart(t *testing.T) {
 	if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
 		t.Fatalf("sign-in once the provider is there = %d at %s", code, at)
 	}
+}
+
+// With the email as the account's name, the provider must have verified it.
+func TestOIDC_AnEmailNamesAnAccountOnceVerified(t *testing.T) {
+	op := newOIDCParleyWith(t, "127.0.0.1:0", true, func(o *web.OIDCOptions) { o.NameClaim = "email" })
+	waitFor(t, "the provider's discovery document", func() bool {
+		code, _, _ := op.browser(t).get("/auth/oidc/login")
+		return code == http.StatusOK
+	})
+	op.idp.TamperNextIDToken(func(claims map[string]any) { claims["email_verified"] = false })
+	b := op.browser(t)
+	if code, body, _ := b.signIn("bob", "bob-pw", "/"); code != http.StatusBadRequest || !strings.Contains(body, "has not verified your email address") || b.signedIn() {
+		t.Errorf("an unverified address = %d, signed in %v", code, b.signedIn())
+	}
+	if code, _, _ := b.signIn("bob", "bob-pw", "/"); code != http.StatusOK || !b.signedIn() {
+		t.Fatalf("a verified address = %d", code)
+	}
+	op.user(t, "bob@example.test")
 }

@@ -61,6 +61,12 @@ var idpUsers = []oidctest.User{
 // here when idpAddr is ""), with staff from the group parley-staff.
 func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...agent.Agent) *oidcParley {
 	t.Helper()
+	return newOIDCParleyWith(t, idpAddr, withIdP, nil, agents...)
+}
+
+// newOIDCParleyWith is newOIDCParley with its identity provider's settings changed.
+func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*web.OIDCOptions), agents ...agent.Agent) *oidcParley {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -76,10 +82,15 @@ func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...agent.A
 	}
 	db := newDB(t)
 	opts := web.NewServerOptions{DB: db, Runner: runnerFor(db, agents...), Heartbeat: time.Hour,
-		Logger:  slog.New(slog.NewTextHandler(op.log, nil)),
-		Notify:  web.NotifyOptions{PublicURL: base},
-		Auth:    web.AuthOptions{Mode: web.AuthOIDC, OIDC: web.OIDCOptions{Issuer: issuer, ClientID: "parley", ClientSecret: "parley-secret", StaffGroup: "/parley-staff", ProviderName: "Test IdP"}},
+		Logger: slog.New(slog.NewTextHandler(op.log, nil)),
+		Notify: web.NotifyOptions{PublicURL: base},
+		Auth:   web.AuthOptions{Mode: web.AuthOIDC, OIDC: web.OIDCOptions{Issuer: issuer, ClientID: "parley", ClientSecret: "parley-secret", StaffGroup: "/parley-staff", ProviderName: "Test IdP"}},
+		// Everyone here signs in from 127.0.0.1, many times a minute.
+		Limits:  web.Limits{ProviderSignIns: 10000},
 		Metrics: web.MetricsOptions{Open: true}}
+	if change != nil {
+		change(&opts.Auth.OIDC)
+	}
 	srv := startServer(t, db, opts)
 	ts := httptest.NewUnstartedServer(srv)
 	ts.Listener.Close()

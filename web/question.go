@@ -144,8 +144,9 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		return err
 	}
 	u := currentUser(c)
-	if rec.To == "" && u.CanWrite(conv) {
-		return c.Redirect(http.StatusSeeOther, views.QuestionLink(rec))
+	if !rec.Routed() && u.CanWrite(conv) {
+		// The owner's own question (escalated to others too, maybe): in their conversation.
+		return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID)+"#"+views.QuestionID(rec.ID))
 	}
 	_, mode, err := s.answerable(c, id)
 	if err != nil && agent.ErrorCode(err) != agent.EFORBIDDEN {
@@ -168,23 +169,32 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 	return s.page(c, http.StatusOK, views.QuestionPage(d))
 }
 
-// contextOf is the conversation as it shows, up to the question asked in it (not
-// included): what its approvers read before they decide.
+// contextOf is the conversation that led to the question, up to it (not included): what
+// its approvers read before they decide. It is the version the question was asked in, as it
+// was then, whatever the owner showed or wrote since; nil when the question is in none.
 func (s *Server) contextOf(ctx context.Context, conv agent.Conversation, questionID int64) (*views.Thread, error) {
 	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return nil, err
 	}
-	events, err := s.ledger.PathEvents(ctx, conv.ID, vs.Path(shown), 0)
-	if err != nil {
-		return nil, err
-	}
-	for i, ev := range events {
-		if ev.Kind == agent.EventQuestionAsked && ev.Question != nil && ev.Question.ID == questionID {
-			events = events[:i]
-			break
+	// The version shown first: nearly always the one it was asked in.
+	order := []int64{shown}
+	for _, v := range vs {
+		if v.N != shown {
+			order = append(order, v.N)
 		}
 	}
-	t := views.BuildThread(events)
-	return &t, nil
+	for _, n := range order {
+		events, err := s.ledger.PathEvents(ctx, conv.ID, vs.Path(n), 0)
+		if err != nil {
+			return nil, err
+		}
+		for i, ev := range events {
+			if ev.Kind == agent.EventQuestionAsked && ev.Question != nil && ev.Question.ID == questionID {
+				t := views.BuildThread(events[:i])
+				return &t, nil
+			}
+		}
+	}
+	return nil, nil
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -141,6 +142,7 @@ func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Con
 // person's sidebar and waiting count.
 func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := ls.s
+	ls.gate = gate
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
 	// Follow before the first read, so no change between read and wait is missed.
@@ -175,7 +177,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 		}
 		if f != nil {
 			if err := ls.catchUp(f); err != nil {
-				if ctx.Err() == nil {
+				if ctx.Err() == nil && !errors.Is(err, errAccessChanged) {
 					s.log.Error("stream", "conversation", ls.conv.ID, "error", err)
 				}
 				return
@@ -192,7 +194,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 				return // deleted: the page's reconnect is told it is not found
 			}
 			if ctx.Err() != nil {
-				return // ended (a change of access) before what woke it: it gets nothing more
+				return // ended (a change of access, the sweep) before what woke it
 			}
 		case <-feed.watch.C:
 			feed.changed()
@@ -260,8 +262,10 @@ type liveStream struct {
 	w    *sseWriter
 	conv agent.Conversation // none for a page that shows no conversation (handleLive)
 	mode views.Mode         // how the conversation renders for the person
-	// access is the person's accessKey when the stream began.
+	// access is the person's accessKey when the stream began; gate lets each thing it
+	// sends through only while they may follow it.
 	access string
+	gate   *accessGate
 	// current is the conversation the page shows, marked in the sidebar; version the count
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
@@ -302,6 +306,9 @@ func (ls *liveStream) catchUp(f *agent.Follower) error {
 // Live grows the message being written on the page, or puts it there whole when the page
 // lacks it (or, after a reconnect, does not know how much of it the page has).
 func (ls *liveStream) Live(m agent.LiveText) error {
+	if err := ls.gate.pass(ls.ctx); err != nil {
+		return err
+	}
 	if ls.pinned >= 0 {
 		return nil // a page of another version than the one shown, where nothing is written
 	}
@@ -328,6 +335,9 @@ func (ls *liveStream) Live(m agent.LiveText) error {
 func (ls *liveStream) Event(ev agent.Event) error {
 	if ev.ID <= ls.Cur.Event {
 		return nil // drawn already, with the version it belongs to
+	}
+	if err := ls.gate.pass(ls.ctx); err != nil {
+		return err
 	}
 	ls.Cur.Event = ev.ID
 	ctx := ls.ctx

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,19 @@ type accessGate struct {
 	live  *openStreams
 	seen  uint64
 	check func(context.Context) (time.Time, bool)
+}
+
+// errAccessChanged ends a stream whose person may no longer follow it, from the middle of
+// what it was sending.
+var errAccessChanged = errors.New("access changed")
+
+// pass is open as an error, for the readers of a catch-up (Event, Live): each thing a
+// stream sends is let through only while its person may follow it.
+func (g *accessGate) pass(ctx context.Context) error {
+	if g == nil || g.open(ctx) {
+		return nil
+	}
+	return errAccessChanged
 }
 
 // open reports whether the stream may go on sending.
@@ -88,9 +102,12 @@ func (o *openStreams) changed() {
 // between the request's own check and the registration would otherwise go unseen. It
 // reports whether the stream may start; remove unregisters it. An A2A server registers its
 // open requests with it (a2aserver.Options.Watch), so that a revoked client's end too.
-func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool) {
-	remove, _, ok = s.watch(ctx, cancel, check)
-	return remove, ok
+//
+// open is the stream's own check, to ask before each thing it sends: when access changed
+// anywhere since its last check, it runs check at once (the sweep may not have come round).
+func (s *Server) Watch(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), open func(context.Context) bool, ok bool) {
+	remove, gate, ok := s.watch(ctx, cancel, check)
+	return remove, gate.open, ok
 }
 
 // watch is Watch, and the stream's gate: what it asks before each thing it sends.

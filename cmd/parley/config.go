@@ -294,33 +294,45 @@ func decodeAgent(entry map[string]any) (AgentConfig, error) {
 // buildAgents makes the configured agents. A bad agent does not stop the others: its problem
 // is returned, naming the agent and the field, for the log and the home page.
 func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]agent.Agent, []string) {
+	agents, _, _, problems := buildAgentsWith(cfgs, getenv, taken)
+	return agents, problems
+}
+
+// buildAgentsWith is buildAgents, with the policy of each agent made (who may use it, its
+// approvers: from the very entry that made the agent) and the notes of the policies to log.
+func buildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]agent.Agent, map[string]agent.Policy, map[string]string, []string) {
 	var agents []agent.Agent
 	var problems []string
+	policies, notes := map[string]agent.Policy{}, map[string]string{}
 	for i, c := range cfgs {
 		name := c.Name
 		if name == "" {
 			name = fmt.Sprintf("#%d", i+1)
 		}
 		var a agent.Agent
-		_, _, err := agentPolicy(c)
+		p, note, err := agentPolicy(c)
+		if err == nil && taken[c.Name] {
+			err = errors.New("name: another agent already has this name")
+		}
 		if err == nil {
 			a, err = buildAgent(c, getenv)
 		}
-		switch {
-		case err != nil:
+		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "agent ") {
 				msg = fmt.Sprintf("agent %q: %s", name, msg)
 			}
 			problems = append(problems, msg)
-		case taken[c.Name]:
-			problems = append(problems, fmt.Sprintf("agent %q: name: another agent already has this name", name))
-		default:
-			taken[c.Name] = true
-			agents = append(agents, a)
+			continue
+		}
+		taken[c.Name] = true
+		agents = append(agents, a)
+		policies[c.Name] = p
+		if note != "" {
+			notes[c.Name] = note
 		}
 	}
-	return agents, problems
+	return agents, policies, notes, problems
 }
 
 func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) {

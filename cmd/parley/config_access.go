@@ -61,25 +61,6 @@ func restricted(c AgentConfig) string {
 	return ""
 }
 
-// agentPolicies are the policies of the agents built (by name), with the notes to log.
-func agentPolicies(cfgs []AgentConfig, built map[string]bool) (map[string]agent.Policy, map[string]string) {
-	policies, notes := map[string]agent.Policy{}, map[string]string{}
-	for _, c := range cfgs {
-		if !built[c.Name] {
-			continue
-		}
-		p, note, err := agentPolicy(c)
-		if err != nil {
-			continue // buildAgents refused it already
-		}
-		policies[c.Name] = p
-		if note != "" {
-			notes[c.Name] = note
-		}
-	}
-	return policies, notes
-}
-
 // logAccess says at start who may use each agent that is not everyone's and whom its gates
 // go to, and warns of the groups and people named that are not there (yet).
 func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map[string]agent.Policy) {

@@ -76,6 +76,11 @@ approvers = "person:lead"
 approvals = 2
 
 [[agents]]
+name = "deploy-ops"
+model = "m"
+base_url = "http://127.0.0.1:1/v1"
+
+[[agents]]
 name = "halfescalation"
 backend = "acp"
 command = "gemini"
@@ -86,20 +91,17 @@ escalate_after = "1h"
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents, more := buildAgents(cfgs, env(nil), map[string]bool{})
+	_, policies, notes, more := buildAgentsWith(cfgs, env(nil), map[string]bool{})
 	problems = append(problems, more...)
-	built := map[string]bool{}
-	for _, a := range agents {
-		built[a.Info().Name] = true
-	}
 	all := strings.Join(problems, "\n")
-	for _, w := range []string{`agent "badaccess": access "admins": use "everyone"`, `agent "nogates": approvers: the agent has no approval gates`,
+	// A second entry of a name is refused, and its access does not stand for the first's.
+	for _, w := range []string{`agent "deploy-ops": name: another agent already has this name`,
+		`agent "badaccess": access "admins": use "everyone"`, `agent "nogates": approvers: the agent has no approval gates`,
 		`agent "twoofone": approvals = 2 needs approvers = "group:NAME"`, `agent "halfescalation": escalate_after and escalate_to go together`} {
 		if !strings.Contains(all, w) {
 			t.Errorf("problems lack %q:\n%s", w, all)
 		}
 	}
-	policies, notes := agentPolicies(cfgs, built)
 	want := map[string]agent.Policy{
 		"chat":   {Access: agent.Everyone},
 		"deploy": {Access: agent.StaffOnly},

@@ -29,7 +29,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if err != nil {
 		return err
 	}
-	configured, more := buildAgents(cfgs, getenv, taken)
+	configured, policies, notes, more := buildAgentsWith(cfgs, getenv, taken)
 	problems = append(problems, more...)
 	for _, p := range problems {
 		log.Error("agent not available", "problem", p)
@@ -68,7 +68,6 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		built[a.Info().Name] = true
 	}
 	analyzer, analyzers := buildAnalyzers(cfgs, built, settings, getenv, log)
-	policies, notes := agentPolicies(cfgs, built)
 	for name, note := range notes {
 		log.Warn("agent for staff only", "agent", name, "why", note)
 	}

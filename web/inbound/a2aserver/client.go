@@ -59,7 +59,7 @@ func (s *Server) watch(ctx context.Context) (_ context.Context, revoked func() b
 	ctx, cancel := context.WithCancel(ctx)
 	c := clientOf(ctx)
 	var flag atomic.Bool
-	remove, ok := s.opts.Watch(ctx, cancel, func(ctx context.Context) (time.Time, bool) {
+	remove, open, ok := s.opts.Watch(ctx, cancel, func(ctx context.Context) (time.Time, bool) {
 		cur, err := s.db.A2AClient(ctx, c.ID)
 		switch {
 		case err == nil && cur.Revoked.IsZero():
@@ -74,7 +74,9 @@ func (s *Server) watch(ctx context.Context) (_ context.Context, revoked func() b
 	if !ok {
 		cancel()
 	}
-	return ctx, flag.Load, func() { remove(); cancel() }
+	// Revoked: the sweep found it, or the request's own check before the next event did
+	// (open runs check when access changed anywhere since).
+	return ctx, func() bool { open(ctx); return flag.Load() }, func() { remove(); cancel() }
 }
 
 // untilRevoked is a request's events, which end with revokedError when its client is revoked.

@@ -87,9 +87,10 @@ func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) 
 	return x.s.db.A2AContextConversation(ctx, x.agent, client, rc.ContextID)
 }
 
-// actor is who answers over A2A: the client, named on the answer and in the audit log.
-func actor(ctx context.Context) agent.Actor {
-	return agent.Actor{Name: Person, Via: clientOf(ctx).Via()}
+// actor is who answers over A2A: the client, named on the answer and in the audit log, for
+// the a2a account, whose conversations its tasks are.
+func (x *executor) actor(ctx context.Context) agent.Actor {
+	return agent.Actor{Name: Person, UserID: x.s.user.ID, Via: clientOf(ctx).Via()}
 }
 
 // reply takes a message into a running conversation: the answer to its pending question, or
@@ -117,7 +118,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return true, q.Write(ctx, e)
 	}
 	if declined, reason := declineOf(values); declined {
-		_, err := x.s.runner.Decline(ctx, rec.ID, reason, actor(ctx))
+		_, err := x.s.runner.Decline(ctx, rec.ID, reason, x.actor(ctx))
 		return false, err
 	}
 	answerFiles := fileAnswers(rec.Question, files)
@@ -132,7 +133,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, actor(ctx))
+	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, x.actor(ctx))
 	var ferrs agent.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
@@ -390,7 +391,7 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 		x.cancelling.Store(rc.TaskID, true)
 		x.s.runner.StopReply(ctx, t.ConversationID)
 		if pending, err := x.s.db.PendingQuestions(ctx, t.ConversationID); err == nil && len(pending) > 0 {
-			if _, err := x.s.runner.Withdraw(ctx, pending[0], actor(ctx)); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+			if _, err := x.s.runner.Withdraw(ctx, pending[0], x.actor(ctx)); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
 				return err
 			}
 		}

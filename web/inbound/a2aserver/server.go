@@ -31,7 +31,7 @@ type Options struct {
 	// reports whether the request's client may go on; cancel ends the request when it may
 	// not; ok false says it may not start. nil: a revoked client's open requests go on (its
 	// new ones are refused).
-	Watch func(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), ok bool)
+	Watch func(ctx context.Context, cancel context.CancelFunc, check func(context.Context) (time.Time, bool)) (remove func(), open func(context.Context) bool, ok bool)
 	// StructuredOutput sends the final result as a DataPart {is_task_complete, ...} rather than text.
 	StructuredOutput bool
 	// DefaultAgent is the agent of /.well-known/agent-card.json.
@@ -97,8 +97,8 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 		opts.MaxFiles = 10
 	}
 	if opts.Watch == nil {
-		opts.Watch = func(context.Context, context.CancelFunc, func(context.Context) (time.Time, bool)) (func(), bool) {
-			return func() {}, true
+		opts.Watch = func(context.Context, context.CancelFunc, func(context.Context) (time.Time, bool)) (func(), func(context.Context) bool, bool) {
+			return func() {}, func(context.Context) bool { return true }, true
 		}
 	}
 	s := &Server{opts: opts, db: db, runner: runner, log: opts.Logger, agents: map[string]*endpoint{}}

@@ -178,13 +178,7 @@ func (s *Server) checkTo(ctx context.Context, c *call) *mcp.CallToolResult {
 		return refused
 	}
 	// Whoever asks does not answer their own question to a group: others must be there.
-	others := 0
-	for _, m := range g.Members {
-		if m.Role == agent.RoleMember && m.UserID != c.who.user.ID {
-			others++
-		}
-	}
-	if others == 0 {
+	if g.MembersBesides(c.who.user.ID) == 0 {
 		return badArgs("to: the group %s has no members besides you, and whoever asks does not answer their own question: ask someone else, or leave to out to ask yourself.", g.Name)
 	}
 	c.group = g

@@ -120,10 +120,7 @@ func approvalQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
 		if json.Unmarshal(raw, &approvals) != nil || approvals < 1 {
 			return q, badArgs("approvals must be a whole number, 1 or more.")
 		}
-		members := len(c.group.People(agent.RoleMember))
-		if c.group.IsMember(c.who.user.ID) {
-			members-- // who asks does not approve their own request
-		}
+		members := c.group.MembersBesides(c.who.user.ID) // who asks does not approve their own request
 		switch {
 		case approvals > 1 && c.group.ID == 0:
 			return q, badArgs("approvals: %d different people must approve, so to must name a group of at least %d members.", approvals, approvals)
