@@ -1,0 +1,270 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/views"
+)
+
+// liveStream is one stream's state: how far its page has got, and the message it grows.
+type liveStream struct {
+	s    *Server
+	u    agent.User
+	req  *http.Request
+	ctx  context.Context
+	w    *sseWriter
+	conv agent.Conversation // none for a page that shows no conversation (handleLive)
+	mode views.Mode         // how the conversation renders for the person
+	// access is the person's accessKey when the stream began; gate lets each thing it
+	// sends through only while they may follow it.
+	access string
+	gate   *accessGate
+	// current is the conversation the page shows, marked in the sidebar; version the count
+	// of changes to the person's conversations the page had seen (?v=).
+	current int64
+	version string
+	agent.Tail
+	// md renders the message the page grows, cur.Message.
+	md *views.MarkdownStream
+	// withLen: the reader counts text (parley bench), and is told its length.
+	withLen bool
+	// live are the live questions asked while the page watched, still pending: the run
+	// waits for the person meanwhile, and its status line says so.
+	live map[int64]bool
+	versionFollow
+}
+
+// patch sends a patch of the page; a component that fails to render is logged and sends
+// nothing (the page keeps what it had; a reload says more).
+func (ls *liveStream) patch(comp templ.Component, selector, mode, id string) {
+	if h, err := ls.s.html(ls.ctx, comp); err == nil {
+		ls.w.patchElements(h, selector, mode, id)
+	}
+}
+
+// id is the SSE id of the page's state: the last event, and the message it grows.
+func (ls *liveStream) id() string {
+	id := strconv.FormatInt(ls.Cur.Event, 10)
+	if ls.Cur.Message != "" {
+		id += "/" + ls.Cur.Message
+	}
+	return id
+}
+
+// catchUp sends what the page lacks (see agent.Follower.CatchUp).
+func (ls *liveStream) catchUp(f *agent.Follower) error {
+	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, ls)
+}
+
+// Live grows the message being written on the page, or puts it there whole when the page
+// lacks it (or, after a reconnect, does not know how much of it the page has).
+func (ls *liveStream) Live(m agent.LiveText) error {
+	if err := ls.gate.pass(ls.ctx); err != nil {
+		return err
+	}
+	if ls.pinned >= 0 {
+		return nil // a page of another version than the one shown, where nothing is written
+	}
+	if m.ID != ls.Cur.Message || ls.md == nil {
+		it := views.StreamingMessage(m.ID, m.Author)
+		had := m.ID == ls.Cur.Message
+		ls.md = &views.MarkdownStream{}
+		ls.Cur.Message = m.ID
+		if had {
+			ls.patch(it, "", "", ls.id())
+		} else {
+			ls.patch(it, "#thread", "append", ls.id())
+		}
+		ls.w.markdown(ls.md.Write(string(m.Text)), ls.id(), ls.withLen)
+	} else if len(m.Text) > 0 {
+		ls.w.markdown(ls.md.Write(string(m.Text)), "", ls.withLen)
+	}
+	ls.Cur.Bytes = ls.md.Len()
+	return nil
+}
+
+// Event sends one committed event. Events that show nothing send nothing; their id comes
+// with the next patch.
+func (ls *liveStream) Event(ev agent.Event) error {
+	if ev.ID <= ls.Cur.Event {
+		return nil // drawn already, with the version it belongs to
+	}
+	if err := ls.gate.pass(ls.ctx); err != nil {
+		return err
+	}
+	ls.Cur.Event = ev.ID
+	ctx := ls.ctx
+	show, switched := ls.shows(ev)
+	if switched {
+		return ls.redraw()
+	}
+	if !show {
+		return nil
+	}
+	switch ev.Kind {
+	case agent.EventMessageQueued:
+		q := agent.QueuedMessage{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+		ls.patch(views.QueuedMessage(ls.conv.ID, q), "#queued", "append", ls.id())
+		return nil
+	case agent.EventMessageUnqueued:
+		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", ls.id())
+		return nil
+	}
+	if ev.Kind == agent.EventUserMessage && ev.Queued != 0 {
+		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", "")
+	}
+	switch ev.Kind {
+	case agent.EventAgentMessage:
+		return ls.finished(ev)
+	case agent.EventUserMessage:
+		ls.patch(views.UserMessage(views.UserItem(ev)), "#thread", "append", ls.id())
+	case agent.EventIntake:
+		msg, err := ls.s.ledger.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
+		if err != nil {
+			return err
+		}
+		it := views.UserItem(msg).WithIntake(*ev.Intake)
+		ls.patch(views.UserMessage(it), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
+	case agent.EventPlan:
+		plans, err := ls.s.ledger.Plans(ctx, ls.conv.ID, ev.ID)
+		if err != nil {
+			return err
+		}
+		ls.patch(views.PlanSummary(plans), "", "", "")
+		ls.patch(views.PlanCurrent(plans), "", "", "")
+		ls.patch(views.PlanHistory(plans), "", "", ls.id())
+	case agent.EventQuestionAsked:
+		rec := ev.AskedRecord()
+		if rec.Live {
+			if ls.live == nil {
+				ls.live = map[int64]bool{}
+			}
+			ls.live[rec.ID] = true
+			ls.patch(views.RunStatus(ls.conv, agent.StateWaiting, ""), "", "", "")
+		}
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
+	case agent.EventQuestionApproved:
+		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
+		if err != nil {
+			return err
+		}
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
+	case agent.EventQuestionResolved:
+		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
+		if err != nil {
+			return err
+		}
+		if rec.Live {
+			// The step goes on, unless the run is over (a restart expires the live questions
+			// of the runs it cut off): the status line says what the run does now.
+			delete(ls.live, rec.ID)
+			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
+				ls.patch(views.RunStatus(ls.conv, agent.StateRunning, ""), "", "", "")
+			}
+		}
+		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
+	case agent.EventToolCall:
+		if ev.ToolCall == nil {
+			break
+		}
+		// The first event of a call puts its card in the thread; each later one replaces it.
+		card := views.ToolCard(*ev.ToolCall)
+		if ev.ToolCall.Update {
+			ls.patch(card, "#"+views.ToolCardID(ev.ToolCall.Key), "replace", ls.id())
+		} else {
+			ls.patch(card, "#thread", "append", ls.id())
+		}
+	case agent.EventRunState:
+		clear(ls.live)
+		busy := `{"_busy":false}`
+		if ev.State == agent.StateRunning {
+			busy = `{"_busy":true}`
+		}
+		ls.w.patchSignals(busy, "")
+		ls.patch(views.ConversationState(ev.State), "", "", "")
+		id := ls.id()
+		if ev.State == agent.StateWaiting {
+			// Whom it waits for: its person, or others (a group, the agent's approvers).
+			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil {
+				ls.conv.AwaitsOthers = c.AwaitsOthers
+			}
+		}
+		if ev.State == agent.StateFailed {
+			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", "")
+			ls.patch(views.ErrorNote(ev.Error), "#thread", "append", id)
+		} else {
+			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", id)
+		}
+	}
+	return nil
+}
+
+// finished sends an agent message once it is finished. The page growing it gets its last
+// text and its end, which leave it as the finished message renders: nothing is sent twice.
+// A page that has it in an unknown state, or marked since (interrupted, stopped), or with
+// text the finished message does not keep (a form it ended in), gets it whole.
+func (ls *liveStream) finished(ev agent.Event) error {
+	growing := ev.MessageID == ls.Cur.Message
+	md := ls.md
+	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
+	it := views.AgentItem(ev)
+	switch {
+	case growing && md != nil && !ev.Interrupted && strings.HasPrefix(ev.Text, md.Source()):
+		if rest := ev.Text[md.Len():]; rest != "" {
+			ls.w.markdown(md.Write(rest), "", ls.withLen)
+		}
+		end := md.End()
+		end.At = ev.At
+		ls.w.markdown(end, ls.id(), ls.withLen)
+	case growing:
+		ls.patch(views.AgentMessage(it), "", "", ls.id())
+	default:
+		ls.patch(views.AgentMessage(it), "#thread", "append", ls.id())
+	}
+	return nil
+}
+
+// queuedID is the HTML id of a queued message.
+func queuedID(id int64) string { return "queued-" + strconv.FormatInt(id, 10) }
+
+// redraw draws the page's conversation again, as the version it now shows: the thread, the
+// plan, the state, with the stream's cursor at the last event drawn.
+func (ls *liveStream) redraw() error {
+	ctx, s := ls.ctx, ls.s
+	conv, err := s.ledger.Conversation(ctx, ls.conv.ID)
+	if err != nil {
+		return err
+	}
+	ls.conv = conv
+	// The thread and the path followed from here come from one read of the versions: a
+	// switch meanwhile comes as the next version event.
+	t, path, _, _, err := s.versionThread(ctx, conv, -1)
+	if err != nil {
+		return err
+	}
+	ls.path = path
+	ls.Cur.Event = max(ls.Cur.Event, t.LastEventID)
+	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
+	clear(ls.live)
+	busy := `{"_busy":false}`
+	if t.State == agent.StateRunning {
+		busy = `{"_busy":true}`
+	}
+	ls.w.patchSignals(busy, "")
+	ls.patch(views.PlanPanel(t.Plans), "", "", "")
+	ls.patch(views.ConversationState(t.State), "", "", "")
+	ls.patch(views.RunStatus(conv, t.Shown(), t.Error), "", "", "")
+	queued, err := s.ledger.Queued(ctx, conv.ID)
+	if err != nil {
+		return err
+	}
+	ls.patch(views.QueuedList(conv.ID, queued), "", "", "")
+	ls.patch(views.ThreadSection(conv.ID, t), "", "", ls.id())
+	return nil
+}
