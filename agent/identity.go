@@ -62,9 +62,9 @@ func ProviderGroups(raw []string) (names, refused []string) {
 	return names, refused
 }
 
-// SplitGroups reads a list of groups given as one string (a sign-in proxy's header, a
-// provider's claim that is not a list): comma-separated.
-func SplitGroups(s string) []string {
+// SplitList reads a comma-separated list, without empty items: groups given as one string
+// (a sign-in proxy's header, a provider's claim that is not a list), a setting's list.
+func SplitList(s string) []string {
 	var out []string
 	for _, g := range strings.Split(s, ",") {
 		if g = strings.TrimSpace(g); g != "" {

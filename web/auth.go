@@ -284,7 +284,7 @@ func (o AuthOptions) authDescription() string {
 func (s *Server) syncProxyGroups(ctx context.Context, u agent.User, lines []string) error {
 	var raw []string
 	for _, l := range lines {
-		raw = append(raw, agent.SplitGroups(l)...)
+		raw = append(raw, agent.SplitList(l)...)
 	}
 	key := strings.Join(raw, ",")
 	if last, ok := s.proxyGroups.Load(u.ID); ok && last == key {

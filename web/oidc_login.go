@@ -218,7 +218,7 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 		var list []string
 		var one string
 		if json.Unmarshal(raw, &list) != nil && json.Unmarshal(raw, &one) == nil {
-			list = agent.SplitGroups(one)
+			list = agent.SplitList(one)
 		}
 		var refused []string
 		id.Groups, refused = agent.ProviderGroups(list)

@@ -48,6 +48,15 @@ func (ls *liveStream) patch(comp templ.Component, selector, mode, id string) {
 	}
 }
 
+// busy tells the page whether the agent is at work (its Stop button, the composer's queue).
+func (ls *liveStream) busy(state agent.RunState) {
+	if state == agent.StateRunning {
+		ls.w.patchSignals(`{"_busy":true}`, "")
+	} else {
+		ls.w.patchSignals(`{"_busy":false}`, "")
+	}
+}
+
 // id is the SSE id of the page's state: the last event, and the message it grows.
 func (ls *liveStream) id() string {
 	id := strconv.FormatInt(ls.Cur.Event, 10)
@@ -182,11 +191,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		}
 	case agent.EventRunState:
 		clear(ls.live)
-		busy := `{"_busy":false}`
-		if ev.State == agent.StateRunning {
-			busy = `{"_busy":true}`
-		}
-		ls.w.patchSignals(busy, "")
+		ls.busy(ev.State)
 		ls.patch(views.ConversationState(ev.State), "", "", "")
 		id := ls.id()
 		if ev.State == agent.StateWaiting {
@@ -252,11 +257,7 @@ func (ls *liveStream) redraw() error {
 	ls.Cur.Event = max(ls.Cur.Event, t.LastEventID)
 	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil
 	clear(ls.live)
-	busy := `{"_busy":false}`
-	if t.State == agent.StateRunning {
-		busy = `{"_busy":true}`
-	}
-	ls.w.patchSignals(busy, "")
+	ls.busy(t.State)
 	ls.patch(views.PlanPanel(t.Plans), "", "", "")
 	ls.patch(views.ConversationState(t.State), "", "", "")
 	ls.patch(views.RunStatus(conv, t.Shown(), t.Error), "", "", "")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -47,9 +48,9 @@ func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error 
 		cfg.Auth.TrustedProxies = p
 		return err
 	})
-	cfg.Auth.ProxyHeaders = splitList(getenv("PARLEY_PROXY_HEADER"))
+	cfg.Auth.ProxyHeaders = agent.SplitList(getenv("PARLEY_PROXY_HEADER"))
 	fs.Func("proxy-header", "with --auth proxy, the header naming the person (default Remote-User; X-Forwarded-User for oauth2-proxy); several, comma-separated, must agree (PARLEY_PROXY_HEADER)", func(s string) error {
-		cfg.Auth.ProxyHeaders = splitList(s)
+		cfg.Auth.ProxyHeaders = agent.SplitList(s)
 		return nil
 	})
 	fs.StringVar(&cfg.Auth.ProxyGroupsHeader, "proxy-groups-header", getenv("PARLEY_PROXY_GROUPS_HEADER"),
@@ -104,7 +105,7 @@ func checkAuth(cfg Config) error {
 // parsePrefixes reads comma-separated IPs and CIDR ranges.
 func parsePrefixes(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, part := range splitList(s) {
+	for _, part := range agent.SplitList(s) {
 		if p, err := netip.ParsePrefix(part); err == nil {
 			out = append(out, p.Masked())
 			continue
@@ -116,17 +117,6 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
 	}
 	return out, nil
-}
-
-// splitList reads a comma-separated list, without empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // oidcFlags declares the settings of signing in through an OpenID Connect provider.
