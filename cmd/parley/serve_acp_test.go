@@ -54,7 +54,7 @@ func processAlive(pid int) bool {
 // waits: Parley by SIGTERM (it exits within the grace), Parley by kill -9 (nothing is lost),
 // and the agent's own process. Each time the question expires with the reason, no agent
 // process is left, and the next try asks again in a new session; the last answer, Allow,
-// changes the file in the workspace.
+// changes the file in the person's workspace ({person} in cwd), made for them.
 func TestServe_ACodingAgentsPermissionThroughSIGTERMKill9AndItsDeath(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -82,7 +82,7 @@ command = %q
 args = [%q]
 cwd = %q
 env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
-`, node, filepath.Join(root, "agent", "acp", "testdata", "agent.mjs"), work, agentLog), 0o600)
+`, node, filepath.Join(root, "agent", "acp", "testdata", "agent.mjs"), filepath.Join(work, "{person}"), agentLog), 0o600)
 
 	var l *liveServer
 	var logs *syncBuffer
@@ -197,7 +197,13 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 		t.Fatalf("answer = %d", code)
 	}
 	waitFor(t, "the run to end", func() bool { st, _ := state(); return st == string(agent.StateDone) })
-	if b, _ := os.ReadFile(filepath.Join(work, "notes.txt")); string(b) != "hello from the agent\n" {
-		t.Errorf("notes.txt = %q", b)
+	if b, _ := os.ReadFile(filepath.Join(work, "ann", "notes.txt")); string(b) != "hello from the agent\n" {
+		t.Errorf("ann's notes.txt = %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(work, "ann")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("ann's workspace: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "notes.txt")); err == nil {
+		t.Errorf("the agent wrote outside ann's workspace")
 	}
 }
