@@ -46,10 +46,11 @@ type DB struct {
 	// batch is the draft batch the transaction under way saved, for its notification.
 	batch int64
 	// On SQLite: the count of auth changes (see AuthChanges) as the last write transaction
-	// read it, and as the one under way reads it. Another process (parley user, parley group)
-	// changes access in a transaction of its own; the next write here sees it, and tells
-	// onAuth before its own events can be read.
-	authSeen, authNow int64
+	// read it. Another process (parley user, parley group) changes access in a transaction
+	// of its own; the next write here sees it, and tells onAuth before its own events can be
+	// read. authTold: onAuth, when the transaction under way told it (told again once it commits).
+	authSeen int64
+	authTold func()
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
@@ -309,11 +310,14 @@ func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	if db.writes != nil {
 		defer db.timeWrite(time.Now(), &err)
 	}
-	db.committed, db.batch = db.committed[:0], 0
+	db.committed, db.batch, db.authTold = db.committed[:0], 0, nil
 	err = db.commit(ctx, fn)
 	db.noteWrite(err)
 	if err != nil {
 		return err
+	}
+	if db.authTold != nil {
+		db.authTold()
 	}
 
 	// On PostgreSQL the observer takes every instance's events from the notifications.
@@ -343,16 +347,20 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 	if !db.pg {
 		// Read in the transaction, after the writer's lock is taken: a change of access
 		// another process committed before it is seen here, before this one's events show.
-		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&db.authNow); err != nil {
+		var n int64
+		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&n); err != nil {
 			return storageError(err)
 		}
-		if db.authNow != db.authSeen {
-			db.authSeen = db.authNow
+		if n != db.authSeen {
+			db.authSeen = n
 			// Before the commit: whoever can read this transaction's events (a stream
 			// catching up from the log, the hub) finds the change of access told first. A
-			// commit that fails after it has only made the streams check again.
+			// commit that fails after it has only made the streams check again. When this
+			// transaction made the change itself, a check now reads the access before it;
+			// tx tells again once it is committed.
 			if fn := db.authChanged(); fn != nil {
 				fn()
+				db.authTold = fn
 			}
 		}
 	}

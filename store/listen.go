@@ -223,7 +223,8 @@ func (db *DB) remote() agent.Remote {
 // OnAuthChange sets a function called when who may see what changed in any instance or
 // command: it runs before any event committed after the change is observed (PostgreSQL: on
 // the listener, before the notifications after it; SQLite: in the next write transaction,
-// before it commits), so that streams the change ends get nothing more. It is called with
+// before it commits, and once more after it commits, for the change it made itself), so
+// that streams the change ends get nothing more. It is called with
 // the writer held: it must return at once, and must not touch the database.
 func (db *DB) OnAuthChange(fn func()) {
 	db.obsMu.Lock()
