@@ -70,21 +70,12 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 		}
 		created = true
 		if req.ToGroup != 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, added_at) VALUES (?, ?, ?)`,
-				rec.ID, req.ToGroup, formatTime(db.Now())); err != nil {
-				return fmt.Errorf("ask inbound: %w", err)
-			}
-			err = db.notify(ctx, tx, rec.ID, "asked", 0, req.ToGroup)
+			err = db.route(ctx, tx, rec.ID, req.ToGroup, 0, true, req.Question.Escalate)
 		} else {
-			err = db.notify(ctx, tx, rec.ID, "asked", req.UserID, 0)
+			err = db.route(ctx, tx, rec.ID, 0, req.UserID, false, req.Question.Escalate)
 		}
 		if err != nil {
 			return err
-		}
-		if e := req.Question.Escalate; e != nil {
-			if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = ? WHERE id = ?`, formatTime(db.Now().Add(e.After)), rec.ID); err != nil {
-				return fmt.Errorf("ask inbound: %w", err)
-			}
 		}
 		var person string
 		if err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, req.UserID).Scan(&person); err != nil {
@@ -117,6 +108,27 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 		rec, err = db.Question(ctx, rec.ID)
 	}
 	return rec, created, err
+}
+
+// route sends a question just stored to whom it asks: word of it to the channels of the
+// group or the person, the time it escalates, and, when it is theirs rather than its
+// conversation owner's (audience), its place in their Inbox.
+func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID int64, audience bool, e *agent.Escalation) error {
+	if audience {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, added_at) VALUES (?, ?, ?, ?)`,
+			questionID, nullID(groupID), nullID(userID), formatTime(db.Now())); err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+	}
+	if err := db.notify(ctx, tx, questionID, "asked", userID, groupID); err != nil {
+		return err
+	}
+	if e != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = ? WHERE id = ?`, formatTime(db.Now().Add(e.After)), questionID); err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+	}
+	return nil
 }
 
 // ask stores a question of the run with its event (see AskQuestion).

@@ -29,7 +29,9 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 	}
 	var escalation string
 	if e := q.Escalate; e != nil && e.GroupID == 0 && e.UserID == 0 {
-		q.Escalate, escalation = db.escalation(ctx, tx, *e, ownerID)
+		if q.Escalate, escalation, err = db.escalation(ctx, tx, *e, ownerID); err != nil {
+			return agent.QuestionRecord{}, err
+		}
 	}
 	rec, err := db.ask(ctx, tx, convID, runID, q)
 	if err != nil {
@@ -42,7 +44,10 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 	if escalation != "" {
 		detail += "; " + escalation
 	}
-	if refusal != "" && rec.Resolution == nil {
+	if rec.Resolution != nil { // declined at once (see ask): there is nobody to tell
+		return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail+": declined at once")
+	}
+	if refusal != "" {
 		r := agent.Resolution{QuestionID: rec.ID, Outcome: agent.Declined, By: "parley", Reason: refusal}
 		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 			return rec, err
@@ -51,17 +56,8 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 		rec.Resolution = &r
 		return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail+": declined at once, "+refusal)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, added_at) VALUES (?, ?, ?, ?)`,
-		rec.ID, nullID(groupID), nullID(userID), formatTime(db.Now())); err != nil {
-		return rec, fmt.Errorf("ask: %w", err)
-	}
-	if err := db.notify(ctx, tx, rec.ID, "asked", userID, groupID); err != nil {
+	if err := db.route(ctx, tx, rec.ID, groupID, userID, true, q.Escalate); err != nil {
 		return rec, err
-	}
-	if e := q.Escalate; e != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = ? WHERE id = ?`, formatTime(db.Now().Add(e.After)), rec.ID); err != nil {
-			return rec, fmt.Errorf("ask: %w", err)
-		}
 	}
 	return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail)
 }
@@ -101,23 +97,29 @@ func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, owner
 // escalation resolves an escalation the operator named ("group:NAME" or "person:NAME") to
 // the group or the person; nil when there is none such (the returned words say so, for the
 // audit log).
-func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ownerID int64) (*agent.Escalation, string) {
+func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ownerID int64) (*agent.Escalation, string, error) {
 	to, err := agent.ParseAudience(e.To)
 	if err != nil {
-		return nil, "no escalation: " + agent.ErrorMessage(err)
+		return nil, "no escalation: " + agent.ErrorMessage(err), nil
 	}
 	if to.Group != "" {
 		id, err := groupID(ctx, tx, to.Group)
-		if err != nil {
-			return nil, fmt.Sprintf("no escalation: the group %s does not exist", to.Group)
+		if agent.ErrorCode(err) == agent.ENOTFOUND {
+			return nil, fmt.Sprintf("no escalation: the group %s does not exist", to.Group), nil
 		}
-		return &agent.Escalation{After: e.After, To: to.Group, GroupID: id}, ""
+		if err != nil {
+			return nil, "", err
+		}
+		return &agent.Escalation{After: e.After, To: to.Group, GroupID: id}, "", nil
 	}
 	id, err := personNamed(ctx, tx, to.Person)
-	if err != nil || id == ownerID {
-		return nil, fmt.Sprintf("no escalation: %s cannot take it", to.Person)
+	if agent.ErrorCode(err) == agent.ENOTFOUND || err == nil && id == ownerID {
+		return nil, fmt.Sprintf("no escalation: %s cannot take it", to.Person), nil
 	}
-	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, ""
+	if err != nil {
+		return nil, "", fmt.Errorf("ask: escalation: %w", err)
+	}
+	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, "", nil
 }
 
 // personNamed finds a person's account by a name an operator wrote, letter case aside (any
