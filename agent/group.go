@@ -89,15 +89,3 @@ func GroupName(name string) (string, error) {
 	}
 	return name, nil
 }
-
-// MemberOf names the groups of gs the person is a member of (whose questions they answer,
-// whose agents they may use), in the order given.
-func MemberOf(gs []Group, userID int64) []string {
-	var names []string
-	for _, g := range gs {
-		if g.IsMember(userID) {
-			names = append(names, g.Name)
-		}
-	}
-	return names
-}

@@ -139,9 +139,10 @@ type Ledger interface {
 	NextDeadline(ctx context.Context) (time.Time, error)
 	// DueEscalations returns pending questions whose escalation is due.
 	DueEscalations(ctx context.Context, now time.Time) ([]int64, error)
-	// User reads an account; GroupsOf the groups it is in (access rules read them).
+	// User reads an account; MemberGroups names the groups it is a member of (access rules
+	// read them).
 	User(ctx context.Context, id int64) (User, error)
-	GroupsOf(ctx context.Context, userID int64) ([]Group, error)
+	MemberGroups(ctx context.Context, userID int64) ([]string, error)
 	// Escalate adds a pending question to its escalation's audience and queues word of it
 	// to their channels; a question resolved or escalated before is left as it is.
 	Escalate(ctx context.Context, questionID int64) error

@@ -31,11 +31,11 @@ func (r *Runner) Person(ctx context.Context, userID int64) (Person, error) {
 
 // PersonOf is the person of an account already read: its groups are read.
 func (r *Runner) PersonOf(ctx context.Context, u User) (Person, error) {
-	gs, err := r.ledger.GroupsOf(ctx, u.ID)
+	gs, err := r.ledger.MemberGroups(ctx, u.ID)
 	if err != nil {
 		return Person{}, err
 	}
-	return Person{User: u, Groups: MemberOf(gs, u.ID)}, nil
+	return Person{User: u, Groups: gs}, nil
 }
 
 // MayUse reports whether the person may use the named agent: it is served here, and its
@@ -98,6 +98,11 @@ func (r *Runner) mayContinue(ctx context.Context, conversationID int64) error {
 	if err != nil {
 		return err
 	}
+	return r.mayContinueIn(ctx, c)
+}
+
+// mayContinueIn is mayContinue of a conversation already read.
+func (r *Runner) mayContinueIn(ctx context.Context, c Conversation) error {
 	if c.Agent == InboundAgent || r.Policy(c.Agent).Access.Open() {
 		return nil
 	}

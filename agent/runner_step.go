@@ -55,7 +55,7 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 	} else if in.Trigger != TriggerResume {
 		// New work (a message, one queued before, a Retry) starts only while the owner may
 		// use the agent; an answer's resume goes on.
-		err = r.mayContinue(bg, conv.ID)
+		err = r.mayContinueIn(bg, conv)
 	}
 	if ok && err == nil {
 		in.Person = conv.Owner

@@ -132,6 +132,26 @@ func (db *DB) GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error)
 	return db.groups(ctx, `WHERE g.id IN (SELECT group_id FROM group_members WHERE user_id = ?)`, userID)
 }
 
+// MemberGroups names the groups a person is a member of (whose questions they answer, whose
+// agents they may use; an asker's are not), by name.
+func (db *DB) MemberGroups(ctx context.Context, userID int64) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT g.name FROM group_members m JOIN groups g ON g.id = m.group_id
+		WHERE m.user_id = ? AND m.role = 'member' ORDER BY g.name COLLATE NOCASE, g.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("groups of %d: %w", userID, err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("groups of %d: %w", userID, err)
+		}
+		names = append(names, n)
+	}
+	return names, rows.Err()
+}
+
 func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Group, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT g.id, g.name, g.source, coalesce(u.id, 0), coalesce(u.name, ''), coalesce(m.role, ''), coalesce(m.source, '')
 		FROM groups g LEFT JOIN group_members m ON m.group_id = g.id LEFT JOIN users u ON u.id = m.user_id `+where+`

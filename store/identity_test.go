@@ -16,14 +16,14 @@ import (
 func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
-// memberships are the person's groups, each with whether it came from source.
+// memberships are the groups the person is a member of.
 func memberships(t *testing.T, db *store.DB, userID int64) []string {
 	t.Helper()
-	gs, err := db.GroupsOf(ctx, userID)
+	gs, err := db.MemberGroups(ctx, userID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return agent.MemberOf(gs, userID)
+	return gs
 }
 
 func TestDB_SignInIdentity(t *testing.T) {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -68,7 +69,7 @@ func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
 // questions they answer and, when it is theirs, why nothing new starts in it (if so).
 func (s *Server) pageMode(c echo.Context, conv agent.Conversation) (views.Mode, error) {
 	m := s.modeFor(currentUser(c), conv)
-	m.Groups = s.memberGroups(c.Request().Context(), currentUser(c).ID)
+	m.Groups = s.viewerGroups(c)
 	var err error
 	m.Closed, err = s.closedReason(c, conv)
 	return m, err
@@ -80,14 +81,23 @@ func (s *Server) withMode(c echo.Context, conv agent.Conversation) (context.Cont
 	return views.WithMode(c.Request().Context(), m), err
 }
 
+// viewerGroups are memberGroups of the signed-in person, read once per request (see person).
+func (s *Server) viewerGroups(c echo.Context) []string {
+	p, err := s.person(c)
+	if err != nil {
+		s.log.Error("groups of", "user", currentUser(c).ID, "error", err)
+	}
+	return p.Groups
+}
+
 // memberGroups are the names of the groups the person is a member of (whose questions they
 // answer); none when they cannot be read (the cards then say whom they wait for).
 func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
-	gs, err := s.groups.GroupsOf(ctx, userID)
+	gs, err := s.groups.MemberGroups(ctx, userID)
 	if err != nil {
 		s.log.Error("groups of", "user", userID, "error", err)
 	}
-	return agent.MemberOf(gs, userID)
+	return gs
 }
 
 // answerable checks that the signed-in person may resolve question id (see modeFor), and
@@ -122,7 +132,7 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 	if forYou {
 		// It is theirs to answer: a group's they are in, an approval routed to them, or an
 		// escalation to them.
-		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(s.memberGroups(ctx, u.ID), rec.To)}, nil
+		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(slices.Clip(s.viewerGroups(c)), rec.To)}, nil
 	}
 	if !u.CanRead(conv) {
 		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)

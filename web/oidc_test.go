@@ -249,11 +249,11 @@ func (op *oidcParley) user(t *testing.T, name string) (agent.User, []string) {
 
 func memberOf(t *testing.T, db *store.DB, userID int64) []string {
 	t.Helper()
-	gs, err := db.GroupsOf(context.Background(), userID)
+	gs, err := db.MemberGroups(context.Background(), userID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return agent.MemberOf(gs, userID)
+	return gs
 }
 
 func (op *oidcParley) accounts(t *testing.T) int {

@@ -155,7 +155,7 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 	if err != nil {
 		// Theirs to read, not to answer: the card says whom it waits for.
 		mode = s.modeFor(u, conv)
-		mode.Groups = s.memberGroups(ctx, u.ID)
+		mode.Groups = s.viewerGroups(c)
 	}
 	d := views.QuestionPageData{View: views.QuestionView{Record: rec}, Owner: ownerName(conv)}
 	if rec.Gate && rec.Routed() {

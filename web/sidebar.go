@@ -157,7 +157,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
 	st := &liveStream{s: s, u: currentUser(c), req: identity(c.Request()), current: current, version: c.QueryParam("v"),
-		access: s.accessKey(c.Request().Context(), currentUser(c))}
+		access: accessKey(currentUser(c), s.viewerGroups(c))}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 

@@ -90,6 +90,7 @@ type Groups interface {
 	Groups(ctx context.Context) ([]agent.Group, error)
 	Group(ctx context.Context, name string) (agent.Group, error)
 	GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error)
+	MemberGroups(ctx context.Context, userID int64) ([]string, error)
 	AddToGroup(ctx context.Context, group string, people []string, role agent.GroupRole, actor string) (agent.Group, error)
 	RemoveFromGroup(ctx context.Context, group string, people []string, actor string) error
 	Channels(ctx context.Context, userID, groupID int64) ([]agent.Channel, error)

@@ -37,16 +37,17 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &liveStream{s: s, u: currentUser(c), conv: conv, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
-		version: c.QueryParam("v"), mode: mode, access: s.accessKey(c.Request().Context(), currentUser(c)), versionFollow: versionFollow{pinned: pinned}}
+	u := currentUser(c)
+	st := &liveStream{s: s, u: u, conv: conv, owner: conv.UserID, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
+		version: c.QueryParam("v"), mode: mode, access: accessKey(u, mode.Groups), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
 
 // accessKey sums up what decides what a person may see and use besides the conversation's
 // own owner: their role and the groups they are a member of. A stream ends when it moves,
 // and the page's reconnect draws what is theirs now (see liveStream.mayGoOn).
-func (s *Server) accessKey(ctx context.Context, u agent.User) string {
-	return string(u.Role) + "|" + strings.Join(s.memberGroups(ctx, u.ID), ",")
+func accessKey(u agent.User, groups []string) string {
+	return string(u.Role) + "|" + strings.Join(groups, ",")
 }
 
 // identity keeps of a request what identify reads, for a stream to check, whenever someone's
@@ -218,7 +219,8 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 func (ls *liveStream) mayGoOn(ctx context.Context) (time.Time, bool) {
 	s := ls.s
 	u, ends, err := s.identifyUntil(ls.req.WithContext(store.Peek(ctx)))
-	if err != nil || ls.conv.ID != 0 && !u.CanRead(ls.conv) || s.answerScope(u) != s.answerScope(ls.u) || s.accessKey(ctx, u) != ls.access {
+	if err != nil || ls.owner != 0 && !u.CanRead(agent.Conversation{UserID: ls.owner}) || s.answerScope(u) != s.answerScope(ls.u) ||
+		accessKey(u, s.memberGroups(ctx, u.ID)) != ls.access {
 		return time.Time{}, false
 	}
 	if !ends.IsZero() {

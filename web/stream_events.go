@@ -20,6 +20,9 @@ type liveStream struct {
 	ctx  context.Context
 	w    *sseWriter
 	conv agent.Conversation // none for a page that shows no conversation (handleLive)
+	// owner is the conversation's owner, for mayGoOn's check: conv changes as the stream
+	// goes, on its goroutine, while the check runs on the server's watch.
+	owner int64
 	mode views.Mode         // how the conversation renders for the person
 	// access is the person's accessKey when the stream began; gate lets each thing it
 	// sends through only while they may follow it.
