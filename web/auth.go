@@ -79,12 +79,49 @@ func (o AuthOptions) withDefaults() AuthOptions {
 	return o
 }
 
-// The session cookie: with the __Host- prefix over HTTPS (so no subdomain or plain-HTTP
-// page can set it), a plain name on http://localhost, where browsers refuse Secure cookies.
-const (
-	cookieSecure = "__Host-parley_session"
-	cookiePlain  = "parley_session"
+// cookiePair names one of Parley's cookies twice: with the __Host- prefix over HTTPS (so no
+// subdomain or plain-HTTP page can set it), a plain name on http://localhost, where browsers
+// refuse Secure cookies.
+type cookiePair struct{ secure, plain string }
+
+var (
+	// sessionCookie holds the browser's session id.
+	sessionCookie = cookiePair{"__Host-parley_session", "parley_session"}
+	// signInCookie ties a sign-in sent to the provider to the browser that started it: the
+	// callback must come back to it (no one can sign another browser in with their own code).
+	signInCookie = cookiePair{"__Host-parley_signin", "parley_signin"}
 )
+
+// name is the cookie's name for the request: the __Host- one over HTTPS.
+func (p cookiePair) name(s *Server, r *http.Request) (string, bool) {
+	if s.isHTTPS(r) {
+		return p.secure, true
+	}
+	return p.plain, false
+}
+
+// read reads the cookie: over HTTPS only the __Host- one, which no other site or plain-HTTP
+// page can have set.
+func (p cookiePair) read(s *Server, r *http.Request) string {
+	name, _ := p.name(s, r)
+	if ck, err := r.Cookie(name); err == nil {
+		return ck.Value
+	}
+	return ""
+}
+
+// set hands the browser the cookie for maxAge.
+func (p cookiePair) set(s *Server, c echo.Context, value string, maxAge time.Duration) {
+	name, secure := p.name(s, c.Request())
+	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode, MaxAge: int(maxAge / time.Second)})
+}
+
+// clear clears the cookie under both its names.
+func (p cookiePair) clear(c echo.Context) {
+	for _, name := range []string{p.secure, p.plain} {
+		c.SetCookie(&http.Cookie{Name: name, Path: "/", HttpOnly: true, Secure: name == p.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1})
+	}
+}
 
 // isHTTPS reports whether the browser reached Parley over HTTPS, directly or through a
 // trusted proxy that terminates TLS.
@@ -92,33 +129,16 @@ func (s *Server) isHTTPS(r *http.Request) bool {
 	return r.TLS != nil || (s.fromTrustedProxy(r) && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"))
 }
 
-// sessionToken reads the session cookie: over HTTPS only the __Host- one, which no other
-// site or plain-HTTP page can have set.
-func (s *Server) sessionToken(r *http.Request) string {
-	name := cookiePlain
-	if s.isHTTPS(r) {
-		name = cookieSecure
-	}
-	if ck, err := r.Cookie(name); err == nil {
-		return ck.Value
-	}
-	return ""
-}
+// sessionToken reads the session cookie.
+func (s *Server) sessionToken(r *http.Request) string { return sessionCookie.read(s, r) }
 
 // setSessionCookie hands the browser its session id; an empty token clears both cookies.
 func (s *Server) setSessionCookie(c echo.Context, token string) {
 	if token == "" {
-		for _, name := range []string{cookieSecure, cookiePlain} {
-			c.SetCookie(&http.Cookie{Name: name, Path: "/", HttpOnly: true, Secure: name == cookieSecure, SameSite: http.SameSiteLaxMode, MaxAge: -1})
-		}
+		sessionCookie.clear(c)
 		return
 	}
-	name, secure := cookiePlain, false
-	if s.isHTTPS(c.Request()) {
-		name, secure = cookieSecure, true
-	}
-	c.SetCookie(&http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
-		MaxAge: int(s.auth.Session.Max / time.Second)})
+	sessionCookie.set(s, c, token, s.auth.Session.Max)
 }
 
 // userKey is where the signed-in user is kept on the echo context.

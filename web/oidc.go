@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/parley-chat/parley/agent"
 	"golang.org/x/oauth2"
 )
 
@@ -53,6 +55,12 @@ func (o OIDCOptions) withDefaults() OIDCOptions {
 			o.ProviderName = u.Host
 		}
 	}
+	if o.StaffGroup != "" {
+		// As the provider's groups are read at each sign-in (see agent.ProviderGroups).
+		if names, _ := agent.ProviderGroups([]string{o.StaffGroup}); len(names) == 1 {
+			o.StaffGroup = names[0]
+		}
+	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -73,6 +81,9 @@ type oidcClient struct {
 	verifier   *oidc.IDTokenVerifier
 	endSession string
 	lastErr    error
+	// csp is the Content-Security-Policy of every response once the provider has an
+	// end_session_endpoint: forms may go to its origin (signing out is sent on there).
+	csp atomic.Pointer[string]
 }
 
 // discovered is what the provider's discovery document gave: what signing in needs.
@@ -109,6 +120,10 @@ func (o *oidcClient) discover(ctx context.Context) {
 			o.provider, o.endSession, o.lastErr = p, doc.EndSession, nil
 			o.verifier = p.Verifier(&oidc.Config{ClientID: o.opts.ClientID})
 			o.mu.Unlock()
+			if origin := originOf(doc.EndSession); origin != "" {
+				csp := strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self' "+origin, 1)
+				o.csp.Store(&csp)
+			}
 			o.log.Info("identity provider ready", "issuer", o.opts.Issuer, "end_session", doc.EndSession != "")
 			return
 		}
@@ -145,12 +160,9 @@ func (o *oidcClient) ready() (discovered, error) {
 	}, nil
 }
 
-// endSessionOrigin is the origin of the provider's end_session_endpoint ("" until it is
-// known, or when there is none): where signing out sends the browser after Parley.
-func (o *oidcClient) endSessionOrigin() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	u, err := url.Parse(o.endSession)
+// originOf is the origin of an endpoint's URL ("" for none).
+func originOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -17,13 +18,6 @@ import (
 	"github.com/parley-chat/parley/views"
 )
 
-// The cookie that ties a sign-in sent to the provider to the browser that started it: the
-// callback must come back to it (no one can sign another browser in with their own code).
-const (
-	loginCookieSecure = "__Host-parley_signin"
-	loginCookiePlain  = "parley_signin"
-)
-
 // handleOIDCLogin sends the browser to the provider to sign in: a new state, nonce and PKCE
 // verifier, kept in the database (for whichever instance the browser comes back to) with
 // where to go after. While the provider's discovery document could not be read, it says so
@@ -32,7 +26,7 @@ func (s *Server) handleOIDCLogin(c echo.Context) error {
 	if s.oidc == nil {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
-	if err := s.allowProviderSignIn(c); err != nil {
+	if err := s.allowProviderSignIn(c, s.providerSignIns); err != nil {
 		return err
 	}
 	d, err := s.oidc.ready()
@@ -42,7 +36,7 @@ func (s *Server) handleOIDCLogin(c echo.Context) error {
 			problem: fmt.Sprintf("Parley cannot reach %s to sign you in right now.", s.oidc.opts.ProviderName),
 			hint:    "Parley keeps trying by itself: try again in a minute. If it goes on, tell the operator."})
 	}
-	browser := s.loginCookie(c.Request())
+	browser := signInCookie.read(s, c.Request())
 	if browser == "" {
 		browser = randomToken()
 	}
@@ -50,26 +44,9 @@ func (s *Server) handleOIDCLogin(c echo.Context) error {
 	if err := s.ids.StartLogin(c.Request().Context(), l); err != nil {
 		return err
 	}
-	name, secure := loginCookiePlain, false
-	if s.isHTTPS(c.Request()) {
-		name, secure = loginCookieSecure, true
-	}
-	c.SetCookie(&http.Cookie{Name: name, Value: browser, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode,
-		MaxAge: int(store.LoginFor.Seconds())})
+	signInCookie.set(s, c, browser, store.LoginFor)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.Redirect(http.StatusSeeOther, d.config.AuthCodeURL(l.State, oidc.Nonce(l.Nonce), oauth2.S256ChallengeOption(l.Verifier)))
-}
-
-// loginCookie is the browser's sign-in cookie: over HTTPS only the __Host- one.
-func (s *Server) loginCookie(r *http.Request) string {
-	name := loginCookiePlain
-	if s.isHTTPS(r) {
-		name = loginCookieSecure
-	}
-	if ck, err := r.Cookie(name); err == nil {
-		return ck.Value
-	}
-	return ""
 }
 
 // handleOIDCCallback is where the provider sends the browser back. The sign-in must be one
@@ -82,7 +59,7 @@ func (s *Server) handleOIDCCallback(c echo.Context) error {
 	if s.oidc == nil {
 		return agent.Errorf(agent.ENOTFOUND, "Not found.")
 	}
-	if err := s.allowProviderSignIn(c); err != nil {
+	if err := s.allowProviderSignIn(c, s.providerCallbacks); err != nil {
 		return err
 	}
 	err := s.oidcSignIn(c)
@@ -101,7 +78,7 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	var l store.PendingLogin
 	if state != "" {
 		var err error
-		l, err = s.ids.TakeLogin(ctx, state, s.loginCookie(c.Request()))
+		l, err = s.ids.TakeLogin(ctx, state, signInCookie.read(s, c.Request()))
 		if agent.ErrorCode(err) == agent.ENOTFOUND {
 			return &refusal{http.StatusBadRequest, "This sign-in was not started here, or it was used already.", "Start again from Parley's sign-in page.",
 				"state: " + agent.ErrorMessage(err)}
@@ -137,6 +114,8 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	tok, err := d.config.Exchange(s.oidc.ctx(ctx), q.Get("code"), oauth2.VerifierOption(l.Verifier))
 	var refused *oauth2.RetrieveError
 	switch {
+	case errors.As(err, &refused) && refused.Response != nil && refused.Response.StatusCode >= 500:
+		return unreachable(err) // the provider failed, it did not refuse
 	case errors.As(err, &refused):
 		return &refusal{http.StatusBadRequest, fmt.Sprintf("%s refused the sign-in code: it may have been used already, or have expired.", s.oidc.opts.ProviderName),
 			"Sign in again.", "code exchange: " + err.Error()}
@@ -149,7 +128,10 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	}
 	idt, err := d.verifier.Verify(s.oidc.ctx(ctx), raw)
 	if err != nil && strings.Contains(err.Error(), "fetching keys") {
-		return unreachable(err) // the provider's keys could not be read
+		// The provider's keys could not be read. The code is spent: another try is a new
+		// sign-in (the page's button).
+		return &refusal{http.StatusServiceUnavailable, fmt.Sprintf("Parley cannot reach %s to finish signing you in.", s.oidc.opts.ProviderName),
+			"Sign in again in a minute.", "provider keys: " + err.Error()}
 	}
 	if err != nil {
 		return badToken(err)
@@ -177,9 +159,7 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 			"left", strings.Join(in.Left, ","), "role", in.User.Role)
 		s.live.changed() // their open pages draw what is theirs now
 	}
-	for _, name := range []string{loginCookieSecure, loginCookiePlain} {
-		c.SetCookie(&http.Cookie{Name: name, Path: "/", MaxAge: -1, HttpOnly: true, Secure: name == loginCookieSecure, SameSite: http.SameSiteLaxMode})
-	}
+	signInCookie.clear(c)
 	if err := s.startSessionWith(c, in.User, raw); err != nil {
 		return err
 	}
@@ -187,7 +167,7 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 }
 
 // identity reads who the provider says signed in: issuer and subject, the name claim, the
-// groups claim (a list, or one string of names separated by commas or spaces), and staff by
+// groups claim (a list, or one string of names separated by commas), and staff by
 // the staff group.
 func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 	o := s.oidc.opts
@@ -237,11 +217,7 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 	}
 	if o.StaffGroup != "" && id.Groups != nil {
 		// Only by groups known: when they are not (the overage), the role stays as it was.
-		staff := false
-		want, _ := agent.ProviderGroups([]string{o.StaffGroup})
-		for _, g := range id.Groups {
-			staff = staff || len(want) == 1 && strings.EqualFold(g, want[0])
-		}
+		staff := slices.ContainsFunc(id.Groups, func(g string) bool { return strings.EqualFold(g, o.StaffGroup) })
 		id.Staff = &staff
 	}
 	return id, nil
@@ -259,9 +235,10 @@ func (s *Server) signInProblem(c echo.Context, r *refusal) error {
 }
 
 // allowProviderSignIn spends one of the address's sign-ins through the provider of the
-// minute (Limits.ProviderSignIns: begun and come back), or says when to try again.
-func (s *Server) allowProviderSignIn(c echo.Context) error {
-	if ok, wait := s.providerSignIns.take("ip:" + addressKey(s.clientIP(c.Request()))); !ok {
+// minute (Limits.ProviderSignIns, begun and come back, each counted apart), or says when to
+// try again.
+func (s *Server) allowProviderSignIn(c echo.Context, l limiter) error {
+	if ok, wait := l.take("ip:" + addressKey(s.clientIP(c.Request()))); !ok {
 		return tooMany("Too many sign-ins from your address.", wait)
 	}
 	return nil

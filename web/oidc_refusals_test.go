@@ -143,6 +143,38 @@ func TestOIDC_Refusals(t *testing.T) {
 			t.Errorf("%d accounts, want the %d there before and the bob made by hand", n, before)
 		}
 	})
+	t.Run("TheProviderFailsAtTheCodeExchange", func(t *testing.T) {
+		// Its token endpoint answers 503: out of reach, not a refusal; the sign-in is kept,
+		// and a reload once it is back signs the person in.
+		b := op.browser(t)
+		callback := b.held(b.authURL(), "alice", "alice-pw")
+		op.idp.Fail(oidctest.PathToken, http.StatusServiceUnavailable)
+		code, body, _ := b.get(callback.String())
+		op.idp.Fail(oidctest.PathToken, 0)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach Test IdP") || !strings.Contains(body, "Reload this page") {
+			t.Fatalf("the callback with the token endpoint down = %d: %s", code, body)
+		}
+		if code, _, at := b.get(callback.String()); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
+			t.Fatalf("the reload once it is back = %d at %s, signed in %v", code, at, b.signedIn())
+		}
+	})
+	t.Run("TheProvidersKeysOutOfReach", func(t *testing.T) {
+		// A new signing key that Parley cannot fetch: the code is spent by then, so the page
+		// says to sign in again (not to reload), and signing in again works once it is back.
+		if _, err := op.idp.RotateKey(false); err != nil {
+			t.Fatal(err)
+		}
+		op.idp.Fail(oidctest.PathKeys, http.StatusServiceUnavailable)
+		b := op.browser(t)
+		code, body, _ := b.signIn("alice", "alice-pw", "/")
+		op.idp.Fail(oidctest.PathKeys, 0)
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach Test IdP") || !strings.Contains(body, "Sign in again") || b.signedIn() {
+			t.Fatalf("the callback with the keys out of reach = %d, signed in %v: %s", code, b.signedIn(), body)
+		}
+		if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" || !b.signedIn() {
+			t.Fatalf("signing in again = %d at %s, signed in %v", code, at, b.signedIn())
+		}
+	})
 	t.Run("TheProviderOutOfReachAtTheCallback", func(t *testing.T) {
 		// The provider goes between the sign-in and its way back: a 503 that says so, not a
 		// refusal, and the sign-in is kept for another try.
@@ -189,7 +221,7 @@ func TestOIDC_ProviderUnreachableAtStart(t *testing.T) {
 
 // With the email as the account's name, the provider must have verified it.
 func TestOIDC_AnEmailNamesAnAccountOnceVerified(t *testing.T) {
-	op := newOIDCParleyWith(t, "127.0.0.1:0", true, func(o *web.OIDCOptions) { o.NameClaim = "email" })
+	op := newOIDCParleyWith(t, "127.0.0.1:0", true, func(o *web.NewServerOptions) { o.Auth.OIDC.NameClaim = "email" })
 	waitFor(t, "the provider's discovery document", func() bool {
 		code, _, _ := op.browser(t).get("/auth/oidc/login")
 		return code == http.StatusOK
@@ -203,4 +235,22 @@ func TestOIDC_AnEmailNamesAnAccountOnceVerified(t *testing.T) {
 		t.Fatalf("a verified address = %d", code)
 	}
 	op.user(t, "bob@example.test")
+}
+
+// One address may sign in through the provider Limits.ProviderSignIns times a minute, each
+// sign-in counted once (begun; its way back is free once it signs the person in), and past
+// that is told to wait.
+func TestOIDC_SignInsOfOneAddressAMinute(t *testing.T) {
+	op := newOIDCParleyWith(t, "127.0.0.1:0", true, func(o *web.NewServerOptions) { o.Limits.ProviderSignIns = 3 })
+	waitFor(t, "the provider's discovery document", func() bool { return strings.Contains(op.log.String(), "identity provider ready") })
+	for i := range 3 {
+		b := op.browser(t)
+		if code, _, _ := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || !b.signedIn() {
+			t.Fatalf("sign-in %d of 3 = %d", i+1, code)
+		}
+	}
+	code, body, _ := op.browser(t).get("/auth/oidc/login")
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "Too many sign-ins from your address") {
+		t.Fatalf("a fourth sign-in in the minute = %d: %s", code, body)
+	}
 }

@@ -64,8 +64,8 @@ func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...agent.A
 	return newOIDCParleyWith(t, idpAddr, withIdP, nil, agents...)
 }
 
-// newOIDCParleyWith is newOIDCParley with its identity provider's settings changed.
-func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*web.OIDCOptions), agents ...agent.Agent) *oidcParley {
+// newOIDCParleyWith is newOIDCParley with its settings changed.
+func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*web.NewServerOptions), agents ...agent.Agent) *oidcParley {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,7 +89,7 @@ func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*
 		Limits:  web.Limits{ProviderSignIns: 10000},
 		Metrics: web.MetricsOptions{Open: true}}
 	if change != nil {
-		change(&opts.Auth.OIDC)
+		change(&opts)
 	}
 	srv := startServer(t, db, opts)
 	ts := httptest.NewUnstartedServer(srv)

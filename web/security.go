@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 )
@@ -23,8 +22,8 @@ func (s *Server) secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h := c.Response().Header()
 		csp := contentSecurityPolicy
 		if s.oidc != nil {
-			if origin := s.oidc.endSessionOrigin(); origin != "" {
-				csp = strings.Replace(csp, "form-action 'self'", "form-action 'self' "+origin, 1)
+			if p := s.oidc.csp.Load(); p != nil {
+				csp = *p
 			}
 		}
 		h.Set("Content-Security-Policy", csp)

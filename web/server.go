@@ -55,10 +55,10 @@ type Server struct {
 	auth    AuthOptions
 	limits  Limits
 	// logins counts failed sign-ins, signups new accounts, messages what people send, per key;
-	// providerSignIns the sign-ins through the identity provider begun and come back, per
-	// address (each is a write nobody signed in asks for).
-	logins, signups, messages, providerSignIns limiter
-	streams                                    streamCounter
+	// providerSignIns the sign-ins through the identity provider begun, providerCallbacks
+	// come back, per address (each is a write nobody signed in asks for).
+	logins, signups, messages, providerSignIns, providerCallbacks limiter
+	streams                                                       streamCounter
 	// live are the open streams, each with the check that its person may go on.
 	live openStreams
 	// metrics are what GET /metrics serves; metricsAccess says to whom.
@@ -163,6 +163,7 @@ func NewServer(opts NewServerOptions) *Server {
 	s.signups = newLimiter(db, "signups", 5, time.Hour, s.now, s.log)
 	s.messages = newLimiter(db, "messages", s.limits.MessagesPerMinute, time.Minute, s.now, s.log)
 	s.providerSignIns = newLimiter(db, "provider-sign-ins", s.limits.ProviderSignIns, time.Minute, s.now, s.log)
+	s.providerCallbacks = newLimiter(db, "provider-callbacks", s.limits.ProviderSignIns, time.Minute, s.now, s.log)
 	if sl, ok := db.(SharedLimits); ok && sl.Shared() {
 		s.streams.shared, s.streams.log = sl, s.log
 	}

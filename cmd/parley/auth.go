@@ -158,6 +158,12 @@ func checkOIDC(cfg Config) error {
 	case u.Scheme == "http" && !web.LoopbackHost(u.Host):
 		return fmt.Errorf("--oidc-issuer %q: an http:// issuer only on a loopback address (tests); use https://", o.Issuer)
 	}
+	if o.StaffGroup != "" {
+		if _, refused := agent.ProviderGroups([]string{o.StaffGroup}); len(refused) > 0 {
+			_, err := agent.GroupName(o.StaffGroup)
+			return fmt.Errorf("--oidc-staff-group %q is not a group Parley can take (nobody would be staff): %s", o.StaffGroup, agent.ErrorMessage(err))
+		}
+	}
 	if cfg.PublicURL == "" && !web.LoopbackHost(cfg.Addr) {
 		return errors.New("--auth oidc needs --public-url (PARLEY_PUBLIC_URL), Parley's address as people reach it: the provider sends them back to <public-url>/auth/oidc/callback")
 	}

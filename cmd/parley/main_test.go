@@ -167,6 +167,7 @@ func TestParseServe(t *testing.T) {
 		{"oidc over http on loopback", []string{"--auth", "oidc", "--oidc-issuer", "http://127.0.0.1:9998", "--oidc-client-id", "parley"}, nil,
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads,
 				Auth: web.AuthOptions{Mode: web.AuthOIDC, Signup: true, Session: defaultAuth.Session, OIDC: web.OIDCOptions{Issuer: "http://127.0.0.1:9998", ClientID: "parley"}}, Limits: defaultLimits}, ""},
+		{"oidc staff group Parley cannot take", []string{"--auth", "oidc", "--oidc-issuer", "https://id.example", "--oidc-client-id", "parley", "--oidc-staff-group", "Équipe"}, nil, Config{}, "nobody would be staff"},
 		{"oidc without openid", []string{"--auth", "oidc", "--oidc-issuer", "https://id.example", "--oidc-client-id", "parley", "--oidc-scopes", "profile"}, nil, Config{}, "must include openid"},
 		{"oidc beyond this machine without a public url", []string{"--auth", "oidc", "--oidc-issuer", "https://id.example", "--oidc-client-id", "parley", "--addr", ":8080"}, nil, Config{}, "needs --public-url"},
 		{"proxy groups", []string{"--auth", "proxy", "--trusted-proxies", "127.0.0.1", "--proxy-groups-header", "Remote-Groups"}, nil,

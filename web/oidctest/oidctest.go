@@ -175,6 +175,12 @@ func (p *Provider) RotateKey(keepOld bool) (string, error) {
 	return p.storage.rotateKey(keepOld)
 }
 
+// Fail makes the endpoint at path (PathToken, PathKeys) answer status from now on: a
+// provider partly down. Status 0 puts it back.
+func (p *Provider) Fail(path string, status int) {
+	p.storage.fail(path, status)
+}
+
 // KeyIDs returns the key ids in the JWKS; the last one signs new tokens.
 func (p *Provider) KeyIDs() []string {
 	return p.storage.keyIDs()

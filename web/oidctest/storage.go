@@ -31,6 +31,7 @@ type storage struct {
 	keys         []*rsaKey                   // the last one signs
 	tamper       func(claims map[string]any) // one-shot change of the next ID token
 	logouts      map[string]int
+	failing      map[string]int // status by path (see Provider.Fail)
 }
 
 var (

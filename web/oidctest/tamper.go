@@ -19,6 +19,10 @@ import (
 func tamperTokenResponse(st *storage, next http.Handler) http.Handler {
 	tokenPath := op.DefaultEndpoints.Token.Relative() // "/oauth/token"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := st.failure(r.URL.Path); code != 0 {
+			http.Error(w, "oidctest: this endpoint is down", code)
+			return
+		}
 		if r.URL.Path != tokenPath || !st.tamperArmed() {
 			next.ServeHTTP(w, r)
 			return
@@ -43,6 +47,27 @@ func tamperTokenResponse(st *storage, next http.Handler) http.Handler {
 		w.WriteHeader(buf.code)
 		_, _ = w.Write(body)
 	})
+}
+
+// The endpoints Provider.Fail can take down.
+var (
+	PathToken = op.DefaultEndpoints.Token.Relative()
+	PathKeys  = op.DefaultEndpoints.JwksURI.Relative()
+)
+
+func (s *storage) failure(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failing[path]
+}
+
+func (s *storage) fail(path string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[string]int{}
+	}
+	s.failing[path] = status
 }
 
 type bufferedResponse struct {
