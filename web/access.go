@@ -119,11 +119,8 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		return rec, views.Mode{}, err
 	}
 	if rec.Routed() && u.CanWrite(conv) {
-		m, err := s.pageMode(c, conv)
-		if err != nil {
-			return rec, m, err
-		}
-		return agent.QuestionRecord{}, m, agent.CheckAnswerer(rec.Question, agent.User{ID: conv.UserID, Name: conv.Owner}, agent.Actor{Name: u.Name, UserID: u.ID})
+		// Asked on the owner's behalf: never theirs to resolve; the error says whose it is.
+		return agent.QuestionRecord{}, views.Mode{}, agent.CheckAnswerer(rec.Question, agent.User{ID: conv.UserID, Name: conv.Owner}, agent.Actor{Name: u.Name, UserID: u.ID})
 	}
 	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
 	if err != nil {

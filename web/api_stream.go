@@ -41,15 +41,12 @@ type apiStream struct {
 	token  int64
 	ctx    context.Context
 	w      *sseWriter
-	// gate lets each event through only while the token's person may follow the stream.
-	gate *accessGate
 	agent.Tail
 	versionFollow
 }
 
 func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := as.s
-	as.gate = gate
 	as.ctx, as.w = ctx, w
 	f := s.hub.Follow(as.conv.ID)
 	defer f.Close()
@@ -59,11 +56,12 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	}
 	heartbeat := time.NewTicker(s.heartbeat)
 	defer heartbeat.Stop()
+	in := &gated{ctx, gate, as}
 	for {
 		if !gate.open(ctx) {
 			return // access changed: not theirs to follow any more
 		}
-		if err := f.CatchUp(ctx, s.ledger, &as.Tail, as); err != nil {
+		if err := f.CatchUp(ctx, s.ledger, &as.Tail, in); err != nil {
 			if ctx.Err() == nil && !errors.Is(err, errAccessChanged) {
 				s.log.Error("api stream", "conversation", as.conv.ID, "error", err)
 			}
@@ -119,9 +117,6 @@ func (as *apiStream) send(event, id string, v any) {
 // Event sends one committed event; kinds a client has no use for (checkpoints, intake)
 // send nothing, and their id comes with the next event.
 func (as *apiStream) Event(ev agent.Event) error {
-	if err := as.gate.pass(as.ctx); err != nil {
-		return err
-	}
 	as.Cur.Event = ev.ID
 	head := APIEventHead{EventID: ev.ID, At: ev.At}
 	show, switched := as.shows(ev)
@@ -183,9 +178,6 @@ func (as *apiStream) Event(ev agent.Event) error {
 func (as *apiStream) Live(m agent.LiveText) error {
 	if len(m.Text) == 0 {
 		return nil
-	}
-	if err := as.gate.pass(as.ctx); err != nil {
-		return err
 	}
 	as.Cur.Message, as.Cur.Bytes = m.ID, m.From+len(m.Text)
 	as.send(APIMessageDelta, as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})

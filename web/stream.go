@@ -142,9 +142,9 @@ func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Con
 // person's sidebar and waiting count.
 func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := ls.s
-	ls.gate = gate
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
+	ls.in = gated{ls.ctx, gate, ls}
 	// Follow before the first read, so no change between read and wait is missed.
 	var f *agent.Follower
 	var wake <-chan struct{}

@@ -24,10 +24,11 @@ type liveStream struct {
 	// goes, on its goroutine, while the check runs on the server's watch.
 	owner int64
 	mode views.Mode         // how the conversation renders for the person
-	// access is the person's accessKey when the stream began; gate lets each thing it
-	// sends through only while they may follow it.
+	// access is the person's accessKey when the stream began; in is the stream as the reader
+	// of its catch-ups, through its gate: each thing it sends goes through only while they
+	// may follow it.
 	access string
-	gate   *accessGate
+	in     gated
 	// current is the conversation the page shows, marked in the sidebar; version the count
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
@@ -71,15 +72,12 @@ func (ls *liveStream) id() string {
 
 // catchUp sends what the page lacks (see agent.Follower.CatchUp).
 func (ls *liveStream) catchUp(f *agent.Follower) error {
-	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, ls)
+	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, &ls.in)
 }
 
 // Live grows the message being written on the page, or puts it there whole when the page
 // lacks it (or, after a reconnect, does not know how much of it the page has).
 func (ls *liveStream) Live(m agent.LiveText) error {
-	if err := ls.gate.pass(ls.ctx); err != nil {
-		return err
-	}
 	if ls.pinned >= 0 {
 		return nil // a page of another version than the one shown, where nothing is written
 	}
@@ -106,9 +104,6 @@ func (ls *liveStream) Live(m agent.LiveText) error {
 func (ls *liveStream) Event(ev agent.Event) error {
 	if ev.ID <= ls.Cur.Event {
 		return nil // drawn already, with the version it belongs to
-	}
-	if err := ls.gate.pass(ls.ctx); err != nil {
-		return err
 	}
 	ls.Cur.Event = ev.ID
 	ctx := ls.ctx

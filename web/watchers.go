@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/parley-chat/parley/agent"
 )
 
 // sweepEvery is how often the open streams' people are looked at again when nothing on this
@@ -42,13 +44,34 @@ type accessGate struct {
 // what it was sending.
 var errAccessChanged = errors.New("access changed")
 
-// pass is open as an error, for the readers of a catch-up (Event, Live): each thing a
-// stream sends is let through only while its person may follow it.
+// pass is open as an error.
 func (g *accessGate) pass(ctx context.Context) error {
 	if g == nil || g.open(ctx) {
 		return nil
 	}
 	return errAccessChanged
+}
+
+// gated hands a catch-up's events and text to a stream's reader only while its person may
+// follow it: each thing a stream sends passes the gate first.
+type gated struct {
+	ctx  context.Context
+	gate *accessGate
+	r    agent.Reader
+}
+
+func (g gated) Event(ev agent.Event) error {
+	if err := g.gate.pass(g.ctx); err != nil {
+		return err
+	}
+	return g.r.Event(ev)
+}
+
+func (g gated) Live(m agent.LiveText) error {
+	if err := g.gate.pass(g.ctx); err != nil {
+		return err
+	}
+	return g.r.Live(m)
 }
 
 // open reports whether the stream may go on sending.
