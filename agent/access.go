@@ -55,18 +55,12 @@ func ParseAccess(list []string) (Access, error) {
 				return nil, Errorf(EINVALID, "access %q: %s takes no name", raw, kind)
 			}
 			e = strings.ToLower(e)
-		case "group":
-			n, err := GroupName(name)
+		case "group", "person":
+			a, err := audienceOf(kind, name)
 			if err != nil {
 				return nil, Errorf(EINVALID, "access %q: %s", raw, ErrorMessage(err))
 			}
-			e = accessGroup + n
-		case "person":
-			n := strings.TrimSpace(name)
-			if err := CheckUserName(n); err != nil {
-				return nil, Errorf(EINVALID, "access %q: %s", raw, ErrorMessage(err))
-			}
-			e = accessPerson + n
+			e = a.String()
 		default:
 			return nil, Errorf(EINVALID, `access %q: use "everyone", "staff", "group:NAME" or "person:NAME"`, raw)
 		}
@@ -140,20 +134,25 @@ func ParseAudience(s string) (Audience, error) {
 		return Audience{}, Errorf(EINVALID, `%q: give "group:NAME" or "person:NAME"`, s)
 	}
 	switch strings.ToLower(kind) {
-	case "group":
-		n, err := GroupName(name)
+	case "group", "person":
+		a, err := audienceOf(kind, name)
 		if err != nil {
 			return Audience{}, Errorf(EINVALID, "%q: %s", s, ErrorMessage(err))
 		}
-		return Audience{Group: n}, nil
-	case "person":
-		n := strings.TrimSpace(name)
-		if err := CheckUserName(n); err != nil {
-			return Audience{}, Errorf(EINVALID, "%q: %s", s, ErrorMessage(err))
-		}
-		return Audience{Person: n}, nil
+		return a, nil
 	}
 	return Audience{}, Errorf(EINVALID, `%q: give "group:NAME" or "person:NAME"`, s)
+}
+
+// audienceOf is the group or the person named (kind "group" or "person", any case), the
+// name checked.
+func audienceOf(kind, name string) (Audience, error) {
+	if strings.EqualFold(kind, "group") {
+		n, err := GroupName(name)
+		return Audience{Group: n}, err
+	}
+	n := strings.TrimSpace(name)
+	return Audience{Person: n}, CheckUserName(n)
 }
 
 // IsZero reports whether the audience is the conversation's owner.

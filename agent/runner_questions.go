@@ -11,10 +11,7 @@ import (
 // FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
 // Files answer the question's file fields, by field name.
 func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]File, by Actor) (QuestionRecord, error) {
-	q, err := r.pending(ctx, questionID)
-	if err == nil {
-		err = r.checkAnswerer(ctx, q, by)
-	}
+	q, err := r.pendingFor(ctx, questionID, by)
 	if err != nil {
 		return q, err
 	}
@@ -45,10 +42,7 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by Actor) (QuestionRecord, error) {
 	res := by.resolution(questionID, Declined)
 	res.Reason = trimSpace(normalizeNewlines(reason))
-	q, err := r.pending(ctx, questionID)
-	if err == nil {
-		err = r.checkAnswerer(ctx, q, by)
-	}
+	q, err := r.pendingFor(ctx, questionID, by)
 	if err == nil {
 		err = ReasonText.Check(res.Reason)
 	}
@@ -60,10 +54,7 @@ func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, b
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
 func (r *Runner) Cancel(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
-	q, err := r.pending(ctx, questionID)
-	if err == nil {
-		err = r.checkAnswerer(ctx, q, by)
-	}
+	q, err := r.pendingFor(ctx, questionID, by)
 	if err != nil {
 		return q, err
 	}
@@ -97,17 +88,19 @@ func (r *Runner) expire(ctx context.Context, questionID int64, reason string) er
 	return err
 }
 
-// checkAnswerer checks that by may resolve the routed question q: not the person on whose
-// behalf it was asked, nobody on another's behalf (see CheckAnswerer).
-func (r *Runner) checkAnswerer(ctx context.Context, q QuestionRecord, by Actor) error {
-	if !q.Routed() {
-		return nil
+// pendingFor reads a question that still waits for by to resolve it: a routed one (a
+// group's, an agent's approvers') not by the person on whose behalf it was asked, nor by
+// anyone on another's behalf (see CheckAnswerer).
+func (r *Runner) pendingFor(ctx context.Context, questionID int64, by Actor) (QuestionRecord, error) {
+	q, err := r.pending(ctx, questionID)
+	if err != nil || !q.Routed() {
+		return q, err
 	}
 	c, err := r.ledger.Conversation(ctx, q.ConversationID)
 	if err != nil {
-		return err
+		return q, err
 	}
-	return CheckAnswerer(q.Question, User{ID: c.UserID, Name: c.Owner}, by)
+	return q, CheckAnswerer(q.Question, User{ID: c.UserID, Name: c.Owner}, by)
 }
 
 // rejects reports whether the answer picks an option that refuses, on a Choice question:

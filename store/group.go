@@ -124,6 +124,15 @@ func (db *DB) Group(ctx context.Context, name string) (agent.Group, error) {
 	return gs[0], nil
 }
 
+// GroupExists reports whether there is a group of that name, letter case aside.
+func (db *DB) GroupExists(ctx context.Context, name string) (bool, error) {
+	_, err := groupID(ctx, db.read, name)
+	if agent.ErrorCode(err) == agent.ENOTFOUND {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Groups returns every group with its people, by name.
 func (db *DB) Groups(ctx context.Context) ([]agent.Group, error) { return db.groups(ctx, "") }
 

@@ -122,10 +122,16 @@ func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ow
 	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, "", nil
 }
 
+// PersonNamed finds the account of a person (not a service's) by a name an operator wrote,
+// as an approval routed to a person finds them (see personNamed).
+func (db *DB) PersonNamed(ctx context.Context, name string) (int64, error) {
+	return personNamed(ctx, db.read, name)
+}
+
 // personNamed finds a person's account by a name an operator wrote, letter case aside (any
 // script: as access lists compare names), ENOTFOUND when there is none.
-func personNamed(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE (name = ? OR name_key = ?) AND role <> 'service'`, name, agent.NameKey(name))
+func personNamed(ctx context.Context, q queryer, name string) (int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM users WHERE (name = ? OR name_key = ?) AND role <> 'service'`, name, agent.NameKey(name))
 	if err != nil {
 		return 0, err
 	}

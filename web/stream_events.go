@@ -23,7 +23,7 @@ type liveStream struct {
 	// owner is the conversation's owner, for mayGoOn's check: conv changes as the stream
 	// goes, on its goroutine, while the check runs on the server's watch.
 	owner int64
-	mode views.Mode         // how the conversation renders for the person
+	mode  views.Mode // how the conversation renders for the person
 	// access is the person's accessKey when the stream began; in is the stream as the reader
 	// of its catch-ups, through its gate: each thing it sends goes through only while they
 	// may follow it.

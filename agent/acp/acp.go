@@ -138,9 +138,11 @@ func splitPerson(cwd string) (base string, perPerson bool, err error) {
 type Agent struct {
 	cfg Config
 	log *slog.Logger
-	// root is the workspace, or with {person} in Cwd, nil, and roots each person's.
+	// root is the workspace, or with {person} in Cwd, nil, and roots each person's, under
+	// base (the part of Cwd before {person}).
 	root  *workspace
 	roots map[string]*workspace
+	base  string
 
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
@@ -182,7 +184,9 @@ func New(cfg Config) (*Agent, error) {
 		log = slog.Default()
 	}
 	a := &Agent{cfg: cfg, log: log.With("agent", cfg.Name), roots: map[string]*workspace{}, procs: map[int64]*proc{}, freed: make(chan struct{})}
-	if _, perPerson, _ := splitPerson(cfg.Cwd); !perPerson {
+	if base, perPerson, _ := splitPerson(cfg.Cwd); perPerson {
+		a.base = base
+	} else {
 		root, err := openWorkspace(cfg.Cwd)
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: cwd: %w", cfg.Name, err)
@@ -207,8 +211,8 @@ func (a *Agent) Info() agent.Info {
 	if info.Title == "" {
 		info.Title = info.Name
 	}
-	if base, perPerson, _ := splitPerson(a.cfg.Cwd); info.Description == "" && perPerson {
-		info.Description = "A coding agent working in a folder of your own under " + base + "."
+	if info.Description == "" && a.root == nil {
+		info.Description = "A coding agent working in a folder of your own under " + a.base + "."
 	} else if info.Description == "" {
 		info.Description = "A coding agent working in " + a.cfg.Cwd + "."
 	}
@@ -231,6 +235,7 @@ const closeWait = 3 * time.Second
 // Close ends every process of the agent, within closeWait: each is asked to stop (its input
 // closes, then SIGTERM to its group), and killed with its group if it has not.
 func (a *Agent) Close() {
+	defer a.closeWorkspaces() // once no process is left to read or write in them
 	a.mu.Lock()
 	a.closed = true
 	procs := make([]*proc, 0, len(a.procs))
@@ -251,6 +256,17 @@ func (a *Agent) Close() {
 		p.kill()
 	}
 	a.wg.Wait()
+}
+
+func (a *Agent) closeWorkspaces() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.root != nil {
+		a.root.root.Close()
+	}
+	for _, w := range a.roots {
+		w.root.Close()
+	}
 }
 
 // workspace is the workspace of the person's conversations: the one of the agent, or with

@@ -73,23 +73,36 @@ func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map
 		if !p.Approvers.IsZero() {
 			log.Info("agent approvers", "agent", name, "approvers", p.Approvers.Words(), "approvals", max(1, p.Approvals))
 		}
-		var named []agent.Audience
+		// Anyone with an account may be let in (an A2A client's service account too);
+		// approvers are people, found as an approval finds them.
+		warn := func(a agent.Audience, approver bool) {
+			if a.Group != "" {
+				if ok, err := db.GroupExists(ctx, a.Group); err == nil && !ok {
+					log.Warn("agent names a group that does not exist yet", "agent", name, "group", a.Group)
+				}
+				return
+			}
+			var err error
+			if approver {
+				_, err = db.PersonNamed(ctx, a.Person)
+			} else {
+				_, _, err = db.UserByName(ctx, a.Person)
+			}
+			if agent.ErrorCode(err) == agent.ENOTFOUND {
+				if approver {
+					log.Warn("agent's approver has no account of a person yet (a service cannot approve)", "agent", name, "person", a.Person)
+				} else {
+					log.Warn("agent names a person who has no account yet", "agent", name, "person", a.Person)
+				}
+			}
+		}
 		for _, e := range p.Access {
 			if a, err := agent.ParseAudience(e); err == nil {
-				named = append(named, a)
+				warn(a, false)
 			}
 		}
 		if !p.Approvers.IsZero() {
-			named = append(named, p.Approvers)
-		}
-		for _, a := range named {
-			if a.Group != "" {
-				if _, err := db.Group(ctx, a.Group); agent.ErrorCode(err) == agent.ENOTFOUND {
-					log.Warn("agent names a group that does not exist yet", "agent", name, "group", a.Group)
-				}
-			} else if _, _, err := db.UserByName(ctx, a.Person); agent.ErrorCode(err) == agent.ENOTFOUND {
-				log.Warn("agent names a person who has no account yet", "agent", name, "person", a.Person)
-			}
+			warn(p.Approvers, true)
 		}
 	}
 }
