@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // A2AClientPrefix begins every A2A client's token, so that a leaked one is recognised.
@@ -20,42 +20,42 @@ const a2aClientColumns = `id, name, created_at, last_used_at, revoked_at`
 // CreateA2AClient makes an A2A client with a token of its own and returns the token (the only
 // time it is seen) with the client. A name another client has (not revoked) gives ECONFLICT;
 // actor is who the audit log says made it.
-func (db *DB) CreateA2AClient(ctx context.Context, name, actor string) (string, agent.A2AClient, error) {
+func (db *DB) CreateA2AClient(ctx context.Context, name, actor string) (string, domain.A2AClient, error) {
 	if err := CheckTokenName(name); err != nil {
-		return "", agent.A2AClient{}, err
+		return "", domain.A2AClient{}, err
 	}
-	if name == agent.LegacyA2AClient {
-		return "", agent.A2AClient{}, agent.Errorf(agent.EINVALID,
+	if name == domain.LegacyA2AClient {
+		return "", domain.A2AClient{}, domain.Errorf(domain.EINVALID,
 			"%q is the client of the shared token PARLEY_A2A_TOKEN; choose another name.", name)
 	}
 	secret, err := newSecret(A2AClientPrefix)
 	if err != nil {
-		return "", agent.A2AClient{}, fmt.Errorf("create a2a client: %w", err)
+		return "", domain.A2AClient{}, fmt.Errorf("create a2a client: %w", err)
 	}
-	var c agent.A2AClient
+	var c domain.A2AClient
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		c, err = db.insertA2AClient(ctx, tx, name, hashToken(secret), actor)
 		return err
 	})
-	if err != nil && agent.ErrorCode(err) == "" {
+	if err != nil && domain.ErrorCode(err) == "" {
 		err = fmt.Errorf("create a2a client: %w", err)
 	}
 	if err != nil {
-		return "", agent.A2AClient{}, err
+		return "", domain.A2AClient{}, err
 	}
 	return secret, c, nil
 }
 
 // insertA2AClient adds a client with the token of that hash, audited.
-func (db *DB) insertA2AClient(ctx context.Context, tx *sql.Tx, name, hash, actor string) (agent.A2AClient, error) {
+func (db *DB) insertA2AClient(ctx context.Context, tx *sql.Tx, name, hash, actor string) (domain.A2AClient, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM a2a_clients WHERE name = ? AND revoked_at = ''`, name).Scan(&n); err != nil {
-		return agent.A2AClient{}, err
+		return domain.A2AClient{}, err
 	}
 	if n > 0 {
-		return agent.A2AClient{}, agent.Errorf(agent.ECONFLICT, "There is already an A2A client named %q: revoke it first, or choose another name.", name)
+		return domain.A2AClient{}, domain.Errorf(domain.ECONFLICT, "There is already an A2A client named %q: revoke it first, or choose another name.", name)
 	}
-	c := agent.A2AClient{Name: name, Created: db.Now()}
+	c := domain.A2AClient{Name: name, Created: db.Now()}
 	var err error
 	if c.ID, err = insertID(ctx, tx, `INSERT INTO a2a_clients (name, hash, created_at) VALUES (?, ?, ?)`, name, hash, formatTime(c.Created)); err != nil {
 		return c, err
@@ -64,13 +64,13 @@ func (db *DB) insertA2AClient(ctx context.Context, tx *sql.Tx, name, hash, actor
 }
 
 // A2AClients lists the A2A clients, revoked ones too, newest first.
-func (db *DB) A2AClients(ctx context.Context) ([]agent.A2AClient, error) {
+func (db *DB) A2AClients(ctx context.Context) ([]domain.A2AClient, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients ORDER BY id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("a2a clients: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.A2AClient
+	var out []domain.A2AClient
 	for rows.Next() {
 		c, err := scanA2AClient(rows)
 		if err != nil {
@@ -83,10 +83,10 @@ func (db *DB) A2AClients(ctx context.Context) ([]agent.A2AClient, error) {
 
 // A2AClient returns the client of that id, revoked or not; an unknown id gives ENOTFOUND.
 // An open request reads its client again when auth_changes moves: a revoke ends it.
-func (db *DB) A2AClient(ctx context.Context, id int64) (agent.A2AClient, error) {
+func (db *DB) A2AClient(ctx context.Context, id int64) (domain.A2AClient, error) {
 	c, err := scanA2AClient(db.read.QueryRowContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, agent.Errorf(agent.ENOTFOUND, "There is no A2A client %d.", id)
+		return c, domain.Errorf(domain.ENOTFOUND, "There is no A2A client %d.", id)
 	}
 	if err != nil {
 		return c, fmt.Errorf("a2a client %d: %w", id, err)
@@ -97,13 +97,13 @@ func (db *DB) A2AClient(ctx context.Context, id int64) (agent.A2AClient, error) 
 // RevokeA2AClient revokes the client of that name: its token is refused from then on, and
 // its open streams end within a second, in whichever process serves them (auth_changes). Its tasks stay its own, readable by nobody
 // over A2A. An unknown name gives ENOTFOUND.
-func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (agent.A2AClient, error) {
-	var c agent.A2AClient
+func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (domain.A2AClient, error) {
+	var c domain.A2AClient
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		c, err = scanA2AClient(tx.QueryRowContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients WHERE name = ? AND revoked_at = ''`, name))
 		if errors.Is(err, sql.ErrNoRows) {
-			return agent.Errorf(agent.ENOTFOUND, "There is no A2A client named %q.", name)
+			return domain.Errorf(domain.ENOTFOUND, "There is no A2A client named %q.", name)
 		}
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (agent.A2
 		}
 		return db.audit(ctx, tx, actor, "revoke a2a client", 0, name)
 	})
-	if err != nil && agent.ErrorCode(err) == "" {
+	if err != nil && domain.ErrorCode(err) == "" {
 		err = fmt.Errorf("revoke a2a client: %w", err)
 	}
 	return c, err
@@ -122,16 +122,16 @@ func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (agent.A2
 
 // A2AClientByToken returns the client whose token secret is. An unknown token, or a revoked
 // client's, gives EUNAUTHORIZED. The last-used time is written at most once a minute.
-func (db *DB) A2AClientByToken(ctx context.Context, secret string) (agent.A2AClient, error) {
+func (db *DB) A2AClientByToken(ctx context.Context, secret string) (domain.A2AClient, error) {
 	c, err := scanA2AClient(db.read.QueryRowContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients WHERE hash = ?`, hashToken(secret)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, agent.Errorf(agent.EUNAUTHORIZED, "The token is not valid: it was mistyped, or never made (parley a2a-client add NAME makes one).")
+		return c, domain.Errorf(domain.EUNAUTHORIZED, "The token is not valid: it was mistyped, or never made (parley a2a-client add NAME makes one).")
 	}
 	if err != nil {
 		return c, fmt.Errorf("a2a client: %w", err)
 	}
 	if !c.Revoked.IsZero() {
-		return agent.A2AClient{}, agent.Errorf(agent.EUNAUTHORIZED, "The token of the A2A client %q was revoked.", c.Name)
+		return domain.A2AClient{}, domain.Errorf(domain.EUNAUTHORIZED, "The token of the A2A client %q was revoked.", c.Name)
 	}
 	if now := db.Now(); now.Sub(c.LastUsed) >= touchEvery {
 		db.touch(ctx, `UPDATE a2a_clients SET last_used_at = ? WHERE id = ?`, formatTime(now), c.ID)
@@ -144,14 +144,14 @@ func (db *DB) A2AClientByToken(ctx context.Context, secret string) (agent.A2ACli
 // agent.LegacyA2AClient. The first time, it is made, and takes the tasks made before clients
 // had tokens of their own; a new value of the shared token replaces the old one. Once the
 // client is revoked, the shared token is refused (EINVALID) rather than made a new client.
-func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClient, error) {
-	name, hash := agent.LegacyA2AClient, hashToken(secret)
-	var c agent.A2AClient
+func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (domain.A2AClient, error) {
+	name, hash := domain.LegacyA2AClient, hashToken(secret)
+	var c domain.A2AClient
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var other string
 		err := tx.QueryRowContext(ctx, `SELECT name FROM a2a_clients WHERE hash = ? AND name != ?`, hash, name).Scan(&other)
 		if err == nil {
-			return agent.Errorf(agent.EINVALID, "PARLEY_A2A_TOKEN is the token of the A2A client %q: unset it, or give it a value of its own.", other)
+			return domain.Errorf(domain.EINVALID, "PARLEY_A2A_TOKEN is the token of the A2A client %q: unset it, or give it a value of its own.", other)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -168,7 +168,7 @@ func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClie
 		case err != nil:
 			return err
 		case !c.Revoked.IsZero():
-			return agent.Errorf(agent.EINVALID, "PARLEY_A2A_TOKEN is the token of the A2A client %q, which was revoked on %s: "+
+			return domain.Errorf(domain.EINVALID, "PARLEY_A2A_TOKEN is the token of the A2A client %q, which was revoked on %s: "+
 				"unset PARLEY_A2A_TOKEN, and give each client a token of its own (parley a2a-client add NAME).", name, c.Revoked.Format("2006-01-02"))
 		case old != hash:
 			if _, err := tx.ExecContext(ctx, `UPDATE a2a_clients SET hash = ? WHERE id = ?`, hash, c.ID); err != nil {
@@ -178,15 +178,15 @@ func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClie
 		}
 		return nil
 	})
-	if err != nil && agent.ErrorCode(err) == "" {
+	if err != nil && domain.ErrorCode(err) == "" {
 		err = fmt.Errorf("a2a client %s: %w", name, err)
 	}
 	return c, err
 }
 
 // scanA2AClient reads a row of a2aClientColumns, then the columns into more.
-func scanA2AClient(row interface{ Scan(...any) error }, more ...any) (agent.A2AClient, error) {
-	var c agent.A2AClient
+func scanA2AClient(row interface{ Scan(...any) error }, more ...any) (domain.A2AClient, error) {
+	var c domain.A2AClient
 	var created, used, revoked string
 	err := row.Scan(append([]any{&c.ID, &c.Name, &created, &used, &revoked}, more...)...)
 	c.Created, c.LastUsed, c.Revoked = parseTime(created), parseTime(used), parseTime(revoked)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -44,7 +44,7 @@ func TestDB_CreateA2AClient(t *testing.T) {
 		if err != nil || got.ID != c.ID || got.Name != "ci-nightly" || got.Via() != "a2a client ci-nightly" || got.LastUsed.IsZero() {
 			t.Fatalf("A2AClientByToken = %+v, %v; want ci-nightly, used now", got, err)
 		}
-		if _, err := db.A2AClientByToken(ctx, secret+"x"); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.A2AClientByToken(ctx, secret+"x"); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Errorf("a mistyped token: got %v, want EUNAUTHORIZED", err)
 		}
 
@@ -76,7 +76,7 @@ func TestDB_CreateA2AClient(t *testing.T) {
 		if _, _, err := db.CreateA2AClient(ctx, "ci", cli); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := db.CreateA2AClient(ctx, "ci", cli); agent.ErrorCode(err) != agent.ECONFLICT {
+		if _, _, err := db.CreateA2AClient(ctx, "ci", cli); domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Errorf("a second ci: got %v, want ECONFLICT", err)
 		}
 	})
@@ -85,10 +85,10 @@ func TestDB_CreateA2AClient(t *testing.T) {
 		for name, want := range map[string]string{
 			"":                      "Give the token a name",
 			" ci":                   "no spaces at either end",
-			agent.LegacyA2AClient:   "PARLEY_A2A_TOKEN",
+			domain.LegacyA2AClient:  "PARLEY_A2A_TOKEN",
 			strings.Repeat("x", 61): "at most 60",
 		} {
-			if _, _, err := db.CreateA2AClient(ctx, name, cli); agent.ErrorCode(err) != agent.EINVALID || !strings.Contains(agent.ErrorMessage(err), want) {
+			if _, _, err := db.CreateA2AClient(ctx, name, cli); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), want) {
 				t.Errorf("name %q: got %v, want EINVALID saying %q", name, err, want)
 			}
 		}
@@ -107,7 +107,7 @@ func TestDB_RevokeA2AClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := db.A2AClientByToken(ctx, old)
-		if agent.ErrorCode(err) != agent.EUNAUTHORIZED || !strings.Contains(agent.ErrorMessage(err), `"ci" was revoked`) {
+		if domain.ErrorCode(err) != domain.EUNAUTHORIZED || !strings.Contains(domain.ErrorMessage(err), `"ci" was revoked`) {
 			t.Errorf("the revoked token: got %v, want EUNAUTHORIZED saying it was revoked", err)
 		}
 		list, _ := db.A2AClients(ctx)
@@ -123,7 +123,7 @@ func TestDB_RevokeA2AClient(t *testing.T) {
 		if c, err := db.A2AClientByToken(ctx, fresh); err != nil || c.ID != ci2.ID || c.ID == ci.ID {
 			t.Errorf("the new ci = %+v, %v", c, err)
 		}
-		if _, err := db.A2ATask(ctx, "asker", ci2.ID, "t1"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.A2ATask(ctx, "asker", ci2.ID, "t1"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("the new ci finds the old one's task: %v", err)
 		}
 		if got := auditActions(t, db); strings.Join(got, "\n") != strings.Join([]string{
@@ -162,13 +162,13 @@ func TestDB_RevokeA2AClient(t *testing.T) {
 		if c, err := db.A2AClient(ctx, ci.ID); err != nil || c.Revoked.IsZero() {
 			t.Errorf("A2AClient(%d) = %+v, %v; want ci, revoked", ci.ID, c, err)
 		}
-		if _, err := db.A2AClient(ctx, ci.ID+1); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.A2AClient(ctx, ci.ID+1); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("an unknown client: got %v, want ENOTFOUND", err)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		db := storetest.New(t)
-		if _, err := db.RevokeA2AClient(ctx, "nobody", cli); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.RevokeA2AClient(ctx, "nobody", cli); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("got %v, want ENOTFOUND", err)
 		}
 	})
@@ -185,13 +185,13 @@ func TestDB_A2ATask_OfItsClient(t *testing.T) {
 	if task, err := db.A2ATask(ctx, "asker", alpha.ID, "t1"); err != nil || task.ConversationID != conv.ID {
 		t.Fatalf("alpha's own task = %+v, %v", task, err)
 	}
-	if _, err := db.A2ATask(ctx, "asker", beta.ID, "t1"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := db.A2ATask(ctx, "asker", beta.ID, "t1"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("beta reads alpha's task: %v, want ENOTFOUND", err)
 	}
 	if id, err := db.A2AContextConversation(ctx, "asker", beta.ID, "ctx1"); err != nil || id != 0 {
 		t.Errorf("beta's message in alpha's context goes to conversation %d, %v; want a new one", id, err)
 	}
-	if err := db.LinkA2ATask(ctx, "t1", "ctx1", "asker", beta, conv.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if err := db.LinkA2ATask(ctx, "t1", "ctx1", "asker", beta, conv.ID); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("beta links alpha's task: %v, want ENOTFOUND", err)
 	}
 	// A follow-up message links the task again: one creation in the audit log.
@@ -221,7 +221,7 @@ func TestDB_LegacyA2AClient(t *testing.T) {
 		db := storetest.Open(t, path)
 
 		c, err := db.LegacyA2AClient(ctx, "s3cret")
-		if err != nil || c.Name != agent.LegacyA2AClient {
+		if err != nil || c.Name != domain.LegacyA2AClient {
 			t.Fatalf("LegacyA2AClient = %+v, %v", c, err)
 		}
 		if task, err := db.A2ATask(ctx, "asker", c.ID, "old"); err != nil || task.ConversationID != 1 {
@@ -238,7 +238,7 @@ func TestDB_LegacyA2AClient(t *testing.T) {
 		if changed, err := db.LegacyA2AClient(ctx, "n3w"); err != nil || changed.ID != c.ID {
 			t.Errorf("a new shared token = %+v, %v; want the same client", changed, err)
 		}
-		if _, err := db.A2AClientByToken(ctx, "s3cret"); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.A2AClientByToken(ctx, "s3cret"); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Errorf("the old value: %v, want EUNAUTHORIZED", err)
 		}
 		if got := auditActions(t, db); strings.Join(got, "\n") != store.LegacyActor+": add a2a client default\n"+store.LegacyActor+": new token for a2a client default" {
@@ -251,16 +251,16 @@ func TestDB_LegacyA2AClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Revoked, it stays revoked: a restart does not bring it back.
-		if _, err := db.RevokeA2AClient(ctx, agent.LegacyA2AClient, cli); err != nil {
+		if _, err := db.RevokeA2AClient(ctx, domain.LegacyA2AClient, cli); err != nil {
 			t.Fatal(err)
 		}
 		_, err := db.LegacyA2AClient(ctx, "s3cret")
-		if agent.ErrorCode(err) != agent.EINVALID || !strings.Contains(agent.ErrorMessage(err), "unset PARLEY_A2A_TOKEN") {
+		if domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), "unset PARLEY_A2A_TOKEN") {
 			t.Errorf("a revoked default: got %v, want EINVALID saying to unset PARLEY_A2A_TOKEN", err)
 		}
 		// Another client's token is not the shared one.
 		secret, _, _ := db.CreateA2AClient(ctx, "ci", cli)
-		if _, err := db.LegacyA2AClient(ctx, secret); agent.ErrorCode(err) != agent.EINVALID || !strings.Contains(agent.ErrorMessage(err), `"ci"`) {
+		if _, err := db.LegacyA2AClient(ctx, secret); domain.ErrorCode(err) != domain.EINVALID || !strings.Contains(domain.ErrorMessage(err), `"ci"`) {
 			t.Errorf("ci's token as PARLEY_A2A_TOKEN: got %v, want EINVALID naming ci", err)
 		}
 	})

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // LinkA2ATask records which conversation an A2A task of Parley's server belongs to, and that
@@ -14,7 +14,7 @@ import (
 // conversation's newest event at its first link, which the audit log records as the client's
 // creation of the task; a later link of the same task (a follow-up message) keeps that start.
 // Another agent's or another client's task of that id is not found (ENOTFOUND).
-func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client agent.A2AClient, conversationID int64) error {
+func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client domain.A2AClient, conversationID int64) error {
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		now := formatTime(db.Now())
 		var owner sql.NullInt64
@@ -22,7 +22,7 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 		err := tx.QueryRowContext(ctx, `SELECT agent, client_id FROM a2a_tasks WHERE id = ?`, taskID).Scan(&owned, &owner)
 		if err == nil {
 			if owned != agentName || owner.Int64 != client.ID {
-				return agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
+				return domain.Errorf(domain.ENOTFOUND, "Task %s not found.", taskID)
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE a2a_tasks SET conversation_id = ?, updated_at = ? WHERE id = ?`, conversationID, now, taskID)
 			return err
@@ -37,7 +37,7 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 		}
 		return db.audit(ctx, tx, client.Via(), "create a2a task", conversationID, fmt.Sprintf("task %s of %s", taskID, agentName))
 	})
-	if err != nil && agent.ErrorCode(err) == "" {
+	if err != nil && domain.ErrorCode(err) == "" {
 		err = fmt.Errorf("link a2a task: %w", err)
 	}
 	return err
@@ -45,14 +45,14 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 
 // A2ATask returns an A2A task of the agent that the client made, or ENOTFOUND: another
 // agent's task, or another client's, is not found.
-func (db *DB) A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (agent.A2ATask, error) {
-	var t agent.A2ATask
+func (db *DB) A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (domain.A2ATask, error) {
+	var t domain.A2ATask
 	var conv sql.NullInt64
 	err := db.read.QueryRowContext(ctx, `SELECT context_id, conversation_id, from_event,
 		coalesce((SELECT min(n.from_event) FROM a2a_tasks n WHERE n.conversation_id = t.conversation_id AND n.from_event > t.from_event), 0)
 		FROM a2a_tasks t WHERE id = ? AND agent = ? AND client_id = ?`, taskID, agentName, clientID).Scan(&t.ContextID, &conv, &t.From, &t.Until)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !conv.Valid) {
-		return t, agent.Errorf(agent.ENOTFOUND, "Task %s not found.", taskID)
+		return t, domain.Errorf(domain.ENOTFOUND, "Task %s not found.", taskID)
 	}
 	if err != nil {
 		return t, fmt.Errorf("a2a task: %w", err)

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // audit records an action in the audit log, in the caller's transaction.
@@ -28,13 +28,13 @@ func (db *DB) Audit(ctx context.Context, actor, action string, convID int64, det
 }
 
 // Deletions returns the newest deletions of conversations in the audit log.
-func (db *DB) Deletions(ctx context.Context, limit int) ([]agent.AuditEntry, error) {
+func (db *DB) Deletions(ctx context.Context, limit int) ([]domain.AuditEntry, error) {
 	return db.auditEntries(ctx, `SELECT id, at, actor, action, 0, detail FROM audit_log WHERE action = 'delete conversation' ORDER BY id DESC LIMIT ?`, limit)
 }
 
 // AuditLog returns the audit entries of a conversation, oldest first; with conversation 0,
 // the newest entries of all (limit of them).
-func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.AuditEntry, error) {
+func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]domain.AuditEntry, error) {
 	const columns = `SELECT id, at, actor, action, coalesce(conversation_id, 0), detail FROM audit_log`
 	query, args := columns+` WHERE conversation_id = ? ORDER BY id LIMIT ?`, []any{convID, limit}
 	if convID == 0 {
@@ -43,15 +43,15 @@ func (db *DB) AuditLog(ctx context.Context, convID int64, limit int) ([]agent.Au
 	return db.auditEntries(ctx, query, args...)
 }
 
-func (db *DB) auditEntries(ctx context.Context, query string, args ...any) ([]agent.AuditEntry, error) {
+func (db *DB) auditEntries(ctx context.Context, query string, args ...any) ([]domain.AuditEntry, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.AuditEntry
+	var out []domain.AuditEntry
 	for rows.Next() {
-		var e agent.AuditEntry
+		var e domain.AuditEntry
 		var at string
 		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.ConversationID, &e.Detail); err != nil {
 			return nil, fmt.Errorf("audit log: %w", err)

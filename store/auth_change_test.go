@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -20,13 +20,13 @@ func TestDB_OnAuthChange_ToldAfterItsOwnChangeCommits(t *testing.T) {
 	db := storetest.New(t)
 	var ids []int64
 	for _, name := range []string{"ann", "bob"} {
-		u, err := db.CreateUser(ctx, name, "", agent.RoleUser)
+		u, err := db.CreateUser(ctx, name, "", domain.RoleUser)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, u.ID)
 	}
-	if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob"}, agent.RoleMember, "staff"); err != nil {
+	if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob"}, domain.RoleMember, "staff"); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // AddChannel adds a person's or a group's channel (one of ch.UserID and ch.GroupID).
-func (db *DB) AddChannel(ctx context.Context, ch agent.Channel, actor string) (agent.Channel, error) {
-	target, err := agent.CheckChannel(ch.Kind, ch.Target)
+func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (domain.Channel, error) {
+	target, err := domain.CheckChannel(ch.Kind, ch.Target)
 	if err != nil {
 		return ch, err
 	}
@@ -25,7 +25,7 @@ func (db *DB) AddChannel(ctx context.Context, ch agent.Channel, actor string) (a
 			return fmt.Errorf("add channel: %w", err)
 		}
 		if n > 0 {
-			return agent.Errorf(agent.EINVALID, "That %s is there already.", ch.Kind)
+			return domain.Errorf(domain.EINVALID, "That %s is there already.", ch.Kind)
 		}
 		var err error
 		ch.ID, err = insertID(ctx, tx, `INSERT INTO channels (user_id, group_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -46,14 +46,14 @@ func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, acto
 			return fmt.Errorf("remove channel: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return agent.Errorf(agent.ENOTFOUND, "No such channel.")
+			return domain.Errorf(domain.ENOTFOUND, "No such channel.")
 		}
 		return db.audit(ctx, tx, actor, "remove channel", 0, fmt.Sprintf("channel %d", id))
 	})
 }
 
 // Channels returns a person's channels (userID) or a group's (groupID), oldest first.
-func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]agent.Channel, error) {
+func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]domain.Channel, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT id, kind, target, coalesce(user_id, 0), coalesce(group_id, 0), created_at,
 		coalesce(last_ok_at, ''), last_error, coalesce(last_error_at, '') FROM channels
 		WHERE coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ? ORDER BY id`, userID, groupID)
@@ -61,9 +61,9 @@ func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]agent.Chan
 		return nil, fmt.Errorf("channels: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.Channel
+	var out []domain.Channel
 	for rows.Next() {
-		var ch agent.Channel
+		var ch domain.Channel
 		var created, ok, failed string
 		if err := rows.Scan(&ch.ID, &ch.Kind, &ch.Target, &ch.UserID, &ch.GroupID, &created, &ok, &ch.LastError, &failed); err != nil {
 			return nil, fmt.Errorf("channels: %w", err)
@@ -102,7 +102,7 @@ const claimFor = 5 * time.Minute
 // DueNotifications returns the deliveries due at now (at most limit), with their channel and
 // question. On PostgreSQL it takes them for this instance (NotificationTried says how it
 // went), so that several instances never send one twice.
-func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([]agent.Notification, error) {
+func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([]domain.Notification, error) {
 	var ids []int64
 	var err error
 	if db.pg {
@@ -122,9 +122,9 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 	if err != nil {
 		return nil, fmt.Errorf("due notifications: %w", err)
 	}
-	out := make([]agent.Notification, 0, len(ids))
+	out := make([]domain.Notification, 0, len(ids))
 	for _, id := range ids {
-		n := agent.Notification{ID: id}
+		n := domain.Notification{ID: id}
 		var qid int64
 		var created string
 		err := db.read.QueryRowContext(ctx, `SELECT n.question_id, n.reason, n.attempts, c.id, c.kind, c.target, coalesce(c.user_id, 0), coalesce(c.group_id, 0), c.created_at,
@@ -227,7 +227,7 @@ func (db *DB) Escalate(ctx context.Context, questionID int64) error {
 		if !at.Valid || state != "pending" {
 			return nil
 		}
-		var q agent.Question
+		var q domain.Question
 		if err := json.Unmarshal([]byte(spec), &q); err != nil || q.Escalate == nil {
 			_, err := tx.ExecContext(ctx, `UPDATE questions SET escalate_at = NULL WHERE id = ?`, questionID)
 			return err

@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // CreateConversation starts an empty conversation of the user's with the named agent. With a
 // non-empty nonce the user has used already, it returns that conversation instead (a
 // double-clicked start form); another person's nonce finds nothing of theirs.
-func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (agent.Conversation, error) {
-	var c agent.Conversation
+func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (domain.Conversation, error) {
+	var c domain.Conversation
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		if nonce != "" {
 			var id int64
@@ -39,7 +39,7 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}
-		c = agent.Conversation{ID: id, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
+		c = domain.Conversation{ID: id, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
 		return nil
 	})
 	return c, err
@@ -61,8 +61,8 @@ const awaitsOthers = `CASE WHEN EXISTS (SELECT 1 FROM questions qo WHERE qo.conv
 // conversationsFrom is the FROM clause conversationColumns read.
 const conversationsFrom = ` FROM conversations c LEFT JOIN users u ON u.id = c.user_id`
 
-func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, error) {
-	var c agent.Conversation
+func scanConversation(row interface{ Scan(...any) error }) (domain.Conversation, error) {
+	var c domain.Conversation
 	dest, done := conversationDest(&c)
 	if err := row.Scan(dest...); err != nil {
 		return c, err
@@ -73,11 +73,11 @@ func scanConversation(row interface{ Scan(...any) error }) (agent.Conversation, 
 
 // conversationDest is where a row's conversationColumns go, for a query that reads more
 // columns before them; done fills in what needs converting once the row is scanned.
-func conversationDest(c *agent.Conversation) (dest []any, done func()) {
+func conversationDest(c *domain.Conversation) (dest []any, done func()) {
 	var state, created, updated, archived string
 	var others int
 	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version, &others}, func() {
-		c.State, c.AwaitsOthers = agent.RunState(state), others == 1
+		c.State, c.AwaitsOthers = domain.RunState(state), others == 1
 		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 		if archived != "" {
 			c.Archived = parseTime(archived)
@@ -86,7 +86,7 @@ func conversationDest(c *agent.Conversation) (dest []any, done func()) {
 }
 
 // filterWhere is the WHERE conditions (on conversations c) and arguments of a filter.
-func filterWhere(f agent.ConversationFilter) ([]string, []any) {
+func filterWhere(f domain.ConversationFilter) ([]string, []any) {
 	var where []string
 	var args []any
 	if f.UserID != 0 {
@@ -99,9 +99,9 @@ func filterWhere(f agent.ConversationFilter) ([]string, []any) {
 		where, args = append(where, `c.agent = ?`), append(args, f.Agent)
 	}
 	switch f.Archived {
-	case agent.ArchivedNot:
+	case domain.ArchivedNot:
 		where = append(where, `c.archived_at IS NULL`)
-	case agent.ArchivedOnly:
+	case domain.ArchivedOnly:
 		where = append(where, `c.archived_at IS NOT NULL`)
 	}
 	if !f.From.IsZero() {
@@ -114,7 +114,7 @@ func filterWhere(f agent.ConversationFilter) ([]string, []any) {
 }
 
 // Conversation returns one conversation, or an ENOTFOUND error.
-func (db *DB) Conversation(ctx context.Context, id int64) (agent.Conversation, error) {
+func (db *DB) Conversation(ctx context.Context, id int64) (domain.Conversation, error) {
 	return conversation(ctx, db.read, id)
 }
 
@@ -123,10 +123,10 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation, error) {
+func conversation(ctx context.Context, q queryer, id int64) (domain.Conversation, error) {
 	c, err := scanConversation(q.QueryRowContext(ctx, `SELECT `+conversationColumns+conversationsFrom+` WHERE c.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", id)
+		return c, domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
 	}
 	if err != nil {
 		return c, fmt.Errorf("conversation %d: %w", id, err)
@@ -136,7 +136,7 @@ func conversation(ctx context.Context, q queryer, id int64) (agent.Conversation,
 
 // ListConversations returns the conversations the filter selects, most recently active
 // first, and whether there are more after them.
-func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter) ([]agent.Conversation, bool, error) {
+func (db *DB) ListConversations(ctx context.Context, f domain.ConversationFilter) ([]domain.Conversation, bool, error) {
 	where, args := filterWhere(f)
 	limit := f.PageSize()
 	query := `SELECT ` + conversationColumns + conversationsFrom
@@ -156,13 +156,13 @@ func (db *DB) ListConversations(ctx context.Context, f agent.ConversationFilter)
 }
 
 // conversations runs a query of conversationColumns.
-func (db *DB) conversations(ctx context.Context, query string, args ...any) ([]agent.Conversation, error) {
+func (db *DB) conversations(ctx context.Context, query string, args ...any) ([]domain.Conversation, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []agent.Conversation
+	var out []domain.Conversation
 	for rows.Next() {
 		c, err := scanConversation(rows)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -41,13 +41,13 @@ func runCorpus(b *testing.B, conversations int) *store.DB {
 		if err != nil {
 			b.Fatal(err)
 		}
-		step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "first"}))
+		step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "first"}))
 		run(step, err, nil)
 		var end error
 		if i%7 == 0 {
 			end = errors.New("broken")
 		}
-		step, err = stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "second"}))
+		step, err = stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "second"}))
 		if i%11 == 0 {
 			if err != nil {
 				b.Fatal(err)
@@ -69,7 +69,7 @@ func BenchmarkConversationLists(b *testing.B) {
 	db := runCorpus(b, 3000)
 	b.Run("Sidebar", func(b *testing.B) {
 		for b.Loop() {
-			list, _, err := db.ListConversations(ctx, agent.ConversationFilter{UserID: 3, Archived: agent.ArchivedNot, Limit: 50})
+			list, _, err := db.ListConversations(ctx, domain.ConversationFilter{UserID: 3, Archived: domain.ArchivedNot, Limit: 50})
 			if err != nil || len(list) == 0 {
 				b.Fatalf("%d, %v", len(list), err)
 			}
@@ -77,7 +77,7 @@ func BenchmarkConversationLists(b *testing.B) {
 	})
 	b.Run("ReviewFailed", func(b *testing.B) {
 		for b.Loop() {
-			list, _, err := db.ListConversations(ctx, agent.ConversationFilter{State: agent.StateFailed, Limit: 50})
+			list, _, err := db.ListConversations(ctx, domain.ConversationFilter{State: domain.StateFailed, Limit: 50})
 			if err != nil || len(list) == 0 {
 				b.Fatalf("%d, %v", len(list), err)
 			}
@@ -86,7 +86,7 @@ func BenchmarkConversationLists(b *testing.B) {
 	b.Run("RunStateCounts", func(b *testing.B) {
 		for b.Loop() {
 			counts, err := db.RunStateCounts(ctx)
-			if err != nil || counts[agent.StateFailed] == 0 {
+			if err != nil || counts[domain.StateFailed] == 0 {
 				b.Fatalf("%v, %v", counts, err)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -18,8 +18,8 @@ import (
 // install is what a SQLite install holds for the copy tests, and the secrets that reach it.
 type install struct {
 	path                     string
-	ann, bob                 agent.User
-	group                    agent.Group
+	ann, bob                 domain.User
+	group                    domain.Group
 	convs                    []int64 // every conversation left
 	doc                      [2]int64
 	token, a2aSecret, cookie string
@@ -45,34 +45,34 @@ func fillInstall(t *testing.T) install {
 			t.Fatal(err)
 		}
 	}
-	in.ann, err = db.CreateUser(ctx, "Ann", "hash-of-ann", agent.RoleStaff)
+	in.ann, err = db.CreateUser(ctx, "Ann", "hash-of-ann", domain.RoleStaff)
 	must(err)
-	in.bob, err = db.CreateUser(ctx, "bob", "hash-of-bob", agent.RoleUser)
+	in.bob, err = db.CreateUser(ctx, "bob", "hash-of-bob", domain.RoleUser)
 	must(err)
 	// Dee signs in through the organization's provider, its groups with her.
-	_, err = db.SignInIdentity(ctx, agent.Identity{Issuer: "https://id.example", Subject: "dee-1", Name: "dee", Groups: []string{"sso-team"}}, agent.SourceOIDC)
+	_, err = db.SignInIdentity(ctx, domain.Identity{Issuer: "https://id.example", Subject: "dee-1", Name: "dee", Groups: []string{"sso-team"}}, domain.SourceOIDC)
 	must(err)
 	must(db.SetProfile(ctx, in.ann.ID, "Ann A.", "Europe/Lisbon"))
-	in.group, err = db.AddToGroup(ctx, "ops", []string{"bob", "Ann"}, agent.RoleMember, "Ann")
+	in.group, err = db.AddToGroup(ctx, "ops", []string{"bob", "Ann"}, domain.RoleMember, "Ann")
 	must(err)
-	_, err = db.AddChannel(ctx, agent.Channel{Kind: agent.ChannelWebhook, Target: "https://hooks.example/ops", GroupID: in.group.ID}, "Ann")
+	_, err = db.AddChannel(ctx, domain.Channel{Kind: domain.ChannelWebhook, Target: "https://hooks.example/ops", GroupID: in.group.ID}, "Ann")
 	must(err)
 	in.token, _, err = db.CreateToken(ctx, in.bob.ID, "laptop")
 	must(err)
 	in.cookie, err = db.CreateSession(ctx, in.ann.ID, store.SessionLimits{Idle: time.Hour, Max: 24 * time.Hour})
 	must(err)
-	var client agent.A2AClient
+	var client domain.A2AClient
 	in.a2aSecret, client, err = db.CreateA2AClient(ctx, "ci", "Ann")
 	must(err)
 
 	party := converse(t, db, in.ann.ID, "event-planner", "Plan a party for 30 people", "Where will it be?", map[string]any{"venue": "The Glasshouse Lisbon"})
 	must(db.LinkA2ATask(ctx, "task-1", "ctx-1", "event-planner", client, party.ID))
 
-	files := []agent.File{{Name: "app.log", MimeType: "text/x-log", Content: []byte("12:00 ERROR payments: card_declined\n")},
+	files := []domain.File{{Name: "app.log", MimeType: "text/x-log", Content: []byte("12:00 ERROR payments: card_declined\n")},
 		{Name: "shot.png", MimeType: "image/png", Content: []byte("\x89PNG\x00\xff binary")}}
 	logs, err := db.CreateConversation(ctx, in.bob.ID, "platform-engineer", "logs", "n-logs")
 	must(err)
-	step, err := stepOf(db.StartRun(ctx, logs.ID, agent.Message{Text: "see attached", Author: "bob", Files: files}))
+	step, err := stepOf(db.StartRun(ctx, logs.ID, domain.Message{Text: "see attached", Author: "bob", Files: files}))
 	must(err)
 	reply(t, db, step, "The card was declined.")
 	step, _, err = db.Regenerate(ctx, logs.ID, "bob", "r1")
@@ -88,24 +88,24 @@ func fillInstall(t *testing.T) install {
 
 	// Asked of the group, through an MCP client's token: its audience, its notification,
 	// its request id; and one approval of two.
-	inbound, err := db.CreateConversation(ctx, in.bob.ID, agent.InboundAgent, "Claude Code", "")
+	inbound, err := db.CreateConversation(ctx, in.bob.ID, domain.InboundAgent, "Claude Code", "")
 	must(err)
-	rec, _, err := db.AskInbound(ctx, inbound.ID, agent.InboundRequest{UserID: in.bob.ID, Client: "Claude Code", RequestID: "req-1", Digest: "d1",
-		ToGroup: in.group.ID, Via: "token laptop", Question: agent.Question{Message: "Deploy the hotfix?", Asker: "Claude Code",
-			Fields: []agent.Field{{Name: "ok", Kind: agent.KindText}}}})
+	rec, _, err := db.AskInbound(ctx, inbound.ID, domain.InboundRequest{UserID: in.bob.ID, Client: "Claude Code", RequestID: "req-1", Digest: "d1",
+		ToGroup: in.group.ID, Via: "token laptop", Question: domain.Question{Message: "Deploy the hotfix?", Asker: "Claude Code",
+			Fields: []domain.Field{{Name: "ok", Kind: domain.KindText}}}})
 	must(err)
-	_, err = db.Approve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered, Values: map[string]any{"ok": "yes"}, By: "Ann"}, 2)
+	_, err = db.Approve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered, Values: map[string]any{"ok": "yes"}, By: "Ann"}, 2)
 	must(err)
 
 	// A crash: a message half written (its drafts), and one queued behind it.
 	crashed, err := db.CreateConversation(ctx, 0, "tester", "crashed", "")
 	must(err)
-	step, err = stepOf(db.StartRun(ctx, crashed.ID, agent.Message{Text: "hi", Author: "Ann"}))
+	step, err = stepOf(db.StartRun(ctx, crashed.ID, domain.Message{Text: "hi", Author: "Ann"}))
 	must(err)
 	_, si, err := db.BeginStep(ctx, step)
 	must(err)
-	must(db.SaveDrafts(ctx, []agent.Draft{{ConversationID: crashed.ID, RunID: si.RunID, MessageID: "m1", Author: "Bot", Text: "Hello wor"}}))
-	_, err = db.StartRun(ctx, crashed.ID, agent.Message{Text: "are you there?", Author: "Ann"})
+	must(db.SaveDrafts(ctx, []domain.Draft{{ConversationID: crashed.ID, RunID: si.RunID, MessageID: "m1", Author: "Bot", Text: "Hello wor"}}))
+	_, err = db.StartRun(ctx, crashed.ID, domain.Message{Text: "are you there?", Author: "Ann"})
 	must(err)
 
 	// The newest conversation deleted: neither its id nor its events' may be given again.
@@ -120,22 +120,22 @@ func fillInstall(t *testing.T) install {
 
 // view is what the store shows of an install, read through its API.
 type view struct {
-	Users     []agent.User
-	Ann       agent.User
+	Users     []domain.User
+	Ann       domain.User
 	AnnHash   string
-	Groups    []agent.Group
-	Channels  []agent.Channel
+	Groups    []domain.Group
+	Channels  []domain.Channel
 	Tokens    []store.Token
-	Clients   []agent.A2AClient
-	Convs     []agent.Conversation
-	Events    map[int64][]agent.Event
-	Versions  map[int64]agent.Versions
-	Queued    map[int64][]agent.QueuedMessage
-	Docs      []agent.Document
-	Inbox     []agent.InboxItem
-	BobInbox  []agent.InboxItem
-	Audit     []agent.AuditEntry
-	Notes     []agent.Notification
+	Clients   []domain.A2AClient
+	Convs     []domain.Conversation
+	Events    map[int64][]domain.Event
+	Versions  map[int64]domain.Versions
+	Queued    map[int64][]domain.QueuedMessage
+	Docs      []domain.Document
+	Inbox     []domain.InboxItem
+	BobInbox  []domain.InboxItem
+	Audit     []domain.AuditEntry
+	Notes     []domain.Notification
 	Search    map[string][]string
 	NextFloor int64
 }
@@ -145,7 +145,7 @@ var looks int
 
 func viewOf(t *testing.T, db *store.DB, in install) view {
 	t.Helper()
-	v := view{Events: map[int64][]agent.Event{}, Versions: map[int64]agent.Versions{}, Queued: map[int64][]agent.QueuedMessage{}, Search: map[string][]string{}}
+	v := view{Events: map[int64][]domain.Event{}, Versions: map[int64]domain.Versions{}, Queued: map[int64][]domain.QueuedMessage{}, Search: map[string][]string{}}
 	errs := []error{}
 	add := func(err error) { errs = append(errs, err) }
 	var err error
@@ -161,7 +161,7 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 	add(err)
 	v.Clients, err = db.A2AClients(ctx)
 	add(err)
-	v.Convs, _, err = db.ListConversations(ctx, agent.ConversationFilter{Limit: 100})
+	v.Convs, _, err = db.ListConversations(ctx, domain.ConversationFilter{Limit: 100})
 	add(err)
 	for _, id := range in.convs {
 		v.Events[id], err = db.Events(ctx, id, 0)
@@ -187,7 +187,7 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 	v.Notes, err = db.DueNotifications(ctx, time.Date(2100+looks, 1, 1, 0, 0, 0, 0, time.UTC), 10)
 	add(err)
 	for _, word := range []string{"glasshouse", "card_declined", "declined", "hotfix", "party"} {
-		hits, _, err := db.Search(ctx, word, agent.ConversationFilter{})
+		hits, _, err := db.Search(ctx, word, domain.ConversationFilter{})
 		add(err)
 		for _, h := range hits {
 			v.Search[word] = append(v.Search[word], fmt.Sprintf("%d %s %d", h.Conversation.ID, h.Kind, h.Matches))
@@ -324,7 +324,7 @@ func TestCopyTo(t *testing.T) {
 		evs, _ := to.Events(ctx, in.convs[3], 0)
 		var got string
 		for _, ev := range evs {
-			if ev.Kind == agent.EventAgentMessage {
+			if ev.Kind == domain.EventAgentMessage {
 				got = fmt.Sprintf("%q interrupted=%v", ev.Text, ev.Interrupted)
 			}
 		}
@@ -338,21 +338,21 @@ func TestCopyTo(t *testing.T) {
 		if err != nil || c.ID <= in.deleted {
 			t.Fatalf("new conversation %d, %v; want an id past %d, deleted", c.ID, err, in.deleted)
 		}
-		ev, err := to.AppendEvent(ctx, agent.Event{ConversationID: c.ID, Kind: agent.EventUserMessage, Text: "a new glasshouse", Author: "Ann"})
+		ev, err := to.AppendEvent(ctx, domain.Event{ConversationID: c.ID, Kind: domain.EventUserMessage, Text: "a new glasshouse", Author: "Ann"})
 		if err != nil || ev.ID <= in.lastEvent {
 			t.Fatalf("new event %d, %v; want an id past %d, the highest given", ev.ID, err, in.lastEvent)
 		}
-		u, err := to.CreateUser(ctx, "carl", "h", agent.RoleUser)
+		u, err := to.CreateUser(ctx, "carl", "h", domain.RoleUser)
 		if err != nil || u.ID <= in.bob.ID {
 			t.Fatalf("new user %+v, %v", u, err)
 		}
 		if _, _, err := to.CreateToken(ctx, in.ann.ID, "desk"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := to.AddToGroup(ctx, "dev", []string{"carl"}, agent.RoleMember, "Ann"); err != nil {
+		if _, err := to.AddToGroup(ctx, "dev", []string{"carl"}, domain.RoleMember, "Ann"); err != nil {
 			t.Fatal(err)
 		}
-		if hits, _, err := to.Search(ctx, "glasshouse", agent.ConversationFilter{}); err != nil || len(hits) != 2 {
+		if hits, _, err := to.Search(ctx, "glasshouse", domain.ConversationFilter{}); err != nil || len(hits) != 2 {
 			t.Fatalf("search after = %+v, %v; want the new message too", hits, err)
 		}
 	})

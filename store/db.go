@@ -17,7 +17,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/migrations"
 )
 
@@ -40,7 +40,7 @@ type DB struct {
 	// was handed, what else the hub hears of other instances, the stop of the listener.
 	channel    string
 	heardUpTo  int64
-	remoteObs  agent.Remote
+	remoteObs  domain.Remote
 	onAuth     func()
 	stopListen func()
 	// batch is the draft batch the transaction under way saved, for its notification.
@@ -59,9 +59,9 @@ type DB struct {
 	// writeMu makes a write transaction and the hand-over of its events one step, so that
 	// observers see events in commit order.
 	writeMu   sync.Mutex
-	obsMu     sync.Mutex    // guards observe, remoteObs and onAuth for the listener (PostgreSQL)
-	committed []agent.Event // events of the transaction under way
-	observe   func([]agent.Event)
+	obsMu     sync.Mutex     // guards observe, remoteObs and onAuth for the listener (PostgreSQL)
+	committed []domain.Event // events of the transaction under way
+	observe   func([]domain.Event)
 	stmt      statements
 	drafts    draftIndex
 	health    writeHealth
@@ -100,7 +100,7 @@ func (db *DB) prepare(ctx context.Context) error {
 // Observe sets the function that receives the events of each write transaction once it has
 // committed, in commit order (the runner's hub). It runs before the next write begins, so it
 // must be quick and must not write.
-func (db *DB) Observe(fn func([]agent.Event)) {
+func (db *DB) Observe(fn func([]domain.Event)) {
 	db.writeMu.Lock()
 	db.obsMu.Lock()
 	db.observe = fn

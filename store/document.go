@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // newDocument is a document about to be stored.
@@ -22,7 +22,7 @@ type newDocument struct {
 	content               []byte
 }
 
-func uploads(files []agent.File) []newDocument {
+func uploads(files []domain.File) []newDocument {
 	out := make([]newDocument, len(files))
 	for i, f := range files {
 		out[i] = newDocument{name: f.Name, mimeType: f.MimeType, content: f.Content}
@@ -32,14 +32,14 @@ func uploads(files []agent.File) []newDocument {
 
 // insertDocuments stores documents of a conversation, names made unique among them, and
 // returns their refs. They are attached to their message with attachDocuments.
-func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, label string, docs []newDocument) ([]agent.DocumentRef, error) {
-	var refs []agent.DocumentRef
+func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, label string, docs []newDocument) ([]domain.DocumentRef, error) {
+	var refs []domain.DocumentRef
 	used := map[string]bool{}
 	now := formatTime(db.Now())
 	for _, d := range docs {
 		sum := sha256.Sum256(d.content)
 		// Whoever named it (a person's upload, an A2A client, an agent), the name reads as it is.
-		ref := agent.DocumentRef{Name: uniqueName(agent.FileName(d.name), used), Title: agent.CleanName(d.title), MimeType: d.mimeType,
+		ref := domain.DocumentRef{Name: uniqueName(domain.FileName(d.name), used), Title: domain.CleanName(d.title), MimeType: d.mimeType,
 			Size: int64(len(d.content)), SHA256: hex.EncodeToString(sum[:]), Label: label}
 		id, err := insertID(ctx, tx, `INSERT INTO documents (conversation_id, label, name, title, mime_type, size, sha256, content, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, convID, label, ref.Name, ref.Title, ref.MimeType, ref.Size, ref.SHA256, d.content, now)
@@ -53,7 +53,7 @@ func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, lab
 }
 
 // attachDocuments attaches stored documents to the person's message (its event id).
-func attachDocuments(ctx context.Context, tx *sql.Tx, messageEventID int64, docs []agent.DocumentRef) error {
+func attachDocuments(ctx context.Context, tx *sql.Tx, messageEventID int64, docs []domain.DocumentRef) error {
 	for _, d := range docs {
 		if _, err := tx.ExecContext(ctx, `UPDATE documents SET message_event_id = ? WHERE id = ?`, messageEventID, d.ID); err != nil {
 			return fmt.Errorf("attach document: %w", err)
@@ -77,8 +77,8 @@ func uniqueName(name string, used map[string]bool) string {
 // RecordIntake stores what intake made of a person's message: its context items become
 // user_context documents attached to the message, the language is set on the conversation,
 // and an intake event records the intent.
-func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a agent.Analysis) (agent.Event, error) {
-	var ev agent.Event
+func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a domain.Analysis) (domain.Event, error) {
+	var ev domain.Event
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var convID int64
 		var payload string
@@ -86,7 +86,7 @@ func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a a
 			messageEventID, runID).Scan(&convID, &payload); err != nil {
 			return fmt.Errorf("intake of message %d: %w", messageEventID, err)
 		}
-		var msg agent.Event
+		var msg domain.Event
 		if err := json.Unmarshal([]byte(payload), &msg); err != nil {
 			return fmt.Errorf("message %d: %w", messageEventID, err)
 		}
@@ -96,10 +96,10 @@ func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a a
 		}
 		docs := make([]newDocument, len(a.Items))
 		for i, it := range a.Items {
-			name := agent.ContextDocumentName(i+1, it.Title, it.MimeType)
+			name := domain.ContextDocumentName(i+1, it.Title, it.MimeType)
 			docs[i] = newDocument{name: uniqueName(name, used), title: it.Title, mimeType: it.MimeType, content: []byte(it.Content)}
 		}
-		refs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUserContext, docs)
+		refs, err := db.insertDocuments(ctx, tx, convID, domain.LabelUserContext, docs)
 		if err != nil {
 			return err
 		}
@@ -111,8 +111,8 @@ func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a a
 				return fmt.Errorf("set language: %w", err)
 			}
 		}
-		ev, err = db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventIntake,
-			Intake: &agent.Intake{MessageEventID: messageEventID, Intent: a.Intent, Language: a.Language, Documents: refs,
+		ev, err = db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventIntake,
+			Intake: &domain.Intake{MessageEventID: messageEventID, Intent: a.Intent, Language: a.Language, Documents: refs,
 				Via: a.Via, Tokens: a.Tokens, Threshold: a.Threshold}})
 		return err
 	})
@@ -121,13 +121,13 @@ func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a a
 
 // Document returns a document of the conversation with its content; ENOTFOUND for a
 // document of any other conversation.
-func (db *DB) Document(ctx context.Context, conversationID, id int64) (agent.Document, error) {
-	var d agent.Document
+func (db *DB) Document(ctx context.Context, conversationID, id int64) (domain.Document, error) {
+	var d domain.Document
 	err := db.read.QueryRowContext(ctx, `SELECT id, name, title, mime_type, size, sha256, label, content FROM documents
 		WHERE id = ? AND conversation_id = ?`, id, conversationID).
 		Scan(&d.ID, &d.Name, &d.Title, &d.MimeType, &d.Size, &d.SHA256, &d.Label, &d.Content)
 	if errors.Is(err, sql.ErrNoRows) {
-		return d, agent.Errorf(agent.ENOTFOUND, "Document %d not found.", id)
+		return d, domain.Errorf(domain.ENOTFOUND, "Document %d not found.", id)
 	}
 	if err != nil {
 		return d, fmt.Errorf("document %d: %w", id, err)
@@ -137,14 +137,14 @@ func (db *DB) Document(ctx context.Context, conversationID, id int64) (agent.Doc
 
 // storeAnswerFiles stores the files answering a question's file fields as documents of the
 // question and returns the values with each file's DocumentRef in its field.
-func (db *DB) storeAnswerFiles(ctx context.Context, tx *sql.Tx, convID int64, r agent.Resolution) (map[string]any, error) {
+func (db *DB) storeAnswerFiles(ctx context.Context, tx *sql.Tx, convID int64, r domain.Resolution) (map[string]any, error) {
 	values := maps.Clone(r.Values)
 	if values == nil {
 		values = map[string]any{}
 	}
 	for _, field := range slices.Sorted(maps.Keys(r.Files)) {
 		f := r.Files[field]
-		refs, err := db.insertDocuments(ctx, tx, convID, agent.LabelAnswer, []newDocument{{name: f.Name, mimeType: f.MimeType, content: f.Content}})
+		refs, err := db.insertDocuments(ctx, tx, convID, domain.LabelAnswer, []newDocument{{name: f.Name, mimeType: f.MimeType, content: f.Content}})
 		if err != nil {
 			return nil, err
 		}

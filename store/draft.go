@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // A batch of drafts is one row of draft_batches: the text written in every conversation
@@ -35,7 +35,7 @@ type draftIndex struct {
 }
 
 // add records the batch's messages.
-func (x *draftIndex) add(batch int64, drafts []agent.Draft) {
+func (x *draftIndex) add(batch int64, drafts []domain.Draft) {
 	if x.open == nil {
 		x.open, x.refs = map[int64]map[string][]int64{}, map[int64]int{}
 	}
@@ -77,7 +77,7 @@ func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
 
 // SaveDrafts stores the text of messages still being written as one batch, in one
 // transaction: the runner's group commit. A crash loses at most the text after it.
-func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
+func (db *DB) SaveDrafts(ctx context.Context, drafts []domain.Draft) error {
 	rows := make([]storedDraft, len(drafts))
 	for i, d := range drafts {
 		rows[i] = storedDraft{Conversation: d.ConversationID, Run: d.RunID, Message: d.MessageID, At: d.At, Author: d.Author, Text: d.Text}
@@ -99,12 +99,12 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []agent.Draft) error {
 
 // releaseDrafts deletes the batches an event makes useless: a finished message's, and at a
 // step's end every batch of its conversation.
-func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev agent.Event) error {
+func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
 	var free []int64
 	switch {
-	case ev.Kind == agent.EventAgentMessage:
+	case ev.Kind == domain.EventAgentMessage:
 		free = db.drafts.finish(ev.ConversationID, ev.MessageID)
-	case ev.Kind == agent.EventRunState && ev.State != agent.StateRunning:
+	case ev.Kind == domain.EventRunState && ev.State != domain.StateRunning:
 		free = db.drafts.finish(ev.ConversationID, "")
 	}
 	for _, id := range free {
@@ -116,7 +116,7 @@ func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev agent.Event) err
 }
 
 // recovered are the messages a crash cut off, by conversation, as their drafts hold them.
-type recovered map[int64][]agent.Event
+type recovered map[int64][]domain.Event
 
 // readDrafts reads the batches the condition selects (those left by instances gone) into
 // the messages they hold, in the order they were written.
@@ -154,7 +154,7 @@ func readDrafts(ctx context.Context, q queryer, where string) (recovered, error)
 		msgs := out[d.Conversation]
 		if k := (key{d.Conversation, d.Message}); k != last || len(msgs) == 0 {
 			last = k
-			msgs = append(msgs, agent.Event{ConversationID: d.Conversation, RunID: d.Run, Kind: agent.EventAgentMessage,
+			msgs = append(msgs, domain.Event{ConversationID: d.Conversation, RunID: d.Run, Kind: domain.EventAgentMessage,
 				MessageID: d.Message, Author: d.Author, Interrupted: true})
 		}
 		msgs[len(msgs)-1].Text += d.Text
@@ -179,10 +179,10 @@ func compareMessageIDs(a, b string) int {
 // endMessages keeps what a step cut off was writing: its partial message, when the runner has
 // it, or after a crash the messages its drafts hold. A draft whose message was finished
 // meanwhile (a batch stored just after the message ended) adds nothing.
-func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, partial *agent.Event, lost recovered) error {
+func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, partial *domain.Event, lost recovered) error {
 	if partial != nil {
 		ev := *partial
-		ev.ConversationID, ev.RunID, ev.Kind, ev.Interrupted = convID, runID, agent.EventAgentMessage, true
+		ev.ConversationID, ev.RunID, ev.Kind, ev.Interrupted = convID, runID, domain.EventAgentMessage, true
 		_, err := db.insertEvent(ctx, tx, ev)
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -38,24 +39,24 @@ func batches(t *testing.T, path string) int {
 func TestDB_Drafts(t *testing.T) {
 	path := storetest.Path(t)
 	db := storetest.Open(t, path)
-	var a, b agent.StepInput
-	for _, in := range []*agent.StepInput{&a, &b} {
+	var a, b domain.StepInput
+	for _, in := range []*domain.StepInput{&a, &b} {
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you"}))
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you"}))
 		_, *in, _ = db.BeginStep(ctx, step)
 	}
-	draft := func(in agent.StepInput, msg string, at int, text string) agent.Draft {
-		return agent.Draft{ConversationID: in.ConversationID, RunID: in.RunID, MessageID: msg, At: at, Text: text}
+	draft := func(in domain.StepInput, msg string, at int, text string) domain.Draft {
+		return domain.Draft{ConversationID: in.ConversationID, RunID: in.RunID, MessageID: msg, At: at, Text: text}
 	}
 	t.Run("OneRowABatch", func(t *testing.T) {
-		db.SaveDrafts(ctx, []agent.Draft{draft(a, "1-1", 0, "Hello "), draft(b, "2-1", 0, "Bonjour ")})
-		db.SaveDrafts(ctx, []agent.Draft{draft(a, "1-1", 6, "world")})
+		db.SaveDrafts(ctx, []domain.Draft{draft(a, "1-1", 0, "Hello "), draft(b, "2-1", 0, "Bonjour ")})
+		db.SaveDrafts(ctx, []domain.Draft{draft(a, "1-1", 6, "world")})
 		if n := batches(t, path); n != 2 {
 			t.Fatalf("%d batches, want 2", n)
 		}
 	})
 	t.Run("ABatchGoesWhenNoneOfItsMessagesIsBeingWritten", func(t *testing.T) {
-		db.AppendEvent(ctx, agent.Event{ConversationID: a.ConversationID, RunID: a.RunID, Kind: agent.EventAgentMessage, MessageID: "1-1", Text: "Hello world"})
+		db.AppendEvent(ctx, domain.Event{ConversationID: a.ConversationID, RunID: a.RunID, Kind: domain.EventAgentMessage, MessageID: "1-1", Text: "Hello world"})
 		if n := batches(t, path); n != 1 {
 			t.Fatalf("%d batches after a's message ended, want 1 (b's text is in the first)", n)
 		}
@@ -76,7 +77,7 @@ func TestDB_Observe(t *testing.T) {
 	db := storetest.New(t)
 	var mu sync.Mutex
 	var seen []int64
-	db.Observe(func(evs []agent.Event) {
+	db.Observe(func(evs []domain.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, ev := range evs {
@@ -89,11 +90,11 @@ func TestDB_Observe(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, Kind: agent.EventPlan, Plan: &agent.Plan{Title: fmt.Sprint(i)}})
+			db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, Kind: domain.EventPlan, Plan: &domain.Plan{Title: fmt.Sprint(i)}})
 		}()
 	}
 	wg.Wait()
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: 999, Kind: agent.EventPlan, Plan: &agent.Plan{}}); err == nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: 999, Kind: domain.EventPlan, Plan: &domain.Plan{}}); err == nil {
 		t.Fatal("an event of a missing conversation was stored")
 	}
 	evs, _ := db.Events(ctx, c.ID, 0)
@@ -162,11 +163,11 @@ func TestRunner_CrashKeepsTheStoredText(t *testing.T) {
 	db := storetest.Open(t, filepath.Join(dir, "p.db"))
 	wrote := make(chan string, 1)
 	writer := &crashAgent{wrote: wrote}
-	r := agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: []agent.Agent{writer}, Now: db.Now, FlushEvery: 10 * time.Millisecond})
+	r := runner.New(runner.Options{Ledger: db, Agents: []domain.Agent{writer}, Now: db.Now, FlushEvery: 10 * time.Millisecond})
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.NewConversation(ctx, "crash", agent.Message{Text: "write", Author: "you"})
+	c, err := r.NewConversation(ctx, "crash", domain.Message{Text: "write", Author: "you"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,19 +190,19 @@ func TestRunner_CrashKeepsTheStoredText(t *testing.T) {
 	r.Stop(stopCtx)
 
 	crashed := storetest.Open(t, snapshot)
-	after := agent.NewRunner(agent.RunnerOptions{Ledger: crashed, Agents: []agent.Agent{&crashAgent{}}, Now: crashed.Now})
+	after := runner.New(runner.Options{Ledger: crashed, Agents: []domain.Agent{&crashAgent{}}, Now: crashed.Now})
 	if err := after.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer after.Stop(ctx)
 	conv, _ := crashed.Conversation(ctx, c.ID)
-	if conv.State != agent.StateInterrupted {
+	if conv.State != domain.StateInterrupted {
 		t.Fatalf("state after the crash = %q, want interrupted", conv.State)
 	}
 	evs, _ := crashed.Events(ctx, c.ID, 0)
 	var kept string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAgentMessage && ev.Interrupted {
+		if ev.Kind == domain.EventAgentMessage && ev.Interrupted {
 			kept = ev.Text
 		}
 	}
@@ -212,7 +213,7 @@ func TestRunner_CrashKeepsTheStoredText(t *testing.T) {
 		t.Fatalf("retry after the crash: %v", err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if conv, _ := crashed.Conversation(ctx, c.ID); conv.State == agent.StateDone {
+		if conv, _ := crashed.Conversation(ctx, c.ID); conv.State == domain.StateDone {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -224,9 +225,9 @@ func TestRunner_CrashKeepsTheStoredText(t *testing.T) {
 // crashAgent writes a reply and, the first time, waits mid-way (until it is stopped).
 type crashAgent struct{ wrote chan string }
 
-func (*crashAgent) Info() agent.Info { return agent.Info{Name: "crash", Title: "Crash"} }
+func (*crashAgent) Info() domain.Info { return domain.Info{Name: "crash", Title: "Crash"} }
 
-func (a *crashAgent) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+func (a *crashAgent) Step(ctx context.Context, in domain.StepInput, out domain.Output) error {
 	if a.wrote == nil {
 		return out.Text("Written again.")
 	}

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // insertEvent appends ev to its conversation's log and returns it with id and time set. The
 // event reaches the observer when the transaction commits.
-func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agent.Event, error) {
+func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev domain.Event) (domain.Event, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Kind, err)
@@ -39,7 +39,7 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev agent.Event) (agen
 
 // AppendEvent appends one event to a conversation's log. A finished agent message makes its
 // drafts useless: it holds all their text.
-func (db *DB) AppendEvent(ctx context.Context, ev agent.Event) (agent.Event, error) {
+func (db *DB) AppendEvent(ctx context.Context, ev domain.Event) (domain.Event, error) {
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		ev, err = db.insertEvent(ctx, tx, ev)
@@ -50,12 +50,12 @@ func (db *DB) AppendEvent(ctx context.Context, ev agent.Event) (agent.Event, err
 
 // Events returns the events of the version the conversation shows with an id above after,
 // oldest first.
-func (db *DB) Events(ctx context.Context, conversationID, after int64) ([]agent.Event, error) {
+func (db *DB) Events(ctx context.Context, conversationID, after int64) ([]domain.Event, error) {
 	return events(ctx, db.read, conversationID, after)
 }
 
 // events returns the events of the version the conversation shows with an id above after.
-func events(ctx context.Context, q queryer, conversationID, after int64) ([]agent.Event, error) {
+func events(ctx context.Context, q queryer, conversationID, after int64) ([]domain.Event, error) {
 	vs, shown, err := versionsOf(ctx, q, conversationID)
 	if err != nil {
 		return nil, err
@@ -74,19 +74,19 @@ func (db *DB) LastEventID(ctx context.Context, conversationID int64) (int64, err
 }
 
 // Plans returns the conversation's plan updates up to and including event upTo, oldest first.
-func (db *DB) Plans(ctx context.Context, conversationID, upTo int64) ([]agent.Plan, error) {
+func (db *DB) Plans(ctx context.Context, conversationID, upTo int64) ([]domain.Plan, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT payload FROM events WHERE conversation_id = ? AND kind = 'plan' AND id <= ? ORDER BY id`, conversationID, upTo)
 	if err != nil {
 		return nil, fmt.Errorf("plans: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.Plan
+	var out []domain.Plan
 	for rows.Next() {
 		var payload string
 		if err := rows.Scan(&payload); err != nil {
 			return nil, err
 		}
-		var ev agent.Event
+		var ev domain.Event
 		if err := json.Unmarshal([]byte(payload), &ev); err != nil || ev.Plan == nil {
 			return nil, fmt.Errorf("plan payload: %v", err)
 		}
@@ -96,13 +96,13 @@ func (db *DB) Plans(ctx context.Context, conversationID, upTo int64) ([]agent.Pl
 }
 
 // Event returns one event of a conversation.
-func (db *DB) Event(ctx context.Context, conversationID, id int64) (agent.Event, error) {
-	ev := agent.Event{ID: id, ConversationID: conversationID}
+func (db *DB) Event(ctx context.Context, conversationID, id int64) (domain.Event, error) {
+	ev := domain.Event{ID: id, ConversationID: conversationID}
 	var kind, payload, at string
 	err := db.read.QueryRowContext(ctx, `SELECT coalesce(run_id, 0), kind, payload, created_at, version FROM events
 		WHERE id = ? AND conversation_id = ?`, id, conversationID).Scan(&ev.RunID, &kind, &payload, &at, &ev.Version)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ev, agent.Errorf(agent.ENOTFOUND, "Event %d not found.", id)
+		return ev, domain.Errorf(domain.ENOTFOUND, "Event %d not found.", id)
 	}
 	if err != nil {
 		return ev, fmt.Errorf("event %d: %w", id, err)
@@ -110,6 +110,6 @@ func (db *DB) Event(ctx context.Context, conversationID, id int64) (agent.Event,
 	if err := json.Unmarshal([]byte(payload), &ev); err != nil {
 		return ev, fmt.Errorf("event %d: %w", id, err)
 	}
-	ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)
+	ev.Kind, ev.At = domain.EventKind(kind), parseTime(at)
 	return ev, nil
 }

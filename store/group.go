@@ -7,22 +7,22 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // AddToGroup puts people in a group, made if it is new, as role (a person there already
 // takes the role). Staff (actor) do it; the audit log keeps it.
-func (db *DB) AddToGroup(ctx context.Context, group string, people []string, role agent.GroupRole, actor string) (agent.Group, error) {
-	name, err := agent.GroupName(group)
+func (db *DB) AddToGroup(ctx context.Context, group string, people []string, role domain.GroupRole, actor string) (domain.Group, error) {
+	name, err := domain.GroupName(group)
 	if err != nil {
-		return agent.Group{}, err
+		return domain.Group{}, err
 	}
-	if role != agent.RoleMember && role != agent.RoleAsker {
-		return agent.Group{}, agent.Errorf(agent.EINVALID, "A group's people are members or askers, not %q.", role)
+	if role != domain.RoleMember && role != domain.RoleAsker {
+		return domain.Group{}, domain.Errorf(domain.EINVALID, "A group's people are members or askers, not %q.", role)
 	}
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		id, err := groupID(ctx, tx, name)
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			if id, err = insertID(ctx, tx, `INSERT INTO groups (name, created_at) VALUES (?, ?)`, name, formatTime(db.Now())); err != nil {
 				return fmt.Errorf("add group: %w", err)
 			}
@@ -34,9 +34,9 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 		}
 		for _, p := range people {
 			var uid int64
-			err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> ?`, strings.TrimSpace(p), agent.RoleService).Scan(&uid)
+			err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> ?`, strings.TrimSpace(p), domain.RoleService).Scan(&uid)
 			if errors.Is(err, sql.ErrNoRows) {
-				return agent.Errorf(agent.ENOTFOUND, "There is no person named %q.", p)
+				return domain.Errorf(domain.ENOTFOUND, "There is no person named %q.", p)
 			}
 			if err != nil {
 				return fmt.Errorf("add to group: %w", err)
@@ -52,7 +52,7 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 		return nil
 	})
 	if err != nil {
-		return agent.Group{}, err
+		return domain.Group{}, err
 	}
 	return db.Group(ctx, name)
 }
@@ -73,7 +73,7 @@ func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string
 				return fmt.Errorf("delete group: %w", err)
 			}
 			for _, q := range waiting {
-				if _, err := db.resolveAndResume(ctx, tx, agent.Resolution{QuestionID: q, Outcome: agent.Cancelled, By: actor,
+				if _, err := db.resolveAndResume(ctx, tx, domain.Resolution{QuestionID: q, Outcome: domain.Cancelled, By: actor,
 					Reason: fmt.Sprintf("The group %s was deleted.", group)}); err != nil {
 					return err
 				}
@@ -89,7 +89,7 @@ func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string
 				return fmt.Errorf("remove from group: %w", err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return agent.Errorf(agent.ENOTFOUND, "%q is not in the group %s.", p, group)
+				return domain.Errorf(domain.ENOTFOUND, "%q is not in the group %s.", p, group)
 			}
 			if err := db.audit(ctx, tx, actor, "remove from group", 0, fmt.Sprintf("%s: %s", group, p)); err != nil {
 				return err
@@ -103,7 +103,7 @@ func groupID(ctx context.Context, q queryer, name string) (int64, error) {
 	var id int64
 	err := q.QueryRowContext(ctx, `SELECT id FROM groups WHERE name = ? COLLATE NOCASE`, strings.TrimSpace(name)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, agent.Errorf(agent.ENOTFOUND, "There is no group named %q.", name)
+		return 0, domain.Errorf(domain.ENOTFOUND, "There is no group named %q.", name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("group %q: %w", name, err)
@@ -112,14 +112,14 @@ func groupID(ctx context.Context, q queryer, name string) (int64, error) {
 }
 
 // Group returns a group with its people, by name (any case), or ENOTFOUND.
-func (db *DB) Group(ctx context.Context, name string) (agent.Group, error) {
+func (db *DB) Group(ctx context.Context, name string) (domain.Group, error) {
 	id, err := groupID(ctx, db.read, name)
 	if err != nil {
-		return agent.Group{}, err
+		return domain.Group{}, err
 	}
 	gs, err := db.groups(ctx, `WHERE g.id = ?`, id)
 	if err != nil || len(gs) == 0 {
-		return agent.Group{}, cmpErr(err, agent.Errorf(agent.ENOTFOUND, "There is no group named %q.", name))
+		return domain.Group{}, cmpErr(err, domain.Errorf(domain.ENOTFOUND, "There is no group named %q.", name))
 	}
 	return gs[0], nil
 }
@@ -127,17 +127,17 @@ func (db *DB) Group(ctx context.Context, name string) (agent.Group, error) {
 // GroupExists reports whether there is a group of that name, letter case aside.
 func (db *DB) GroupExists(ctx context.Context, name string) (bool, error) {
 	_, err := groupID(ctx, db.read, name)
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		return false, nil
 	}
 	return err == nil, err
 }
 
 // Groups returns every group with its people, by name.
-func (db *DB) Groups(ctx context.Context) ([]agent.Group, error) { return db.groups(ctx, "") }
+func (db *DB) Groups(ctx context.Context) ([]domain.Group, error) { return db.groups(ctx, "") }
 
 // GroupsOf returns the groups a person is in (as member or asker), by name.
-func (db *DB) GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error) {
+func (db *DB) GroupsOf(ctx context.Context, userID int64) ([]domain.Group, error) {
 	return db.groups(ctx, `WHERE g.id IN (SELECT group_id FROM group_members WHERE user_id = ?)`, userID)
 }
 
@@ -161,7 +161,7 @@ func (db *DB) MemberGroups(ctx context.Context, userID int64) ([]string, error) 
 	return names, rows.Err()
 }
 
-func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Group, error) {
+func (db *DB) groups(ctx context.Context, where string, args ...any) ([]domain.Group, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT g.id, g.name, g.source, coalesce(u.id, 0), coalesce(u.name, ''), coalesce(m.role, ''), coalesce(m.source, '')
 		FROM groups g LEFT JOIN group_members m ON m.group_id = g.id LEFT JOIN users u ON u.id = m.user_id `+where+`
 		ORDER BY g.name COLLATE NOCASE, g.id, u.name`, args...)
@@ -169,10 +169,10 @@ func (db *DB) groups(ctx context.Context, where string, args ...any) ([]agent.Gr
 		return nil, fmt.Errorf("groups: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.Group
+	var out []domain.Group
 	for rows.Next() {
-		var g agent.Group
-		var m agent.GroupMember
+		var g domain.Group
+		var m domain.GroupMember
 		if err := rows.Scan(&g.ID, &g.Name, &g.Source, &m.UserID, &m.Name, &m.Role, &m.Source); err != nil {
 			return nil, fmt.Errorf("groups: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ProbeEvery is how long the outcome of a write stands for the database's health (the
@@ -35,7 +35,7 @@ type writeFailure struct {
 // error is returned as it is.
 func storageError(err error) error {
 	if cause, ok := pgUnavailable(err); ok {
-		return &storageFailure{msg: agent.Errorf(agent.EUNAVAILABLE,
+		return &storageFailure{msg: domain.Errorf(domain.EUNAVAILABLE,
 			"Parley cannot save to its database right now (%s). Nothing saved before is lost; try again in a moment.", cause), cause: err}
 	}
 	var se sqlite3.Error
@@ -47,13 +47,13 @@ func storageError(err error) error {
 	default:
 		return err
 	}
-	return &storageFailure{msg: agent.Errorf(agent.EUNAVAILABLE,
+	return &storageFailure{msg: domain.Errorf(domain.EUNAVAILABLE,
 		"Parley cannot save to its database right now (%s). Nothing saved before is lost; try again in a moment.", se.Code.Error()), cause: err}
 }
 
 // storageFailure reads as its message for a person and unwraps to it and to SQLite's error.
 type storageFailure struct {
-	msg   *agent.Error
+	msg   *domain.Error
 	cause error
 }
 
@@ -66,7 +66,7 @@ func (db *DB) noteWrite(err error) {
 	switch {
 	case err == nil:
 		db.health.ok.Store(now)
-	case agent.ErrorCode(err) == agent.EUNAVAILABLE:
+	case domain.ErrorCode(err) == domain.EUNAVAILABLE:
 		db.health.fail.Store(&writeFailure{at: now, err: err})
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Writable answers from the last write while it is recent, and otherwise probes with a write
@@ -55,14 +55,14 @@ func TestDB_Writable(t *testing.T) {
 	}
 	later(db.ProbeEvery)
 	err = db.Writable(ctx)
-	if agent.ErrorCode(err) != agent.EUNAVAILABLE || !strings.Contains(agent.ErrorMessage(err), "readonly") {
-		t.Fatalf("writes refused: Writable = %v (%s)", err, agent.ErrorCode(err))
+	if domain.ErrorCode(err) != domain.EUNAVAILABLE || !strings.Contains(domain.ErrorMessage(err), "readonly") {
+		t.Fatalf("writes refused: Writable = %v (%s)", err, domain.ErrorCode(err))
 	}
 
 	if err := db.RefuseWrites(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateUser(ctx, "ann", "x", agent.RoleUser); err != nil {
+	if _, err := db.CreateUser(ctx, "ann", "x", domain.RoleUser); err != nil {
 		t.Fatal(err)
 	}
 	if db.Writable(ctx) == nil {

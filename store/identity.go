@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // LoginFor is how long a sign-in sent to the identity provider may take to come back.
@@ -50,13 +50,13 @@ func (db *DB) TakeLogin(ctx context.Context, state, browser string) (PendingLogi
 			Scan(&browserHash, &l.Nonce, &l.Verifier, &l.Next, &created)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return agent.Errorf(agent.ENOTFOUND, "Parley did not start this sign-in, or it was used already.")
+			return domain.Errorf(domain.ENOTFOUND, "Parley did not start this sign-in, or it was used already.")
 		case err != nil:
 			return fmt.Errorf("take sign-in: %w", err)
 		case browserHash != hashToken(browser):
-			return agent.Errorf(agent.ENOTFOUND, "This sign-in was started in another browser.")
+			return domain.Errorf(domain.ENOTFOUND, "This sign-in was started in another browser.")
 		case db.Now().Sub(parseTime(created)) > LoginFor:
-			return agent.Errorf(agent.ENOTFOUND, "This sign-in took longer than %s: start again.", LoginFor)
+			return domain.Errorf(domain.ENOTFOUND, "This sign-in took longer than %s: start again.", LoginFor)
 		}
 		return nil
 	})
@@ -68,16 +68,16 @@ func (db *DB) TakeLogin(ctx context.Context, state, browser string) (PendingLogi
 // first; a name taken or like one taken is an ECONFLICT, and no account is made), and
 // applies what the provider says: the role when id.Staff is set, the person's groups of
 // source when id.Groups is not nil. The sign-in and each change are in the audit log.
-func (db *DB) SignInIdentity(ctx context.Context, id agent.Identity, source string) (agent.SignIn, error) {
-	var in agent.SignIn
+func (db *DB) SignInIdentity(ctx context.Context, id domain.Identity, source string) (domain.SignIn, error) {
+	var in domain.SignIn
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		in = agent.SignIn{}
+		in = domain.SignIn{}
 		now := formatTime(db.Now())
 		var userID int64
 		err := tx.QueryRowContext(ctx, `SELECT user_id FROM user_identities WHERE issuer = ? AND subject = ?`, id.Issuer, id.Subject).Scan(&userID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			in.User, err = db.createUser(ctx, tx, id.Name, "", agent.RoleUser)
+			in.User, err = db.createUser(ctx, tx, id.Name, "", domain.RoleUser)
 			if err != nil {
 				return err
 			}
@@ -99,13 +99,13 @@ func (db *DB) SignInIdentity(ctx context.Context, id agent.Identity, source stri
 				return fmt.Errorf("sign in: %w", err)
 			}
 		}
-		if in.User.Role == agent.RoleService {
-			return agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", in.User.Name)
+		if in.User.Role == domain.RoleService {
+			return domain.Errorf(domain.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", in.User.Name)
 		}
 		if id.Staff != nil {
-			role := agent.RoleUser
+			role := domain.RoleUser
 			if *id.Staff {
-				role = agent.RoleStaff
+				role = domain.RoleStaff
 			}
 			if role != in.User.Role {
 				if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, role, userID); err != nil {
@@ -143,7 +143,7 @@ func (db *DB) SyncGroups(ctx context.Context, userID int64, source string, group
 	return joined, left, err
 }
 
-func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source string, groups []string, who string) (joined, left []string, err error) {
+func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u domain.User, source string, groups []string, who string) (joined, left []string, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT g.id, g.name, m.source, m.role FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ?`, u.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sync groups: %w", err)
@@ -169,7 +169,7 @@ func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source s
 		return slices.ContainsFunc(groups, func(g string) bool { return strings.EqualFold(g, name) })
 	}
 	for _, m := range have {
-		if m.source != source || m.role != string(agent.RoleMember) || named(m.name) {
+		if m.source != source || m.role != string(domain.RoleMember) || named(m.name) {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM group_members WHERE group_id = ? AND user_id = ?`, m.id, u.ID); err != nil {
@@ -186,7 +186,7 @@ func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u agent.User, source s
 			continue // in it already: by this source, or by staff's hand (left as staff made it)
 		}
 		id, err := groupID(ctx, tx, name)
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			if id, err = insertID(ctx, tx, `INSERT INTO groups (name, created_at, source) VALUES (?, ?, ?)`, name, now, source); err != nil {
 				return nil, nil, fmt.Errorf("sync groups: %w", err)
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -30,11 +30,11 @@ func TestDB_SignInIdentity(t *testing.T) {
 	const issuer = "https://id.example/realms/acme"
 	t.Run("FirstSignInMakesAPersonNeverStaff", func(t *testing.T) {
 		db := storetest.New(t)
-		in, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "s-1", Name: "ann"}, agent.SourceOIDC)
-		if err != nil || !in.Created || in.User.Role != agent.RoleUser {
+		in, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "s-1", Name: "ann"}, domain.SourceOIDC)
+		if err != nil || !in.Created || in.User.Role != domain.RoleUser {
 			t.Fatalf("first sign-in = %+v, %v; want a new person's account", in, err)
 		}
-		again, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "s-1", Name: "ann-renamed"}, agent.SourceOIDC)
+		again, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "s-1", Name: "ann-renamed"}, domain.SourceOIDC)
 		if err != nil || again.Created || again.User.ID != in.User.ID || again.User.Name != "ann" {
 			t.Fatalf("second sign-in = %+v, %v; want the same account, its name kept", again, err)
 		}
@@ -49,12 +49,12 @@ func TestDB_SignInIdentity(t *testing.T) {
 	})
 	t.Run("ANameTakenOrLookingLikeOneIsRefusedAndNothingMade", func(t *testing.T) {
 		db := storetest.New(t)
-		if _, err := db.CreateUser(ctx, "root", "", agent.RoleUser); err != nil {
+		if _, err := db.CreateUser(ctx, "root", "", domain.RoleUser); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"root", "ROOT", "rооt"} { // the last with Cyrillic о
-			_, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "x-" + name, Name: name}, agent.SourceOIDC)
-			if agent.ErrorCode(err) != agent.ECONFLICT {
+			_, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "x-" + name, Name: name}, domain.SourceOIDC)
+			if domain.ErrorCode(err) != domain.ECONFLICT {
 				t.Errorf("%q: %v, want a conflict", name, err)
 			}
 		}
@@ -64,50 +64,50 @@ func TestDB_SignInIdentity(t *testing.T) {
 		}
 		// Nor does a refused sign-in leave its identity behind: the same subject may come
 		// back with a free name.
-		in, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "x-root", Name: "root2"}, agent.SourceOIDC)
+		in, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "x-root", Name: "root2"}, domain.SourceOIDC)
 		if err != nil || !in.Created {
 			t.Errorf("later sign-in = %+v, %v", in, err)
 		}
 	})
 	t.Run("StaffFollowTheStaffGroupBothWays", func(t *testing.T) {
 		db := storetest.New(t)
-		id := agent.Identity{Issuer: issuer, Subject: "s-2", Name: "bob", Staff: yes()}
-		in, err := db.SignInIdentity(ctx, id, agent.SourceOIDC)
-		if err != nil || in.User.Role != agent.RoleStaff || in.Role != agent.RoleStaff {
+		id := domain.Identity{Issuer: issuer, Subject: "s-2", Name: "bob", Staff: yes()}
+		in, err := db.SignInIdentity(ctx, id, domain.SourceOIDC)
+		if err != nil || in.User.Role != domain.RoleStaff || in.Role != domain.RoleStaff {
 			t.Fatalf("sign-in in the staff group = %+v, %v", in, err)
 		}
 		id.Staff = no()
-		if in, err = db.SignInIdentity(ctx, id, agent.SourceOIDC); err != nil || in.User.Role != agent.RoleUser {
+		if in, err = db.SignInIdentity(ctx, id, domain.SourceOIDC); err != nil || in.User.Role != domain.RoleUser {
 			t.Fatalf("sign-in out of it = %+v, %v", in, err)
 		}
 		// Without a staff group, the role is the operator's: set-role stands.
-		if _, err := db.SetRole(ctx, "bob", agent.RoleStaff, "operator"); err != nil {
+		if _, err := db.SetRole(ctx, "bob", domain.RoleStaff, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		id.Staff = nil
-		if in, err = db.SignInIdentity(ctx, id, agent.SourceOIDC); err != nil || in.User.Role != agent.RoleStaff || in.Role != "" {
+		if in, err = db.SignInIdentity(ctx, id, domain.SourceOIDC); err != nil || in.User.Role != domain.RoleStaff || in.Role != "" {
 			t.Fatalf("sign-in without a staff group = %+v, %v", in, err)
 		}
 	})
 	t.Run("GroupsJoinedAndLeft", func(t *testing.T) {
 		db := storetest.New(t)
 		// Staff's own group, with carol in it by staff's hand.
-		if _, err := db.CreateUser(ctx, "carol", "", agent.RoleStaff); err != nil {
+		if _, err := db.CreateUser(ctx, "carol", "", domain.RoleStaff); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AddToGroup(ctx, "oncall", []string{"carol"}, agent.RoleMember, "carol"); err != nil {
+		if _, err := db.AddToGroup(ctx, "oncall", []string{"carol"}, domain.RoleMember, "carol"); err != nil {
 			t.Fatal(err)
 		}
-		id := agent.Identity{Issuer: issuer, Subject: "s-3", Name: "dan", Groups: []string{"ops", "eng.web"}}
-		in, err := db.SignInIdentity(ctx, id, agent.SourceOIDC)
+		id := domain.Identity{Issuer: issuer, Subject: "s-3", Name: "dan", Groups: []string{"ops", "eng.web"}}
+		in, err := db.SignInIdentity(ctx, id, domain.SourceOIDC)
 		if err != nil || !reflect.DeepEqual(in.Joined, []string{"ops", "eng.web"}) {
 			t.Fatalf("first sign-in joined %q, %v", in.Joined, err)
 		}
-		if _, err := db.AddToGroup(ctx, "oncall", []string{"dan"}, agent.RoleMember, "carol"); err != nil {
+		if _, err := db.AddToGroup(ctx, "oncall", []string{"dan"}, domain.RoleMember, "carol"); err != nil {
 			t.Fatal(err)
 		}
 		id.Groups = []string{"OPS", "data"}
-		if in, err = db.SignInIdentity(ctx, id, agent.SourceOIDC); err != nil {
+		if in, err = db.SignInIdentity(ctx, id, domain.SourceOIDC); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(in.Joined, []string{"data"}) || !reflect.DeepEqual(in.Left, []string{"eng.web"}) {
@@ -119,18 +119,18 @@ func TestDB_SignInIdentity(t *testing.T) {
 		}
 		groups, _ := db.Groups(ctx)
 		for _, g := range groups {
-			if want := map[string]string{"oncall": "", "ops": agent.SourceOIDC, "data": agent.SourceOIDC, "eng.web": agent.SourceOIDC}[g.Name]; g.Source != want {
+			if want := map[string]string{"oncall": "", "ops": domain.SourceOIDC, "data": domain.SourceOIDC, "eng.web": domain.SourceOIDC}[g.Name]; g.Source != want {
 				t.Errorf("group %s from %q, want %q", g.Name, g.Source, want)
 			}
 		}
 		// A provider that names no groups at all leaves them as they are; an empty list
 		// is leaving them all.
 		id.Groups = nil
-		if in, err = db.SignInIdentity(ctx, id, agent.SourceOIDC); err != nil || len(in.Left) != 0 {
+		if in, err = db.SignInIdentity(ctx, id, domain.SourceOIDC); err != nil || len(in.Left) != 0 {
 			t.Fatalf("no groups claim: left %q, %v", in.Left, err)
 		}
 		id.Groups = []string{}
-		if in, err = db.SignInIdentity(ctx, id, agent.SourceOIDC); err != nil {
+		if in, err = db.SignInIdentity(ctx, id, domain.SourceOIDC); err != nil {
 			t.Fatal(err)
 		}
 		if got := memberships(t, db, in.User.ID); !reflect.DeepEqual(got, []string{"oncall"}) {
@@ -139,7 +139,7 @@ func TestDB_SignInIdentity(t *testing.T) {
 	})
 	t.Run("AServiceAccountIsNobodysToSignInAs", func(t *testing.T) {
 		db := storetest.New(t)
-		if _, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "s-4", Name: agent.A2AAccount}, agent.SourceOIDC); err == nil {
+		if _, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "s-4", Name: domain.A2AAccount}, domain.SourceOIDC); err == nil {
 			t.Fatal("a sign-in took the a2a account's name")
 		}
 	})
@@ -150,8 +150,8 @@ func TestDB_SignInIdentity(t *testing.T) {
 		for i := range 20 {
 			for range 2 { // each person twice at once: one account each
 				wg.Go(func() {
-					_, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "p" + string(rune('a'+i)), Name: "person-" + string(rune('a'+i)),
-						Groups: []string{"everyone", "team-" + string(rune('a'+i%3))}}, agent.SourceOIDC)
+					_, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "p" + string(rune('a'+i)), Name: "person-" + string(rune('a'+i)),
+						Groups: []string{"everyone", "team-" + string(rune('a'+i%3))}}, domain.SourceOIDC)
 					errs <- err
 				})
 			}
@@ -159,7 +159,7 @@ func TestDB_SignInIdentity(t *testing.T) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+			if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 				t.Error(err)
 			}
 		}
@@ -168,8 +168,8 @@ func TestDB_SignInIdentity(t *testing.T) {
 			t.Errorf("%d accounts, want 20", len(people))
 		}
 		g, err := db.Group(ctx, "everyone")
-		if err != nil || len(g.People(agent.RoleMember)) != 20 {
-			t.Errorf("everyone has %d members, %v", len(g.People(agent.RoleMember)), err)
+		if err != nil || len(g.People(domain.RoleMember)) != 20 {
+			t.Errorf("everyone has %d members, %v", len(g.People(domain.RoleMember)), err)
 		}
 	})
 }
@@ -182,7 +182,7 @@ func TestDB_TakeLogin(t *testing.T) {
 	}
 	t.Run("AnotherBrowser", func(t *testing.T) {
 		// Refused, and left for the browser that started it.
-		if _, err := db.TakeLogin(ctx, "state-1", "browser-2"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.TakeLogin(ctx, "state-1", "browser-2"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("another browser: %v", err)
 		}
 	})
@@ -191,12 +191,12 @@ func TestDB_TakeLogin(t *testing.T) {
 		if err != nil || got.Nonce != "n" || got.Verifier != "v" || got.Next != "/c/7" {
 			t.Fatalf("take = %+v, %v", got, err)
 		}
-		if _, err := db.TakeLogin(ctx, "state-1", "browser-1"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.TakeLogin(ctx, "state-1", "browser-1"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("second take: %v, want not found", err)
 		}
 	})
 	t.Run("NotIssued", func(t *testing.T) {
-		if _, err := db.TakeLogin(ctx, "made-up", "browser-1"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.TakeLogin(ctx, "made-up", "browser-1"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("made-up state: %v", err)
 		}
 	})
@@ -208,7 +208,7 @@ func TestDB_TakeLogin(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = now.Add(store.LoginFor + time.Second)
-		if _, err := db.TakeLogin(ctx, "state-2", "b"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.TakeLogin(ctx, "state-2", "b"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("an old sign-in: %v", err)
 		}
 	})
@@ -216,7 +216,7 @@ func TestDB_TakeLogin(t *testing.T) {
 
 func TestDB_SessionIDToken(t *testing.T) {
 	db := storetest.New(t)
-	u, _ := db.CreateUser(ctx, "ann", "", agent.RoleUser)
+	u, _ := db.CreateUser(ctx, "ann", "", domain.RoleUser)
 	lim := store.SessionLimits{Idle: time.Hour, Max: time.Hour}
 	token, err := db.CreateSessionWith(ctx, u.ID, lim, "eyJ.id.token")
 	if err != nil {
@@ -238,19 +238,19 @@ func TestDB_SessionIDToken(t *testing.T) {
 func TestDB_SignInIdentity_StaffsOwnStays(t *testing.T) {
 	db := storetest.New(t)
 	const issuer = "https://id.example"
-	in, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: []string{}}, agent.SourceOIDC)
+	in, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: []string{}}, domain.SourceOIDC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddToGroup(ctx, "release", []string{"eve"}, agent.RoleAsker, "carol"); err != nil {
+	if _, err := db.AddToGroup(ctx, "release", []string{"eve"}, domain.RoleAsker, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	for _, groups := range [][]string{{"release"}, {}} {
-		if _, err := db.SignInIdentity(ctx, agent.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: groups}, agent.SourceOIDC); err != nil {
+		if _, err := db.SignInIdentity(ctx, domain.Identity{Issuer: issuer, Subject: "e-1", Name: "eve", Groups: groups}, domain.SourceOIDC); err != nil {
 			t.Fatal(err)
 		}
 		g, err := db.Group(ctx, "release")
-		if err != nil || len(g.Members) != 1 || g.Members[0].Role != agent.RoleAsker || g.Members[0].Source != "" {
+		if err != nil || len(g.Members) != 1 || g.Members[0].Role != domain.RoleAsker || g.Members[0].Source != "" {
 			t.Fatalf("after a sign-in naming %q: release is %+v, %v; want eve staff's asker still", groups, g.Members, err)
 		}
 	}

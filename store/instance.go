@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Lease is how long an instance's work stays its own without a renewal (DB.Lease's default):
@@ -41,8 +41,8 @@ func (db *DB) RenewEvery() time.Duration {
 // work of instances gone: on SQLite every other (one process holds the file), on PostgreSQL
 // those whose lease ran out. Their started steps are interrupted (their drafts become their
 // partial messages), and their queued steps come back, oldest first, to run here.
-func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
-	var t agent.Takeover
+func (db *DB) Recover(ctx context.Context) ([]domain.QueuedStep, error) {
+	var t domain.Takeover
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		now := formatTime(db.Now())
 		if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)
@@ -70,8 +70,8 @@ func (db *DB) Recover(ctx context.Context) ([]agent.QueuedStep, error) {
 // database down a while, say), everyone's lease looks run out, and it waits one round for
 // the others to renew theirs. An instance finds its own row gone when it was taken for gone:
 // it registers again and reports Lost. Only PostgreSQL is renewed (see RenewEvery).
-func (db *DB) Renew(ctx context.Context) (agent.Takeover, error) {
-	var t agent.Takeover
+func (db *DB) Renew(ctx context.Context) (domain.Takeover, error) {
+	var t domain.Takeover
 	if !db.pg {
 		return t, nil
 	}
@@ -118,8 +118,8 @@ func (db *DB) resign(ctx context.Context) {
 // SQLite every other), then interrupts the steps left started by an owner no instance is,
 // gives this instance the queued ones, and deletes their drafts. At the start (recover),
 // this instance's own work so far counts as left too, as everything did before instances.
-func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (agent.Takeover, error) {
-	var t agent.Takeover
+func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (domain.Takeover, error) {
+	var t domain.Takeover
 	// On SQLite no other process serves the file: every other instance is gone.
 	expired := `DELETE FROM instances WHERE id <> ?`
 	if db.pg {
@@ -172,15 +172,15 @@ func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (agent.Tak
 }
 
 // ownedSteps are the steps the condition selects, with their conversations, oldest first.
-func ownedSteps(ctx context.Context, tx *sql.Tx, where string) ([]agent.QueuedStep, error) {
+func ownedSteps(ctx context.Context, tx *sql.Tx, where string) ([]domain.QueuedStep, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE `+where+` ORDER BY s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("steps: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.QueuedStep
+	var out []domain.QueuedStep
 	for rows.Next() {
-		var q agent.QueuedStep
+		var q domain.QueuedStep
 		if err := rows.Scan(&q.ID, &q.ConversationID); err != nil {
 			return nil, fmt.Errorf("steps: %w", err)
 		}

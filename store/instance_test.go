@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -19,22 +19,22 @@ func TestDB_InstancesHearEachOther(t *testing.T) {
 	a, b := storetest.Open(t, url), storetest.Open(t, url)
 	var mu sync.Mutex
 	var seenA, seenB []int64
-	var drafts []agent.Draft
-	a.Observe(func(evs []agent.Event) {
+	var drafts []domain.Draft
+	a.Observe(func(evs []domain.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, ev := range evs {
 			seenA = append(seenA, ev.ID)
 		}
 	})
-	b.Observe(func(evs []agent.Event) {
+	b.Observe(func(evs []domain.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, ev := range evs {
 			seenB = append(seenB, ev.ID)
 		}
 	})
-	b.ObserveRemote(agent.Remote{Drafts: func(d []agent.Draft) {
+	b.ObserveRemote(domain.Remote{Drafts: func(d []domain.Draft) {
 		mu.Lock()
 		defer mu.Unlock()
 		drafts = append(drafts, d...)
@@ -46,16 +46,16 @@ func TestDB_InstancesHearEachOther(t *testing.T) {
 		if i%2 == 1 {
 			db = b
 		}
-		ev, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, Kind: agent.EventPlan, Plan: &agent.Plan{Title: "p"}})
+		ev, err := db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, Kind: domain.EventPlan, Plan: &domain.Plan{Title: "p"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, ev.ID)
 	}
-	if err := a.SaveDrafts(ctx, []agent.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", Text: "Hello "}}); err != nil {
+	if err := a.SaveDrafts(ctx, []domain.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", Text: "Hello "}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.SaveDrafts(ctx, []agent.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", At: 6, Text: "world"}}); err != nil {
+	if err := a.SaveDrafts(ctx, []domain.Draft{{ConversationID: c.ID, MessageID: "1-1", Author: "Bot", At: 6, Text: "world"}}); err != nil {
 		t.Fatal(err)
 	}
 	done := func() bool {
@@ -90,7 +90,7 @@ func TestDB_InstancesHearConversationsChange(t *testing.T) {
 	a, b := storetest.Open(t, url), storetest.Open(t, url)
 	var mu sync.Mutex
 	var heard []string
-	b.ObserveRemote(agent.Remote{
+	b.ObserveRemote(domain.Remote{
 		Changed: func(conv, account int64) {
 			mu.Lock()
 			defer mu.Unlock()

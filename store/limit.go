@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Shared reports whether several instances may serve the database (PostgreSQL): what one
@@ -16,7 +16,7 @@ func (db *DB) Shared() bool { return db.pg }
 
 // TakeToken spends a token of the bucket key under rule b, counted in the database for every
 // instance: false and how long until there is one when it is empty.
-func (db *DB) TakeToken(ctx context.Context, key string, b agent.Bucket) (ok bool, wait time.Duration, err error) {
+func (db *DB) TakeToken(ctx context.Context, key string, b domain.Bucket) (ok bool, wait time.Duration, err error) {
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		now := db.Now()
 		n, err := tokens(ctx, tx, key, b, now)
@@ -30,7 +30,7 @@ func (db *DB) TakeToken(ctx context.Context, key string, b agent.Bucket) (ok boo
 }
 
 // RefundToken gives the bucket key back a token its last take spent.
-func (db *DB) RefundToken(ctx context.Context, key string, b agent.Bucket) error {
+func (db *DB) RefundToken(ctx context.Context, key string, b domain.Bucket) error {
 	return db.tx(ctx, func(tx *sql.Tx) error {
 		now := db.Now()
 		n, err := tokens(ctx, tx, key, b, now)
@@ -50,7 +50,7 @@ func (db *DB) ResetTokens(ctx context.Context, key string) error {
 }
 
 // tokens is what the bucket key holds at now: full when it has no row.
-func tokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, now time.Time) (float64, error) {
+func tokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, now time.Time) (float64, error) {
 	var n float64
 	var last string
 	err := tx.QueryRowContext(ctx, `SELECT tokens, last FROM rate_limits WHERE key = ?`, key).Scan(&n, &last)
@@ -64,7 +64,7 @@ func tokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, now tim
 }
 
 // saveTokens stores what the bucket key holds, and forgets the buckets full again by now.
-func saveTokens(ctx context.Context, tx *sql.Tx, key string, b agent.Bucket, n float64, now time.Time) error {
+func saveTokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, n float64, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM rate_limits WHERE full_at < ?`, formatTime(now)); err != nil {
 		return fmt.Errorf("limit %s: %w", key, err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // On PostgreSQL every instance hears what the others commit through one notification
@@ -184,9 +184,9 @@ func (db *DB) heardDrafts(ctx context.Context, id int64) error {
 	if err := json.Unmarshal(b, &batch); err != nil {
 		return nil
 	}
-	drafts := make([]agent.Draft, len(batch))
+	drafts := make([]domain.Draft, len(batch))
 	for i, d := range batch {
-		drafts[i] = agent.Draft{ConversationID: d.Conversation, RunID: d.Run, MessageID: d.Message, At: d.At, Author: d.Author, Text: d.Text}
+		drafts[i] = domain.Draft{ConversationID: d.Conversation, RunID: d.Run, MessageID: d.Message, At: d.At, Author: d.Author, Text: d.Text}
 	}
 	r.Drafts(drafts)
 	return nil
@@ -208,13 +208,13 @@ func (db *DB) DraftText(ctx context.Context, convID int64, msgID string) (string
 }
 
 // ObserveRemote sets what the hub hears of the other instances (see agent.Remote).
-func (db *DB) ObserveRemote(r agent.Remote) {
+func (db *DB) ObserveRemote(r domain.Remote) {
 	db.obsMu.Lock()
 	db.remoteObs = r
 	db.obsMu.Unlock()
 }
 
-func (db *DB) remote() agent.Remote {
+func (db *DB) remote() domain.Remote {
 	db.obsMu.Lock()
 	defer db.obsMu.Unlock()
 	return db.remoteObs

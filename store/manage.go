@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // RenameConversation gives a conversation a new title.
@@ -55,7 +55,7 @@ func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...an
 		return fmt.Errorf("conversation %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", id)
+		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 			return fmt.Errorf("delete conversation %d: %w", id, err)
 		}
 		if busy {
-			return agent.Errorf(agent.ECONFLICT, "The agent is working in this conversation: stop it, then delete.")
+			return domain.Errorf(domain.ECONFLICT, "The agent is working in this conversation: stop it, then delete.")
 		}
 		var messages, questions, documents int
 		err = tx.QueryRowContext(ctx, `SELECT
@@ -126,7 +126,7 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 
 // ConversationsTitled returns an account's conversations (archived ones too) whose title
 // holds text, ignoring case, most recently active first.
-func (db *DB) ConversationsTitled(ctx context.Context, userID int64, text string, limit int) ([]agent.Conversation, error) {
+func (db *DB) ConversationsTitled(ctx context.Context, userID int64, text string, limit int) ([]domain.Conversation, error) {
 	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "%"
 	out, err := db.conversations(ctx, `SELECT `+conversationColumns+conversationsFrom+`
 		WHERE c.user_id = ? AND c.title LIKE ? ESCAPE '\' ORDER BY c.updated_at DESC, c.id DESC LIMIT ?`, userID, like, limit)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -20,8 +20,8 @@ func TestDB_RenameAndArchive(t *testing.T) {
 	if err := db.ArchiveConversation(ctx, b.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	list := func(arch agent.Archived) []string {
-		cs, _, err := db.ListConversations(ctx, agent.ConversationFilter{UserID: ann.ID, Archived: arch})
+	list := func(arch domain.Archived) []string {
+		cs, _, err := db.ListConversations(ctx, domain.ConversationFilter{UserID: ann.ID, Archived: arch})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,27 +31,27 @@ func TestDB_RenameAndArchive(t *testing.T) {
 		}
 		return out
 	}
-	if got := strings.Join(list(agent.ArchivedNot), ","); got != "Picnic in June" {
+	if got := strings.Join(list(domain.ArchivedNot), ","); got != "Picnic in June" {
 		t.Errorf("active list = %q", got)
 	}
-	if got := strings.Join(list(agent.ArchivedOnly), ","); got != "Plan a wedding" {
+	if got := strings.Join(list(domain.ArchivedOnly), ","); got != "Plan a wedding" {
 		t.Errorf("archived list = %q", got)
 	}
-	if got := len(list(agent.ArchivedAny)); got != 2 {
+	if got := len(list(domain.ArchivedAny)); got != 2 {
 		t.Errorf("everything = %d conversations, want 2", got)
 	}
 	// Archived is not deleted: its words are still found.
-	hits, _, err := db.Search(ctx, "wedding", agent.ConversationFilter{UserID: ann.ID})
+	hits, _, err := db.Search(ctx, "wedding", domain.ConversationFilter{UserID: ann.ID})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("search of an archived conversation = %v %v", hits, err)
 	}
 	if err := db.ArchiveConversation(ctx, b.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(list(agent.ArchivedNot)); got != 2 {
+	if got := len(list(domain.ArchivedNot)); got != 2 {
 		t.Errorf("after unarchiving, %d active, want 2", got)
 	}
-	if err := db.RenameConversation(ctx, 999, "x"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if err := db.RenameConversation(ctx, 999, "x"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("rename of nothing = %v", err)
 	}
 }
@@ -78,11 +78,11 @@ func TestDB_DeleteConversation(t *testing.T) {
 	if err := db.DeleteConversation(ctx, gone.ID, "ann"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Conversation(ctx, gone.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := db.Conversation(ctx, gone.ID); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("the deleted conversation is still there: %v", err)
 	}
 	for _, word := range []string{"secret", "boathouse"} {
-		if hits, _, _ := db.Search(ctx, word, agent.ConversationFilter{}); len(hits) != 0 {
+		if hits, _, _ := db.Search(ctx, word, domain.ConversationFilter{}); len(hits) != 0 {
 			t.Errorf("search still finds %q: %v", word, hitIDs(hits))
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // What the operator's metrics read: how writes go, and counts the database keeps anyway.
@@ -25,21 +25,21 @@ func (db *DB) timeWrite(start time.Time, err *error) { db.writes(time.Since(star
 
 // RunStateCounts counts the conversations by the state of their current run; conversations
 // without a run yet are left out.
-func (db *DB) RunStateCounts(ctx context.Context) (map[agent.RunState]int, error) {
+func (db *DB) RunStateCounts(ctx context.Context) (map[domain.RunState]int, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT state, count(*) FROM (SELECT `+conversationState+` AS state FROM conversations c) AS s
 		WHERE state <> '' GROUP BY state`)
 	if err != nil {
 		return nil, fmt.Errorf("count run states: %w", err)
 	}
 	defer rows.Close()
-	out := map[agent.RunState]int{}
+	out := map[domain.RunState]int{}
 	for rows.Next() {
 		var state string
 		var n int
 		if err := rows.Scan(&state, &n); err != nil {
 			return nil, fmt.Errorf("count run states: %w", err)
 		}
-		out[agent.RunState(state)] = n
+		out[domain.RunState(state)] = n
 	}
 	return out, rows.Err()
 }
@@ -58,7 +58,7 @@ func (db *DB) NewestEventID(ctx context.Context) (int64, error) {
 // order they were resolved, and the id to pass as after next time. Event ids are never
 // reused, so that calls in turn see each resolution once (but those of conversations
 // deleted meanwhile).
-func (db *DB) ResolvedSince(ctx context.Context, after int64) ([]agent.QuestionFact, int64, error) {
+func (db *DB) ResolvedSince(ctx context.Context, after int64) ([]domain.QuestionFact, int64, error) {
 	// The newest id first: every event up to it has committed, so the range misses none.
 	upTo, err := db.NewestEventID(ctx)
 	if err != nil {

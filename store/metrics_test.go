@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -25,7 +25,7 @@ func TestDB_ObserveWrites(t *testing.T) {
 	if _, err := db.CreateConversation(ctx, 0, "tester", "t", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: 77, Kind: agent.EventPlan, Plan: &agent.Plan{}}); err == nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: 77, Kind: domain.EventPlan, Plan: &domain.Plan{}}); err == nil {
 		t.Fatal("AppendEvent to a missing conversation succeeded")
 	}
 	mu.Lock()
@@ -52,7 +52,7 @@ func TestDB_RunStateCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[agent.StateWaiting] != 2 {
+	if len(got) != 1 || got[domain.StateWaiting] != 2 {
 		t.Errorf("RunStateCounts = %v, want 2 waiting alone", got)
 	}
 }
@@ -71,24 +71,24 @@ func TestDB_ResolvedSince(t *testing.T) {
 		t.Fatalf("ResolvedSince before any answer = %+v, %d, %v; want none, and a later cursor", facts, next, err)
 	}
 	now = asked.Add(90 * time.Second)
-	if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "main"}, By: "you"}); err != nil {
+	if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered, Values: map[string]any{"branch": "main"}, By: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	facts, next, err := db.ResolvedSince(ctx, from)
 	if err != nil || len(facts) != 1 {
 		t.Fatalf("ResolvedSince = %+v, %v; want the one answer", facts, err)
 	}
-	if f := facts[0]; f.Agent != "tester" || f.Outcome != agent.Answered || f.ResolvedAt.Sub(f.AskedAt) != 90*time.Second {
+	if f := facts[0]; f.Agent != "tester" || f.Outcome != domain.Answered || f.ResolvedAt.Sub(f.AskedAt) != 90*time.Second {
 		t.Errorf("fact = %+v, want tester's answer after 90s", f)
 	}
 	// From the cursor on: what came after, once.
 	if facts, _, err := db.ResolvedSince(ctx, next); err != nil || len(facts) != 0 {
 		t.Errorf("ResolvedSince(next) = %+v, %v; want nothing new", facts, err)
 	}
-	if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[1], Outcome: agent.Declined, By: "you"}); err != nil {
+	if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[1], Outcome: domain.Declined, By: "you"}); err != nil {
 		t.Fatal(err)
 	}
-	if facts, _, err := db.ResolvedSince(ctx, next); err != nil || len(facts) != 1 || facts[0].Outcome != agent.Declined {
+	if facts, _, err := db.ResolvedSince(ctx, next); err != nil || len(facts) != 1 || facts[0].Outcome != domain.Declined {
 		t.Errorf("ResolvedSince(next) = %+v, %v; want the decline alone", facts, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/migrations"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -55,7 +55,7 @@ func TestDB_MigrateAccounts_OldData(t *testing.T) {
 	done()
 	db := storetest.Open(t, path)
 	for _, q := range []string{"zurich", "glasshouse"} {
-		if hits, _, err := db.Search(ctx, q, agent.ConversationFilter{}); err != nil || len(hits) != 1 {
+		if hits, _, err := db.Search(ctx, q, domain.ConversationFilter{}); err != nil || len(hits) != 1 {
 			t.Errorf("search %q after the migration = %+v, %v", q, hits, err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestDB_MigrateNameKeys_LookAlikesFromBefore(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"r00t", "RООT", "аnn"} {
-		if _, err := db.CreateUser(ctx, name, "h", ""); agent.ErrorCode(err) != agent.ECONFLICT {
+		if _, err := db.CreateUser(ctx, name, "h", ""); domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Errorf("new %q: got %v, want ECONFLICT", name, err)
 		}
 	}

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // AskQuestion stores a pending question in the same transaction as its question_asked event.
 // A question whose fields were all refused (secrets) is declined at once, with the reason.
-func (db *DB) AskQuestion(ctx context.Context, runID int64, q agent.Question) (agent.QuestionRecord, error) {
-	var rec agent.QuestionRecord
+func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (domain.QuestionRecord, error) {
+	var rec domain.QuestionRecord
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var convID int64
 		if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
@@ -36,7 +36,7 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q agent.Question) (a
 // the conversation given: it joins the conversation's waiting run, or starts one that waits.
 // A request id the person used before returns that question, and created false; used for
 // other arguments (another digest), it gives EINVALID.
-func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundRequest) (rec agent.QuestionRecord, created bool, err error) {
+func (db *DB) AskInbound(ctx context.Context, convID int64, req domain.InboundRequest) (rec domain.QuestionRecord, created bool, err error) {
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		if req.RequestID != "" {
 			var digest string
@@ -44,7 +44,7 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 			err := tx.QueryRowContext(ctx, `SELECT digest, question_id FROM inbound_requests WHERE user_id = ? AND request_id = ?`, req.UserID, req.RequestID).Scan(&digest, &id)
 			switch {
 			case err == nil && digest != req.Digest:
-				return agent.ReusedRequestID(req.RequestID, id)
+				return domain.ReusedRequestID(req.RequestID, id)
 			case err == nil:
 				rec.ID = id
 				return nil
@@ -56,12 +56,12 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 		if err != nil {
 			return fmt.Errorf("ask inbound: %w", err)
 		}
-		if !agent.InboundJoins(state) {
+		if !domain.InboundJoins(state) {
 			now := formatTime(db.Now())
 			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
 			}
-			if err := db.setRunState(ctx, tx, convID, runID, agent.StateWaiting, ""); err != nil {
+			if err := db.setRunState(ctx, tx, convID, runID, domain.StateWaiting, ""); err != nil {
 				return err
 			}
 		}
@@ -90,8 +90,8 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 				return fmt.Errorf("ask inbound: %w", err)
 			}
 			// The run waits (joined or just started), and no step runs in an inbound conversation.
-			f := agent.ResolveFacts{State: agent.StateWaiting, Pending: pending, Inbound: true}
-			if _, err := db.changeRun(ctx, tx, convID, runID, agent.AfterResolve(f)); err != nil {
+			f := domain.ResolveFacts{State: domain.StateWaiting, Pending: pending, Inbound: true}
+			if _, err := db.changeRun(ctx, tx, convID, runID, domain.AfterResolve(f)); err != nil {
 				return err
 			}
 		}
@@ -113,7 +113,7 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req agent.InboundReq
 // route sends a question just stored to whom it asks: word of it to the channels of the
 // group or the person, the time it escalates, and, when it is theirs rather than its
 // conversation owner's (audience), its place in their Inbox.
-func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID int64, audience bool, e *agent.Escalation) error {
+func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID int64, audience bool, e *domain.Escalation) error {
 	if audience {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, added_at) VALUES (?, ?, ?, ?)`,
 			questionID, nullID(groupID), nullID(userID), formatTime(db.Now())); err != nil {
@@ -132,7 +132,7 @@ func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID
 }
 
 // ask stores a question of the run with its event (see AskQuestion).
-func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.Question) (agent.QuestionRecord, error) {
+func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var deadline any
 	if !q.Deadline.IsZero() {
 		deadline = formatTime(q.Deadline)
@@ -142,22 +142,22 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.
 	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
 		VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
 	if err != nil {
-		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+		return domain.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
 	q.ID = id
 	spec, err := json.Marshal(q)
 	if err != nil {
-		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+		return domain.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
-	ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionAsked, Question: &q})
+	ev, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventQuestionAsked, Question: &q})
 	if err != nil {
-		return agent.QuestionRecord{}, err
+		return domain.QuestionRecord{}, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE questions SET event_id = ?, spec = ? WHERE id = ?`, ev.ID, spec, q.ID); err != nil {
-		return agent.QuestionRecord{}, fmt.Errorf("ask: %w", err)
+		return domain.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
-	rec := agent.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
-	if r, ok := agent.DeclineAtOnce(q); ok {
+	rec := domain.QuestionRecord{Question: q, ConversationID: convID, RunID: runID, AskedAt: now}
+	if r, ok := domain.DeclineAtOnce(q); ok {
 		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 			return rec, err
 		}
@@ -168,13 +168,13 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.
 }
 
 // Question returns one stored question with its resolution, or an ENOTFOUND error.
-func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, error) {
-	var rec agent.QuestionRecord
+func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, error) {
+	var rec domain.QuestionRecord
 	var spec, created string
 	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, created_at FROM questions WHERE id = ?`, id).
 		Scan(&rec.ConversationID, &rec.RunID, &spec, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return rec, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+		return rec, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", id)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("question %d: %w", id, err)
@@ -188,7 +188,7 @@ func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, err
 			return rec, err
 		}
 	}
-	var r agent.Resolution
+	var r domain.Resolution
 	var vals, at string
 	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, on_behalf_of, via, created_at FROM answers WHERE question_id = ?`, id).
 		Scan(&r.Outcome, &vals, &r.Reason, &r.By, &r.OnBehalfOf, &r.Via, &at)
@@ -208,7 +208,7 @@ func (db *DB) Question(ctx context.Context, id int64) (agent.QuestionRecord, err
 
 // Resolve stores a resolution and, when it was the run's last pending question and the agent
 // is not running, queues the resume. A question resolved before gives an ECONFLICT error.
-func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
+func (db *DB) Resolve(ctx context.Context, r domain.Resolution) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) (err error) {
 		resume, err = db.resolveAndResume(ctx, tx, r)
@@ -218,11 +218,11 @@ func (db *DB) Resolve(ctx context.Context, r agent.Resolution) (int64, error) {
 }
 
 // resolveAndResume is Resolve in the caller's transaction.
-func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resolution) (int64, error) {
+func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolution) (int64, error) {
 	var convID, runID int64
 	err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
+		return 0, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", r.QuestionID)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)
@@ -235,12 +235,12 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resoluti
 	if err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)
 	}
-	for _, c := range agent.CancelAlongside(r, others) {
+	for _, c := range domain.CancelAlongside(r, others) {
 		if err := db.resolve(ctx, tx, convID, runID, c); err != nil {
 			return 0, err
 		}
 	}
-	var f agent.ResolveFacts
+	var f domain.ResolveFacts
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&f.Pending); err != nil {
 		return 0, err
 	}
@@ -251,37 +251,37 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r agent.Resoluti
 	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
 		return 0, err
 	}
-	f.State = agent.RunState(state)
+	f.State = domain.RunState(state)
 	var agentName string
 	if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
 		return 0, err
 	}
-	f.Inbound = agentName == agent.InboundAgent
-	return db.changeRun(ctx, tx, convID, runID, agent.AfterResolve(f))
+	f.Inbound = agentName == domain.InboundAgent
+	return db.changeRun(ctx, tx, convID, runID, domain.AfterResolve(f))
 }
 
 // Approve records one person's approval of a question that needs need of them, and
 // resolves it (see Resolve) once need people approved the same values.
-func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64, error) {
+func (db *DB) Approve(ctx context.Context, r domain.Resolution, need int) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var convID, runID int64
 		var state string
 		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id, state FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID, &state)
 		if errors.Is(err, sql.ErrNoRows) {
-			return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", r.QuestionID)
+			return domain.Errorf(domain.ENOTFOUND, "Question %d not found.", r.QuestionID)
 		}
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		f := agent.ApprovalFacts{Pending: state == "pending", By: r.By}
+		f := domain.ApprovalFacts{Pending: state == "pending", By: r.By}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&f.Owner); err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM question_approvals WHERE question_id = ? AND approved_by = ?`, r.QuestionID, r.By).Scan(&f.Before); err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		if err := agent.CheckApproval(f); err != nil {
+		if err := domain.CheckApproval(f); err != nil {
 			return err
 		}
 		vals, err := json.Marshal(r.Values)
@@ -294,14 +294,14 @@ func (db *DB) Approve(ctx context.Context, r agent.Resolution, need int) (int64,
 			return fmt.Errorf("approve: %w", err)
 		}
 		r.At = now
-		if _, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionApproved, Resolution: &r}); err != nil {
+		if _, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventQuestionApproved, Resolution: &r}); err != nil {
 			return err
 		}
 		by, err := queryColumn[string](ctx, tx, `SELECT approved_by FROM question_approvals WHERE question_id = ? AND vals = ? ORDER BY id`, r.QuestionID, string(vals))
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
 		}
-		res, ok := agent.Approved(r, by, need)
+		res, ok := domain.Approved(r, by, need)
 		if !ok {
 			return nil
 		}
@@ -322,7 +322,7 @@ func (db *DB) supersede(ctx context.Context, tx *sql.Tx, by, reason, query strin
 		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, id).Scan(&convID, &runID); err != nil {
 			return fmt.Errorf("supersede: %w", err)
 		}
-		if err := db.resolve(ctx, tx, convID, runID, agent.Resolution{QuestionID: id, Outcome: agent.Superseded, Reason: reason, By: by}); err != nil {
+		if err := db.resolve(ctx, tx, convID, runID, domain.Resolution{QuestionID: id, Outcome: domain.Superseded, Reason: reason, By: by}); err != nil {
 			return err
 		}
 	}
@@ -348,7 +348,7 @@ func queryColumn[T any](ctx context.Context, q queryer, query string, args ...an
 }
 
 // resolve stores the answer row (unique per question), marks the question and logs the event.
-func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r agent.Resolution) error {
+func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r domain.Resolution) error {
 	if len(r.Files) > 0 {
 		var err error
 		if r.Values, err = db.storeAnswerFiles(ctx, tx, convID, r); err != nil {
@@ -368,7 +368,7 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 		return fmt.Errorf("resolve: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+		return domain.Errorf(domain.ECONFLICT, "This question was already resolved.")
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, via, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, r.Via, now); err != nil {
@@ -385,7 +385,7 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r ag
 		}
 	}
 	r.At = db.Now()
-	_, err = db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventQuestionResolved, Resolution: &r})
+	_, err = db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventQuestionResolved, Resolution: &r})
 	return err
 }
 
@@ -425,15 +425,15 @@ func (db *DB) NextDeadline(ctx context.Context) (time.Time, error) {
 }
 
 // approvals are the approvals of a question, oldest first.
-func (db *DB) approvals(ctx context.Context, id int64) ([]agent.Resolution, error) {
+func (db *DB) approvals(ctx context.Context, id int64) ([]domain.Resolution, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT approved_by, on_behalf_of, vals, created_at FROM question_approvals WHERE question_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("question %d approvals: %w", id, err)
 	}
 	defer rows.Close()
-	var out []agent.Resolution
+	var out []domain.Resolution
 	for rows.Next() {
-		r := agent.Resolution{QuestionID: id, Outcome: agent.Answered}
+		r := domain.Resolution{QuestionID: id, Outcome: domain.Answered}
 		var vals, at string
 		if err := rows.Scan(&r.By, &r.OnBehalfOf, &vals, &at); err != nil {
 			return nil, fmt.Errorf("question %d approvals: %w", id, err)
@@ -449,15 +449,15 @@ func (db *DB) approvals(ctx context.Context, id int64) ([]agent.Resolution, erro
 
 // InboundRequest returns the question a person's request id asked, with the digest of what
 // it asked; ENOTFOUND when the id asked nothing (or its question was deleted).
-func (db *DB) InboundRequest(ctx context.Context, userID int64, requestID string) (agent.QuestionRecord, string, error) {
+func (db *DB) InboundRequest(ctx context.Context, userID int64, requestID string) (domain.QuestionRecord, string, error) {
 	var digest string
 	var id int64
 	err := db.read.QueryRowContext(ctx, `SELECT digest, question_id FROM inbound_requests WHERE user_id = ? AND request_id = ?`, userID, requestID).Scan(&digest, &id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return agent.QuestionRecord{}, "", agent.Errorf(agent.ENOTFOUND, "request_id %q asked nothing yet.", requestID)
+		return domain.QuestionRecord{}, "", domain.Errorf(domain.ENOTFOUND, "request_id %q asked nothing yet.", requestID)
 	}
 	if err != nil {
-		return agent.QuestionRecord{}, "", fmt.Errorf("inbound request: %w", err)
+		return domain.QuestionRecord{}, "", fmt.Errorf("inbound request: %w", err)
 	}
 	rec, err := db.Question(ctx, id)
 	return rec, digest, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // askRouted stores a question an agent asks that goes to others than the conversation's
@@ -15,22 +15,22 @@ import (
 // answer it (the group or person is gone, or fewer people than the approvals it needs are
 // there besides the owner), it is declined at once, saying why, so that the agent is told
 // and nothing waits for ever. The routing is in the audit log.
-func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q agent.Question) (agent.QuestionRecord, error) {
+func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var ownerID int64
 	var owner string
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(c.user_id, 0), coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).
 		Scan(&ownerID, &owner); err != nil {
-		return agent.QuestionRecord{}, fmt.Errorf("ask: conversation %d: %w", convID, err)
+		return domain.QuestionRecord{}, fmt.Errorf("ask: conversation %d: %w", convID, err)
 	}
 	to := q.Audience()
 	groupID, userID, refusal, err := db.audience(ctx, tx, to, ownerID, max(1, q.Approvals))
 	if err != nil {
-		return agent.QuestionRecord{}, err
+		return domain.QuestionRecord{}, err
 	}
 	var escalation string
 	if e := q.Escalate; e != nil && e.GroupID == 0 && e.UserID == 0 {
 		if q.Escalate, escalation, err = db.escalation(ctx, tx, *e, ownerID); err != nil {
-			return agent.QuestionRecord{}, err
+			return domain.QuestionRecord{}, err
 		}
 	}
 	rec, err := db.ask(ctx, tx, convID, runID, q)
@@ -48,7 +48,7 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 		return rec, db.audit(ctx, tx, "parley", "route approval", convID, detail+": declined at once")
 	}
 	if refusal != "" {
-		r := agent.Resolution{QuestionID: rec.ID, Outcome: agent.Declined, By: "parley", Reason: refusal}
+		r := domain.Resolution{QuestionID: rec.ID, Outcome: domain.Declined, By: "parley", Reason: refusal}
 		if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 			return rec, err
 		}
@@ -64,10 +64,10 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 
 // audience finds the group or the person a routed question is for, and says why they cannot
 // answer it, if so: gone, or fewer than need people besides the owner.
-func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, ownerID int64, need int) (gid, userID int64, refusal string, err error) {
+func (db *DB) audience(ctx context.Context, tx *sql.Tx, to domain.Audience, ownerID int64, need int) (gid, userID int64, refusal string, err error) {
 	if to.Group != "" {
 		gid, err = groupID(ctx, tx, to.Group)
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			return 0, 0, fmt.Sprintf("Its approvers, the group %s, do not exist.", to.Group), nil
 		}
 		if err != nil {
@@ -84,7 +84,7 @@ func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, owner
 	}
 	userID, err = personNamed(ctx, tx, to.Person)
 	switch {
-	case agent.ErrorCode(err) == agent.ENOTFOUND:
+	case domain.ErrorCode(err) == domain.ENOTFOUND:
 		return 0, 0, fmt.Sprintf("Its approver, %s, has no account.", to.Person), nil
 	case err != nil:
 		return 0, 0, "", fmt.Errorf("ask: %w", err)
@@ -97,29 +97,29 @@ func (db *DB) audience(ctx context.Context, tx *sql.Tx, to agent.Audience, owner
 // escalation resolves an escalation the operator named ("group:NAME" or "person:NAME") to
 // the group or the person; nil when there is none such (the returned words say so, for the
 // audit log).
-func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e agent.Escalation, ownerID int64) (*agent.Escalation, string, error) {
-	to, err := agent.ParseAudience(e.To)
+func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e domain.Escalation, ownerID int64) (*domain.Escalation, string, error) {
+	to, err := domain.ParseAudience(e.To)
 	if err != nil {
-		return nil, "no escalation: " + agent.ErrorMessage(err), nil
+		return nil, "no escalation: " + domain.ErrorMessage(err), nil
 	}
 	if to.Group != "" {
 		id, err := groupID(ctx, tx, to.Group)
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			return nil, fmt.Sprintf("no escalation: the group %s does not exist", to.Group), nil
 		}
 		if err != nil {
 			return nil, "", err
 		}
-		return &agent.Escalation{After: e.After, To: to.Group, GroupID: id}, "", nil
+		return &domain.Escalation{After: e.After, To: to.Group, GroupID: id}, "", nil
 	}
 	id, err := personNamed(ctx, tx, to.Person)
-	if agent.ErrorCode(err) == agent.ENOTFOUND || err == nil && id == ownerID {
+	if domain.ErrorCode(err) == domain.ENOTFOUND || err == nil && id == ownerID {
 		return nil, fmt.Sprintf("no escalation: %s cannot take it", to.Person), nil
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("ask: escalation: %w", err)
 	}
-	return &agent.Escalation{After: e.After, To: to.Person, UserID: id}, "", nil
+	return &domain.Escalation{After: e.After, To: to.Person, UserID: id}, "", nil
 }
 
 // PersonNamed finds the account of a person (not a service's) by a name an operator wrote,
@@ -131,7 +131,7 @@ func (db *DB) PersonNamed(ctx context.Context, name string) (int64, error) {
 // personNamed finds a person's account by a name an operator wrote, letter case aside (any
 // script: as access lists compare names), ENOTFOUND when there is none.
 func personNamed(ctx context.Context, q queryer, name string) (int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, name FROM users WHERE (name = ? OR name_key = ?) AND role <> 'service'`, name, agent.NameKey(name))
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM users WHERE (name = ? OR name_key = ?) AND role <> 'service'`, name, domain.NameKey(name))
 	if err != nil {
 		return 0, err
 	}
@@ -149,5 +149,5 @@ func personNamed(ctx context.Context, q queryer, name string) (int64, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	return 0, agent.Errorf(agent.ENOTFOUND, "There is no person named %q.", name)
+	return 0, domain.Errorf(domain.ENOTFOUND, "There is no person named %q.", name)
 }

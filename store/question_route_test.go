@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
 // people makes the accounts named, by name.
-func people(t *testing.T, db *store.DB, names ...string) map[string]agent.User {
+func people(t *testing.T, db *store.DB, names ...string) map[string]domain.User {
 	t.Helper()
-	out := map[string]agent.User{}
+	out := map[string]domain.User{}
 	for _, n := range names {
-		u, err := db.CreateUser(ctx, n, "", agent.RoleUser)
+		u, err := db.CreateUser(ctx, n, "", domain.RoleUser)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,13 +25,13 @@ func people(t *testing.T, db *store.DB, names ...string) map[string]agent.User {
 }
 
 // askAs has a step of a conversation of owner's ask q, and returns the question as stored.
-func askAs(t *testing.T, db *store.DB, owner agent.User, q agent.Question) agent.QuestionRecord {
+func askAs(t *testing.T, db *store.DB, owner domain.User, q domain.Question) domain.QuestionRecord {
 	t.Helper()
 	c, err := db.CreateConversation(ctx, owner.ID, "deployer", "deploy", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "deploy 1432", Author: owner.Name, UserID: owner.ID}))
+	step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "deploy 1432", Author: owner.Name, UserID: owner.ID}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,19 +53,19 @@ func askAs(t *testing.T, db *store.DB, owner agent.User, q agent.Question) agent
 	return got
 }
 
-func gate() agent.Question {
-	return agent.Question{Message: "Run deploy?", Asker: "Deployer", Type: agent.RequestApproval, Gate: true, Fields: []agent.Field{}}
+func gate() domain.Question {
+	return domain.Question{Message: "Run deploy?", Asker: "Deployer", Type: domain.RequestApproval, Gate: true, Fields: []domain.Field{}}
 }
 
 func TestDB_AskQuestion_Routed(t *testing.T) {
 	t.Run("ToAGroupBesidesItsAsker", func(t *testing.T) {
 		db := storetest.New(t)
 		p := people(t, db, "ann", "bob", "carol", "dan")
-		if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob", "carol", "dan"}, agent.RoleMember, "operator"); err != nil {
+		if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob", "carol", "dan"}, domain.RoleMember, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		g, _ := db.Group(ctx, "ops")
-		if _, err := db.AddChannel(ctx, agent.Channel{Kind: agent.ChannelWebhook, Target: "http://127.0.0.1:9/ops", GroupID: g.ID}, "operator"); err != nil {
+		if _, err := db.AddChannel(ctx, domain.Channel{Kind: domain.ChannelWebhook, Target: "http://127.0.0.1:9/ops", GroupID: g.ID}, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		q := gate()
@@ -88,11 +88,11 @@ func TestDB_AskQuestion_Routed(t *testing.T) {
 			t.Errorf("notifications due = %+v, %v; want the group's webhook told", due, err)
 		}
 		// ann approves nothing, even as a member; bob and carol do.
-		if _, err := db.Approve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered, By: "ann", Values: map[string]any{}}, 2); agent.ErrorCode(err) != agent.EFORBIDDEN {
+		if _, err := db.Approve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered, By: "ann", Values: map[string]any{}}, 2); domain.ErrorCode(err) != domain.EFORBIDDEN {
 			t.Errorf("the asker's approval: %v", err)
 		}
 		for _, by := range []string{"bob", "carol"} {
-			if _, err := db.Approve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered, By: by, Values: map[string]any{}}, 2); err != nil {
+			if _, err := db.Approve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered, By: by, Values: map[string]any{}}, 2); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,7 +120,7 @@ func TestDB_AskQuestion_Routed(t *testing.T) {
 	t.Run("DeclinedAtOnceWhenNobodyCanApprove", func(t *testing.T) {
 		db := storetest.New(t)
 		p := people(t, db, "ann", "bob")
-		if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob"}, agent.RoleMember, "operator"); err != nil {
+		if _, err := db.AddToGroup(ctx, "ops", []string{"ann", "bob"}, domain.RoleMember, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		tests := []struct {
@@ -138,7 +138,7 @@ func TestDB_AskQuestion_Routed(t *testing.T) {
 				q := gate()
 				q.To, q.ToPerson, q.Approvals = tt.to, tt.person, tt.approvals
 				rec := askAs(t, db, p["ann"], q)
-				if rec.Pending() || rec.Resolution.Outcome != agent.Declined || !strings.Contains(rec.Resolution.Reason, tt.want) {
+				if rec.Pending() || rec.Resolution.Outcome != domain.Declined || !strings.Contains(rec.Resolution.Reason, tt.want) {
 					t.Errorf("resolution %+v, want declined: %q", rec.Resolution, tt.want)
 				}
 			})
@@ -147,14 +147,14 @@ func TestDB_AskQuestion_Routed(t *testing.T) {
 	t.Run("EscalationByName", func(t *testing.T) {
 		db := storetest.New(t)
 		p := people(t, db, "ann", "bob", "lead")
-		if _, err := db.AddToGroup(ctx, "ops", []string{"bob"}, agent.RoleMember, "operator"); err != nil {
+		if _, err := db.AddToGroup(ctx, "ops", []string{"bob"}, domain.RoleMember, "operator"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AddToGroup(ctx, "leads", []string{"lead"}, agent.RoleMember, "operator"); err != nil {
+		if _, err := db.AddToGroup(ctx, "leads", []string{"lead"}, domain.RoleMember, "operator"); err != nil {
 			t.Fatal(err)
 		}
 		q := gate()
-		q.To, q.Escalate = "ops", &agent.Escalation{After: time.Minute, To: "group:leads"}
+		q.To, q.Escalate = "ops", &domain.Escalation{After: time.Minute, To: "group:leads"}
 		rec := askAs(t, db, p["ann"], q)
 		if rec.Escalate == nil || rec.Escalate.GroupID == 0 || rec.Escalate.To != "leads" {
 			t.Fatalf("escalation stored as %+v", rec.Escalate)

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // queueMessage keeps a message sent while the agent works, to be sent when the run ends.
-func (db *DB) queueMessage(ctx context.Context, tx *sql.Tx, c agent.Conversation, m pendingMessage) (int64, error) {
-	ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, Kind: agent.EventMessageQueued, Text: m.text, Author: m.author, Nonce: m.nonce, Documents: m.docs})
+func (db *DB) queueMessage(ctx context.Context, tx *sql.Tx, c domain.Conversation, m pendingMessage) (int64, error) {
+	ev, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: c.ID, Kind: domain.EventMessageQueued, Text: m.text, Author: m.author, Nonce: m.nonce, Documents: m.docs})
 	if err != nil {
 		return 0, err
 	}
@@ -42,15 +42,15 @@ func (db *DB) takeQueued(ctx context.Context, tx *sql.Tx, convID int64) ([]pendi
 	return out, nil
 }
 
-func queued(ctx context.Context, q queryer, convID int64) ([]agent.QueuedMessage, error) {
+func queued(ctx context.Context, q queryer, convID int64) ([]domain.QueuedMessage, error) {
 	rows, err := q.QueryContext(ctx, `SELECT event_id, author, text, documents, created_at FROM queued_messages WHERE conversation_id = ? ORDER BY event_id`, convID)
 	if err != nil {
 		return nil, fmt.Errorf("queued messages: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.QueuedMessage
+	var out []domain.QueuedMessage
 	for rows.Next() {
-		var m agent.QueuedMessage
+		var m domain.QueuedMessage
 		var docs, at string
 		if err := rows.Scan(&m.ID, &m.Author, &m.Text, &docs, &at); err != nil {
 			return nil, fmt.Errorf("queued messages: %w", err)
@@ -65,7 +65,7 @@ func queued(ctx context.Context, q queryer, convID int64) ([]agent.QueuedMessage
 }
 
 // Queued returns the conversation's queued messages, oldest first.
-func (db *DB) Queued(ctx context.Context, convID int64) ([]agent.QueuedMessage, error) {
+func (db *DB) Queued(ctx context.Context, convID int64) ([]domain.QueuedMessage, error) {
 	return queued(ctx, db.read, convID)
 }
 
@@ -77,9 +77,9 @@ func (db *DB) Unqueue(ctx context.Context, convID, id int64, by string) error {
 			return fmt.Errorf("unqueue: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return agent.Errorf(agent.ENOTFOUND, "That message is no longer queued: it was sent or removed.")
+			return domain.Errorf(domain.ENOTFOUND, "That message is no longer queued: it was sent or removed.")
 		}
-		_, err = db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, Kind: agent.EventMessageUnqueued, Queued: id, Author: by})
+		_, err = db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, Kind: domain.EventMessageUnqueued, Queued: id, Author: by})
 		return err
 	})
 }
@@ -100,10 +100,10 @@ func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 			return fmt.Errorf("send queued: %w", err)
 		}
 		if n == 0 {
-			return agent.Errorf(agent.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
+			return domain.Errorf(domain.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
 		}
-		if c.State == agent.StateRunning {
-			return agent.ErrRunning
+		if c.State == domain.StateRunning {
+			return domain.ErrRunning
 		}
 		msgs, err := db.takeQueued(ctx, tx, convID)
 		if err != nil {

@@ -9,12 +9,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Inbox returns the questions still waiting, oldest first: one account's (userID), or
 // everyone's (userID 0).
-func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.InboxItem, error) {
+func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]domain.InboxItem, error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
 		where, args = pendingFor, []any{userID, userID, userID, userID, userID}
@@ -27,9 +27,9 @@ func (db *DB) Inbox(ctx context.Context, userID int64, limit int) ([]agent.Inbox
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.InboxItem
+	var out []domain.InboxItem
 	for rows.Next() {
-		var it agent.InboxItem
+		var it domain.InboxItem
 		var spec, asked string
 		c := &it.Conversation
 		dest, done := conversationDest(c)
@@ -96,7 +96,7 @@ var (
 // text documents hold every word of text. Each conversation comes once, with its best
 // match: by relevance when the words are rare enough to rank, otherwise by recency. It
 // also reports whether the recency fallback was taken.
-func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilter) ([]agent.SearchHit, bool, error) {
+func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilter) ([]domain.SearchHit, bool, error) {
 	q, s := SearchQuery(text), ftsSearch
 	if q == "" {
 		return nil, false, nil
@@ -140,11 +140,11 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 	}
 	defer rows.Close()
 	limit := f.PageSize()
-	var out []agent.SearchHit
+	var out []domain.SearchHit
 	seen := map[int64]int{}
-	paths := map[int64]agent.Path{}
+	paths := map[int64]domain.Path{}
 	for rows.Next() {
-		var h agent.SearchHit
+		var h domain.SearchHit
 		var evID, evVersion int64
 		c := &h.Conversation
 		dest, done := conversationDest(c)
@@ -182,7 +182,7 @@ func (db *DB) Search(ctx context.Context, text string, f agent.ConversationFilte
 
 // QuestionFacts returns the questions asked in [from, to), with their agent and outcome,
 // for the figures.
-func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.QuestionFact, error) {
+func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]domain.QuestionFact, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, q.created_at, coalesce(a.outcome, ''), coalesce(a.created_at, '')
 		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN answers a ON a.question_id = q.id
 		WHERE q.created_at >= ? AND q.created_at < ? ORDER BY q.created_at, q.id`, formatTime(from), formatTime(to))
@@ -198,16 +198,16 @@ func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.Qu
 
 // scanQuestionFacts reads rows of (agent, asked at, outcome, resolved at) and closes them;
 // an outcome and a time of resolution may be empty.
-func scanQuestionFacts(rows *sql.Rows) ([]agent.QuestionFact, error) {
+func scanQuestionFacts(rows *sql.Rows) ([]domain.QuestionFact, error) {
 	defer rows.Close()
-	var out []agent.QuestionFact
+	var out []domain.QuestionFact
 	for rows.Next() {
-		var f agent.QuestionFact
+		var f domain.QuestionFact
 		var asked, outcome, resolved string
 		if err := rows.Scan(&f.Agent, &asked, &outcome, &resolved); err != nil {
 			return nil, err
 		}
-		f.AskedAt, f.Outcome = parseTime(asked), agent.Outcome(outcome)
+		f.AskedAt, f.Outcome = parseTime(asked), domain.Outcome(outcome)
 		if resolved != "" {
 			f.ResolvedAt = parseTime(resolved)
 		}
@@ -251,7 +251,7 @@ func (db *DB) QuestionFor(ctx context.Context, questionID, userID int64) (bool, 
 
 // Waiting counts the questions still waiting: one account's (userID), or everyone's; latest
 // is the conversation of the newest of them (zero when none waits).
-func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error) {
+func (db *DB) Waiting(ctx context.Context, userID int64) (n int, latest domain.Conversation, err error) {
 	where, args := `q.state = 'pending'`, []any{}
 	if userID != 0 {
 		where = pendingFor

@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
 // converse makes a conversation of the user's: a message, the agent's reply, a question and
 // its answer (values), all stored as the runner stores them.
-func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply string, values map[string]any) agent.Conversation {
+func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply string, values map[string]any) domain.Conversation {
 	t.Helper()
-	c, err := db.CreateConversation(ctx, userID, agentName, agent.Title(msg), "")
+	c, err := db.CreateConversation(ctx, userID, agentName, domain.Title(msg), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: msg, Author: "someone"}))
+	step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: msg, Author: "someone"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,18 +27,18 @@ func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: fmt.Sprintf("%d-1", step), Text: reply}); err != nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: fmt.Sprintf("%d-1", step), Text: reply}); err != nil {
 		t.Fatal(err)
 	}
 	if values != nil {
-		rec, err := db.AskQuestion(ctx, in.RunID, agent.Question{Message: "Which venue do you prefer?", Fields: []agent.Field{{Name: "venue", Kind: agent.KindText}}})
+		rec, err := db.AskQuestion(ctx, in.RunID, domain.Question{Message: "Which venue do you prefer?", Fields: []domain.Field{{Name: "venue", Kind: domain.KindText}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered, Values: values, By: "someone"}); err != nil {
+		if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered, Values: values, By: "someone"}); err != nil {
 			t.Fatal(err)
 		}
 	} else if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
@@ -48,7 +48,7 @@ func converse(t *testing.T, db *store.DB, userID int64, agentName, msg, reply st
 	return c
 }
 
-func hitIDs(hits []agent.SearchHit) []int64 {
+func hitIDs(hits []domain.SearchHit) []int64 {
 	var ids []int64
 	for _, h := range hits {
 		ids = append(ids, h.Conversation.ID)
@@ -66,20 +66,20 @@ func TestDB_Search(t *testing.T) {
 
 	tests := []struct {
 		name, text string
-		filter     agent.ConversationFilter
+		filter     domain.ConversationFilter
 		want       []int64
 		wantKind   string
 	}{
-		{"AWordOfAnAnswer", "glasshouse", agent.ConversationFilter{}, []int64{party.ID}, "answer"},
-		{"AWordOfAMessage", "login", agent.ConversationFilter{}, []int64{deploy.ID}, ""},
-		{"AgentReply", "branch", agent.ConversationFilter{}, []int64{deploy.ID}, "agent_message"},
-		{"Stemmed", "parties", agent.ConversationFilter{}, []int64{party.ID}, "user_message"},
-		{"EveryWordRequired", "party login", agent.ConversationFilter{}, nil, ""},
-		{"Diacritics", "zurich cafe", agent.ConversationFilter{}, []int64{diacritics.ID}, ""},
-		{"OwnConversationsOnly", "glasshouse", agent.ConversationFilter{UserID: bob.ID}, nil, ""},
-		{"ByAgent", "which", agent.ConversationFilter{Agent: "platform-engineer"}, []int64{deploy.ID}, ""},
-		{"FTSSyntaxIsText", `"glass* OR NEAR(a b) AND`, agent.ConversationFilter{}, nil, ""},
-		{"Nothing", "  ;; ", agent.ConversationFilter{}, nil, ""},
+		{"AWordOfAnAnswer", "glasshouse", domain.ConversationFilter{}, []int64{party.ID}, "answer"},
+		{"AWordOfAMessage", "login", domain.ConversationFilter{}, []int64{deploy.ID}, ""},
+		{"AgentReply", "branch", domain.ConversationFilter{}, []int64{deploy.ID}, "agent_message"},
+		{"Stemmed", "parties", domain.ConversationFilter{}, []int64{party.ID}, "user_message"},
+		{"EveryWordRequired", "party login", domain.ConversationFilter{}, nil, ""},
+		{"Diacritics", "zurich cafe", domain.ConversationFilter{}, []int64{diacritics.ID}, ""},
+		{"OwnConversationsOnly", "glasshouse", domain.ConversationFilter{UserID: bob.ID}, nil, ""},
+		{"ByAgent", "which", domain.ConversationFilter{Agent: "platform-engineer"}, []int64{deploy.ID}, ""},
+		{"FTSSyntaxIsText", `"glass* OR NEAR(a b) AND`, domain.ConversationFilter{}, nil, ""},
+		{"Nothing", "  ;; ", domain.ConversationFilter{}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestDB_Search(t *testing.T) {
 			}
 		})
 	}
-	hits, _, _ := db.Search(ctx, "glasshouse", agent.ConversationFilter{})
+	hits, _, _ := db.Search(ctx, "glasshouse", domain.ConversationFilter{})
 	if want := "The \x02Glasshouse\x03 Lisbon"; !strings.Contains(hits[0].Snippet, want) || hits[0].Conversation.Owner != "ann" {
 		t.Errorf("snippet %q (owner %q), want it to mark %q", hits[0].Snippet, hits[0].Conversation.Owner, want)
 	}
@@ -105,18 +105,18 @@ func TestDB_Search_Documents(t *testing.T) {
 	db := storetest.New(t)
 	ann, _ := db.CreateUser(ctx, "ann", "h", "")
 	c, _ := db.CreateConversation(ctx, ann.ID, "x", "logs", "")
-	files := []agent.File{
+	files := []domain.File{
 		{Name: "app.log", MimeType: "text/x-log", Content: []byte("12:00 ERROR payments: card_declined for order 88123\n")},
 		{Name: "shot.png", MimeType: "image/png", Content: []byte("\x89PNG card_declined")},
 	}
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "see attached", Files: files}); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, domain.Message{Text: "see attached", Files: files}); err != nil {
 		t.Fatal(err)
 	}
-	hits, _, err := db.Search(ctx, "card_declined", agent.ConversationFilter{})
+	hits, _, err := db.Search(ctx, "card_declined", domain.ConversationFilter{})
 	if err != nil || len(hits) != 1 || hits[0].Kind != "document" || hits[0].Matches != 1 {
 		t.Fatalf("hits = %+v, %v; want the log alone", hits, err)
 	}
-	if hits, _, _ := db.Search(ctx, "app.log", agent.ConversationFilter{}); len(hits) != 1 {
+	if hits, _, _ := db.Search(ctx, "app.log", domain.ConversationFilter{}); len(hits) != 1 {
 		t.Errorf("a document's name finds it: %+v", hits)
 	}
 }
@@ -126,11 +126,11 @@ func TestDB_Search_Documents(t *testing.T) {
 func TestDB_Search_CommonWord(t *testing.T) {
 	db := storetest.New(t)
 	ann, _ := db.CreateUser(ctx, "ann", "h", "")
-	var last agent.Conversation
+	var last domain.Conversation
 	for i := range 700 {
 		last = converse(t, db, ann.ID, "x", fmt.Sprintf("the report number %d", i), "the answer", nil)
 	}
-	hits, common, err := db.Search(ctx, "the", agent.ConversationFilter{})
+	hits, common, err := db.Search(ctx, "the", domain.ConversationFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDB_Search_CommonWord(t *testing.T) {
 		t.Fatalf("common = %v, %d hits, first %d; want the newest 50 first (%d)", common, len(hits), hits[0].Conversation.ID, last.ID)
 	}
 	// A rare word next to the common one is ranked.
-	hits, common, _ = db.Search(ctx, "the 123", agent.ConversationFilter{})
+	hits, common, _ = db.Search(ctx, "the 123", domain.ConversationFilter{})
 	if common || len(hits) != 1 || hits[0].Conversation.Title != "the report number 123" {
 		t.Fatalf("common = %v, hits %+v", common, hits)
 	}
@@ -152,9 +152,9 @@ func TestDB_Inbox(t *testing.T) {
 	bob, _ := db.CreateUser(ctx, "bob", "h", "")
 	ask := func(userID int64, msg string) int64 {
 		c, _ := db.CreateConversation(ctx, userID, "x", msg, "")
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: msg}))
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: msg}))
 		_, in, _ := db.BeginStep(ctx, step)
-		rec, err := db.AskQuestion(ctx, in.RunID, agent.Question{Message: "Budget for " + msg + "?", Fields: []agent.Field{{Name: "b", Kind: agent.KindNumber}}})
+		rec, err := db.AskQuestion(ctx, in.RunID, domain.Question{Message: "Budget for " + msg + "?", Fields: []domain.Field{{Name: "b", Kind: domain.KindNumber}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,10 +164,10 @@ func TestDB_Inbox(t *testing.T) {
 	a1 := ask(ann.ID, "one")
 	b1 := ask(bob.ID, "two")
 	a2 := ask(ann.ID, "three")
-	db.Resolve(ctx, agent.Resolution{QuestionID: a2, Outcome: agent.Declined, By: "ann"})
+	db.Resolve(ctx, domain.Resolution{QuestionID: a2, Outcome: domain.Declined, By: "ann"})
 	a3 := ask(ann.ID, "four")
 
-	ids := func(items []agent.InboxItem) []int64 {
+	ids := func(items []domain.InboxItem) []int64 {
 		var out []int64
 		for _, it := range items {
 			out = append(out, it.Question.ID)
@@ -193,12 +193,12 @@ func TestDB_QuestionFacts(t *testing.T) {
 	db.Now = func() time.Time { return now }
 	_, ids := startWaiting(t, db, textQuestion(), textQuestion())
 	now = now.Add(90 * time.Second)
-	db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "main"}})
+	db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered, Values: map[string]any{"branch": "main"}})
 	facts, err := db.QuestionFacts(ctx, now.Add(-time.Hour), now.Add(time.Hour))
 	if err != nil || len(facts) != 2 {
 		t.Fatalf("facts = %+v, %v", facts, err)
 	}
-	if f := facts[0]; f.Agent != "tester" || f.Outcome != agent.Answered || f.ResolvedAt.Sub(f.AskedAt) != 90*time.Second {
+	if f := facts[0]; f.Agent != "tester" || f.Outcome != domain.Answered || f.ResolvedAt.Sub(f.AskedAt) != 90*time.Second {
 		t.Errorf("answered fact = %+v", f)
 	}
 	if facts[1].Outcome != "" {
@@ -212,7 +212,7 @@ func TestDB_QuestionFacts(t *testing.T) {
 func TestDB_AnswerOnBehalfIsAudited(t *testing.T) {
 	db := storetest.New(t)
 	c, ids := startWaiting(t, db, textQuestion())
-	if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "main"}, By: "carol", OnBehalfOf: "ann"}); err != nil {
+	if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered, Values: map[string]any{"branch": "main"}, By: "carol", OnBehalfOf: "ann"}); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := db.Question(ctx, ids[0])

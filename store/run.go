@@ -6,22 +6,22 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // setRunState moves a run to state and logs it: runs.state is where a run's state is kept,
 // the run_state event the log's record of the change, which the streams read. The state of
 // its conversation follows (see conversationState).
-func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, state agent.RunState, errMsg string) error {
+func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, state domain.RunState, errMsg string) error {
 	now := formatTime(db.Now())
 	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
 		return fmt.Errorf("set run state: %w", err)
 	}
-	_, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: convID, RunID: runID, Kind: agent.EventRunState, State: state, Error: errMsg})
+	_, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventRunState, State: state, Error: errMsg})
 	return err
 }
 
-func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger agent.Trigger) (int64, error) {
+func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger domain.Trigger) (int64, error) {
 	id, err := insertID(ctx, tx, `INSERT INTO steps (run_id, trigger, state, created_at, owner) VALUES (?, ?, 'queued', ?, ?)`,
 		runID, trigger, formatTime(db.Now()), db.instance)
 	if err != nil {
@@ -35,14 +35,14 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger ag
 // message is queued instead (Sent.Queued), to be sent when the run ends, unless it
 // interrupts, or the step waits for the person's answer to a live question (ErrRunning). A message re-sent with the same nonce (a double Enter, a retried
 // request) is recorded once: the second call returns a zero Sent and no error.
-func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agent.Sent, error) {
-	var sent agent.Sent
+func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (domain.Sent, error) {
+	var sent domain.Sent
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
-		f := agent.MessageFacts{Inbound: c.Agent == agent.InboundAgent, State: c.State, Interrupt: m.Interrupt}
+		f := domain.MessageFacts{Inbound: c.Agent == domain.InboundAgent, State: c.State, Interrupt: m.Interrupt}
 		if m.Nonce != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)
@@ -57,16 +57,16 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 				AND json_extract(spec, '$.live') = 1`, convID).Scan(&f.LivePending); err != nil {
 			return fmt.Errorf("start run: %w", err)
 		}
-		route, err := agent.RouteMessage(f)
-		if err != nil || route == agent.RouteNone {
+		route, err := domain.RouteMessage(f)
+		if err != nil || route == domain.RouteNone {
 			return err
 		}
-		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
+		docs, err := db.insertDocuments(ctx, tx, convID, domain.LabelUpload, uploads(m.Files))
 		if err != nil {
 			return err
 		}
 		msg := pendingMessage{text: m.Text, author: m.Author, nonce: m.Nonce, docs: docs}
-		if route == agent.RouteQueue {
+		if route == domain.RouteQueue {
 			sent.Queued, err = db.queueMessage(ctx, tx, c, msg)
 			return err
 		}
@@ -84,14 +84,14 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m agent.Message) (agen
 // (queued, the id of its message_queued event).
 type pendingMessage struct {
 	text, author, nonce string
-	docs                []agent.DocumentRef
+	docs                []domain.DocumentRef
 	queued              int64
 }
 
 // newRun starts a run in the version the conversation shows with the person's messages
 // (none, to regenerate a reply), superseding the questions still pending, and queues its
 // first step.
-func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c agent.Conversation, nonce string, msgs []pendingMessage) (int64, error) {
+func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c domain.Conversation, nonce string, msgs []pendingMessage) (int64, error) {
 	by := "parley"
 	if len(msgs) > 0 {
 		by = msgs[len(msgs)-1].author
@@ -107,7 +107,7 @@ func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c agent.Conversation, nonc
 		return 0, fmt.Errorf("create run: %w", err)
 	}
 	for _, m := range msgs {
-		ev, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, RunID: runID, Kind: agent.EventUserMessage, Text: m.text, Author: m.author,
+		ev, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: c.ID, RunID: runID, Kind: domain.EventUserMessage, Text: m.text, Author: m.author,
 			Nonce: m.nonce, Documents: m.docs, Queued: m.queued})
 		if err != nil {
 			return 0, err
@@ -116,36 +116,36 @@ func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c agent.Conversation, nonc
 			return 0, err
 		}
 	}
-	stepID, err := db.queueStep(ctx, tx, runID, agent.TriggerMessage)
+	stepID, err := db.queueStep(ctx, tx, runID, domain.TriggerMessage)
 	if err != nil {
 		return 0, err
 	}
-	return stepID, db.setRunState(ctx, tx, c.ID, runID, agent.StateRunning, "")
+	return stepID, db.setRunState(ctx, tx, c.ID, runID, domain.StateRunning, "")
 }
 
 // BeginStep marks a queued step started and returns what the agent needs to run it. The
 // history is read after the transaction, from a reader: the writer is not held for it.
-func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, agent.StepInput, error) {
-	var c agent.Conversation
-	var in agent.StepInput
+func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation, domain.StepInput, error) {
+	var c domain.Conversation
+	var in domain.StepInput
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var state, trigger string
 		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
 			Scan(&in.RunID, &in.ConversationID, &state, &trigger)
 		if errors.Is(err, sql.ErrNoRows) {
-			return agent.Errorf(agent.ENOTFOUND, "Step %d not found.", stepID)
+			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 		}
 		if err != nil {
 			return fmt.Errorf("begin step: %w", err)
 		}
 		if state != "queued" {
-			return agent.Errorf(agent.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
+			return domain.Errorf(domain.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ?, owner = ?,
 			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), db.instance, stepID); err != nil {
 			return fmt.Errorf("begin step: %w", err)
 		}
-		in.StepID, in.Trigger = stepID, agent.Trigger(trigger)
+		in.StepID, in.Trigger = stepID, domain.Trigger(trigger)
 		c, err = conversation(ctx, tx, in.ConversationID)
 		return err
 	})
@@ -166,7 +166,7 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (agent.Conversation, 
 
 // FinishStep ends a step and moves its run to waiting, done, failed or (stepErr
 // agent.ErrStopped) stopped. partial is the message the step was cut off in, if any.
-func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event, stepErr error) (int64, error) {
+func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Event, stepErr error) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var runID, convID, seen int64
@@ -175,13 +175,13 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 			Scan(&runID, &convID, &seen, &was)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return agent.Errorf(agent.ENOTFOUND, "Step %d not found.", stepID)
+			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 		case err != nil:
 			return fmt.Errorf("finish step %d: %w", stepID, err)
 		case was != "queued" && was != "started":
-			return agent.Errorf(agent.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
+			return domain.Errorf(domain.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
 		}
-		end := agent.StepEndedWith(stepErr)
+		end := domain.StepEndedWith(stepErr)
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, end.StepState(), end.Error, formatTime(db.Now()), stepID); err != nil {
 			return fmt.Errorf("finish step: %w", err)
 		}
@@ -191,7 +191,7 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 		if err := stepEndFacts(ctx, tx, runID, seen, &end); err != nil {
 			return err
 		}
-		resume, err = db.changeRun(ctx, tx, convID, runID, agent.AfterStep(end))
+		resume, err = db.changeRun(ctx, tx, convID, runID, domain.AfterStep(end))
 		return err
 	})
 	return resume, err
@@ -199,11 +199,11 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *agent.Event
 
 // MaxStepsPerRun is how many steps a run may take before it fails as stuck (see
 // agent.MaxStepsPerRun).
-const MaxStepsPerRun = agent.MaxStepsPerRun
+const MaxStepsPerRun = domain.MaxStepsPerRun
 
 // stepEndFacts adds to a step's end where its run stands: its pending questions, those
 // resolved since the step began (answers after seen), its queued steps and all its steps.
-func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *agent.StepEnd) error {
+func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *domain.StepEnd) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&end.Pending); err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *agent
 
 // changeRun writes what the domain decided for a run (see agent.RunChange) and returns the
 // step it queued or the run the queued messages started, if any.
-func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch agent.RunChange) (int64, error) {
+func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch domain.RunChange) (int64, error) {
 	if ch.Supersede != "" {
 		if err := db.supersede(ctx, tx, "parley", ch.Supersede,
 			`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
@@ -248,14 +248,14 @@ func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch
 }
 
 // InterruptStep ends a started step that was cut off; its partial message is kept.
-func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *agent.Event) error {
+func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *domain.Event) error {
 	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID, partial, nil) })
 }
 
 // interruptStep ends a step cut off: by shutdown (partial is what it was writing), or by a
 // crash (lost holds what its drafts kept). A step that has ended already (another instance
 // took it over) is left as it is.
-func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *agent.Event, lost recovered) error {
+func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *domain.Event, lost recovered) error {
 	var runID, convID int64
 	var state string
 	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
@@ -277,7 +277,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 		AND coalesce(json_extract(spec, '$.live'), 0) = 0`, runID).Scan(&pending); err != nil {
 		return err
 	}
-	_, err := db.changeRun(ctx, tx, convID, runID, agent.AfterInterrupt(pending))
+	_, err := db.changeRun(ctx, tx, convID, runID, domain.AfterInterrupt(pending))
 	return err
 }
 
@@ -293,7 +293,7 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 		if err != nil {
 			return err
 		}
-		change, err := agent.Retry(state)
+		change, err := domain.Retry(state)
 		if err != nil {
 			return err
 		}
@@ -306,7 +306,7 @@ func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 // currentRun returns a conversation's current run, the newest of the version it shows, and
 // its state: the conversation's state (see conversationState). It returns 0 and an empty state when
 // the conversation has none.
-func currentRun(ctx context.Context, q queryer, convID int64) (int64, agent.RunState, error) {
+func currentRun(ctx context.Context, q queryer, convID int64) (int64, domain.RunState, error) {
 	var id int64
 	var state string
 	err := q.QueryRowContext(ctx, `SELECT r.id, r.state FROM conversations c JOIN runs r ON r.conversation_id = c.id AND r.version = c.version
@@ -317,7 +317,7 @@ func currentRun(ctx context.Context, q queryer, convID int64) (int64, agent.RunS
 	if err != nil {
 		return 0, "", fmt.Errorf("current run of conversation %d: %w", convID, err)
 	}
-	return id, agent.RunState(state), nil
+	return id, domain.RunState(state), nil
 }
 
 // InterruptedConversations lists the agent's conversations whose run was cut off, oldest first.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -21,14 +21,14 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 	// still, however many newer texts of other people hold the word).
 	bob, _ := db.CreateUser(ctx, "bob", "h", "")
 	bc, _ := db.CreateConversation(ctx, bob.ID, "x", "bob's", "")
-	if _, err := db.StartRun(ctx, bc.ID, agent.Message{Text: "the budget of the team"}); err != nil {
+	if _, err := db.StartRun(ctx, bc.ID, domain.Message{Text: "the budget of the team"}); err != nil {
 		b.Fatal(err)
 	}
 	words := strings.Fields("the a to of and in is it you that for on with as was the the budget venue party team order log error server plan guests date time")
 	r := rand.New(rand.NewSource(1))
 	for c := range conversations {
 		conv, _ := db.CreateConversation(ctx, ann.ID, "x", fmt.Sprint("conversation ", c), "")
-		step, err := stepOf(db.StartRun(ctx, conv.ID, agent.Message{Text: "the first message of the conversation"}))
+		step, err := stepOf(db.StartRun(ctx, conv.ID, domain.Message{Text: "the first message of the conversation"}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func searchCorpus(b *testing.B, conversations, perConversation int) *store.DB {
 			if r.Intn(500) == 0 {
 				sb.WriteString("kirkwood")
 			}
-			if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: conv.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", step, i), Text: sb.String()}); err != nil {
+			if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: conv.ID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: fmt.Sprintf("%d-%d", step, i), Text: sb.String()}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -56,13 +56,13 @@ func BenchmarkSearch(b *testing.B) {
 	db := searchCorpus(b, 2000, 25)
 	for _, bc := range []struct {
 		name, q string
-		f       agent.ConversationFilter
+		f       domain.ConversationFilter
 	}{
-		{"CommonWord", "the", agent.ConversationFilter{}},
-		{"TwoCommonWords", "the budget", agent.ConversationFilter{}},
-		{"RareWord", "kirkwood", agent.ConversationFilter{}},
-		{"CommonWordOnePerson", "the", agent.ConversationFilter{UserID: 1, State: agent.StateDone}},
-		{"CommonWordFewMatchesOfAPerson", "the", agent.ConversationFilter{UserID: 2}},
+		{"CommonWord", "the", domain.ConversationFilter{}},
+		{"TwoCommonWords", "the budget", domain.ConversationFilter{}},
+		{"RareWord", "kirkwood", domain.ConversationFilter{}},
+		{"CommonWordOnePerson", "the", domain.ConversationFilter{UserID: 1, State: domain.StateDone}},
+		{"CommonWordFewMatchesOfAPerson", "the", domain.ConversationFilter{UserID: 2}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // SessionLimits bound a session: it ends after Idle without a request, and after Max
@@ -86,26 +86,26 @@ func Peeking(ctx context.Context) bool { return ctx.Value(peekKey{}) != nil }
 
 // Session returns the user of a live session. A session idle for longer than lim.Idle or
 // older than lim.Max is ended; it, and an unknown id, give an EUNAUTHORIZED error.
-func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (agent.User, error) {
+func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (domain.User, error) {
 	u, _, err := db.SessionUntil(ctx, token, lim)
 	return u, err
 }
 
 // SessionUntil is Session, and when the session ends unless its person does something first:
 // its idle limit past its last-seen time, or its age limit, whichever comes first.
-func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits) (agent.User, time.Time, error) {
+func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits) (domain.User, time.Time, error) {
 	if token == "" {
-		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+		return domain.User{}, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
 	}
 	id := hashToken(token)
 	var userID int64
 	var created, seen string
 	err := db.read.QueryRowContext(ctx, `SELECT user_id, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, id).Scan(&userID, &created, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
-		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+		return domain.User{}, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
 	}
 	if err != nil {
-		return agent.User{}, time.Time{}, fmt.Errorf("session: %w", err)
+		return domain.User{}, time.Time{}, fmt.Errorf("session: %w", err)
 	}
 	now := db.Now()
 	lastSeen := parseTime(seen)
@@ -113,14 +113,14 @@ func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits)
 	if now.After(ends) {
 		// Ended whether or not the row goes now: the same check refuses it next time.
 		_ = db.DeleteSession(ctx, token)
-		return agent.User{}, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Your session has ended: sign in again.")
+		return domain.User{}, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Your session has ended: sign in again.")
 	}
 	if now.Sub(lastSeen) >= touchAfter(lim) && ctx.Value(peekKey{}) == nil {
 		db.touch(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id_hash = ?`, formatTime(now), id)
 	}
 	u, err := db.User(ctx, userID)
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
-		return u, time.Time{}, agent.Errorf(agent.EUNAUTHORIZED, "Sign in first.")
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		return u, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
 	}
 	return u, ends, err
 }

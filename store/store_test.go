@@ -11,25 +11,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
 var ctx = context.Background()
 
-func textQuestion() agent.Question {
-	return agent.Question{Message: "Which branch?", Asker: "Tester", Fields: []agent.Field{{Name: "branch", Kind: agent.KindText, Required: true}}}
+func textQuestion() domain.Question {
+	return domain.Question{Message: "Which branch?", Asker: "Tester", Fields: []domain.Field{{Name: "branch", Kind: domain.KindText, Required: true}}}
 }
 
 // startWaiting makes a conversation whose first step asked q and finished, leaving it waiting.
-func startWaiting(t *testing.T, db *store.DB, qs ...agent.Question) (agent.Conversation, []int64) {
+func startWaiting(t *testing.T, db *store.DB, qs ...domain.Question) (domain.Conversation, []int64) {
 	t.Helper()
 	c, err := db.CreateConversation(ctx, 0, "tester", "t", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: ""}))
+	step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you", Nonce: ""}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestDB_Conversation(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := db.Conversation(ctx, 9999)
-		if agent.ErrorCode(err) != agent.ENOTFOUND {
+		if domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("got %v, want ENOTFOUND", err)
 		}
 	})
@@ -88,17 +88,17 @@ func TestDB_ListConversations_NewestFirst(t *testing.T) {
 	db.Now = func() time.Time { now = now.Add(time.Second); return now }
 	a, _ := db.CreateConversation(ctx, 0, "x", "a", "")
 	b, _ := db.CreateConversation(ctx, 0, "x", "b", "")
-	if _, err := db.StartRun(ctx, a.ID, agent.Message{Text: "bump", Author: "you", Nonce: ""}); err != nil {
+	if _, err := db.StartRun(ctx, a.ID, domain.Message{Text: "bump", Author: "you", Nonce: ""}); err != nil {
 		t.Fatal(err)
 	}
-	list, _, err := db.ListConversations(ctx, agent.ConversationFilter{Limit: 10})
+	list, _, err := db.ListConversations(ctx, domain.ConversationFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || list[0].ID != a.ID || list[1].ID != b.ID {
 		t.Fatalf("order = %v, want a (active last) then b", list)
 	}
-	if list[0].State != agent.StateRunning {
+	if list[0].State != domain.StateRunning {
 		t.Errorf("state = %q, want running", list[0].State)
 	}
 }
@@ -108,10 +108,10 @@ func TestDB_Resolve(t *testing.T) {
 		db := storetest.New(t)
 		c, ids := startWaiting(t, db, textQuestion())
 		got, _ := db.Conversation(ctx, c.ID)
-		if got.State != agent.StateWaiting {
+		if got.State != domain.StateWaiting {
 			t.Fatalf("state = %q, want waiting", got.State)
 		}
-		resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "main"}, By: "you"})
+		resume, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered, Values: map[string]any{"branch": "main"}, By: "you"})
 		if err != nil || resume == 0 {
 			t.Fatalf("Resolve = %d, %v; want a resume step", resume, err)
 		}
@@ -123,11 +123,11 @@ func TestDB_Resolve(t *testing.T) {
 	t.Run("ErrConflict on second resolve", func(t *testing.T) {
 		db := storetest.New(t)
 		_, ids := startWaiting(t, db, textQuestion())
-		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Declined}); err != nil {
+		if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Declined}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered})
-		if agent.ErrorCode(err) != agent.ECONFLICT {
+		_, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered})
+		if domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Fatalf("second Resolve: got %v, want ECONFLICT", err)
 		}
 	})
@@ -141,13 +141,13 @@ func TestDB_Resolve(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered, Values: map[string]any{"branch": "x"}})
+				step, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered, Values: map[string]any{"branch": "x"}})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
 				case err == nil && step != 0:
 					resumes++
-				case agent.ErrorCode(err) == agent.ECONFLICT:
+				case domain.ErrorCode(err) == domain.ECONFLICT:
 					conflicts++
 				default:
 					t.Errorf("Resolve: %d, %v", step, err)
@@ -162,24 +162,24 @@ func TestDB_Resolve(t *testing.T) {
 	t.Run("several pending resolve on their own; resume after the last", func(t *testing.T) {
 		db := storetest.New(t)
 		_, ids := startWaiting(t, db, textQuestion(), textQuestion())
-		if step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[1], Outcome: agent.Answered}); err != nil || step != 0 {
+		if step, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[1], Outcome: domain.Answered}); err != nil || step != 0 {
 			t.Fatalf("first of two: %d, %v; want no resume yet", step, err)
 		}
-		if step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Answered}); err != nil || step == 0 {
+		if step, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Answered}); err != nil || step == 0 {
 			t.Fatalf("last of two: %d, %v; want a resume", step, err)
 		}
 	})
 	t.Run("cancel stops the run: its other questions are cancelled and the resume queued", func(t *testing.T) {
 		db := storetest.New(t)
 		_, ids := startWaiting(t, db, textQuestion(), textQuestion(), textQuestion())
-		if _, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[2], Outcome: agent.Answered, Values: map[string]any{"branch": "x"}}); err != nil {
+		if _, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[2], Outcome: domain.Answered, Values: map[string]any{"branch": "x"}}); err != nil {
 			t.Fatal(err)
 		}
-		step, err := db.Resolve(ctx, agent.Resolution{QuestionID: ids[0], Outcome: agent.Cancelled, By: "you"})
+		step, err := db.Resolve(ctx, domain.Resolution{QuestionID: ids[0], Outcome: domain.Cancelled, By: "you"})
 		if err != nil || step == 0 {
 			t.Fatalf("cancel: %d, %v; want the resume queued", step, err)
 		}
-		want := []agent.Outcome{agent.Cancelled, agent.Cancelled, agent.Answered}
+		want := []domain.Outcome{domain.Cancelled, domain.Cancelled, domain.Answered}
 		for i, id := range ids {
 			rec, _ := db.Question(ctx, id)
 			if rec.Pending() || rec.Resolution.Outcome != want[i] {
@@ -189,8 +189,8 @@ func TestDB_Resolve(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		db := storetest.New(t)
-		_, err := db.Resolve(ctx, agent.Resolution{QuestionID: 42, Outcome: agent.Answered})
-		if agent.ErrorCode(err) != agent.ENOTFOUND {
+		_, err := db.Resolve(ctx, domain.Resolution{QuestionID: 42, Outcome: domain.Answered})
+		if domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("got %v, want ENOTFOUND", err)
 		}
 	})
@@ -199,14 +199,14 @@ func TestDB_Resolve(t *testing.T) {
 func TestDB_StartRun_SupersedesPending(t *testing.T) {
 	db := storetest.New(t)
 	c, ids := startWaiting(t, db, textQuestion())
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "never mind, do this instead", Author: "you", Nonce: ""}); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, domain.Message{Text: "never mind, do this instead", Author: "you", Nonce: ""}); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := db.Question(ctx, ids[0])
-	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
+	if rec.Pending() || rec.Resolution.Outcome != domain.Superseded {
 		t.Fatalf("question = %+v, want superseded", rec.Resolution)
 	}
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "again", Author: "you", Interrupt: true}); agent.ErrorCode(err) != agent.ECONFLICT {
+	if _, err := db.StartRun(ctx, c.ID, domain.Message{Text: "again", Author: "you", Interrupt: true}); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("StartRun interrupting while running: %v, want ECONFLICT", err)
 	}
 }
@@ -215,16 +215,16 @@ func TestDB_Recover(t *testing.T) {
 	path := storetest.Path(t)
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
+	step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A message finished, whose last batch came after it; then one cut off mid-way.
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: "1-1", Author: "Bot", Text: "Done."}); err != nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: "1-1", Author: "Bot", Text: "Done."}); err != nil {
 		t.Fatal(err)
 	}
-	for _, batch := range [][]agent.Draft{
+	for _, batch := range [][]domain.Draft{
 		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-1", Text: "Done."}, {ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", Text: "Hello "}},
 		{{ConversationID: c.ID, RunID: in.RunID, MessageID: "1-2", Author: "Bot", At: 6, Text: "wor"}},
 	} {
@@ -234,7 +234,7 @@ func TestDB_Recover(t *testing.T) {
 	}
 	// A second conversation has a step queued but never started.
 	c2, _ := db.CreateConversation(ctx, 0, "tester", "t2", "")
-	queued, _ := stepOf(db.StartRun(ctx, c2.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
+	queued, _ := stepOf(db.StartRun(ctx, c2.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
 	db.Close() // the crash
 
 	db = storetest.Open(t, path)
@@ -246,13 +246,13 @@ func TestDB_Recover(t *testing.T) {
 		t.Fatalf("Recover queued = %v, want [%d of conversation %d]", got, queued, c2.ID)
 	}
 	conv, _ := db.Conversation(ctx, c.ID)
-	if conv.State != agent.StateInterrupted {
+	if conv.State != domain.StateInterrupted {
 		t.Fatalf("state = %q, want interrupted", conv.State)
 	}
 	evs, _ := db.Events(ctx, c.ID, 0)
 	var msgs []string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAgentMessage {
+		if ev.Kind == domain.EventAgentMessage {
 			msgs = append(msgs, fmt.Sprintf("%s %q %s interrupted=%v", ev.MessageID, ev.Text, ev.Author, ev.Interrupted))
 		}
 	}
@@ -285,7 +285,7 @@ func TestDB_Deadlines(t *testing.T) {
 
 func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 	db := storetest.New(t)
-	_, err := db.AppendEvent(ctx, agent.Event{ConversationID: 77, Kind: agent.EventPlan, Plan: &agent.Plan{}})
+	_, err := db.AppendEvent(ctx, domain.Event{ConversationID: 77, Kind: domain.EventPlan, Plan: &domain.Plan{}})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("AppendEvent to a missing conversation: %v, want a foreign key error", err)
 	}
@@ -294,18 +294,18 @@ func TestDB_AppendEvent_ConversationMustExist(t *testing.T) {
 func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	first, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"}))
+	first, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you", Nonce: "n1"}))
 	if err != nil || first == 0 {
 		t.Fatalf("first = %d, %v", first, err)
 	}
-	again, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hello", Author: "you", Nonce: "n1"}))
+	again, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you", Nonce: "n1"}))
 	if err != nil || again != 0 {
 		t.Fatalf("re-sent = %d, %v; want 0, nil", again, err)
 	}
 	evs, _ := db.Events(ctx, c.ID, 0)
 	n := 0
 	for _, ev := range evs {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			n++
 		}
 	}
@@ -317,7 +317,7 @@ func TestDB_StartRun_NonceRecordsOnce(t *testing.T) {
 func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
+	step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
 	_, in, _ := db.BeginStep(ctx, step)
 	rec, err := db.AskQuestion(ctx, in.RunID, textQuestion())
 	if err != nil {
@@ -326,10 +326,10 @@ func TestDB_InterruptStep_AfterAskStaysAnswerable(t *testing.T) {
 	if err := db.InterruptStep(ctx, step, nil); err != nil { // cut off before FinishStep
 		t.Fatal(err)
 	}
-	if got, _ := db.Conversation(ctx, c.ID); got.State != agent.StateWaiting {
+	if got, _ := db.Conversation(ctx, c.ID); got.State != domain.StateWaiting {
 		t.Fatalf("state = %q, want waiting", got.State)
 	}
-	resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered})
+	resume, err := db.Resolve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered})
 	if err != nil || resume == 0 {
 		t.Fatalf("Resolve = %d, %v; want a resume", resume, err)
 	}
@@ -339,28 +339,28 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("failure supersedes its questions", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		if _, err := db.FinishStep(ctx, step, nil, errors.New("boom")); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := db.Question(ctx, rec.ID)
-		if got.Pending() || got.Resolution.Outcome != agent.Superseded {
+		if got.Pending() || got.Resolution.Outcome != domain.Superseded {
 			t.Fatalf("question = %+v, want superseded", got.Resolution)
 		}
-		if conv, _ := db.Conversation(ctx, c.ID); conv.State != agent.StateFailed {
+		if conv, _ := db.Conversation(ctx, c.ID); conv.State != domain.StateFailed {
 			t.Fatalf("state = %q, want failed", conv.State)
 		}
 	})
 	t.Run("an answer that came while the step ran resumes the run", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
 		_, in, _ := db.BeginStep(ctx, step)
 		rec, _ := db.AskQuestion(ctx, in.RunID, textQuestion())
 		// The step is still running: Resolve leaves the resume to FinishStep.
-		if resume, err := db.Resolve(ctx, agent.Resolution{QuestionID: rec.ID, Outcome: agent.Answered}); err != nil || resume != 0 {
+		if resume, err := db.Resolve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered}); err != nil || resume != 0 {
 			t.Fatalf("Resolve during the step = %d, %v; want no resume yet", resume, err)
 		}
 		resume, err := db.FinishStep(ctx, step, nil, nil)
@@ -371,8 +371,8 @@ func TestDB_FinishStep(t *testing.T) {
 	t.Run("an agent that only asks for secrets is stopped", func(t *testing.T) {
 		db := storetest.New(t)
 		c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "hi", Author: "you", Nonce: ""}))
-		refused := agent.Question{Message: "token?", Fields: []agent.Field{}, Refused: []agent.RefusedField{{Name: "token", Reason: "secret"}}}
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hi", Author: "you", Nonce: ""}))
+		refused := domain.Question{Message: "token?", Fields: []domain.Field{}, Refused: []domain.RefusedField{{Name: "token", Reason: "secret"}}}
 		for i := 0; step != 0; i++ {
 			_, in, err := db.BeginStep(ctx, step)
 			if err != nil {
@@ -388,7 +388,7 @@ func TestDB_FinishStep(t *testing.T) {
 				t.Fatal("the run never stopped")
 			}
 		}
-		if conv, _ := db.Conversation(ctx, c.ID); conv.State != agent.StateFailed {
+		if conv, _ := db.Conversation(ctx, c.ID); conv.State != domain.StateFailed {
 			t.Fatalf("state = %q, want failed", conv.State)
 		}
 	})
@@ -417,9 +417,9 @@ func TestOpen_PathWithURLCharacters(t *testing.T) {
 func TestDB_StartRun_DocumentNamesReadAsTheyAre(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "x", "invoices", "")
-	files := []agent.File{{Name: "invoice\u202Efdp.exe", MimeType: "text/plain", Content: []byte("total 12\n")},
+	files := []domain.File{{Name: "invoice\u202Efdp.exe", MimeType: "text/plain", Content: []byte("total 12\n")},
 		{Name: "a\x00b\u2066.txt", MimeType: "text/plain", Content: []byte("x\n")}}
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "pay", Files: files}); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, domain.Message{Text: "pay", Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	events, err := db.Events(ctx, c.ID, 0)
@@ -438,4 +438,4 @@ func TestDB_StartRun_DocumentNamesReadAsTheyAre(t *testing.T) {
 }
 
 // stepOf is the step a message started.
-func stepOf(s agent.Sent, err error) (int64, error) { return s.Step, err }
+func stepOf(s domain.Sent, err error) (int64, error) { return s.Step, err }

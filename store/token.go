@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // TokenPrefix begins every personal access token, so that a leaked one is recognised (by a
@@ -37,14 +37,14 @@ func (t Token) Via() string { return "token " + t.Name }
 func CheckTokenName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
-		return agent.Errorf(agent.EINVALID, "Give the token a name, such as laptop or ci-nightly.")
-	case utf8.RuneCountInString(name) > agent.NameText.MaxRunes:
-		return agent.Errorf(agent.EINVALID, "A token's name is at most %d characters.", agent.NameText.MaxRunes)
-	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || agent.IsBidiControl(r) }) || name != strings.TrimSpace(name):
+		return domain.Errorf(domain.EINVALID, "Give the token a name, such as laptop or ci-nightly.")
+	case utf8.RuneCountInString(name) > domain.NameText.MaxRunes:
+		return domain.Errorf(domain.EINVALID, "A token's name is at most %d characters.", domain.NameText.MaxRunes)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || domain.IsBidiControl(r) }) || name != strings.TrimSpace(name):
 		// A name is typed again to revoke its token: refused rather than silently changed.
-		return agent.Errorf(agent.EINVALID, "A token's name has no control characters, no invisible direction marks (such as U+202E) and no spaces at either end.")
+		return domain.Errorf(domain.EINVALID, "A token's name has no control characters, no invisible direction marks (such as U+202E) and no spaces at either end.")
 	case !utf8.ValidString(name):
-		return agent.Errorf(agent.EINVALID, "A token's name must be text (valid UTF-8).")
+		return domain.Errorf(domain.EINVALID, "A token's name must be text (valid UTF-8).")
 	}
 	return nil
 }
@@ -60,8 +60,8 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 	if err != nil {
 		return "", Token{}, err
 	}
-	if u.Role == agent.RoleService {
-		return "", Token{}, agent.Errorf(agent.EINVALID, "%q is one of Parley's own accounts; it has no tokens.", u.Name)
+	if u.Role == domain.RoleService {
+		return "", Token{}, domain.Errorf(domain.EINVALID, "%q is one of Parley's own accounts; it has no tokens.", u.Name)
 	}
 	secret, err := newSecret(TokenPrefix)
 	if err != nil {
@@ -74,7 +74,7 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 			return err
 		}
 		if n > 0 {
-			return agent.Errorf(agent.ECONFLICT, "You already have a token named %q: revoke it first, or choose another name.", name)
+			return domain.Errorf(domain.ECONFLICT, "You already have a token named %q: revoke it first, or choose another name.", name)
 		}
 		t.ID, err = insertID(ctx, tx, `INSERT INTO api_tokens (user_id, name, hash, created_at) VALUES (?, ?, ?, ?)`,
 			userID, name, hashToken(secret), formatTime(t.Created))
@@ -84,7 +84,7 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 		return db.audit(ctx, tx, u.Name, "create token", 0, name)
 	})
 	if err != nil {
-		if agent.ErrorCode(err) != "" {
+		if domain.ErrorCode(err) != "" {
 			return "", Token{}, err
 		}
 		return "", Token{}, fmt.Errorf("create token: %w", err)
@@ -140,7 +140,7 @@ func (db *DB) RevokeToken(ctx context.Context, userID int64, name string) (Token
 		err := tx.QueryRowContext(ctx, `SELECT t.id, t.created_at, t.last_used_at, u.name FROM api_tokens t JOIN users u ON u.id = t.user_id
 			WHERE t.user_id = ? AND t.name = ?`, userID, name).Scan(&t.ID, &created, &used, &actor)
 		if errors.Is(err, sql.ErrNoRows) {
-			return agent.Errorf(agent.ENOTFOUND, "There is no token named %q.", name)
+			return domain.Errorf(domain.ENOTFOUND, "There is no token named %q.", name)
 		}
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (db *DB) RevokeToken(ctx context.Context, userID int64, name string) (Token
 		}
 		return db.audit(ctx, tx, actor, "revoke token", 0, name)
 	})
-	if err != nil && agent.ErrorCode(err) == "" {
+	if err != nil && domain.ErrorCode(err) == "" {
 		err = fmt.Errorf("revoke token: %w", err)
 	}
 	return t, err
@@ -159,16 +159,16 @@ func (db *DB) RevokeToken(ctx context.Context, userID int64, name string) (Token
 
 // TokenUser returns the person a token acts for, with the token's record. An unknown (or
 // revoked) token gives EUNAUTHORIZED. The last-used time is written at most once a minute.
-func (db *DB) TokenUser(ctx context.Context, secret string) (agent.User, Token, error) {
+func (db *DB) TokenUser(ctx context.Context, secret string) (domain.User, Token, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) {
-		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "That is not a Parley access token.")
+		return domain.User{}, Token{}, domain.Errorf(domain.EUNAUTHORIZED, "That is not a Parley access token.")
 	}
 	t, err := scanToken(db.read.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE hash = ?`, hashToken(secret)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return agent.User{}, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "The access token is not valid: it was revoked, or mistyped.")
+		return domain.User{}, Token{}, domain.Errorf(domain.EUNAUTHORIZED, "The access token is not valid: it was revoked, or mistyped.")
 	}
 	if err != nil {
-		return agent.User{}, Token{}, fmt.Errorf("token: %w", err)
+		return domain.User{}, Token{}, fmt.Errorf("token: %w", err)
 	}
 	now := db.Now()
 	if now.Sub(t.LastUsed) >= touchEvery && ctx.Value(peekKey{}) == nil {
@@ -176,8 +176,8 @@ func (db *DB) TokenUser(ctx context.Context, secret string) (agent.User, Token, 
 		t.LastUsed = now
 	}
 	u, err := db.User(ctx, t.UserID)
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
-		return u, Token{}, agent.Errorf(agent.EUNAUTHORIZED, "The access token is not valid.")
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		return u, Token{}, domain.Errorf(domain.EUNAUTHORIZED, "The access token is not valid.")
 	}
 	return u, t, err
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -69,7 +69,7 @@ func TestDB_CreateToken(t *testing.T) {
 		if _, _, err := db.CreateToken(ctx, ann.ID, "laptop"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := db.CreateToken(ctx, ann.ID, "laptop"); agent.ErrorCode(err) != agent.ECONFLICT {
+		if _, _, err := db.CreateToken(ctx, ann.ID, "laptop"); domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Errorf("ann's second laptop: got %v, want ECONFLICT", err)
 		}
 		bobs, _, err := db.CreateToken(ctx, bob.ID, "laptop")
@@ -84,7 +84,7 @@ func TestDB_CreateToken(t *testing.T) {
 		db := storetest.New(t)
 		ann, _ := db.CreateUser(ctx, "ann", "hash", "")
 		for _, name := range []string{"", "   ", " laptop", "laptop ", "lap\ttop", "lap\ntop", "x\x7f", "lap\u202Epot", "x\u2066y", strings.Repeat("é", 61)} {
-			if _, _, err := db.CreateToken(ctx, ann.ID, name); agent.ErrorCode(err) != agent.EINVALID {
+			if _, _, err := db.CreateToken(ctx, ann.ID, name); domain.ErrorCode(err) != domain.EINVALID {
 				t.Errorf("name %q: got %v, want EINVALID", name, err)
 			}
 		}
@@ -93,14 +93,14 @@ func TestDB_CreateToken(t *testing.T) {
 				t.Errorf("name %q: %v, want it allowed", name, err)
 			}
 		}
-		if _, _, err := db.CreateToken(ctx, 999, "laptop"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, _, err := db.CreateToken(ctx, 999, "laptop"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("unknown user: got %v, want ENOTFOUND", err)
 		}
 	})
 	t.Run("ServiceAccountRefused", func(t *testing.T) {
 		db := storetest.New(t)
-		svc, _ := db.EnsureUser(ctx, "a2a", agent.RoleService)
-		if _, _, err := db.CreateToken(ctx, svc.ID, "laptop"); agent.ErrorCode(err) != agent.EINVALID {
+		svc, _ := db.EnsureUser(ctx, "a2a", domain.RoleService)
+		if _, _, err := db.CreateToken(ctx, svc.ID, "laptop"); domain.ErrorCode(err) != domain.EINVALID {
 			t.Errorf("service account: got %v, want EINVALID", err)
 		}
 		if list, _ := db.Tokens(ctx, svc.ID); len(list) != 0 {
@@ -117,7 +117,7 @@ func TestDB_RevokeToken(t *testing.T) {
 	bobs, _, _ := db.CreateToken(ctx, bob.ID, "laptop")
 
 	t.Run("ErrNotFound", func(t *testing.T) {
-		if _, err := db.RevokeToken(ctx, ann.ID, "desktop"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.RevokeToken(ctx, ann.ID, "desktop"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("unknown name: got %v, want ENOTFOUND", err)
 		}
 	})
@@ -126,7 +126,7 @@ func TestDB_RevokeToken(t *testing.T) {
 		if err != nil || got.ID != annTok.ID || got.Name != "laptop" {
 			t.Fatalf("RevokeToken = %+v, %v", got, err)
 		}
-		if _, _, err := db.TokenUser(ctx, anns); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, _, err := db.TokenUser(ctx, anns); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Errorf("revoked token: got %v, want EUNAUTHORIZED", err)
 		}
 		if u, _, err := db.TokenUser(ctx, bobs); err != nil || u.ID != bob.ID {
@@ -135,7 +135,7 @@ func TestDB_RevokeToken(t *testing.T) {
 		if list, _ := db.Tokens(ctx, ann.ID); len(list) != 0 {
 			t.Errorf("ann's tokens after revoking = %+v", list)
 		}
-		if _, err := db.RevokeToken(ctx, ann.ID, "laptop"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, err := db.RevokeToken(ctx, ann.ID, "laptop"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Errorf("revoking twice: got %v, want ENOTFOUND", err)
 		}
 		log, _ := db.AuditLog(ctx, 0, 10)
@@ -189,7 +189,7 @@ func TestDB_TokenUser(t *testing.T) {
 	})
 	t.Run("ErrUnauthorized", func(t *testing.T) {
 		for _, s := range []string{"", "laptop", secret[:len(secret)-1], store.TokenPrefix + "x", strings.TrimPrefix(secret, store.TokenPrefix)} {
-			if _, _, err := db.TokenUser(ctx, s); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+			if _, _, err := db.TokenUser(ctx, s); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 				t.Errorf("TokenUser(%q): got %v, want EUNAUTHORIZED", s, err)
 			}
 		}

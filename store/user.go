@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // CreateUser makes an account. With role "" the first person's account (service accounts
 // aside) becomes staff and every later one a user. The first person's account also adopts
 // the conversations from before accounts existed. A name already taken, in any letter
 // case, gives an ECONFLICT error.
-func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role agent.Role) (agent.User, error) {
-	var u agent.User
+func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role domain.Role) (domain.User, error) {
+	var u domain.User
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		u, err = db.createUser(ctx, tx, name, passwordHash, role)
@@ -24,49 +24,49 @@ func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role ag
 	return u, err
 }
 
-func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash string, role agent.Role) (agent.User, error) {
-	if err := agent.CheckUserName(name); err != nil {
-		return agent.User{}, err
+func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash string, role domain.Role) (domain.User, error) {
+	if err := domain.CheckUserName(name); err != nil {
+		return domain.User{}, err
 	}
-	if role != agent.RoleService && agent.NameKey(name) == agent.NameKey(agent.A2AAccount) {
-		return agent.User{}, agent.Errorf(agent.EINVALID, "The name %q is Parley's own; choose another.", name)
+	if role != domain.RoleService && domain.NameKey(name) == domain.NameKey(domain.A2AAccount) {
+		return domain.User{}, domain.Errorf(domain.EINVALID, "The name %q is Parley's own; choose another.", name)
 	}
 	var people int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE role <> 'service'`).Scan(&people); err != nil {
-		return agent.User{}, fmt.Errorf("create user: %w", err)
+		return domain.User{}, fmt.Errorf("create user: %w", err)
 	}
 	if role == "" {
-		role = agent.RoleUser
+		role = domain.RoleUser
 		if people == 0 {
-			role = agent.RoleStaff
+			role = domain.RoleStaff
 		}
 	}
 	if err := fillNameKeys(ctx, tx); err != nil {
-		return agent.User{}, err
+		return domain.User{}, err
 	}
-	key := agent.NameKey(name)
+	key := domain.NameKey(name)
 	var other string
 	err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE name = ? OR name_key = ? ORDER BY name = ? DESC LIMIT 1`, name, key, name).Scan(&other)
 	switch {
 	case err == nil && strings.EqualFold(other, name):
-		return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q is taken.", name)
+		return domain.User{}, domain.Errorf(domain.ECONFLICT, "The user name %q is taken.", name)
 	case err == nil:
-		return agent.User{}, agent.Errorf(agent.ECONFLICT, "The user name %q looks too much like %q, which is taken: choose another.", name, other)
+		return domain.User{}, domain.Errorf(domain.ECONFLICT, "The user name %q looks too much like %q, which is taken: choose another.", name, other)
 	case !errors.Is(err, sql.ErrNoRows):
-		return agent.User{}, fmt.Errorf("create user: %w", err)
+		return domain.User{}, fmt.Errorf("create user: %w", err)
 	}
 	now := db.Now()
 	id, err := insertID(ctx, tx, `INSERT INTO users (name, name_key, password, role, created_at) VALUES (?, ?, ?, ?, ?)`,
 		name, key, passwordHash, role, formatTime(now))
 	if err != nil {
-		return agent.User{}, fmt.Errorf("create user: %w", err)
+		return domain.User{}, fmt.Errorf("create user: %w", err)
 	}
-	if people == 0 && role != agent.RoleService {
+	if people == 0 && role != domain.RoleService {
 		if _, err := tx.ExecContext(ctx, `UPDATE conversations SET user_id = ? WHERE user_id IS NULL`, id); err != nil {
-			return agent.User{}, fmt.Errorf("create user: adopt conversations: %w", err)
+			return domain.User{}, fmt.Errorf("create user: adopt conversations: %w", err)
 		}
 	}
-	return agent.User{ID: id, Name: name, Role: role, CreatedAt: now}, nil
+	return domain.User{ID: id, Name: name, Role: role, CreatedAt: now}, nil
 }
 
 // fillNameKeys gives the accounts made before name keys existed theirs (see migration
@@ -96,7 +96,7 @@ func fillNameKeys(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("name keys: %w", err)
 	}
 	for _, a := range todo {
-		key := agent.NameKey(a.name)
+		key := domain.NameKey(a.name)
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name_key = ?`, key).Scan(&n); err != nil {
 			return fmt.Errorf("name keys: %w", err)
@@ -114,16 +114,16 @@ func fillNameKeys(ctx context.Context, tx *sql.Tx) error {
 // EnsureUser returns the account of that name, making it (without a password) when there
 // is none: the accounts of people a proxy vouches for, the single person of --auth none,
 // and Parley's own service accounts. role "" follows CreateUser's first-account rule.
-func (db *DB) EnsureUser(ctx context.Context, name string, role agent.Role) (agent.User, error) {
+func (db *DB) EnsureUser(ctx context.Context, name string, role domain.Role) (domain.User, error) {
 	// Nearly always the account is there: a read, without the writer's lock.
 	u, _, err := userBy(ctx, db.read, `name = ?`, name)
-	if agent.ErrorCode(err) != agent.ENOTFOUND {
+	if domain.ErrorCode(err) != domain.ENOTFOUND {
 		return u, err
 	}
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		u, _, err = userBy(ctx, tx, `name = ?`, name)
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			u, err = db.createUser(ctx, tx, name, "", role)
 		}
 		return err
@@ -133,12 +133,12 @@ func (db *DB) EnsureUser(ctx context.Context, name string, role agent.Role) (age
 
 const userColumns = `id, name, role, created_at, password, display_name, time_zone`
 
-func userBy(ctx context.Context, q queryer, where string, args ...any) (agent.User, string, error) {
-	var u agent.User
+func userBy(ctx context.Context, q queryer, where string, args ...any) (domain.User, string, error) {
+	var u domain.User
 	var created, hash string
 	err := q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...).Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &u.DisplayName, &u.TimeZone)
 	if errors.Is(err, sql.ErrNoRows) {
-		return u, "", agent.Errorf(agent.ENOTFOUND, "No such user.")
+		return u, "", domain.Errorf(domain.ENOTFOUND, "No such user.")
 	}
 	if err != nil {
 		return u, "", fmt.Errorf("user: %w", err)
@@ -148,27 +148,27 @@ func userBy(ctx context.Context, q queryer, where string, args ...any) (agent.Us
 }
 
 // User returns an account by id, or an ENOTFOUND error.
-func (db *DB) User(ctx context.Context, id int64) (agent.User, error) {
+func (db *DB) User(ctx context.Context, id int64) (domain.User, error) {
 	u, _, err := userBy(ctx, db.read, `id = ?`, id)
 	return u, err
 }
 
 // UserByName returns an account by name (any letter case) with its password hash, or an
 // ENOTFOUND error.
-func (db *DB) UserByName(ctx context.Context, name string) (agent.User, string, error) {
+func (db *DB) UserByName(ctx context.Context, name string) (domain.User, string, error) {
 	return userBy(ctx, db.read, `name = ?`, name)
 }
 
 // Users lists the accounts of people (service accounts aside), by name.
-func (db *DB) Users(ctx context.Context) ([]agent.User, error) {
+func (db *DB) Users(ctx context.Context) ([]domain.User, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE role <> 'service' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
 	}
 	defer rows.Close()
-	var out []agent.User
+	var out []domain.User
 	for rows.Next() {
-		var u agent.User
+		var u domain.User
 		var created, hash string
 		if err := rows.Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &u.DisplayName, &u.TimeZone); err != nil {
 			return nil, fmt.Errorf("users: %w", err)
@@ -189,8 +189,8 @@ func (db *DB) HasPeople(ctx context.Context) (bool, error) {
 }
 
 // SetRole changes the role of a person's account, and records who did it.
-func (db *DB) SetRole(ctx context.Context, name string, role agent.Role, actor string) (agent.User, error) {
-	var u agent.User
+func (db *DB) SetRole(ctx context.Context, name string, role domain.Role, actor string) (domain.User, error) {
+	var u domain.User
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
@@ -206,8 +206,8 @@ func (db *DB) SetRole(ctx context.Context, name string, role agent.Role, actor s
 }
 
 // SetPassword stores a new password hash for a person's account and ends all its sessions.
-func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string) (agent.User, error) {
-	var u agent.User
+func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string) (domain.User, error) {
+	var u domain.User
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
@@ -232,7 +232,7 @@ func (db *DB) SetProfile(ctx context.Context, id int64, displayName, timeZone st
 			return fmt.Errorf("set profile: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return agent.Errorf(agent.ENOTFOUND, "No such user.")
+			return domain.Errorf(domain.ENOTFOUND, "No such user.")
 		}
 		return nil
 	})

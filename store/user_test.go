@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -14,16 +14,16 @@ func TestDB_CreateUser(t *testing.T) {
 	t.Run("FirstPersonIsStaffAndAdoptsOldConversations", func(t *testing.T) {
 		db := storetest.New(t)
 		old, _ := db.CreateConversation(ctx, 0, "x", "from before accounts", "")
-		svc, err := db.EnsureUser(ctx, "a2a", agent.RoleService)
-		if err != nil || svc.Role != agent.RoleService {
+		svc, err := db.EnsureUser(ctx, "a2a", domain.RoleService)
+		if err != nil || svc.Role != domain.RoleService {
 			t.Fatalf("service account = %+v, %v", svc, err)
 		}
 		ann, err := db.CreateUser(ctx, "ann", "hash", "")
-		if err != nil || ann.Role != agent.RoleStaff {
+		if err != nil || ann.Role != domain.RoleStaff {
 			t.Fatalf("first person = %+v, %v; want staff", ann, err)
 		}
 		bob, err := db.CreateUser(ctx, "bob", "hash", "")
-		if err != nil || bob.Role != agent.RoleUser {
+		if err != nil || bob.Role != domain.RoleUser {
 			t.Fatalf("second person = %+v, %v; want user", bob, err)
 		}
 		c, _ := db.Conversation(ctx, old.ID)
@@ -34,7 +34,7 @@ func TestDB_CreateUser(t *testing.T) {
 	t.Run("ErrConflict", func(t *testing.T) {
 		db := storetest.New(t)
 		db.CreateUser(ctx, "Ann", "hash", "")
-		if _, err := db.CreateUser(ctx, "ann", "hash", ""); agent.ErrorCode(err) != agent.ECONFLICT {
+		if _, err := db.CreateUser(ctx, "ann", "hash", ""); domain.ErrorCode(err) != domain.ECONFLICT {
 			t.Fatalf("got %v, want ECONFLICT for a name taken in another case", err)
 		}
 	})
@@ -45,15 +45,15 @@ func TestDB_CreateUser(t *testing.T) {
 		}
 		for _, name := range []string{"rооt", "ｒｏｏｔ", "R00T"} { // Cyrillic о; full width; zeros
 			_, err := db.CreateUser(ctx, name, "hash", "")
-			if want := fmt.Sprintf("The user name %q looks too much like \"root\", which is taken: choose another.", name); agent.ErrorCode(err) != agent.ECONFLICT || agent.ErrorMessage(err) != want {
+			if want := fmt.Sprintf("The user name %q looks too much like \"root\", which is taken: choose another.", name); domain.ErrorCode(err) != domain.ECONFLICT || domain.ErrorMessage(err) != want {
 				t.Errorf("name %q: got %v, want ECONFLICT %q", name, err, want)
 			}
 		}
-		if _, err := db.CreateUser(ctx, "ROOT", "hash", ""); agent.ErrorMessage(err) != `The user name "ROOT" is taken.` {
+		if _, err := db.CreateUser(ctx, "ROOT", "hash", ""); domain.ErrorMessage(err) != `The user name "ROOT" is taken.` {
 			t.Errorf("ROOT: got %v", err)
 		}
 		// A person cannot take a look-alike of Parley's own account either.
-		if _, err := db.CreateUser(ctx, "а2а", "hash", ""); agent.ErrorCode(err) != agent.EINVALID {
+		if _, err := db.CreateUser(ctx, "а2а", "hash", ""); domain.ErrorCode(err) != domain.EINVALID {
 			t.Errorf("Cyrillic a2a: got %v, want EINVALID", err)
 		}
 		if _, err := db.CreateUser(ctx, "rob", "hash", ""); err != nil {
@@ -63,7 +63,7 @@ func TestDB_CreateUser(t *testing.T) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		db := storetest.New(t)
 		for _, name := range []string{"", "a b", "<script>", string(make([]byte, 65))} {
-			if _, err := db.CreateUser(ctx, name, "hash", ""); agent.ErrorCode(err) != agent.EINVALID {
+			if _, err := db.CreateUser(ctx, name, "hash", ""); domain.ErrorCode(err) != domain.EINVALID {
 				t.Errorf("name %q: got %v, want EINVALID", name, err)
 			}
 		}
@@ -76,7 +76,7 @@ func TestDB_SetRoleAndPassword(t *testing.T) {
 	bob, _ := db.CreateUser(ctx, "bob", "h1", "")
 	lim := store.SessionLimits{Idle: time.Hour, Max: time.Hour}
 	token, _ := db.CreateSession(ctx, bob.ID, lim)
-	if u, err := db.SetRole(ctx, "BOB", agent.RoleStaff, "cli"); err != nil || u.Role != agent.RoleStaff {
+	if u, err := db.SetRole(ctx, "BOB", domain.RoleStaff, "cli"); err != nil || u.Role != domain.RoleStaff {
 		t.Fatalf("SetRole = %+v, %v", u, err)
 	}
 	if _, err := db.SetPassword(ctx, "bob", "h2", "cli"); err != nil {
@@ -85,14 +85,14 @@ func TestDB_SetRoleAndPassword(t *testing.T) {
 	if _, hash, _ := db.UserByName(ctx, "bob"); hash != "h2" {
 		t.Errorf("hash = %q, want h2", hash)
 	}
-	if _, err := db.Session(ctx, token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+	if _, err := db.Session(ctx, token, lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 		t.Errorf("session after a password reset: %v, want it ended", err)
 	}
 	log, _ := db.AuditLog(ctx, 0, 10)
 	if len(log) != 2 || log[0].Action != "reset-password" || log[1].Action != "set-role" || log[1].Detail != "bob is now staff" {
 		t.Errorf("audit log = %+v", log)
 	}
-	if _, err := db.SetRole(ctx, "nobody", agent.RoleStaff, "cli"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := db.SetRole(ctx, "nobody", domain.RoleStaff, "cli"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("unknown user: %v", err)
 	}
 }
@@ -116,7 +116,7 @@ func TestDB_Session(t *testing.T) {
 			t.Fatalf("29 min after the last request: %v", err)
 		}
 		now = now.Add(31 * time.Minute)
-		if _, err := db.Session(ctx, token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.Session(ctx, token, lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Fatalf("31 min idle: %v, want EUNAUTHORIZED", err)
 		}
 	})
@@ -127,7 +127,7 @@ func TestDB_Session(t *testing.T) {
 			t.Fatalf("a peek 20 min in: %v", err)
 		}
 		now = now.Add(20 * time.Minute) // 40 min after the last request
-		if _, err := db.Session(store.Peek(ctx), token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.Session(store.Peek(ctx), token, lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Fatalf("peeks kept the session alive: %v", err)
 		}
 	})
@@ -140,17 +140,17 @@ func TestDB_Session(t *testing.T) {
 			}
 		}
 		now = now.Add(29 * time.Minute) // 12 h 5 min after it began
-		if _, err := db.Session(ctx, token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.Session(ctx, token, lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Fatalf("past 12 h: %v, want EUNAUTHORIZED", err)
 		}
 	})
 	t.Run("Logout", func(t *testing.T) {
 		token, _ := db.CreateSession(ctx, ann.ID, lim)
 		db.DeleteSession(ctx, token)
-		if _, err := db.Session(ctx, token, lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.Session(ctx, token, lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Fatalf("after logout: %v", err)
 		}
-		if _, err := db.Session(ctx, "made-up", lim); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+		if _, err := db.Session(ctx, "made-up", lim); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 			t.Fatalf("unknown token: %v", err)
 		}
 	})

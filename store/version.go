@@ -7,18 +7,18 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // versionsOf returns a conversation's versions (version 0 always among them) and the one shown.
-func versionsOf(ctx context.Context, q queryer, convID int64) (agent.Versions, int64, error) {
+func versionsOf(ctx context.Context, q queryer, convID int64) (domain.Versions, int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT c.version, v.n, v.parent, v.fork, v.reason, v.created_by, v.created_at, v.chosen_at
 		FROM conversations c LEFT JOIN versions v ON v.conversation_id = c.id WHERE c.id = ? ORDER BY v.n`, convID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("versions: %w", err)
 	}
 	defer rows.Close()
-	var vs agent.Versions
+	var vs domain.Versions
 	var shown int64
 	found := false
 	for rows.Next() {
@@ -29,7 +29,7 @@ func versionsOf(ctx context.Context, q queryer, convID int64) (agent.Versions, i
 			return nil, 0, fmt.Errorf("versions: %w", err)
 		}
 		if n.Valid {
-			vs = append(vs, agent.Version{N: n.Int64, Parent: parent.Int64, Fork: fork.Int64, Reason: agent.VersionReason(reason.String),
+			vs = append(vs, domain.Version{N: n.Int64, Parent: parent.Int64, Fork: fork.Int64, Reason: domain.VersionReason(reason.String),
 				By: by.String, CreatedAt: parseTime(created.String), ChosenAt: parseTime(chosen.String)})
 		}
 	}
@@ -37,39 +37,39 @@ func versionsOf(ctx context.Context, q queryer, convID int64) (agent.Versions, i
 		return nil, 0, fmt.Errorf("versions: %w", err)
 	}
 	if !found {
-		return nil, 0, agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", convID)
+		return nil, 0, domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", convID)
 	}
 	if len(vs) == 0 {
-		vs = agent.Versions{{N: 0}}
+		vs = domain.Versions{{N: 0}}
 	}
 	return vs, shown, nil
 }
 
 // Versions returns a conversation's versions and the one shown.
-func (db *DB) Versions(ctx context.Context, convID int64) (agent.Versions, int64, error) {
+func (db *DB) Versions(ctx context.Context, convID int64) (domain.Versions, int64, error) {
 	return versionsOf(ctx, db.read, convID)
 }
 
 // VersionEvents returns the events of version n of a conversation with an id above after.
-func (db *DB) VersionEvents(ctx context.Context, convID, n, after int64) ([]agent.Event, error) {
+func (db *DB) VersionEvents(ctx context.Context, convID, n, after int64) ([]domain.Event, error) {
 	vs, _, err := versionsOf(ctx, db.read, convID)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := vs.Find(n); !ok {
-		return nil, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+		return nil, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
 	}
 	return pathEvents(ctx, db.read, convID, vs.Path(n), after)
 }
 
 // PathEvents returns the events of a path of the conversation (see Versions) with an id
 // above after.
-func (db *DB) PathEvents(ctx context.Context, convID int64, p agent.Path, after int64) ([]agent.Event, error) {
+func (db *DB) PathEvents(ctx context.Context, convID int64, p domain.Path, after int64) ([]domain.Event, error) {
 	return pathEvents(ctx, db.read, convID, p, after)
 }
 
 // pathWhere is the condition (on events e) that keeps the events of a path.
-func pathWhere(p agent.Path) (string, []any) {
+func pathWhere(p domain.Path) (string, []any) {
 	var or []string
 	var args []any
 	for _, s := range p {
@@ -83,7 +83,7 @@ func pathWhere(p agent.Path) (string, []any) {
 }
 
 // pathEvents returns the events of a path with an id above after, oldest first.
-func pathEvents(ctx context.Context, q queryer, convID int64, p agent.Path, after int64) ([]agent.Event, error) {
+func pathEvents(ctx context.Context, q queryer, convID int64, p domain.Path, after int64) ([]domain.Event, error) {
 	on, args := pathWhere(p)
 	rows, err := q.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version FROM events e
 		WHERE e.conversation_id = ? AND e.id > ? AND `+on+` ORDER BY e.id`, append([]any{convID, after}, args...)...)
@@ -95,11 +95,11 @@ func pathEvents(ctx context.Context, q queryer, convID int64, p agent.Path, afte
 
 // scanEvents reads and closes rows of id, conversation_id, run_id, kind, payload,
 // created_at and version.
-func scanEvents(rows *sql.Rows) ([]agent.Event, error) {
+func scanEvents(rows *sql.Rows) ([]domain.Event, error) {
 	defer rows.Close()
-	var out []agent.Event
+	var out []domain.Event
 	for rows.Next() {
-		var ev agent.Event
+		var ev domain.Event
 		var kind, at string
 		var payload []byte
 		if err := rows.Scan(&ev.ID, &ev.ConversationID, &ev.RunID, &kind, &payload, &at, &ev.Version); err != nil {
@@ -108,7 +108,7 @@ func scanEvents(rows *sql.Rows) ([]agent.Event, error) {
 		if err := json.Unmarshal(payload, &ev); err != nil {
 			return nil, fmt.Errorf("event %d: %w", ev.ID, err)
 		}
-		ev.Kind, ev.At = agent.EventKind(kind), parseTime(at)
+		ev.Kind, ev.At = domain.EventKind(kind), parseTime(at)
 		out = append(out, ev)
 	}
 	return out, rows.Err()
@@ -117,7 +117,7 @@ func scanEvents(rows *sql.Rows) ([]agent.Event, error) {
 // branch starts version n+1 of a conversation at fork, shows it, and returns it: the version
 // shown before is left as it stands, its questions still waiting closed as superseded and
 // a run waiting on them stopped (Retry there asks again).
-func (db *DB) branch(ctx context.Context, tx *sql.Tx, c agent.Conversation, vs agent.Versions, shown, fork int64, reason agent.VersionReason, by string) (int64, error) {
+func (db *DB) branch(ctx context.Context, tx *sql.Tx, c domain.Conversation, vs domain.Versions, shown, fork int64, reason domain.VersionReason, by string) (int64, error) {
 	parent := int64(0)
 	if fork != 0 {
 		if err := tx.QueryRowContext(ctx, `SELECT version FROM events WHERE id = ?`, fork).Scan(&parent); err != nil {
@@ -139,14 +139,14 @@ func (db *DB) branch(ctx context.Context, tx *sql.Tx, c agent.Conversation, vs a
 		return 0, fmt.Errorf("branch: %w", err)
 	}
 	why := "The person regenerated the reply: a new version of the conversation replaced this one."
-	if reason == agent.VersionEdit {
+	if reason == domain.VersionEdit {
 		why = "The person edited an earlier message: a new version of the conversation replaced this one."
 	}
 	return n, db.show(ctx, tx, c, shown, n, reason, by, why)
 }
 
 // show makes version n the one the conversation shows, leaving version left (see branch).
-func (db *DB) show(ctx context.Context, tx *sql.Tx, c agent.Conversation, left, n int64, reason agent.VersionReason, by, why string) error {
+func (db *DB) show(ctx context.Context, tx *sql.Tx, c domain.Conversation, left, n int64, reason domain.VersionReason, by, why string) error {
 	if err := db.leave(ctx, tx, c, left, by, why); err != nil {
 		return err
 	}
@@ -157,13 +157,13 @@ func (db *DB) show(ctx context.Context, tx *sql.Tx, c agent.Conversation, left, 
 	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET version = ? WHERE id = ?`, n, c.ID); err != nil {
 		return fmt.Errorf("show version: %w", err)
 	}
-	_, err := db.insertEvent(ctx, tx, agent.Event{ConversationID: c.ID, Kind: agent.EventVersion, Shown: n, Reason: reason, Author: by})
+	_, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: c.ID, Kind: domain.EventVersion, Shown: n, Reason: reason, Author: by})
 	return err
 }
 
 // leave closes what still waits in the version left: its questions are superseded, and a
 // run waiting for them is stopped.
-func (db *DB) leave(ctx context.Context, tx *sql.Tx, c agent.Conversation, left int64, by, why string) error {
+func (db *DB) leave(ctx context.Context, tx *sql.Tx, c domain.Conversation, left int64, by, why string) error {
 	runs, err := queryColumn[int64](ctx, tx, `SELECT DISTINCT q.run_id FROM questions q WHERE q.conversation_id = ? AND q.state = 'pending'`, c.ID)
 	if err != nil {
 		return fmt.Errorf("leave version %d: %w", left, err)
@@ -176,8 +176,8 @@ func (db *DB) leave(ctx context.Context, tx *sql.Tx, c agent.Conversation, left 
 		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, run).Scan(&state); err != nil {
 			return fmt.Errorf("leave version %d: %w", left, err)
 		}
-		if agent.RunState(state) == agent.StateWaiting {
-			if err := db.setRunState(ctx, tx, c.ID, run, agent.StateStopped, ""); err != nil {
+		if domain.RunState(state) == domain.StateWaiting {
+			if err := db.setRunState(ctx, tx, c.ID, run, domain.StateStopped, ""); err != nil {
 				return err
 			}
 		}
@@ -197,14 +197,14 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 		if used, err := runNonceUsed(ctx, tx, convID, nonce); err != nil || used {
 			return err
 		}
-		if c.State == agent.StateRunning {
-			return agent.ErrRunning
+		if c.State == domain.StateRunning {
+			return domain.ErrRunning
 		}
 		fork := regenerateFork(evs)
 		if fork == 0 {
-			return agent.Errorf(agent.EINVALID, "There is no reply to regenerate yet.")
+			return domain.Errorf(domain.EINVALID, "There is no reply to regenerate yet.")
 		}
-		if version, err = db.branch(ctx, tx, c, vs, shown, fork, agent.VersionRegenerate, by); err != nil {
+		if version, err = db.branch(ctx, tx, c, vs, shown, fork, domain.VersionRegenerate, by); err != nil {
 			return err
 		}
 		c.Version = version
@@ -229,10 +229,10 @@ func runNonceUsed(ctx context.Context, tx *sql.Tx, convID int64, nonce string) (
 
 // regenerateFork is where regenerating the last reply branches: after the person's last
 // message, its run's start and its intake (the new run shares them), 0 when there is none.
-func regenerateFork(evs []agent.Event) int64 {
+func regenerateFork(evs []domain.Event) int64 {
 	last := -1
 	for i, ev := range evs {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			last = i
 		}
 	}
@@ -244,7 +244,7 @@ func regenerateFork(evs []agent.Event) int64 {
 		if ev.RunID != run {
 			continue
 		}
-		if ev.Kind == agent.EventUserMessage || ev.Kind == agent.EventIntake || ev.Kind == agent.EventRunState && ev.State == agent.StateRunning {
+		if ev.Kind == domain.EventUserMessage || ev.Kind == domain.EventIntake || ev.Kind == domain.EventRunState && ev.State == domain.StateRunning {
 			fork = ev.ID
 			continue
 		}
@@ -256,7 +256,7 @@ func regenerateFork(evs []agent.Event) int64 {
 // Edit starts a new version of the conversation from just before one of the person's
 // messages, with m in its place, and runs the agent on it. A nonce used before returns
 // step 0.
-func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message) (stepID, version int64, err error) {
+func (db *DB) Edit(ctx context.Context, convID, messageID int64, m domain.Message) (stepID, version int64, err error) {
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		c, vs, shown, evs, err := db.branchable(ctx, tx, convID)
 		if err != nil {
@@ -265,16 +265,16 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message
 		if used, err := runNonceUsed(ctx, tx, convID, m.Nonce); err != nil || used {
 			return err
 		}
-		if c.State == agent.StateRunning {
-			return agent.ErrRunning
+		if c.State == domain.StateRunning {
+			return domain.ErrRunning
 		}
 		fork, found := int64(0), false
-		var kept []agent.DocumentRef // the files sent with the message stay with it
+		var kept []domain.DocumentRef // the files sent with the message stay with it
 		for _, ev := range evs {
 			if ev.ID == messageID {
-				found = ev.Kind == agent.EventUserMessage
+				found = ev.Kind == domain.EventUserMessage
 				for _, d := range ev.Documents {
-					if d.Label == agent.LabelUpload {
+					if d.Label == domain.LabelUpload {
 						kept = append(kept, d)
 					}
 				}
@@ -282,18 +282,18 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message
 			}
 			// A version's start is no point of its own: editing its message again is
 			// another version of the same point.
-			if ev.Kind != agent.EventVersion {
+			if ev.Kind != domain.EventVersion {
 				fork = ev.ID
 			}
 		}
 		if !found {
-			return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", messageID)
+			return domain.Errorf(domain.ENOTFOUND, "Message %d is not one of yours in the version shown.", messageID)
 		}
-		if version, err = db.branch(ctx, tx, c, vs, shown, fork, agent.VersionEdit, m.Author); err != nil {
+		if version, err = db.branch(ctx, tx, c, vs, shown, fork, domain.VersionEdit, m.Author); err != nil {
 			return err
 		}
 		c.Version = version
-		docs, err := db.insertDocuments(ctx, tx, convID, agent.LabelUpload, uploads(m.Files))
+		docs, err := db.insertDocuments(ctx, tx, convID, domain.LabelUpload, uploads(m.Files))
 		if err != nil {
 			return err
 		}
@@ -305,13 +305,13 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m agent.Message
 }
 
 // branchable reads, in tx, a conversation that may branch and the path it shows.
-func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (agent.Conversation, agent.Versions, int64, []agent.Event, error) {
+func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (domain.Conversation, domain.Versions, int64, []domain.Event, error) {
 	c, err := conversation(ctx, tx, convID)
 	if err != nil {
 		return c, nil, 0, nil, err
 	}
-	if c.Agent == agent.InboundAgent {
-		return c, nil, 0, nil, agent.Errorf(agent.EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
+	if c.Agent == domain.InboundAgent {
+		return c, nil, 0, nil, domain.Errorf(domain.EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
 	}
 	vs, shown, err := versionsOf(ctx, tx, convID)
 	if err != nil {
@@ -335,13 +335,13 @@ func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) err
 			return err
 		}
 		if _, ok := vs.Find(n); !ok {
-			return agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+			return domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
 		}
 		if n == shown {
 			return nil
 		}
-		if c.State == agent.StateRunning {
-			return agent.Errorf(agent.ECONFLICT, "The agent is still working on this version: stop it, or wait for it to finish, before turning to another.")
+		if c.State == domain.StateRunning {
+			return domain.Errorf(domain.ECONFLICT, "The agent is still working on this version: stop it, or wait for it to finish, before turning to another.")
 		}
 		return db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again.")
 	})

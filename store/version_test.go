@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
 // reply runs a queued step to its end: the agent writes text, given the history it read.
-func reply(t *testing.T, db *store.DB, step int64, text string) []agent.Event {
+func reply(t *testing.T, db *store.DB, step int64, text string) []domain.Event {
 	t.Helper()
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: in.ConversationID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: text, Author: "Bot", Text: text}); err != nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: in.ConversationID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: text, Author: "Bot", Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.FinishStep(ctx, step, nil, nil); err != nil {
@@ -27,13 +27,13 @@ func reply(t *testing.T, db *store.DB, step int64, text string) []agent.Event {
 }
 
 // texts are the messages of events, "> " before the person's.
-func texts(evs []agent.Event) []string {
+func texts(evs []domain.Event) []string {
 	var out []string
 	for _, ev := range evs {
 		switch ev.Kind {
-		case agent.EventUserMessage:
+		case domain.EventUserMessage:
 			out = append(out, "> "+ev.Text)
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			out = append(out, ev.Text)
 		}
 	}
@@ -61,7 +61,7 @@ func TestDB_Versions(t *testing.T) {
 	db := storetest.Open(t, path)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	for _, m := range []string{"one", "two"} {
-		step, err := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: m, Author: "ann"}))
+		step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: m, Author: "ann"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestDB_Versions(t *testing.T) {
 	t.Run("Edit", func(t *testing.T) {
 		evs, _ := db.Events(ctx, c.ID, 0)
 		first := evs[0].ID
-		step, v, err := db.Edit(ctx, c.ID, first, agent.Message{Text: "one, edited", Author: "ann", Nonce: "e1"})
+		step, v, err := db.Edit(ctx, c.ID, first, domain.Message{Text: "one, edited", Author: "ann", Nonce: "e1"})
 		if err != nil || v != 2 {
 			t.Fatalf("Edit = %d, %d, %v", step, v, err)
 		}
@@ -97,18 +97,18 @@ func TestDB_Versions(t *testing.T) {
 		wantTexts(t, "shown", shown(t, db, c.ID), "> one, edited", "reply to the edit")
 		vs, cur, _ := db.Versions(ctx, c.ID)
 		// Back at the first message, its other version shows as last seen: version 1.
-		want := []agent.Choice{{Fork: 0, Versions: []int64{1, 2}, Current: 1}}
+		want := []domain.Choice{{Fork: 0, Versions: []int64{1, 2}, Current: 1}}
 		if got := vs.Choices(cur); len(got) != 1 || !slices.Equal(got[0].Versions, want[0].Versions) || got[0].Current != 1 {
 			t.Fatalf("choices = %+v, want %+v", got, want)
 		}
 		// An agent's message is not the person's to edit.
 		var agentMsg int64
 		for _, ev := range evs {
-			if ev.Kind == agent.EventAgentMessage {
+			if ev.Kind == domain.EventAgentMessage {
 				agentMsg = ev.ID
 			}
 		}
-		if _, _, err := db.Edit(ctx, c.ID, agentMsg, agent.Message{Text: "x", Author: "ann"}); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if _, _, err := db.Edit(ctx, c.ID, agentMsg, domain.Message{Text: "x", Author: "ann"}); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("Edit of an agent message: %v, want ENOTFOUND", err)
 		}
 	})
@@ -118,18 +118,18 @@ func TestDB_Versions(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantTexts(t, "shown", shown(t, db, c.ID), "> one", "reply to one", "> two", "second reply to two")
-		if err := db.ChooseVersion(ctx, c.ID, 9, "ann"); agent.ErrorCode(err) != agent.ENOTFOUND {
+		if err := db.ChooseVersion(ctx, c.ID, 9, "ann"); domain.ErrorCode(err) != domain.ENOTFOUND {
 			t.Fatalf("ChooseVersion(9): %v, want ENOTFOUND", err)
 		}
 		conv, _ := db.Conversation(ctx, c.ID)
-		if conv.Version != 1 || conv.State != agent.StateDone {
+		if conv.Version != 1 || conv.State != domain.StateDone {
 			t.Fatalf("conversation = version %d, %s; want 1, done", conv.Version, conv.State)
 		}
 	})
 
 	t.Run("Search", func(t *testing.T) {
 		found := func(text string) bool {
-			hits, _, err := db.Search(ctx, text, agent.ConversationFilter{})
+			hits, _, err := db.Search(ctx, text, domain.ConversationFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,13 +169,13 @@ func TestDB_Versions_SupersedeQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, _ := db.Question(ctx, ids[0])
-	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded || !strings.Contains(rec.Resolution.Reason, "new version") {
+	if rec.Pending() || rec.Resolution.Outcome != domain.Superseded || !strings.Contains(rec.Resolution.Reason, "new version") {
 		t.Fatalf("question of the version left = %+v, want superseded for the new version", rec.Resolution)
 	}
-	if _, _, err := db.Regenerate(ctx, c.ID, "ann", ""); err != agent.ErrRunning {
+	if _, _, err := db.Regenerate(ctx, c.ID, "ann", ""); err != domain.ErrRunning {
 		t.Fatalf("Regenerate while running: %v, want ErrRunning", err)
 	}
-	if err := db.ChooseVersion(ctx, c.ID, 0, "ann"); agent.ErrorCode(err) != agent.ECONFLICT {
+	if err := db.ChooseVersion(ctx, c.ID, 0, "ann"); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("ChooseVersion while running: %v, want ECONFLICT", err)
 	}
 }
@@ -183,14 +183,14 @@ func TestDB_Versions_SupersedeQuestions(t *testing.T) {
 func TestDB_Queue(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "one", Author: "ann"}))
+	step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "one", Author: "ann"}))
 	_, in, err := db.BeginStep(ctx, step)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two messages while the agent works: both wait; one is removed, another sent twice.
 	var queued []int64
-	for _, m := range []agent.Message{{Text: "two", Nonce: "n2"}, {Text: "three"}, {Text: "two", Nonce: "n2"}, {Text: "four"}} {
+	for _, m := range []domain.Message{{Text: "two", Nonce: "n2"}, {Text: "three"}, {Text: "two", Nonce: "n2"}, {Text: "four"}} {
 		m.Author = "ann"
 		sent, err := db.StartRun(ctx, c.ID, m)
 		if err != nil || sent.Step != 0 {
@@ -206,7 +206,7 @@ func TestDB_Queue(t *testing.T) {
 	if err := db.Unqueue(ctx, c.ID, queued[1], "ann"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Unqueue(ctx, c.ID, queued[1], "ann"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if err := db.Unqueue(ctx, c.ID, queued[1], "ann"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("Unqueue twice: %v, want ENOTFOUND", err)
 	}
 	q, _ := db.Queued(ctx, c.ID)
@@ -214,7 +214,7 @@ func TestDB_Queue(t *testing.T) {
 		t.Fatalf("queued = %+v", q)
 	}
 	// The run ends: the queued messages go, together, in the next run.
-	if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: "a", Author: "Bot", Text: "reply to one"}); err != nil {
+	if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: "a", Author: "Bot", Text: "reply to one"}); err != nil {
 		t.Fatal(err)
 	}
 	next, err := db.FinishStep(ctx, step, nil, nil)
@@ -226,12 +226,12 @@ func TestDB_Queue(t *testing.T) {
 		t.Fatalf("still queued: %+v", q)
 	}
 	// Stopped: nothing queued goes by itself; Send now sends it.
-	step, _ = stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "five", Author: "ann"}))
+	step, _ = stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "five", Author: "ann"}))
 	if _, _, err := db.BeginStep(ctx, step); err != nil {
 		t.Fatal(err)
 	}
-	sent, _ := db.StartRun(ctx, c.ID, agent.Message{Text: "six", Author: "ann"})
-	if next, err := db.FinishStep(ctx, step, nil, agent.ErrStopped); err != nil || next != 0 {
+	sent, _ := db.StartRun(ctx, c.ID, domain.Message{Text: "six", Author: "ann"})
+	if next, err := db.FinishStep(ctx, step, nil, domain.ErrStopped); err != nil || next != 0 {
 		t.Fatalf("FinishStep(stopped) = %d, %v; want 0: a stop sends nothing", next, err)
 	}
 	if q, _ := db.Queued(ctx, c.ID); len(q) != 1 || q[0].ID != sent.Queued {
@@ -242,14 +242,14 @@ func TestDB_Queue(t *testing.T) {
 		t.Fatalf("SendQueued = %d, %v", now, err)
 	}
 	// A second Send now, while the first's run goes on: nothing is queued, and nothing stops.
-	if _, err := db.SendQueued(ctx, c.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := db.SendQueued(ctx, c.ID); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("SendQueued again while its run goes on: %v, want ENOTFOUND (not ErrRunning, which stops the run)", err)
 	}
 	hist := texts(reply(t, db, now, "reply to six"))
 	if hist[len(hist)-1] != "> six" {
 		t.Fatalf("history = %q, want it to end with six", hist)
 	}
-	if _, err := db.SendQueued(ctx, c.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := db.SendQueued(ctx, c.ID); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatalf("SendQueued with none: %v, want ENOTFOUND", err)
 	}
 }
@@ -258,7 +258,7 @@ func TestDB_Queue(t *testing.T) {
 func TestDB_DeleteConversation_VersionsAndQueue(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
-	step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: "one", Author: "ann"}))
+	step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "one", Author: "ann"}))
 	reply(t, db, step, "reply")
 	step, _, err := db.Regenerate(ctx, c.ID, "ann", "")
 	if err != nil {
@@ -267,16 +267,16 @@ func TestDB_DeleteConversation_VersionsAndQueue(t *testing.T) {
 	if _, _, err := db.BeginStep(ctx, step); err != nil {
 		t.Fatal(err)
 	}
-	if sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: "queued", Author: "ann"}); err != nil || sent.Queued == 0 {
+	if sent, err := db.StartRun(ctx, c.ID, domain.Message{Text: "queued", Author: "ann"}); err != nil || sent.Queued == 0 {
 		t.Fatalf("StartRun = %+v, %v", sent, err)
 	}
-	if _, err := db.FinishStep(ctx, step, nil, agent.ErrStopped); err != nil {
+	if _, err := db.FinishStep(ctx, step, nil, domain.ErrStopped); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteConversation(ctx, c.ID, "ann"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Versions(ctx, c.ID); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, _, err := db.Versions(ctx, c.ID); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("versions after deleting: %v, want ENOTFOUND", err)
 	}
 	if q, _ := db.Queued(ctx, c.ID); len(q) != 0 {
@@ -290,21 +290,21 @@ func TestDB_Versions_EditTwice(t *testing.T) {
 	db := storetest.New(t)
 	c, _ := db.CreateConversation(ctx, 0, "tester", "t", "")
 	for _, m := range []string{"one", "two"} {
-		step, _ := stepOf(db.StartRun(ctx, c.ID, agent.Message{Text: m, Author: "ann"}))
+		step, _ := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: m, Author: "ann"}))
 		reply(t, db, step, "reply to "+m)
 	}
 	last := func() int64 {
 		evs, _ := db.Events(ctx, c.ID, 0)
 		var id int64
 		for _, ev := range evs {
-			if ev.Kind == agent.EventUserMessage {
+			if ev.Kind == domain.EventUserMessage {
 				id = ev.ID
 			}
 		}
 		return id
 	}
 	for _, text := range []string{"two, again", "two, once more"} {
-		step, _, err := db.Edit(ctx, c.ID, last(), agent.Message{Text: text, Author: "ann"})
+		step, _, err := db.Edit(ctx, c.ID, last(), domain.Message{Text: text, Author: "ann"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,14 +320,14 @@ func TestDB_Versions_EditTwice(t *testing.T) {
 	first := func() int64 {
 		evs, _ := db.Events(ctx, c.ID, 0)
 		for _, ev := range evs {
-			if ev.Kind == agent.EventUserMessage {
+			if ev.Kind == domain.EventUserMessage {
 				return ev.ID
 			}
 		}
 		return 0
 	}
 	for _, text := range []string{"uno", "eins"} {
-		step, _, err := db.Edit(ctx, c.ID, first(), agent.Message{Text: text, Author: "ann"})
+		step, _, err := db.Edit(ctx, c.ID, first(), domain.Message{Text: text, Author: "ann"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -16,23 +16,23 @@ func BenchmarkWaiting(b *testing.B) {
 	var users []int64
 	var names []string
 	for i := range 200 {
-		u, err := db.CreateUser(ctx, fmt.Sprintf("u%d", i), "", agent.RoleUser)
+		u, err := db.CreateUser(ctx, fmt.Sprintf("u%d", i), "", domain.RoleUser)
 		if err != nil {
 			b.Fatal(err)
 		}
 		users, names = append(users, u.ID), append(names, u.Name)
 	}
-	g, err := db.AddToGroup(ctx, "ops", names[:10], agent.RoleMember, "operator")
+	g, err := db.AddToGroup(ctx, "ops", names[:10], domain.RoleMember, "operator")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for i := range 4000 {
 		uid := users[i%len(users)]
-		c, err := db.CreateConversation(ctx, uid, agent.InboundAgent, "Questions", fmt.Sprint("n", i))
+		c, err := db.CreateConversation(ctx, uid, domain.InboundAgent, "Questions", fmt.Sprint("n", i))
 		if err != nil {
 			b.Fatal(err)
 		}
-		req := agent.InboundRequest{UserID: uid, Question: agent.Question{Message: "q", Asker: "a", Fields: []agent.Field{{Name: "a", Kind: agent.KindText}}}}
+		req := domain.InboundRequest{UserID: uid, Question: domain.Question{Message: "q", Asker: "a", Fields: []domain.Field{{Name: "a", Kind: domain.KindText}}}}
 		if i%5 == 0 {
 			req.ToGroup, req.Question.To = g.ID, g.Name
 		}

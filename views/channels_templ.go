@@ -5,21 +5,20 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
 	"strconv"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ChannelsData is a person's or a group's channels: where word of their questions goes.
 type ChannelsData struct {
 	// ID is the section's id; Action where its forms post (Action to add, Action+"/remove").
 	ID, Action string
-	Channels   []agent.Channel
+	Channels   []domain.Channel
 	// Error says why the last change was refused; Kind and Target are what was typed.
 	Error, Kind, Target string
 	// Email says whether Parley can send email (an SMTP server is configured).
@@ -280,8 +279,8 @@ func Channels(d ChannelsData) templ.Component {
 	})
 }
 
-func channelKind(k agent.ChannelKind) string {
-	if k == agent.ChannelEmail {
+func channelKind(k domain.ChannelKind) string {
+	if k == domain.ChannelEmail {
 		return "Email"
 	}
 	return "Webhook"

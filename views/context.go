@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // contextKind is what a piece of a question's context is, as people are shown it.
@@ -354,7 +354,7 @@ func contextKey(k string) string {
 	if r, _ := utf8.DecodeRuneInString(k); r >= utf8.RuneSelf {
 		return k
 	}
-	return agent.HumanizeName(k)
+	return domain.HumanizeName(k)
 }
 
 // cut shortens s to about n bytes, on a rune boundary, with "…".

@@ -8,16 +8,16 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // withContext renders a pending question card with the given context and returns its
 // q-context container (nil when there is none).
 func withContext(t *testing.T, c any) *html.Node {
 	t.Helper()
-	q := agent.Question{ID: 4, Message: "Approve deploying build 1.4.2 to production?", Asker: "Deployer", Context: c,
-		Fields: []agent.Field{{Name: "approve", Kind: agent.KindBoolean, Required: true}}}
-	return contextOf(t, render(t, QuestionView{Record: agent.QuestionRecord{Question: q}}))
+	q := domain.Question{ID: 4, Message: "Approve deploying build 1.4.2 to production?", Asker: "Deployer", Context: c,
+		Fields: []domain.Field{{Name: "approve", Kind: domain.KindBoolean, Required: true}}}
+	return contextOf(t, render(t, QuestionView{Record: domain.QuestionRecord{Question: q}}))
 }
 
 func contextOf(t *testing.T, doc *html.Node) *html.Node {
@@ -327,9 +327,9 @@ func TestQuestionContext_None(t *testing.T) {
 }
 
 func TestQuestionCard_ResolvedShowsContext(t *testing.T) {
-	rec := agent.QuestionRecord{Question: agent.Question{ID: 9, Message: "Approve?", Context: "Build **1.4.2**",
-		Fields: []agent.Field{{Name: "ok", Kind: agent.KindBoolean}}}}
-	rec.Resolution = &agent.Resolution{Outcome: agent.Answered, By: "you", Values: map[string]any{"ok": true}}
+	rec := domain.QuestionRecord{Question: domain.Question{ID: 9, Message: "Approve?", Context: "Build **1.4.2**",
+		Fields: []domain.Field{{Name: "ok", Kind: domain.KindBoolean}}}}
+	rec.Resolution = &domain.Resolution{Outcome: domain.Answered, By: "you", Values: map[string]any{"ok": true}}
 	c := contextOf(t, render(t, QuestionView{Record: rec}))
 	if c == nil || len(tags(c, "strong")) != 1 {
 		t.Fatal("a resolved question does not show its context")

@@ -5,25 +5,25 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
 	"time"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ConversationData is what the conversation page shows.
 type ConversationData struct {
-	Conversation agent.Conversation
+	Conversation domain.Conversation
 	AgentTitle   string
 	Thread       Thread
 	// Nonce is the composer's one-time token (see Composer).
 	Nonce  string
 	Attach Attach
 	// Queued are the person's messages waiting for the agent to finish.
-	Queued []agent.QueuedMessage
+	Queued []domain.QueuedMessage
 	// Pinned shows version Version of the conversation whatever version it shows (staff
 	// reading another version); Versions counts them.
 	Pinned   bool
@@ -366,7 +366,7 @@ func ConversationPage(d ConversationData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if d.Conversation.Agent == agent.InboundAgent {
+			if d.Conversation.Agent == domain.InboundAgent {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<p class=\"note inbound\" role=\"note\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -464,7 +464,7 @@ func ThreadSection(convID int64, t Thread) templ.Component {
 }
 
 // ConversationState is the state badge in the page head, patched as the run moves.
-func ConversationState(s agent.RunState) templ.Component {
+func ConversationState(s domain.RunState) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -771,7 +771,7 @@ func UserMessage(it Item) templ.Component {
 }
 
 // DocumentChips lists documents: each opens in a new tab, or downloads.
-func DocumentChips(convID int64, docs []agent.DocumentRef) templ.Component {
+func DocumentChips(convID int64, docs []domain.DocumentRef) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1161,7 +1161,7 @@ func ErrorNote(text string) templ.Component {
 }
 
 // RunStatus says what the agent is doing now and offers "Retry" when it stopped short.
-func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.Component {
+func RunStatus(conv domain.Conversation, s domain.RunState, errText string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1188,12 +1188,12 @@ func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.
 			return templ_7745c5c3_Err
 		}
 		switch s {
-		case agent.StateRunning:
+		case domain.StateRunning:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "<p class=\"working\"><span class=\"dot\"></span> The agent is working…</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case agent.StateWaiting:
+		case domain.StateWaiting:
 			if m := modeOf(ctx); conv.AwaitsOthers {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "<p class=\"waiting\">The agent is waiting for others to answer: see the question above.</p>")
 				if templ_7745c5c3_Err != nil {
@@ -1223,8 +1223,8 @@ func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.
 					return templ_7745c5c3_Err
 				}
 			}
-		case agent.StateFailed, agent.StateInterrupted, agent.StateStopped:
-			var templ_7745c5c3_Var55 = []any{"retry-box", templ.KV("stopped", s == agent.StateStopped)}
+		case domain.StateFailed, domain.StateInterrupted, domain.StateStopped:
+			var templ_7745c5c3_Var55 = []any{"retry-box", templ.KV("stopped", s == domain.StateStopped)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_Buffer, templ_7745c5c3_Var55...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1246,12 +1246,12 @@ func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if s == agent.StateInterrupted {
+			if s == domain.StateInterrupted {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "<p>The agent was cut off before it finished. Its partial answer is kept above.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			} else if s == agent.StateStopped {
+			} else if s == domain.StateStopped {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 88, "<p>The agent was stopped. What it wrote so far is kept above; Retry lets it go on.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1305,9 +1305,9 @@ func RunStatus(conv agent.Conversation, s agent.RunState, errText string) templ.
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var59 string
-			templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("@post('/c/%d/regenerate?nonce=%s')", convID, agent.NewNonce()))
+			templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("@post('/c/%d/regenerate?nonce=%s')", convID, domain.NewNonce()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 277, Col: 261}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 277, Col: 262}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
 			if templ_7745c5c3_Err != nil {
@@ -1481,9 +1481,9 @@ func AttachButton(id string, at Attach) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var68 string
-		templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(agent.MaxMessageBytes))
+		templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(domain.MaxMessageBytes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 311, Col: 168}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 311, Col: 169}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 		if templ_7745c5c3_Err != nil {
@@ -1533,9 +1533,9 @@ func AttachButton(id string, at Attach) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var72 string
-		templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("Attach files (up to %d, %s each), or drop them here", at.MaxFiles, agent.ByteSize(at.MaxBytes)))
+		templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("Attach files (up to %d, %s each), or drop them here", at.MaxFiles, domain.ByteSize(at.MaxBytes)))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 313, Col: 151}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 313, Col: 152}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var72))
 		if templ_7745c5c3_Err != nil {
@@ -1644,8 +1644,8 @@ func composerKeys(convID int64) string {
 		"else if (evt.key === 'Escape' && $_busy) { evt.preventDefault(); " + stopAction(convID) + " }"
 }
 
-func busy(s agent.RunState) string {
-	if s == agent.StateRunning {
+func busy(s domain.RunState) string {
+	if s == domain.StateRunning {
 		return "true"
 	}
 	return "false"
@@ -1938,9 +1938,9 @@ func EditForm(it Item) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var93 string
-		templ_7745c5c3_Var93, templ_7745c5c3_Err = templ.JoinStringErrs(agent.NewNonce())
+		templ_7745c5c3_Var93, templ_7745c5c3_Err = templ.JoinStringErrs(domain.NewNonce())
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 370, Col: 60}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/conversation.templ`, Line: 370, Col: 61}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var93))
 		if templ_7745c5c3_Err != nil {
@@ -2065,7 +2065,7 @@ func EditError(eventID int64, errText string) templ.Component {
 // QueuedList is the person's messages sent while the agent worked, under the thread: each
 // goes when the agent finishes, unless removed first, or now with Send now. It is no
 // landmark: empty, as it mostly is, it would be one more for a screen reader to pass.
-func QueuedList(convID int64, queued []agent.QueuedMessage) templ.Component {
+func QueuedList(convID int64, queued []domain.QueuedMessage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2105,7 +2105,7 @@ func QueuedList(convID int64, queued []agent.QueuedMessage) templ.Component {
 }
 
 // QueuedMessage is one queued message.
-func QueuedMessage(convID int64, q agent.QueuedMessage) templ.Component {
+func QueuedMessage(convID int64, q domain.QueuedMessage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func TestTimelineMarkdown_Context(t *testing.T) {
 	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 	entry := func(ctx any) Entry {
-		q := agent.Question{ID: 1, Message: "Approve?", Context: ctx, Fields: []agent.Field{{Name: "ok", Kind: agent.KindBoolean}}}
+		q := domain.Question{ID: 1, Message: "Approve?", Context: ctx, Fields: []domain.Field{{Name: "ok", Kind: domain.KindBoolean}}}
 		return Entry{Kind: EntryQuestion, At: at, Who: "Deployer", Summary: "asked question 1", Text: q.Message, Markdown: true, Question: &q}
 	}
 	tests := []struct {

@@ -4,19 +4,20 @@ import (
 	"net/url"
 
 	"fmt"
-	"github.com/a-h/templ"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/a-h/templ"
+
+	"github.com/parley-chat/parley/domain"
 )
 
 // FiguresData is what the staff figures page shows: the question figures of the last Days
 // days, the spans (in days) it offers, and the agents' titles by name.
 type FiguresData struct {
-	Figures agent.QuestionFigures
+	Figures domain.QuestionFigures
 	Days    int
 	Spans   []int
 	Titles  map[string]string
@@ -108,7 +109,7 @@ const (
 
 // DayChart lays out the stacked bar chart of figures' days; the y axis runs from 0 to the
 // first round tick at or above the busiest day.
-func DayChart(f agent.QuestionFigures) BarChart {
+func DayChart(f domain.QuestionFigures) BarChart {
 	n := max(len(f.Days), 1)
 	slot := max(dayPlotWidth/n, 4)
 	busiest := 0
@@ -125,7 +126,7 @@ func DayChart(f agent.QuestionFigures) BarChart {
 	for _, v := range ticks {
 		c.Ticks = append(c.Ticks, Tick{Y: c.PlotBottom - scale(v, top, dayPlotHeight), Label: strconv.Itoa(v)})
 	}
-	for i, p := range dayParts(agent.DayFigures{}) {
+	for i, p := range dayParts(domain.DayFigures{}) {
 		c.Legend = append(c.Legend, LegendItem{X: dayPlotLeft + i*100, Fill: p.fill, Name: p.name})
 	}
 	every := LabelEvery(len(f.Days), min(dayMaxLabels, max(1, n*slot/dayLabelWidth)))
@@ -159,7 +160,7 @@ type dayPart struct {
 }
 
 // dayParts are a day's questions by outcome, in stacking order (bottom first).
-func dayParts(d agent.DayFigures) []dayPart {
+func dayParts(d domain.DayFigures) []dayPart {
 	return []dayPart{{"Answered", fillAnswered, d.Answered}, {"Declined", fillDeclined, d.Declined},
 		{"Expired", fillExpired, d.Expired}, {"Other", fillOther, d.Other}, {"Pending", fillPending, d.Pending}}
 }
@@ -207,7 +208,7 @@ func LabelEvery(n, most int) int {
 }
 
 // dayTitle is a day's tooltip: its date and every count.
-func dayTitle(d agent.DayFigures) string {
+func dayTitle(d domain.DayFigures) string {
 	return fmt.Sprintf("%s: %s asked, %d answered, %d declined, %d expired, %d other, %d pending",
 		dayName(d.Day), plural(d.Asked, "question"), d.Answered, d.Declined, d.Expired, d.Other, d.Pending)
 }
@@ -215,7 +216,7 @@ func dayTitle(d agent.DayFigures) string {
 func dayName(t time.Time) string { return t.UTC().Format("Mon Jan 2") }
 
 // dayChartText is the day chart's accessible name and description.
-func dayChartText(f agent.QuestionFigures) (label, desc string) {
+func dayChartText(f domain.QuestionFigures) (label, desc string) {
 	t := f.Total
 	span := "no days"
 	if len(f.Days) > 0 {
@@ -223,7 +224,7 @@ func dayChartText(f agent.QuestionFigures) (label, desc string) {
 	}
 	label = fmt.Sprintf("Questions per day, %s: %s asked, %d answered, %d declined, %d expired",
 		span, plural(t.Asked, "question"), t.Answered, t.Declined, t.Expired)
-	var busiest agent.DayFigures
+	var busiest domain.DayFigures
 	for _, d := range f.Days {
 		if d.Asked > busiest.Asked {
 			busiest = d
@@ -247,7 +248,7 @@ func plural(n int, word string) string {
 
 // answerTime is one of an agent's answer times (median or p90) for a table or a chart;
 // a dash when none of its questions was answered, as there is no time to show.
-func answerTime(a agent.AgentFigures, d time.Duration) string {
+func answerTime(a domain.AgentFigures, d time.Duration) string {
 	if a.Answered == 0 {
 		return "—"
 	}
@@ -290,7 +291,7 @@ const (
 
 // NewWaitChart lays out the answer times of agents, in their order; title gives an
 // agent's display title from its name.
-func NewWaitChart(agents []agent.AgentFigures, title func(string) string) WaitChart {
+func NewWaitChart(agents []domain.AgentFigures, title func(string) string) WaitChart {
 	longest := time.Duration(0)
 	for _, a := range agents {
 		if a.Answered > 0 {

@@ -5,13 +5,13 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
 	"strconv"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Figures is the staff figures page: the questions asked per day and per agent, how they
@@ -1169,7 +1169,7 @@ func agentTable(d FiguresData) templ.Component {
 	})
 }
 
-func agentRow(title string, a agent.AgentFigures, total bool) templ.Component {
+func agentRow(title string, a domain.AgentFigures, total bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1271,7 +1271,7 @@ func agentRow(title string, a agent.AgentFigures, total bool) templ.Component {
 	})
 }
 
-func dayTable(days []agent.DayFigures) templ.Component {
+func dayTable(days []domain.DayFigures) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func TestTickValues(t *testing.T) {
@@ -50,30 +50,30 @@ var figuresFrom = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
 // sampleFigures are a week with questions to three agents: helper's answered in 2m30s and
 // 10m, planner's in 45s, silent's never.
-func sampleFigures() agent.QuestionFigures {
+func sampleFigures() domain.QuestionFigures {
 	at := func(day, hour int) time.Time {
 		return figuresFrom.AddDate(0, 0, day-1).Add(time.Duration(hour) * time.Hour)
 	}
-	answered := func(name string, asked time.Time, wait time.Duration) agent.QuestionFact {
-		return agent.QuestionFact{Agent: name, AskedAt: asked, Outcome: agent.Answered, ResolvedAt: asked.Add(wait)}
+	answered := func(name string, asked time.Time, wait time.Duration) domain.QuestionFact {
+		return domain.QuestionFact{Agent: name, AskedAt: asked, Outcome: domain.Answered, ResolvedAt: asked.Add(wait)}
 	}
-	facts := []agent.QuestionFact{
+	facts := []domain.QuestionFact{
 		answered("helper", at(2, 9), 150*time.Second),
 		answered("helper", at(2, 10), 10*time.Minute),
-		{Agent: "helper", AskedAt: at(2, 11), Outcome: agent.Declined, ResolvedAt: at(2, 12)},
-		{Agent: "planner", AskedAt: at(2, 13), Outcome: agent.Expired, ResolvedAt: at(3, 13)},
+		{Agent: "helper", AskedAt: at(2, 11), Outcome: domain.Declined, ResolvedAt: at(2, 12)},
+		{Agent: "planner", AskedAt: at(2, 13), Outcome: domain.Expired, ResolvedAt: at(3, 13)},
 		answered("planner", at(5, 8), 45*time.Second),
 		{Agent: "planner", AskedAt: at(7, 8)},
 		{Agent: "silent", AskedAt: at(7, 9)},
 	}
-	return agent.FigureQuestions(facts, figuresFrom, figuresFrom.AddDate(0, 0, 7))
+	return domain.FigureQuestions(facts, figuresFrom, figuresFrom.AddDate(0, 0, 7))
 }
 
 func TestDayChart(t *testing.T) {
-	f := agent.QuestionFigures{From: figuresFrom, Days: []agent.DayFigures{
+	f := domain.QuestionFigures{From: figuresFrom, Days: []domain.DayFigures{
 		{Day: figuresFrom},
-		{Day: figuresFrom.AddDate(0, 0, 1), Counts: agent.Counts{Asked: 10, Answered: 4, Declined: 2, Expired: 1, Other: 1, Pending: 2}},
-		{Day: figuresFrom.AddDate(0, 0, 2), Counts: agent.Counts{Asked: 5, Answered: 5}},
+		{Day: figuresFrom.AddDate(0, 0, 1), Counts: domain.Counts{Asked: 10, Answered: 4, Declined: 2, Expired: 1, Other: 1, Pending: 2}},
+		{Day: figuresFrom.AddDate(0, 0, 2), Counts: domain.Counts{Asked: 5, Answered: 5}},
 	}}
 	c := DayChart(f)
 	plot := c.PlotBottom - c.PlotTop
@@ -117,9 +117,9 @@ func TestDayChart(t *testing.T) {
 }
 
 func TestDayChart_labelsThinned(t *testing.T) {
-	f := agent.QuestionFigures{}
+	f := domain.QuestionFigures{}
 	for i := range 90 {
-		f.Days = append(f.Days, agent.DayFigures{Day: figuresFrom.AddDate(0, 0, i), Counts: agent.Counts{Asked: 1, Answered: 1}})
+		f.Days = append(f.Days, domain.DayFigures{Day: figuresFrom.AddDate(0, 0, i), Counts: domain.Counts{Asked: 1, Answered: 1}})
 	}
 	c := DayChart(f)
 	var labels []string
@@ -286,7 +286,7 @@ func TestFigures(t *testing.T) {
 }
 
 func TestFigures_empty(t *testing.T) {
-	f := agent.FigureQuestions(nil, figuresFrom, figuresFrom.AddDate(0, 0, 30))
+	f := domain.FigureQuestions(nil, figuresFrom, figuresFrom.AddDate(0, 0, 30))
 	doc := renderFigures(t, FiguresData{Figures: f, Days: 30, Spans: []int{7, 30, 90}})
 	if n := len(findAll(doc, chart)); n != 0 {
 		t.Errorf("%d charts for an empty span, want none", n)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Asset returns the URL of a static file; the build id in the query busts caches on upgrade.
@@ -16,19 +16,19 @@ func Asset(name string) string { return "/static/" + name + "?v=" + AssetVersion
 var AssetVersion = "dev"
 
 // inputType is the type of a field's <input>: its kind's, or its format's on a text field.
-func inputType(f agent.Field) string {
+func inputType(f domain.Field) string {
 	switch f.Kind {
-	case agent.KindNumber, agent.KindInteger:
+	case domain.KindNumber, domain.KindInteger:
 		return "number"
-	case agent.KindDate:
+	case domain.KindDate:
 		return "date"
-	case agent.KindText:
+	case domain.KindText:
 		switch f.Format {
-		case agent.FormatURI:
+		case domain.FormatURI:
 			return "url"
-		case agent.FormatEmail:
+		case domain.FormatEmail:
 			return "email"
-		case agent.FormatDateTime:
+		case domain.FormatDateTime:
 			return "datetime-local"
 		}
 	}
@@ -37,9 +37,9 @@ func inputType(f agent.Field) string {
 
 // inputValue is what a field's <input> shows. A date-time in RFC 3339 (a default) is
 // written as a datetime-local input reads it, in UTC as the field says.
-func inputValue(q QuestionView, f agent.Field) string {
+func inputValue(q QuestionView, f domain.Field) string {
 	v := q.fieldValue(f)
-	if f.Kind == agent.KindText && f.Format == agent.FormatDateTime {
+	if f.Kind == domain.KindText && f.Format == domain.FormatDateTime {
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
 			return t.UTC().Format("2006-01-02T15:04")
 		}
@@ -47,21 +47,21 @@ func inputValue(q QuestionView, f agent.Field) string {
 	return v
 }
 
-func selectOptions(f agent.Field) []agent.Option {
-	if f.Kind == agent.KindBoolean {
-		return []agent.Option{{Value: "true", Label: "Yes"}, {Value: "false", Label: "No"}}
+func selectOptions(f domain.Field) []domain.Option {
+	if f.Kind == domain.KindBoolean {
+		return []domain.Option{{Value: "true", Label: "Yes"}, {Value: "false", Label: "No"}}
 	}
 	return f.Options
 }
 
-func invalid(q QuestionView, f agent.Field) string {
+func invalid(q QuestionView, f domain.Field) string {
 	if q.Errors[f.Name] != "" {
 		return "true"
 	}
 	return "false"
 }
 
-func describedBy(q QuestionView, f agent.Field) string {
+func describedBy(q QuestionView, f domain.Field) string {
 	var ids []string
 	if f.Description != "" {
 		ids = append(ids, FieldID(q.Record, f.Name)+"-help")
@@ -73,23 +73,23 @@ func describedBy(q QuestionView, f agent.Field) string {
 }
 
 // limitAttrs mirrors the field's limits as HTML attributes, for the browser's own hints.
-func limitAttrs(f agent.Field) templ.Attributes {
+func limitAttrs(f domain.Field) templ.Attributes {
 	a := templ.Attributes{}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	switch f.Kind {
-	case agent.KindNumber, agent.KindInteger:
+	case domain.KindNumber, domain.KindInteger:
 		if f.Min != nil {
 			a["min"] = num(*f.Min)
 		}
 		if f.Max != nil {
 			a["max"] = num(*f.Max)
 		}
-		if f.Kind == agent.KindInteger {
+		if f.Kind == domain.KindInteger {
 			a["step"] = "1"
 		} else {
 			a["step"] = "any"
 		}
-	case agent.KindDate:
+	case domain.KindDate:
 		// Today is the server's day when the form is drawn, as when it is answered.
 		lo, hi := f.DateLimits(time.Now())
 		if lo != "" {
@@ -98,7 +98,7 @@ func limitAttrs(f agent.Field) templ.Attributes {
 		if hi != "" {
 			a["max"] = hi
 		}
-	case agent.KindSelect, agent.KindMultiselect, agent.KindBoolean, agent.KindFile:
+	case domain.KindSelect, domain.KindMultiselect, domain.KindBoolean, domain.KindFile:
 	default:
 		if f.MinLength != nil {
 			a["minlength"] = strconv.Itoa(*f.MinLength)
@@ -111,9 +111,9 @@ func limitAttrs(f agent.Field) templ.Attributes {
 }
 
 // hasFileField reports whether a question asks for a file: its form is then sent as multipart.
-func hasFileField(q agent.Question) bool {
+func hasFileField(q domain.Question) bool {
 	for _, f := range q.Fields {
-		if f.Kind == agent.KindFile {
+		if f.Kind == domain.KindFile {
 			return true
 		}
 	}
@@ -121,7 +121,7 @@ func hasFileField(q agent.Question) bool {
 }
 
 // submitLabel is the text of a question's submit button.
-func submitLabel(q agent.Question) string {
+func submitLabel(q domain.Question) string {
 	if q.SubmitLabel != "" {
 		return q.SubmitLabel
 	}
@@ -129,7 +129,7 @@ func submitLabel(q agent.Question) string {
 }
 
 // declineLabel is the text of a question's decline button.
-func declineLabel(q agent.Question) string {
+func declineLabel(q domain.Question) string {
 	if q.DeclineLabel != "" {
 		return q.DeclineLabel
 	}
@@ -138,6 +138,6 @@ func declineLabel(q agent.Question) string {
 
 // choiceRejects reports whether a choice says no (its hint begins "Reject"): its button
 // looks so.
-func choiceRejects(o agent.Option) bool {
+func choiceRejects(o domain.Option) bool {
 	return strings.HasPrefix(strings.ToLower(o.Hint), "reject")
 }

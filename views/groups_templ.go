@@ -5,18 +5,17 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // GroupsData is the staff page of groups: every group with its people.
 type GroupsData struct {
-	Groups []agent.Group
+	Groups []domain.Group
 	// Channels are each group's channels, by group name.
 	Channels map[string]ChannelsData
 	// Error says why the last change was refused; Group is the group it was about.
@@ -111,7 +110,7 @@ func GroupsPage(d GroupsData) templ.Component {
 	})
 }
 
-func groupCard(g agent.Group, d GroupsData) templ.Component {
+func groupCard(g domain.Group, d GroupsData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -248,7 +247,7 @@ func groupCard(g agent.Group, d GroupsData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if m.Role == agent.RoleMember {
+			if m.Role == domain.RoleMember {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "Member: gets its questions ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -379,7 +378,7 @@ func groupCard(g agent.Group, d GroupsData) templ.Component {
 
 // sourceWords says where a group or a membership comes from.
 func sourceWords(source string) string {
-	if source == agent.SourceProxy {
+	if source == domain.SourceProxy {
 		return "From the sign-in proxy"
 	}
 	return "From the identity provider"

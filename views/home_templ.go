@@ -5,18 +5,18 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // HomeData is what the conversation list page shows.
 type HomeData struct {
-	Conversations []agent.Conversation
-	Agents        []agent.Info
+	Conversations []domain.Conversation
+	Agents        []domain.Info
 	// Form state after a rejected start.
 	Agent   string
 	Message string
@@ -314,7 +314,7 @@ func Home(d HomeData) templ.Component {
 }
 
 // StateBadge shows a run state as people read it.
-func StateBadge(s agent.RunState) templ.Component {
+func StateBadge(s domain.RunState) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -374,18 +374,18 @@ func StateBadge(s agent.RunState) templ.Component {
 	})
 }
 
-func agentTitle(agents []agent.Info, name string) string { return AgentTitle(agents, name) }
+func agentTitle(agents []domain.Info, name string) string { return AgentTitle(agents, name) }
 
 // AgentTitle is an agent's title as pages show it: its name for an agent no longer served,
-// agent.InboundTitle for the conversations of questions asked over MCP.
-func AgentTitle(agents []agent.Info, name string) string {
+// domain.InboundTitle for the conversations of questions asked over MCP.
+func AgentTitle(agents []domain.Info, name string) string {
 	for _, a := range agents {
 		if a.Name == name {
 			return a.Title
 		}
 	}
-	if name == agent.InboundAgent {
-		return agent.InboundTitle
+	if name == domain.InboundAgent {
+		return domain.InboundTitle
 	}
 	return name
 }

@@ -5,14 +5,14 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
 	"strconv"
 	"time"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Layout is the page shell: styles, the Datastar client, the top bar and, for a signed-in
@@ -392,7 +392,7 @@ func Sidebar(v Viewer) templ.Component {
 }
 
 // SidebarList is the sidebar's list, patched as the person's conversations change.
-func SidebarList(cs []agent.Conversation, current int64) templ.Component {
+func SidebarList(cs []domain.Conversation, current int64) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -529,7 +529,7 @@ func SidebarList(cs []agent.Conversation, current int64) templ.Component {
 
 // WaitingCount is the count of questions waiting for the person, by the Inbox link; shell.js
 // shows it in the tab title and the favicon too, and notifies when it grows on a hidden page.
-func WaitingCount(n int, latest agent.Conversation) templ.Component {
+func WaitingCount(n int, latest domain.Conversation) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -633,7 +633,7 @@ func WaitingCount(n int, latest agent.Conversation) templ.Component {
 	})
 }
 
-func latestHref(c agent.Conversation) string {
+func latestHref(c domain.Conversation) string {
 	if c.ID == 0 {
 		return ""
 	}
@@ -641,9 +641,9 @@ func latestHref(c agent.Conversation) string {
 }
 
 // sidebarState is what the sidebar says of a state: nothing for a conversation not begun.
-func sidebarState(c agent.Conversation) string {
+func sidebarState(c domain.Conversation) string {
 	switch s := c.State; s {
-	case agent.StateWaiting:
+	case domain.StateWaiting:
 		if c.AwaitsOthers {
 			return "waiting on others"
 		}
@@ -659,7 +659,7 @@ func liveAction(current int64, version uint64) string {
 }
 
 // PersonPatch is what a stream patches when the person's conversations change.
-func PersonPatch(cs []agent.Conversation, current int64, waiting int, latest agent.Conversation) templ.Component {
+func PersonPatch(cs []domain.Conversation, current int64, waiting int, latest domain.Conversation) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

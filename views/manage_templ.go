@@ -5,21 +5,21 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // SearchData is a person's search over their own conversations.
 type SearchData struct {
 	Query  string
-	Titles []agent.Conversation // conversations whose title holds the words
-	Hits   []agent.SearchHit    // conversations whose messages, questions, answers or documents do
+	Titles []domain.Conversation // conversations whose title holds the words
+	Hits   []domain.SearchHit    // conversations whose messages, questions, answers or documents do
 	Common bool
-	Agents []agent.Info
+	Agents []domain.Info
 	Error  string
 }
 
@@ -207,7 +207,7 @@ func SearchPage(d SearchData) templ.Component {
 	})
 }
 
-func hitHead(c agent.Conversation, agents []agent.Info) templ.Component {
+func hitHead(c domain.Conversation, agents []domain.Info) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -367,8 +367,8 @@ func found(n int) string {
 
 // ArchivedData is the list of a person's archived conversations.
 type ArchivedData struct {
-	Conversations []agent.Conversation
-	Agents        []agent.Info
+	Conversations []domain.Conversation
+	Agents        []domain.Info
 }
 
 // ArchivedPage lists what the person archived: each can be opened, or brought back.
@@ -511,7 +511,7 @@ func ArchivedPage(d ArchivedData) templ.Component {
 
 // ConversationMenu offers what the owner can do with the conversation: rename, archive (or
 // bring it back) and delete, which asks first and says what it removes.
-func ConversationMenu(c agent.Conversation) templ.Component {
+func ConversationMenu(c domain.Conversation) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -563,9 +563,9 @@ func ConversationMenu(c agent.Conversation) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var25 string
-		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(agent.MaxTitle))
+		templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(domain.MaxTitle))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/manage.templ`, Line: 136, Col: 120}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/manage.templ`, Line: 136, Col: 121}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 		if templ_7745c5c3_Err != nil {

@@ -3,7 +3,7 @@ package views_test
 import (
 	"testing"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
 	"github.com/parley-chat/parley/views"
 )
 

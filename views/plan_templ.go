@@ -5,18 +5,18 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // PlanPanel is the execution plan: the current plan and the history of its updates collapse
 // together; the "N updates" badge stays visible in the summary. Only the inner parts are
 // patched, so what a person opened or closed stays so while the plan updates.
-func PlanPanel(plans []agent.Plan) templ.Component {
+func PlanPanel(plans []domain.Plan) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -70,7 +70,7 @@ func PlanPanel(plans []agent.Plan) templ.Component {
 }
 
 // PlanSummary is the always-visible head of the plan panel.
-func PlanSummary(plans []agent.Plan) templ.Component {
+func PlanSummary(plans []domain.Plan) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -149,7 +149,7 @@ func PlanSummary(plans []agent.Plan) templ.Component {
 }
 
 // PlanCurrent is the plan as it stands now.
-func PlanCurrent(plans []agent.Plan) templ.Component {
+func PlanCurrent(plans []domain.Plan) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -189,7 +189,7 @@ func PlanCurrent(plans []agent.Plan) templ.Component {
 }
 
 // PlanHistory lists every earlier update, newest first.
-func PlanHistory(plans []agent.Plan) templ.Component {
+func PlanHistory(plans []domain.Plan) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -236,7 +236,7 @@ func PlanHistory(plans []agent.Plan) templ.Component {
 	})
 }
 
-func planSteps(p agent.Plan, class string) templ.Component {
+func planSteps(p domain.Plan, class string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -357,15 +357,15 @@ func updates(n int) string {
 	return fmt.Sprintf("%d updates", n)
 }
 
-func stepIcon(s agent.StepStatus) string {
+func stepIcon(s domain.StepStatus) string {
 	switch s {
-	case agent.StepDone:
+	case domain.StepDone:
 		return "✓"
-	case agent.StepInProgress:
+	case domain.StepInProgress:
 		return "◐"
-	case agent.StepFailed:
+	case domain.StepFailed:
 		return "✗"
-	case agent.StepSkipped:
+	case domain.StepSkipped:
 		return "–"
 	}
 	return "○"

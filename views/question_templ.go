@@ -5,14 +5,13 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
 	"strconv"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // QuestionCard is a question: the form while it is pending, the outcome once resolved.
@@ -501,7 +500,7 @@ func questionForm(q QuestionView) templ.Component {
 
 // choices are a Choice question's options, a button each: the person answers with one
 // press (an agent's permission request: Allow, Always allow, Reject).
-func choices(q QuestionView, f agent.Field) templ.Component {
+func choices(q QuestionView, f domain.Field) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -736,9 +735,9 @@ func formFields(q QuestionView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var39 string
-		templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(agent.ReasonText.MaxRunes))
+		templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.Itoa(domain.ReasonText.MaxRunes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question.templ`, Line: 114, Col: 125}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question.templ`, Line: 114, Col: 126}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var39))
 		if templ_7745c5c3_Err != nil {
@@ -751,7 +750,7 @@ func formFields(q QuestionView) templ.Component {
 		var templ_7745c5c3_Var40 string
 		templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(q.Values.Get("_reason"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question.templ`, Line: 114, Col: 153}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question.templ`, Line: 114, Col: 154}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 		if templ_7745c5c3_Err != nil {
@@ -882,7 +881,7 @@ func questionLink(link string) templ.Component {
 	})
 }
 
-func field(q QuestionView, f agent.Field) templ.Component {
+func field(q QuestionView, f domain.Field) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -925,7 +924,7 @@ func field(q QuestionView, f agent.Field) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if f.Kind == agent.KindMultiselect {
+		if f.Kind == domain.KindMultiselect {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<fieldset aria-describedby=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1045,7 +1044,7 @@ func field(q QuestionView, f agent.Field) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if f.Kind == agent.KindBoolean && !f.Required {
+		} else if f.Kind == domain.KindBoolean && !f.Required {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "<label class=\"check\" for=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1237,7 +1236,7 @@ func field(q QuestionView, f agent.Field) templ.Component {
 	})
 }
 
-func requiredMark(f agent.Field) templ.Component {
+func requiredMark(f domain.Field) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1268,7 +1267,7 @@ func requiredMark(f agent.Field) templ.Component {
 	})
 }
 
-func input(q QuestionView, f agent.Field) templ.Component {
+func input(q QuestionView, f domain.Field) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1290,7 +1289,7 @@ func input(q QuestionView, f agent.Field) templ.Component {
 		}
 		ctx = templ.ClearChildren(ctx)
 		switch f.Kind {
-		case agent.KindTextarea:
+		case domain.KindTextarea:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 106, "<textarea id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1357,7 +1356,7 @@ func input(q QuestionView, f agent.Field) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if f.Format == agent.FormatJSON {
+			if f.Format == domain.FormatJSON {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 113, " class=\"mono\" spellcheck=\"false\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1384,7 +1383,7 @@ func input(q QuestionView, f agent.Field) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case agent.KindFile:
+		case domain.KindFile:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 116, "<input type=\"file\" id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1451,7 +1450,7 @@ func input(q QuestionView, f agent.Field) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case agent.KindSelect, agent.KindBoolean:
+		case domain.KindSelect, domain.KindBoolean:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "<select id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1680,7 +1679,7 @@ func input(q QuestionView, f agent.Field) templ.Component {
 	})
 }
 
-func resolution(rec agent.QuestionRecord) templ.Component {
+func resolution(rec domain.QuestionRecord) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1705,7 +1704,7 @@ func resolution(rec agent.QuestionRecord) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if rec.Resolution.Outcome == agent.Answered {
+		if rec.Resolution.Outcome == domain.Answered {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 149, "<dl class=\"answers\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1729,12 +1728,12 @@ func resolution(rec agent.QuestionRecord) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if d, isDoc := agent.AnswerDocument(v); isDoc && f.Kind == agent.KindFile {
+					if d, isDoc := domain.AnswerDocument(v); isDoc && f.Kind == domain.KindFile {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 152, "<dd>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = DocumentChips(rec.ConversationID, []agent.DocumentRef{d}).Render(ctx, templ_7745c5c3_Buffer)
+						templ_7745c5c3_Err = DocumentChips(rec.ConversationID, []domain.DocumentRef{d}).Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -2124,7 +2123,7 @@ func QuestionPage(d QuestionPageData) templ.Component {
 }
 
 // approvals say, on a question that needs several approvals, how many and who so far.
-func approvals(q agent.QuestionRecord) templ.Component {
+func approvals(q domain.QuestionRecord) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

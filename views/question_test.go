@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func render(t *testing.T, q QuestionView) *html.Node {
@@ -68,22 +68,22 @@ func text(n *html.Node) string {
 	return b.String()
 }
 
-func everyKind() agent.Question {
+func everyKind() domain.Question {
 	one, ten := 1.0, 10.0
-	return agent.Question{ID: 7, Message: "All kinds", Asker: "Tester", Fields: []agent.Field{
-		{Name: "title", Kind: agent.KindText, Required: true, Default: "Hello", Description: "A short title"},
-		{Name: "body", Kind: agent.KindTextarea, Default: "Line one"},
-		{Name: "ratio", Kind: agent.KindNumber, Default: 2.5},
-		{Name: "guests", Kind: agent.KindInteger, Required: true, Min: &one, Max: &ten, Default: 4},
-		{Name: "venue", Kind: agent.KindSelect, Required: true, Default: "b", Options: []agent.Option{{Value: "a", Label: "Alpha"}, {Value: "b", Label: "Beta"}}},
-		{Name: "diet", Kind: agent.KindMultiselect, Default: []string{"vegan"}, Options: []agent.Option{{Value: "vegan"}, {Value: "halal"}}},
-		{Name: "now", Kind: agent.KindBoolean, Default: true},
-		{Name: "day", Kind: agent.KindDate, Default: "2026-12-12"},
+	return domain.Question{ID: 7, Message: "All kinds", Asker: "Tester", Fields: []domain.Field{
+		{Name: "title", Kind: domain.KindText, Required: true, Default: "Hello", Description: "A short title"},
+		{Name: "body", Kind: domain.KindTextarea, Default: "Line one"},
+		{Name: "ratio", Kind: domain.KindNumber, Default: 2.5},
+		{Name: "guests", Kind: domain.KindInteger, Required: true, Min: &one, Max: &ten, Default: 4},
+		{Name: "venue", Kind: domain.KindSelect, Required: true, Default: "b", Options: []domain.Option{{Value: "a", Label: "Alpha"}, {Value: "b", Label: "Beta"}}},
+		{Name: "diet", Kind: domain.KindMultiselect, Default: []string{"vegan"}, Options: []domain.Option{{Value: "vegan"}, {Value: "halal"}}},
+		{Name: "now", Kind: domain.KindBoolean, Default: true},
+		{Name: "day", Kind: domain.KindDate, Default: "2026-12-12"},
 	}}
 }
 
 func TestQuestionCard_EveryKindLabelledAndPrefilled(t *testing.T) {
-	doc := render(t, QuestionView{Record: agent.QuestionRecord{Question: everyKind()}})
+	doc := render(t, QuestionView{Record: domain.QuestionRecord{Question: everyKind()}})
 	labels := map[string]bool{}
 	for _, l := range findAll(doc, func(n *html.Node) bool { return n.Data == "label" }) {
 		if f, ok := attr(l, "for"); ok {
@@ -149,9 +149,9 @@ func TestQuestionCard_EveryKindLabelledAndPrefilled(t *testing.T) {
 
 func TestQuestionCard_ErrorsKeepTypedValues(t *testing.T) {
 	q := QuestionView{
-		Record: agent.QuestionRecord{Question: everyKind()},
+		Record: domain.QuestionRecord{Question: everyKind()},
 		Values: map[string][]string{"title": {"typed <b>"}, "guests": {"99"}},
-		Errors: agent.FieldErrors{"guests": "Must be between 1 and 10."},
+		Errors: domain.FieldErrors{"guests": "Must be between 1 and 10."},
 	}
 	doc := render(t, q)
 	if v, _ := attr(byName(doc, "title")[0], "value"); v != "typed <b>" {
@@ -170,8 +170,8 @@ func TestQuestionCard_ErrorsKeepTypedValues(t *testing.T) {
 }
 
 func TestQuestionCard_Resolved(t *testing.T) {
-	rec := agent.QuestionRecord{Question: everyKind()}
-	rec.Resolution = &agent.Resolution{Outcome: agent.Answered, By: "you", Values: map[string]any{"venue": "a", "diet": []any{"vegan", "halal"}, "now": false}}
+	rec := domain.QuestionRecord{Question: everyKind()}
+	rec.Resolution = &domain.Resolution{Outcome: domain.Answered, By: "you", Values: map[string]any{"venue": "a", "diet": []any{"vegan", "halal"}, "now": false}}
 	doc := render(t, QuestionView{Record: rec})
 	page := text(doc)
 	for _, want := range []string{"Answered", "Alpha", "vegan, halal", "No", "by you"} {
@@ -186,12 +186,12 @@ func TestQuestionCard_Resolved(t *testing.T) {
 
 // A date field's limits reach the browser's input as min and max, Today as the server's date.
 func TestQuestionCard_DateLimits(t *testing.T) {
-	q := agent.Question{ID: 3, Message: "When?", Fields: []agent.Field{
-		{Name: "from", Kind: agent.KindDate, MinDate: agent.Today},
-		{Name: "in_march", Kind: agent.KindDate, MinDate: "2026-03-01", MaxDate: "2026-03-31"},
-		{Name: "any", Kind: agent.KindDate},
+	q := domain.Question{ID: 3, Message: "When?", Fields: []domain.Field{
+		{Name: "from", Kind: domain.KindDate, MinDate: domain.Today},
+		{Name: "in_march", Kind: domain.KindDate, MinDate: "2026-03-01", MaxDate: "2026-03-31"},
+		{Name: "any", Kind: domain.KindDate},
 	}}
-	doc := render(t, QuestionView{Record: agent.QuestionRecord{Question: q}})
+	doc := render(t, QuestionView{Record: domain.QuestionRecord{Question: q}})
 	today := time.Now().Format(time.DateOnly)
 	checks := []struct{ name, key, want string }{
 		{"from", "min", today},

@@ -5,20 +5,20 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"fmt"
-	"github.com/parley-chat/parley/agent"
 	"time"
+
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // InboxData is the questions waiting: a person's own, or everyone's for staff.
 type InboxData struct {
-	Items  []agent.InboxItem
+	Items  []domain.InboxItem
 	Now    time.Time
-	Agents []agent.Info
+	Agents []domain.Info
 	// Everyone says these are all people's questions (staff).
 	Everyone bool
 }
@@ -280,17 +280,17 @@ type ReviewData struct {
 	Agent    string
 	User     string
 	From, To string
-	Agents   []agent.Info
-	Users    []agent.User
-	List     []agent.Conversation
-	Hits     []agent.SearchHit
+	Agents   []domain.Info
+	Users    []domain.User
+	List     []domain.Conversation
+	Hits     []domain.SearchHit
 	Searched bool
 	Common   bool
 	More     bool
 	NextPage string
 	Error    string
 	// Deletions are the newest conversations people deleted, from the audit log.
-	Deletions []agent.AuditEntry
+	Deletions []domain.AuditEntry
 }
 
 // ReviewPage is the staff desk: every conversation, filtered and searched.
@@ -344,7 +344,7 @@ func ReviewPage(d ReviewData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, st := range agent.RunStates {
+			for _, st := range domain.RunStates {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -840,12 +840,12 @@ func ReviewPage(d ReviewData) templ.Component {
 
 // TimelineData is one conversation's full record for review.
 type TimelineData struct {
-	Conversation agent.Conversation
+	Conversation domain.Conversation
 	AgentTitle   string
 	Entries      []Entry
 	// Version is the version read; Versions all of them (one: the conversation never branched).
 	Version  int64
-	Versions agent.Versions
+	Versions domain.Versions
 }
 
 // TimelinePage is a conversation's every event, with who did it and when; questions show
@@ -1203,7 +1203,7 @@ func TimelinePage(d TimelineData) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							templ_7745c5c3_Err = DocumentChips(d.Conversation.ID, []agent.DocumentRef{*a.Document}).Render(ctx, templ_7745c5c3_Buffer)
+							templ_7745c5c3_Err = DocumentChips(d.Conversation.ID, []domain.DocumentRef{*a.Document}).Render(ctx, templ_7745c5c3_Buffer)
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ItemKind is the kind of an entry in the conversation thread.
@@ -36,7 +36,7 @@ type Item struct {
 	// (attached, or split off by intake) and the intent intake gave the agent.
 	EventID        int64
 	ConversationID int64
-	Documents      []agent.DocumentRef
+	Documents      []domain.DocumentRef
 	Intent         string
 	MessageID      string
 	Author         string
@@ -47,7 +47,7 @@ type Item struct {
 	// Question fields.
 	Question *QuestionView
 	// Tool is a tool call's latest state.
-	Tool *agent.ToolCall
+	Tool *domain.ToolCall
 	// From is the event the entry first appeared with.
 	From int64
 	// Versions are the versions that start here, for ItemVersions.
@@ -58,14 +58,14 @@ type Item struct {
 // one shown is Choice.Versions[Choice.Current].
 type VersionsView struct {
 	ConversationID int64
-	agent.Choice
+	domain.Choice
 }
 
 // QuestionView is a question with what the form needs: the values typed and their errors.
 type QuestionView struct {
-	Record agent.QuestionRecord
+	Record domain.QuestionRecord
 	Values url.Values
-	Errors agent.FieldErrors
+	Errors domain.FieldErrors
 	// Notice is a message about the whole form (e.g. it was resolved elsewhere).
 	Notice string
 }
@@ -73,14 +73,14 @@ type QuestionView struct {
 // Thread is the conversation page's projection of the event log.
 type Thread struct {
 	Items       []Item
-	Plans       []agent.Plan
-	State       agent.RunState
+	Plans       []domain.Plan
+	State       domain.RunState
 	Error       string
 	LastEventID int64
 }
 
 // BuildThread folds a conversation's events into what the page shows.
-func BuildThread(events []agent.Event) Thread {
+func BuildThread(events []domain.Event) Thread {
 	var t Thread
 	users := map[int64]int{}
 	questions := map[int64]int{}
@@ -89,32 +89,32 @@ func BuildThread(events []agent.Event) Thread {
 		t.LastEventID = ev.ID
 		n := len(t.Items)
 		switch ev.Kind {
-		case agent.EventUserMessage:
+		case domain.EventUserMessage:
 			users[ev.ID] = len(t.Items)
 			t.Items = append(t.Items, UserItem(ev))
-		case agent.EventIntake:
+		case domain.EventIntake:
 			if i, ok := users[ev.Intake.MessageEventID]; ok {
 				t.Items[i] = t.Items[i].WithIntake(*ev.Intake)
 			}
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			t.Items = append(t.Items, AgentItem(ev))
-		case agent.EventPlan:
+		case domain.EventPlan:
 			t.Plans = append(t.Plans, *ev.Plan)
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			rec := ev.AskedRecord()
 			questions[rec.ID] = len(t.Items)
 			t.Items = append(t.Items, Item{Kind: ItemQuestion, Question: &QuestionView{Record: rec}, At: ev.At})
-		case agent.EventQuestionApproved:
+		case domain.EventQuestionApproved:
 			if i, ok := questions[ev.Resolution.QuestionID]; ok {
 				rec := &t.Items[i].Question.Record
 				rec.Approved = append(rec.Approved, *ev.Resolution)
 			}
-		case agent.EventQuestionResolved:
+		case domain.EventQuestionResolved:
 			if i, ok := questions[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
 				t.Items[i].Question.Record.Resolution = &r
 			}
-		case agent.EventToolCall:
+		case domain.EventToolCall:
 			if ev.ToolCall == nil {
 				continue
 			}
@@ -126,9 +126,9 @@ func BuildThread(events []agent.Event) Thread {
 				tools[ev.ToolCall.Key] = len(t.Items)
 				t.Items = append(t.Items, ToolItem(ev))
 			}
-		case agent.EventRunState:
+		case domain.EventRunState:
 			t.State, t.Error = ev.State, ev.Error
-			if ev.State == agent.StateFailed {
+			if ev.State == domain.StateFailed {
 				t.Items = append(t.Items, Item{Kind: ItemError, Text: ev.Error, At: ev.At})
 			}
 		}
@@ -141,7 +141,7 @@ func BuildThread(events []agent.Event) Thread {
 
 // WithVersions puts, where versions of the conversation differ, the control that moves
 // between them: before the first entry that differs.
-func (t Thread) WithVersions(convID int64, choices []agent.Choice) Thread {
+func (t Thread) WithVersions(convID int64, choices []domain.Choice) Thread {
 	if len(choices) == 0 {
 		return t
 	}
@@ -164,11 +164,11 @@ func (t Thread) WithVersions(convID int64, choices []agent.Choice) Thread {
 // Shown is the run's state as its status line says it: a run that waits, within its
 // step, for the answer to a live question (a tool server's or a coding agent's) waits for
 // the person, though it runs.
-func (t Thread) Shown() agent.RunState {
-	if t.State == agent.StateRunning {
+func (t Thread) Shown() domain.RunState {
+	if t.State == domain.StateRunning {
 		for _, it := range t.Items {
 			if it.Kind == ItemQuestion && it.Question.Record.Live && it.Question.Record.Pending() {
-				return agent.StateWaiting
+				return domain.StateWaiting
 			}
 		}
 	}
@@ -187,7 +187,7 @@ func (t Thread) PendingQuestions() int {
 }
 
 // FieldID is the HTML id of a question's input.
-func FieldID(q agent.QuestionRecord, name string) string {
+func FieldID(q domain.QuestionRecord, name string) string {
 	return fmt.Sprintf("q%d-%s", q.ID, name)
 }
 
@@ -198,14 +198,14 @@ func QuestionID(id int64) string { return fmt.Sprintf("q-%d", id) }
 func MessageID(id string) string { return "m-" + id }
 
 // fieldValues returns what the form shows for a field: what was typed, else the default.
-func (q QuestionView) fieldValues(f agent.Field) []string {
+func (q QuestionView) fieldValues(f domain.Field) []string {
 	if q.Values != nil {
 		return q.Values[f.Name]
 	}
-	return agent.FieldDefault(f)
+	return domain.FieldDefault(f)
 }
 
-func (q QuestionView) fieldValue(f agent.Field) string {
+func (q QuestionView) fieldValue(f domain.Field) string {
 	v := q.fieldValues(f)
 	if len(v) == 0 {
 		return ""
@@ -213,7 +213,7 @@ func (q QuestionView) fieldValue(f agent.Field) string {
 	return v[0]
 }
 
-func (q QuestionView) has(f agent.Field, value string) bool {
+func (q QuestionView) has(f domain.Field, value string) bool {
 	for _, v := range q.fieldValues(f) {
 		if v == value {
 			return true
@@ -222,7 +222,7 @@ func (q QuestionView) has(f agent.Field, value string) bool {
 	return false
 }
 
-func (q QuestionView) checked(f agent.Field) bool {
+func (q QuestionView) checked(f domain.Field) bool {
 	switch strings.ToLower(q.fieldValue(f)) {
 	case "true", "on", "yes", "1":
 		return true
@@ -231,7 +231,7 @@ func (q QuestionView) checked(f agent.Field) bool {
 }
 
 // AnswerText renders one answered value for people to read.
-func AnswerText(f agent.Field, v any) string {
+func AnswerText(f domain.Field, v any) string {
 	switch x := v.(type) {
 	case nil, bool, float64:
 		return scalarText(x)
@@ -253,7 +253,7 @@ func AnswerText(f agent.Field, v any) string {
 	return fmt.Sprint(v)
 }
 
-func optionLabel(f agent.Field, v string) string {
+func optionLabel(f domain.Field, v string) string {
 	for _, o := range f.Options {
 		if o.Value == v {
 			return o.Text()
@@ -277,17 +277,17 @@ func Waited(d time.Duration) string {
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
 
-func outcomeLabel(o agent.Outcome) string {
+func outcomeLabel(o domain.Outcome) string {
 	switch o {
-	case agent.Answered:
+	case domain.Answered:
 		return "Answered"
-	case agent.Declined:
+	case domain.Declined:
 		return "Declined"
-	case agent.Cancelled:
+	case domain.Cancelled:
 		return "Cancelled"
-	case agent.Expired:
+	case domain.Expired:
 		return "Expired"
-	case agent.Superseded:
+	case domain.Superseded:
 		return "Superseded"
 	}
 	return string(o)
@@ -296,19 +296,19 @@ func outcomeLabel(o agent.Outcome) string {
 func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // AgentItem is a finished agent message as the thread shows it.
-func AgentItem(ev agent.Event) Item {
+func AgentItem(ev domain.Event) Item {
 	return Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, Stopped: ev.Stopped, At: ev.At}
 }
 
 // UserItem is a person's message as the thread shows it, before intake.
-func UserItem(ev agent.Event) Item {
+func UserItem(ev domain.Event) Item {
 	return Item{Kind: ItemUser, EventID: ev.ID, ConversationID: ev.ConversationID, Author: ev.Author, Text: ev.Text,
 		Documents: ev.Documents, At: ev.At}
 }
 
 // WithIntake adds what intake made of the message: its documents, and the intent when the
 // agent was given something else than the message as written.
-func (it Item) WithIntake(in agent.Intake) Item {
+func (it Item) WithIntake(in domain.Intake) Item {
 	it.Documents = append(it.Documents[:len(it.Documents):len(it.Documents)], in.Documents...)
 	if in.Intent != it.Text {
 		it.Intent = in.Intent
@@ -340,12 +340,12 @@ func lineCount(text string) string {
 }
 
 // documentTitle is a chip's tooltip: what the document is and where it came from.
-func documentTitle(d agent.DocumentRef) string {
+func documentTitle(d domain.DocumentRef) string {
 	from := "attached by you"
 	switch d.Label {
-	case agent.LabelUserContext:
+	case domain.LabelUserContext:
 		from = "split from your message"
-	case agent.LabelAnswer:
+	case domain.LabelAnswer:
 		from = "uploaded as an answer"
 	}
 	t := d.Name
@@ -357,10 +357,10 @@ func documentTitle(d agent.DocumentRef) string {
 
 // documentKind is a chip's badge: the document's extension (LOG, CSV, PDF), which needs no
 // icon font.
-func documentKind(d agent.DocumentRef) string {
+func documentKind(d domain.DocumentRef) string {
 	ext := strings.TrimPrefix(path.Ext(d.Name), ".")
 	if ext == "" || len(ext) > 5 {
-		ext = strings.TrimPrefix(agent.Extension(d.MimeType), ".")
+		ext = strings.TrimPrefix(domain.Extension(d.MimeType), ".")
 	}
 	return strings.ToUpper(ext)
 }
@@ -375,7 +375,7 @@ func inboundClient(title string) string {
 }
 
 // QuestionLink is where a question's card is (see agent.QuestionRecord.Path).
-func QuestionLink(q agent.QuestionRecord) string { return q.Path() }
+func QuestionLink(q domain.QuestionRecord) string { return q.Path() }
 
 // QuestionPageData is what QuestionPage shows: the card, and whose agent asked.
 type QuestionPageData struct {
@@ -395,7 +395,7 @@ func readOnlyItem(it Item, owner string) templ.Component {
 }
 
 // approvedBy names who approved so far ("ann, bob"), and whether the viewer is among them.
-func approvedBy(q agent.QuestionRecord, viewer string) (names string, you bool) {
+func approvedBy(q domain.QuestionRecord, viewer string) (names string, you bool) {
 	var list []string
 	for _, a := range q.Approved {
 		list = append(list, a.By)
@@ -422,6 +422,6 @@ func editClick(convID int64) string {
 
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).
-func regenerable(ctx context.Context, conv agent.Conversation, s agent.RunState) bool {
-	return modeOf(ctx).Writes() && conv.Agent != agent.InboundAgent && s != "" && s != agent.StateRunning
+func regenerable(ctx context.Context, conv domain.Conversation, s domain.RunState) bool {
+	return modeOf(ctx).Writes() && conv.Agent != domain.InboundAgent && s != "" && s != domain.StateRunning
 }

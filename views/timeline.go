@@ -10,7 +10,7 @@ import (
 
 	"github.com/microcosm-cc/bluemonday"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // EntryKind is the kind of an entry in a conversation's timeline.
@@ -43,11 +43,11 @@ type Entry struct {
 	Text    string
 	// Markdown says Text is an agent's Markdown (rendered sanitized), not plain text.
 	Markdown  bool
-	Documents []agent.DocumentRef
-	Question  *agent.Question
+	Documents []domain.DocumentRef
+	Question  *domain.Question
 	// For a resolution: the question it resolved, the answers as people read them (field
 	// title and value, in the question's order), and how long the question waited.
-	Resolution *agent.Resolution
+	Resolution *domain.Resolution
 	Answers    []Answer
 	Waited     time.Duration
 }
@@ -56,18 +56,18 @@ type Entry struct {
 type Answer struct {
 	Field    string
 	Value    string
-	Document *agent.DocumentRef
+	Document *domain.DocumentRef
 }
 
 // BuildTimeline folds a conversation's events (and its audit entries) into its timeline,
 // oldest first. Streamed pieces of text and checkpoints are left out: each message appears
 // once, whole.
-func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
+func BuildTimeline(events []domain.Event, audit []domain.AuditEntry) []Entry {
 	var out []Entry
-	asked := map[int64]agent.Event{}
-	tools := map[string]agent.ToolCall{}
+	asked := map[int64]domain.Event{}
+	tools := map[string]domain.ToolCall{}
 	for _, ev := range events {
-		if ev.Kind == agent.EventToolCall {
+		if ev.Kind == domain.EventToolCall {
 			if ev.ToolCall != nil {
 				prev, seen := tools[ev.ToolCall.Key]
 				tools[ev.ToolCall.Key] = *ev.ToolCall
@@ -77,31 +77,31 @@ func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 		}
 		e := Entry{At: ev.At}
 		switch ev.Kind {
-		case agent.EventUserMessage:
+		case domain.EventUserMessage:
 			e.Kind, e.Who, e.Text, e.Documents = EntryMessage, ev.Author, ev.Text, ev.Documents
 			e.Summary = "wrote"
-		case agent.EventIntake:
+		case domain.EventIntake:
 			in := ev.Intake
 			e.Kind, e.Who, e.Documents = EntryIntake, "Parley", in.Documents
 			e.Summary = intakeSummary(*in)
 			if len(in.Documents) > 0 {
 				e.Text = in.Intent
 			}
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			e.Kind, e.Who, e.Text, e.Markdown = EntryReply, ev.Author, ev.Text, true
 			e.Summary = "replied"
 			if ev.Interrupted {
 				e.Summary = "replied, and was cut off"
 			}
-		case agent.EventPlan:
+		case domain.EventPlan:
 			e.Kind, e.Who, e.Summary = EntryPlan, ev.Author, "updated the plan"
 			e.Text = planText(*ev.Plan)
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			asked[ev.Question.ID] = ev
 			q := *ev.Question
 			e.Kind, e.Who, e.Question, e.Text, e.Markdown = EntryQuestion, q.Asker, &q, q.Message, true
 			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, plural(len(q.Fields), "field"))
-		case agent.EventQuestionResolved:
+		case domain.EventQuestionResolved:
 			r := *ev.Resolution
 			e.Kind, e.Who, e.Resolution = EntryResolved, r.By, &r
 			e.Text = r.Reason
@@ -110,14 +110,14 @@ func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 				e.Answers = answers(*q.Question, r)
 			}
 			e.Summary = resolutionSummary(r, e.Waited)
-		case agent.EventRunState:
+		case domain.EventRunState:
 			e.Kind, e.Who, e.Summary, e.Text = EntryState, "Parley", "the run is "+ev.State.Label(), ev.Error
-		case agent.EventVersion:
+		case domain.EventVersion:
 			e.Kind, e.Who, e.Summary = EntryVersion, ev.Author, versionSummary(ev)
-		case agent.EventMessageQueued:
+		case domain.EventMessageQueued:
 			e.Kind, e.Who, e.Text, e.Documents = EntryQueued, ev.Author, ev.Text, ev.Documents
 			e.Summary = "wrote while the agent worked (queued until it finished)"
-		case agent.EventMessageUnqueued:
+		case domain.EventMessageUnqueued:
 			e.Kind, e.Who, e.Summary = EntryQueued, ev.Author, "took back a queued message"
 		default:
 			continue
@@ -133,7 +133,7 @@ func BuildTimeline(events []agent.Event, audit []agent.AuditEntry) []Entry {
 
 // toolEntries are what a tool call's event adds to the timeline: the call where it first
 // appears, a wait that begins, and its end; running and progress in between are left out.
-func toolEntries(ev agent.Event, prev agent.ToolCall, seen bool) []Entry {
+func toolEntries(ev domain.Event, prev domain.ToolCall, seen bool) []Entry {
 	tc := *ev.ToolCall
 	who := ev.Author
 	if who == "" {
@@ -144,7 +144,7 @@ func toolEntries(ev agent.Event, prev agent.ToolCall, seen bool) []Entry {
 		out = append(out, Entry{Kind: EntryTool, At: ev.At, Who: who, Summary: "called " + toolSummary(tc), Text: prettyJSON(tc.Arguments)})
 	}
 	switch {
-	case tc.Status == agent.ToolWaiting && (!seen || prev.Status != agent.ToolWaiting || prev.Waiting != tc.Waiting):
+	case tc.Status == domain.ToolWaiting && (!seen || prev.Status != domain.ToolWaiting || prev.Waiting != tc.Waiting):
 		waits := "waits"
 		if tc.Waiting != "" {
 			waits += " for " + tc.Waiting
@@ -160,7 +160,7 @@ func toolEntries(ev agent.Event, prev agent.ToolCall, seen bool) []Entry {
 	return out
 }
 
-func intakeSummary(in agent.Intake) string {
+func intakeSummary(in domain.Intake) string {
 	if len(in.Documents) == 0 {
 		return "passed the message to the agent whole"
 	}
@@ -168,7 +168,7 @@ func intakeSummary(in agent.Intake) string {
 }
 
 // resolutionSummary says how a question was resolved, by whom, after how long.
-func resolutionSummary(r agent.Resolution, waited time.Duration) string {
+func resolutionSummary(r domain.Resolution, waited time.Duration) string {
 	s := fmt.Sprintf("%s question %d", strings.ToLower(outcomeLabel(r.Outcome)), r.QuestionID)
 	if r.OnBehalfOf != "" {
 		s += " on behalf of " + r.OnBehalfOf
@@ -183,11 +183,11 @@ func resolutionSummary(r agent.Resolution, waited time.Duration) string {
 }
 
 // answers lists a resolution's values by the question's fields, in order, then any other.
-func answers(q agent.Question, r agent.Resolution) []Answer {
+func answers(q domain.Question, r domain.Resolution) []Answer {
 	var out []Answer
 	seen := map[string]bool{}
-	add := func(f agent.Field, v any) {
-		if d, ok := agent.AnswerDocument(v); ok && f.Kind == agent.KindFile {
+	add := func(f domain.Field, v any) {
+		if d, ok := domain.AnswerDocument(v); ok && f.Kind == domain.KindFile {
 			out = append(out, Answer{Field: f.Title(), Value: d.Name, Document: &d})
 			return
 		}
@@ -201,14 +201,14 @@ func answers(q agent.Question, r agent.Resolution) []Answer {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Values)) {
 		if !seen[k] {
-			add(agent.Field{Name: k}, r.Values[k])
+			add(domain.Field{Name: k}, r.Values[k])
 		}
 	}
 	return out
 }
 
 // planText is a plan as lines of text: each step with its status.
-func planText(p agent.Plan) string {
+func planText(p domain.Plan) string {
 	var b strings.Builder
 	if p.Title != "" {
 		b.WriteString(p.Title + "\n")
@@ -220,7 +220,7 @@ func planText(p agent.Plan) string {
 }
 
 // FieldKindLabel names a field's kind for the timeline: "select: a, b, c", "number 1–10".
-func FieldKindLabel(f agent.Field) string {
+func FieldKindLabel(f domain.Field) string {
 	s := string(f.Kind)
 	if len(f.Options) > 0 {
 		var opts []string
@@ -300,22 +300,22 @@ func firstLine(s string) string {
 var textOnly = bluemonday.StrictPolicy()
 
 // versionSummary says what a version event records.
-func versionSummary(ev agent.Event) string {
+func versionSummary(ev domain.Event) string {
 	switch ev.Reason {
-	case agent.VersionRegenerate:
+	case domain.VersionRegenerate:
 		return fmt.Sprintf("regenerated the reply: version %d starts here", ev.Shown+1)
-	case agent.VersionEdit:
+	case domain.VersionEdit:
 		return fmt.Sprintf("edited a message: version %d starts here", ev.Shown+1)
 	}
 	return fmt.Sprintf("turned to version %d", ev.Shown+1)
 }
 
 // versionLabel names a version in a list of them.
-func versionLabel(v agent.Version) string {
+func versionLabel(v domain.Version) string {
 	switch v.Reason {
-	case agent.VersionRegenerate:
+	case domain.VersionRegenerate:
 		return fmt.Sprintf("Version %d: reply regenerated by %s", v.N+1, v.By)
-	case agent.VersionEdit:
+	case domain.VersionEdit:
 		return fmt.Sprintf("Version %d: message edited by %s", v.N+1, v.By)
 	}
 	return fmt.Sprintf("Version %d: as first written", v.N+1)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ToolCardID is the HTML id of a tool call's card. Keys are digits and dashes; anything
@@ -28,14 +28,14 @@ func ToolCardID(key string) string {
 }
 
 // ToolItem is a tool call as the thread shows it: the call as it stands, where it appeared.
-func ToolItem(ev agent.Event) Item {
+func ToolItem(ev domain.Event) Item {
 	tc := *ev.ToolCall
 	return Item{Kind: ItemTool, Tool: &tc, Author: ev.Author, At: ev.At}
 }
 
 // toolStatusLabel is a call's status as its badge says it.
-func toolStatusLabel(tc agent.ToolCall) string {
-	if tc.Status == agent.ToolWaiting {
+func toolStatusLabel(tc domain.ToolCall) string {
+	if tc.Status == domain.ToolWaiting {
 		if tc.Waiting == "" {
 			return "waiting"
 		}
@@ -107,7 +107,7 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 
 // toolImage is the data: URL of an image part, if it is of a type shown and its data is
 // base64 indeed.
-func toolImage(c agent.ToolContent) (templ.SafeURL, bool) {
+func toolImage(c domain.ToolContent) (templ.SafeURL, bool) {
 	if !imageTypes[c.MIME] || c.Data == "" {
 		return "", false
 	}
@@ -120,7 +120,7 @@ func toolImage(c agent.ToolContent) (templ.SafeURL, bool) {
 // webLink is a URL as a link's href, if it is an absolute http or https address: other
 // schemes (javascript:, data:, file:) are shown as text, never followed.
 func webLink(s string) (templ.SafeURL, bool) {
-	u, ok := agent.WebURL(s)
+	u, ok := domain.WebURL(s)
 	if !ok {
 		return "", false
 	}
@@ -131,7 +131,7 @@ func webLink(s string) (templ.SafeURL, bool) {
 func progressNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // toolSummary names a call in a line: "tool search of server docs".
-func toolSummary(tc agent.ToolCall) string {
+func toolSummary(tc domain.ToolCall) string {
 	if tc.Server == "" {
 		return fmt.Sprintf("call %q of the agent", tc.Tool)
 	}
@@ -140,7 +140,7 @@ func toolSummary(tc agent.ToolCall) string {
 
 // toolOutcome is the text of a call's end for the timeline: its error, the result the
 // model got (unless it only repeats the error), and the notes.
-func toolOutcome(tc agent.ToolCall) string {
+func toolOutcome(tc domain.ToolCall) string {
 	var parts []string
 	if tc.Error != "" {
 		parts = append(parts, tc.Error)
@@ -162,7 +162,7 @@ func toolOutcome(tc agent.ToolCall) string {
 }
 
 // toolImageAlt describes an image of a tool's result for those who cannot see it.
-func toolImageAlt(c agent.ToolContent) string {
+func toolImageAlt(c domain.ToolContent) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -170,7 +170,7 @@ func toolImageAlt(c agent.ToolContent) string {
 }
 
 // linkText is what a resource link shows: its name, else its address.
-func linkText(c agent.ToolContent) string {
+func linkText(c domain.ToolContent) string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -178,7 +178,7 @@ func linkText(c agent.ToolContent) string {
 }
 
 // unsupportedText says what a part Parley does not show was.
-func unsupportedText(c agent.ToolContent) string {
+func unsupportedText(c domain.ToolContent) string {
 	if c.Text != "" {
 		return c.Text
 	}
@@ -196,7 +196,7 @@ func toolKindClass(kind string) string {
 
 // diffHTML is a diff part of a tool's result: the unified diff, highlighted, in a <pre>
 // that scrolls, takes the focus and has a name (as a code block's does).
-func diffHTML(c agent.ToolContent) string {
+func diffHTML(c domain.ToolContent) string {
 	return `<pre class="chroma" tabindex="0" role="group" aria-label="Changes to ` + html.EscapeString(c.Name) + `">` +
 		codeHTML([]byte("diff"), c.Text) + "</pre>"
 }

@@ -5,20 +5,19 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
 import (
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ToolCard is a tool call as it stands: open while it runs or waits, closed once it ended,
 // each later change replacing it whole. Everything the tool or the model sent is shown as
 // text: the arguments, the result, the notes; images only of raster types, links only to
 // web pages.
-func ToolCard(tc agent.ToolCall) templ.Component {
+func ToolCard(tc domain.ToolCall) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -398,7 +397,7 @@ func ToolCard(tc agent.ToolCall) templ.Component {
 }
 
 // toolContent is one part of a tool's result.
-func toolContent(c agent.ToolContent) templ.Component {
+func toolContent(c domain.ToolContent) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
-func renderTool(t *testing.T, tc agent.ToolCall) *html.Node {
+func renderTool(t *testing.T, tc domain.ToolCall) *html.Node {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := ToolCard(tc).Render(context.Background(), &buf); err != nil {
@@ -28,23 +28,23 @@ func renderTool(t *testing.T, tc agent.ToolCall) *html.Node {
 	return doc
 }
 
-func toolEvent(id int64, tc agent.ToolCall) agent.Event {
-	return agent.Event{ID: id, Kind: agent.EventToolCall, Author: "Helper", At: time.Unix(id, 0), ToolCall: &tc}
+func toolEvent(id int64, tc domain.ToolCall) domain.Event {
+	return domain.Event{ID: id, Kind: domain.EventToolCall, Author: "Helper", At: time.Unix(id, 0), ToolCall: &tc}
 }
 
 // A call keeps the place where it first appeared, showing its latest state, once.
 func TestBuildThread_ToolCallKeepsItsPlace(t *testing.T) {
-	a := agent.ToolCall{Key: "3-1", Server: "docs", Tool: "search", Status: agent.ToolRunning}
-	b := agent.ToolCall{Key: "3-2", Server: "docs", Tool: "fetch", Status: agent.ToolWaiting, Waiting: "the person’s approval"}
+	a := domain.ToolCall{Key: "3-1", Server: "docs", Tool: "search", Status: domain.ToolRunning}
+	b := domain.ToolCall{Key: "3-2", Server: "docs", Tool: "fetch", Status: domain.ToolWaiting, Waiting: "the person’s approval"}
 	aDone, bFailed := a, b
-	aDone.Status, aDone.Update, aDone.Took = agent.ToolDone, true, 1200*time.Millisecond
-	bFailed.Status, bFailed.Update, bFailed.Error = agent.ToolFailed, true, "no such page"
+	aDone.Status, aDone.Update, aDone.Took = domain.ToolDone, true, 1200*time.Millisecond
+	bFailed.Status, bFailed.Update, bFailed.Error = domain.ToolFailed, true, "no such page"
 	aProgress := a
-	aProgress.Update, aProgress.Progress = true, &agent.ToolProgress{Done: 1, Total: 2}
-	events := []agent.Event{
-		{ID: 1, Kind: agent.EventUserMessage, Text: "find it"},
+	aProgress.Update, aProgress.Progress = true, &domain.ToolProgress{Done: 1, Total: 2}
+	events := []domain.Event{
+		{ID: 1, Kind: domain.EventUserMessage, Text: "find it"},
 		toolEvent(2, a),
-		{ID: 3, Kind: agent.EventAgentMessage, MessageID: "x", Text: "Looking."},
+		{ID: 3, Kind: domain.EventAgentMessage, MessageID: "x", Text: "Looking."},
 		toolEvent(4, b),
 		toolEvent(5, aProgress),
 		toolEvent(6, aDone),
@@ -58,10 +58,10 @@ func TestBuildThread_ToolCallKeepsItsPlace(t *testing.T) {
 	if want := []ItemKind{ItemUser, ItemTool, ItemAgent, ItemTool}; !slices.Equal(kinds, want) {
 		t.Fatalf("kinds = %v, want %v", kinds, want)
 	}
-	if got := th.Items[1].Tool; got.Key != "3-1" || got.Status != agent.ToolDone || got.Took != 1200*time.Millisecond {
+	if got := th.Items[1].Tool; got.Key != "3-1" || got.Status != domain.ToolDone || got.Took != 1200*time.Millisecond {
 		t.Errorf("first call = %+v, want done in 1.2 s", got)
 	}
-	if got := th.Items[3].Tool; got.Key != "3-2" || got.Status != agent.ToolFailed || got.Error != "no such page" {
+	if got := th.Items[3].Tool; got.Key != "3-2" || got.Status != domain.ToolFailed || got.Error != "no such page" {
 		t.Errorf("second call = %+v, want failed", got)
 	}
 	if th.Items[1].At != time.Unix(2, 0) {
@@ -71,11 +71,11 @@ func TestBuildThread_ToolCallKeepsItsPlace(t *testing.T) {
 
 func TestToolCard_Ended(t *testing.T) {
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nnot really"))
-	tc := agent.ToolCall{
-		Key: "9-1", Server: "files", Tool: "read", Status: agent.ToolDone, Took: 1234 * time.Millisecond,
+	tc := domain.ToolCall{
+		Key: "9-1", Server: "files", Tool: "read", Status: domain.ToolDone, Took: 1234 * time.Millisecond,
 		Arguments: json.RawMessage(`{"path":"<b>a.txt</b>","n":2}`),
 		Notes:     []string{"Parley declined the server's request for a password."},
-		Content: []agent.ToolContent{
+		Content: []domain.ToolContent{
 			{Type: "text", Text: "line <i>one</i>\nline two"},
 			{Type: "image", MIME: "image/png", Data: png},
 			{Type: "image", MIME: "image/svg+xml", Data: base64.StdEncoding.EncodeToString([]byte("<svg onload=alert(1)>"))},
@@ -147,7 +147,7 @@ func TestToolCard_Ended(t *testing.T) {
 }
 
 func TestToolCard_RunningAndWaiting(t *testing.T) {
-	running := agent.ToolCall{Key: "1-1", Server: "s", Tool: "t", Status: agent.ToolRunning, Progress: &agent.ToolProgress{Done: 3, Total: 10, Message: "page 3 of 10"}}
+	running := domain.ToolCall{Key: "1-1", Server: "s", Tool: "t", Status: domain.ToolRunning, Progress: &domain.ToolProgress{Done: 3, Total: 10, Message: "page 3 of 10"}}
 	doc := renderTool(t, running)
 	card := findAll(doc, func(n *html.Node) bool { return n.Data == "details" })[0]
 	if _, open := attr(card, "open"); !open {
@@ -166,7 +166,7 @@ func TestToolCard_RunningAndWaiting(t *testing.T) {
 	if page := text(card); !strings.Contains(page, "page 3 of 10") || !strings.Contains(page, "running") {
 		t.Errorf("running card: %q", page)
 	}
-	waiting := agent.ToolCall{Key: "1-2", Server: "s", Tool: "t", Status: agent.ToolWaiting, Waiting: "the person’s approval"}
+	waiting := domain.ToolCall{Key: "1-2", Server: "s", Tool: "t", Status: domain.ToolWaiting, Waiting: "the person’s approval"}
 	doc = renderTool(t, waiting)
 	card = findAll(doc, func(n *html.Node) bool { return n.Data == "details" })[0]
 	if _, open := attr(card, "open"); !open {
@@ -209,14 +209,14 @@ func TestTook(t *testing.T) {
 
 // The timeline shows a call, its waits and its end; runs and progress in between are left out.
 func TestBuildTimeline_ToolCalls(t *testing.T) {
-	tc := agent.ToolCall{Key: "5-1", Server: "docs", Tool: "search", Arguments: json.RawMessage(`{"q":"x"}`), Status: agent.ToolWaiting, Waiting: "the person’s approval"}
+	tc := domain.ToolCall{Key: "5-1", Server: "docs", Tool: "search", Arguments: json.RawMessage(`{"q":"x"}`), Status: domain.ToolWaiting, Waiting: "the person’s approval"}
 	running := tc
-	running.Update, running.Status, running.Waiting = true, agent.ToolRunning, ""
+	running.Update, running.Status, running.Waiting = true, domain.ToolRunning, ""
 	progress := running
-	progress.Progress = &agent.ToolProgress{Done: 1}
+	progress.Progress = &domain.ToolProgress{Done: 1}
 	done := running
-	done.Status, done.Took, done.Result = agent.ToolDone, 1200*time.Millisecond, "3 pages found"
-	entries := BuildTimeline([]agent.Event{toolEvent(1, tc), toolEvent(2, running), toolEvent(3, progress), toolEvent(4, done)}, nil)
+	done.Status, done.Took, done.Result = domain.ToolDone, 1200*time.Millisecond, "3 pages found"
+	entries := BuildTimeline([]domain.Event{toolEvent(1, tc), toolEvent(2, running), toolEvent(3, progress), toolEvent(4, done)}, nil)
 	var got []string
 	for _, e := range entries {
 		if e.Kind != EntryTool {
@@ -241,9 +241,9 @@ func TestBuildTimeline_ToolCalls(t *testing.T) {
 }
 
 func TestQuestionCard_LinkAndLabels(t *testing.T) {
-	q := agent.Question{ID: 4, Message: "Sign in", Link: "https://auth.example.com/login?state=abc&x=1",
+	q := domain.Question{ID: 4, Message: "Sign in", Link: "https://auth.example.com/login?state=abc&x=1",
 		SubmitLabel: "I have signed in", DeclineLabel: "Reject"}
-	doc := render(t, QuestionView{Record: agent.QuestionRecord{Question: q}})
+	doc := render(t, QuestionView{Record: domain.QuestionRecord{Question: q}})
 	page := text(doc)
 	for _, want := range []string{"https://auth.example.com/login?state=abc&x=1", "I have signed in", "Reject…", "Open the page"} {
 		if !strings.Contains(page, want) {
@@ -264,21 +264,21 @@ func TestQuestionCard_LinkAndLabels(t *testing.T) {
 	}
 	// A link that is not a web page's is not a link, whatever let it through.
 	q.Link = "javascript:alert(1)"
-	doc = render(t, QuestionView{Record: agent.QuestionRecord{Question: q}})
+	doc = render(t, QuestionView{Record: domain.QuestionRecord{Question: q}})
 	if n := len(findAll(doc, func(n *html.Node) bool { return n.Data == "a" })); n != 0 {
 		t.Errorf("%d links for a javascript: address", n)
 	}
 }
 
 func TestQuestionCard_Formats(t *testing.T) {
-	q := agent.Question{ID: 5, Message: "Details", Fields: []agent.Field{
-		{Name: "site", Kind: agent.KindText, Format: agent.FormatURI},
-		{Name: "mail", Kind: agent.KindText, Format: agent.FormatEmail},
-		{Name: "when", Kind: agent.KindText, Format: agent.FormatDateTime, Default: "2026-11-24T09:30:00Z"},
-		{Name: "conf", Kind: agent.KindTextarea, Format: agent.FormatJSON},
-		{Name: "plain", Kind: agent.KindTextarea},
+	q := domain.Question{ID: 5, Message: "Details", Fields: []domain.Field{
+		{Name: "site", Kind: domain.KindText, Format: domain.FormatURI},
+		{Name: "mail", Kind: domain.KindText, Format: domain.FormatEmail},
+		{Name: "when", Kind: domain.KindText, Format: domain.FormatDateTime, Default: "2026-11-24T09:30:00Z"},
+		{Name: "conf", Kind: domain.KindTextarea, Format: domain.FormatJSON},
+		{Name: "plain", Kind: domain.KindTextarea},
 	}}
-	doc := render(t, QuestionView{Record: agent.QuestionRecord{Question: q}})
+	doc := render(t, QuestionView{Record: domain.QuestionRecord{Question: q}})
 	checks := []struct{ name, key, want string }{
 		{"site", "type", "url"},
 		{"mail", "type", "email"},

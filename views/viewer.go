@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Viewer is the signed-in person as the page layout shows them: name, the staff desk's
@@ -17,10 +17,10 @@ type Viewer struct {
 	// Waiting counts the questions the person may answer; Latest is the conversation of
 	// the newest of them.
 	Waiting int
-	Latest  agent.Conversation
+	Latest  domain.Conversation
 	// Sidebar is the person's conversations, newest activity first; Current the one the
 	// page shows (0: none).
-	Sidebar []agent.Conversation
+	Sidebar []domain.Conversation
 	Current int64
 	// Theme is "light" or "dark" as the person chose, "" to follow the system.
 	Theme string
@@ -106,7 +106,7 @@ func authorLabel(ctx context.Context, author string) string {
 
 // forViewer reports whether a routed question is the viewer's to answer: for a group they
 // are a member of, or for them, and not asked on their own behalf.
-func forViewer(m Mode, q agent.Question) bool {
+func forViewer(m Mode, q domain.Question) bool {
 	if m.Asker != "" {
 		return false
 	}
@@ -114,12 +114,12 @@ func forViewer(m Mode, q agent.Question) bool {
 }
 
 // waitingFor says whom a routed question waits for, to those who do not answer it.
-func waitingFor(m Mode, q agent.Question) string {
+func waitingFor(m Mode, q domain.Question) string {
 	who := q.Audience().Words()
 	switch {
-	case q.Type == agent.RequestApproval && m.Asker != "":
+	case q.Type == domain.RequestApproval && m.Asker != "":
 		return "This approval was asked on your behalf: it waits for " + who + " to approve. You do not approve it yourself."
-	case q.Type == agent.RequestApproval:
+	case q.Type == domain.RequestApproval:
 		return "Waiting for " + who + " to approve."
 	case m.Asker != "":
 		return "This question was asked on your behalf: it waits for an answer from " + who + "."

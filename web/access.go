@@ -6,32 +6,34 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
 // notFound is what anyone gets for a conversation that is not theirs to read: the same as
 // for one that does not exist, so that ids tell nothing.
-func notFound(id int64) error { return agent.Errorf(agent.ENOTFOUND, "Conversation %d not found.", id) }
+func notFound(id int64) error {
+	return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+}
 
 // readableConversation returns the conversation of the :id parameter when the signed-in
 // person may read it (theirs, or any for staff), ENOTFOUND otherwise.
-func (s *Server) readableConversation(c echo.Context) (agent.Conversation, error) {
+func (s *Server) readableConversation(c echo.Context) (domain.Conversation, error) {
 	id, err := paramID(c)
 	if err != nil {
-		return agent.Conversation{}, err
+		return domain.Conversation{}, err
 	}
 	return s.readable(c, id)
 }
 
 // readable returns conversation id when the signed-in person may read it, ENOTFOUND otherwise.
-func (s *Server) readable(c echo.Context, id int64) (agent.Conversation, error) {
+func (s *Server) readable(c echo.Context, id int64) (domain.Conversation, error) {
 	conv, err := s.ledger.Conversation(c.Request().Context(), id)
 	if err != nil {
 		return conv, err
 	}
 	if !currentUser(c).CanRead(conv) {
-		return agent.Conversation{}, notFound(id)
+		return domain.Conversation{}, notFound(id)
 	}
 	return conv, nil
 }
@@ -39,20 +41,20 @@ func (s *Server) readable(c echo.Context, id int64) (agent.Conversation, error) 
 // writableConversation returns the conversation of the :id parameter when the signed-in
 // person may write in it (theirs). Staff reading someone else's get EFORBIDDEN; anyone
 // else ENOTFOUND.
-func (s *Server) writableConversation(c echo.Context) (agent.Conversation, error) {
+func (s *Server) writableConversation(c echo.Context) (domain.Conversation, error) {
 	conv, err := s.readableConversation(c)
 	if err != nil {
 		return conv, err
 	}
 	if !currentUser(c).CanWrite(conv) {
-		return agent.Conversation{}, agent.Errorf(agent.EFORBIDDEN, "Staff read other people's conversations; they do not write in them.")
+		return domain.Conversation{}, domain.Errorf(domain.EFORBIDDEN, "Staff read other people's conversations; they do not write in them.")
 	}
 	return conv, nil
 }
 
 // modeFor is how conv renders for u, which is also what u may do in it: its owner writes;
 // staff read, and with StaffAnswer resolve its questions on the owner's behalf.
-func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
+func (s *Server) modeFor(u domain.User, conv domain.Conversation) views.Mode {
 	m := views.Mode{Owner: ownerName(conv), Name: u.Name}
 	if !u.CanWrite(conv) {
 		m.ReadOnly = true
@@ -67,7 +69,7 @@ func (s *Server) modeFor(u agent.User, conv agent.Conversation) views.Mode {
 
 // pageMode is how conv renders for the signed-in person (modeFor), with the groups whose
 // questions they answer and, when it is theirs, why nothing new starts in it (if so).
-func (s *Server) pageMode(c echo.Context, conv agent.Conversation) (views.Mode, error) {
+func (s *Server) pageMode(c echo.Context, conv domain.Conversation) (views.Mode, error) {
 	m := s.modeFor(currentUser(c), conv)
 	m.Groups = s.viewerGroups(c)
 	var err error
@@ -76,7 +78,7 @@ func (s *Server) pageMode(c echo.Context, conv agent.Conversation) (views.Mode, 
 }
 
 // withMode is the request's context with how the conversation renders for its viewer.
-func (s *Server) withMode(c echo.Context, conv agent.Conversation) (context.Context, error) {
+func (s *Server) withMode(c echo.Context, conv domain.Conversation) (context.Context, error) {
 	m, err := s.pageMode(c, conv)
 	return views.WithMode(c.Request().Context(), m), err
 }
@@ -107,7 +109,7 @@ func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
 // A question routed to others (a group's, an agent's approvers') is theirs to resolve: not
 // its conversation owner's, on whose behalf it is asked (even as a member), nor staff's on
 // anyone's behalf (see agent.CheckAnswerer and store.QuestionFor).
-func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, views.Mode, error) {
+func (s *Server) answerable(c echo.Context, id int64) (domain.QuestionRecord, views.Mode, error) {
 	ctx := c.Request().Context()
 	rec, err := s.questions.Question(ctx, id)
 	if err != nil {
@@ -120,7 +122,7 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 	}
 	if rec.Routed() && u.CanWrite(conv) {
 		// Asked on the owner's behalf: never theirs to resolve; the error says whose it is.
-		return agent.QuestionRecord{}, views.Mode{}, agent.CheckAnswerer(rec.Question, agent.User{ID: conv.UserID, Name: conv.Owner}, agent.Actor{Name: u.Name, UserID: u.ID})
+		return domain.QuestionRecord{}, views.Mode{}, domain.CheckAnswerer(rec.Question, domain.User{ID: conv.UserID, Name: conv.Owner}, domain.Actor{Name: u.Name, UserID: u.ID})
 	}
 	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
 	if err != nil {
@@ -132,23 +134,23 @@ func (s *Server) answerable(c echo.Context, id int64) (agent.QuestionRecord, vie
 		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(slices.Clip(s.viewerGroups(c)), rec.To)}, nil
 	}
 	if !u.CanRead(conv) {
-		return agent.QuestionRecord{}, views.Mode{}, agent.Errorf(agent.ENOTFOUND, "Question %d not found.", id)
+		return domain.QuestionRecord{}, views.Mode{}, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", id)
 	}
 	m := s.modeFor(u, conv)
 	if rec.Routed() {
 		// Its people's alone: not staff's on the asker's behalf.
-		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "This question is for %s: they answer it.", rec.Audience().Words())
+		return domain.QuestionRecord{}, m, domain.Errorf(domain.EFORBIDDEN, "This question is for %s: they answer it.", rec.Audience().Words())
 	}
 	if m.ReadOnly && m.OnBehalfOf == "" {
-		return agent.QuestionRecord{}, m, agent.Errorf(agent.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
+		return domain.QuestionRecord{}, m, domain.Errorf(domain.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
 	}
 	return rec, m, nil
 }
 
 // actor is who resolves a question in this request: the signed-in person (on the owner's
 // behalf where mode says so), with the access token they came with, if any.
-func actor(c echo.Context, mode views.Mode) agent.Actor {
-	a := agent.Actor{Name: currentUser(c).Name, UserID: currentUser(c).ID, OnBehalfOf: mode.OnBehalfOf}
+func actor(c echo.Context, mode views.Mode) domain.Actor {
+	a := domain.Actor{Name: currentUser(c).Name, UserID: currentUser(c).ID, OnBehalfOf: mode.OnBehalfOf}
 	if t := currentToken(c); t.ID != 0 {
 		a.Via = t.Via()
 	}
@@ -156,7 +158,7 @@ func actor(c echo.Context, mode views.Mode) agent.Actor {
 }
 
 // ownerName is the conversation's owner as pages name them.
-func ownerName(conv agent.Conversation) string {
+func ownerName(conv domain.Conversation) string {
 	if conv.Owner == "" {
 		return "nobody"
 	}

@@ -5,7 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // personKey is where the signed-in person's groups are kept on the echo context once read.
@@ -13,8 +14,8 @@ const personKey = "parley.person"
 
 // person is the signed-in person with their groups, as access rules read them: read once
 // per request.
-func (s *Server) person(c echo.Context) (agent.Person, error) {
-	if p, ok := c.Get(personKey).(agent.Person); ok {
+func (s *Server) person(c echo.Context) (domain.Person, error) {
+	if p, ok := c.Get(personKey).(domain.Person); ok {
 		return p, nil
 	}
 	p, err := s.runner.PersonOf(c.Request().Context(), currentUser(c))
@@ -26,7 +27,7 @@ func (s *Server) person(c echo.Context) (agent.Person, error) {
 }
 
 // agentsFor lists the agents the signed-in person may use: the picker, GET /api/v1/agents.
-func (s *Server) agentsFor(c echo.Context) ([]agent.Info, error) {
+func (s *Server) agentsFor(c echo.Context) ([]domain.Info, error) {
 	p, err := s.person(c)
 	if err != nil {
 		return nil, err
@@ -36,8 +37,8 @@ func (s *Server) agentsFor(c echo.Context) ([]agent.Info, error) {
 
 // closedReason says why nothing new may start in the person's own conversation: they may no
 // longer use its agent ("" when they may, or the conversation is not theirs).
-func (s *Server) closedReason(c echo.Context, conv agent.Conversation) (string, error) {
-	if !currentUser(c).CanWrite(conv) || conv.Agent == agent.InboundAgent || s.runner.Policy(conv.Agent).Access.Open() {
+func (s *Server) closedReason(c echo.Context, conv domain.Conversation) (string, error) {
+	if !currentUser(c).CanWrite(conv) || conv.Agent == domain.InboundAgent || s.runner.Policy(conv.Agent).Access.Open() {
 		return "", nil
 	}
 	p, err := s.person(c)
@@ -47,13 +48,13 @@ func (s *Server) closedReason(c echo.Context, conv agent.Conversation) (string, 
 	if s.runner.MayUse(p, conv.Agent) {
 		return "", nil
 	}
-	return agent.ErrorMessage(agent.LostAgent(s.agentTitle(conv.Agent))), nil
+	return domain.ErrorMessage(runner.LostAgent(s.agentTitle(conv.Agent))), nil
 }
 
 // workableConversation is writableConversation for the requests that start new work in it
 // (a message, Retry, Regenerate, an edit, a version chosen, queued messages sent): refused,
 // saying why, once the person may no longer use its agent. The refusal is audited.
-func (s *Server) workableConversation(c echo.Context) (agent.Conversation, error) {
+func (s *Server) workableConversation(c echo.Context) (domain.Conversation, error) {
 	conv, err := s.writableConversation(c)
 	if err != nil {
 		return conv, err
@@ -63,7 +64,7 @@ func (s *Server) workableConversation(c echo.Context) (agent.Conversation, error
 		return conv, err
 	}
 	s.refused(c, conv.ID, conv.Agent)
-	return agent.Conversation{}, agent.Errorf(agent.EFORBIDDEN, "%s", why)
+	return domain.Conversation{}, domain.Errorf(domain.EFORBIDDEN, "%s", why)
 }
 
 // refused writes an access refusal to the audit log (and the server's log): who, which
@@ -83,7 +84,7 @@ func (s *Server) refused(c echo.Context, convID int64, agentName string) {
 // refusedStart audits a start refused because the person may not use the agent (one that is
 // served here: a name nobody serves is only a mistake).
 func (s *Server) refusedStart(c echo.Context, name string, err error) {
-	if agent.ErrorCode(err) != agent.ENOTFOUND {
+	if domain.ErrorCode(err) != domain.ENOTFOUND {
 		return
 	}
 	if _, ok := s.runner.Agent(name); ok {

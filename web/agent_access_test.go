@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -22,14 +22,14 @@ import (
 
 // The agents of the access tests: "open" is everyone's; "deploy" is the group ops' (and
 // staff's), and asks before it answers.
-var accessPolicies = map[string]agent.Policy{"deploy": {Access: agent.Access{"group:ops"}}}
+var accessPolicies = map[string]domain.Policy{"deploy": {Access: domain.Access{"group:ops"}}}
 
-func accessAgents() []agent.Agent {
+func accessAgents() []domain.Agent {
 	open := askerAndReader()
 	open.name = "open"
 	deploy := askerAndReader()
 	deploy.name = "deploy"
-	return []agent.Agent{open, deploy}
+	return []domain.Agent{open, deploy}
 }
 
 // newAccessServer is a Parley with local accounts (ann and bob people, carol staff), ann in
@@ -37,7 +37,7 @@ func accessAgents() []agent.Agent {
 func newAccessServer(t *testing.T, path string) *accountsServer {
 	t.Helper()
 	as := newAccountsServerOn(t, path, web.NewServerOptions{Heartbeat: time.Hour}, accessPolicies, accessAgents()...)
-	if _, err := as.db.AddToGroup(context.Background(), "ops", []string{"ann"}, agent.RoleMember, "carol"); err != nil {
+	if _, err := as.db.AddToGroup(context.Background(), "ops", []string{"ann"}, domain.RoleMember, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	return as
@@ -96,7 +96,7 @@ func TestAgentAccess_PickerAndStart(t *testing.T) {
 		t.Errorf("%d refusals of bob audited, want the page's and the API's", refusals)
 	}
 	u, _, _ := as.db.UserByName(context.Background(), "bob")
-	if list, _, _ := as.db.ListConversations(context.Background(), agent.ConversationFilter{UserID: u.ID}); len(list) != 0 {
+	if list, _, _ := as.db.ListConversations(context.Background(), domain.ConversationFilter{UserID: u.ID}); len(list) != 0 {
 		t.Errorf("bob has %d conversations", len(list))
 	}
 }
@@ -120,7 +120,7 @@ func TestAgentAccess_ManyAtOnce(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	list, _, _ := as.db.ListConversations(context.Background(), agent.ConversationFilter{Agent: "deploy"})
+	list, _, _ := as.db.ListConversations(context.Background(), domain.ConversationFilter{Agent: "deploy"})
 	if len(list) != 10 {
 		t.Errorf("%d conversations with deploy, want ann's and carol's 10", len(list))
 	}
@@ -157,7 +157,7 @@ func TestAgentAccess_LosingItMakesTheConversationReadOnly(t *testing.T) {
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deploy"}, "text": {"Roll out 1432"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	_, stateBefore := ann.get(conv)
 	if !strings.Contains(stateBefore, `id="composer" class="composer"`) {
 		t.Fatal("ann's page has no message box while she may use deploy")
@@ -196,7 +196,7 @@ func TestAgentAccess_LosingItMakesTheConversationReadOnly(t *testing.T) {
 	if code, body, _ := ann.do(http.MethodPost, fmt.Sprintf("/questions/%d/answer", q), url.Values{"venue": {"the depot"}}, nil); code != 200 {
 		t.Fatalf("answer = %d %s", code, body)
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	entries, _ := as.db.AuditLog(context.Background(), id, 20)
 	if len(entries) == 0 || entries[0].Action != "access refused" {
 		t.Errorf("the conversation's audit log = %+v, want its refusals", entries)
@@ -212,11 +212,11 @@ func TestAgentAccess_NoEventAfterTheChange(t *testing.T) {
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"open"}, "text": {"Plan the offsite"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	lines, ended := pageStream(t, carol, conv+"/stream")
 	waitLine(t, lines, "Which venue?")
 	other := command(t, path)
-	if _, err := other.SetRole(context.Background(), "carol", agent.RoleUser, "cli"); err != nil {
+	if _, err := other.SetRole(context.Background(), "carol", domain.RoleUser, "cli"); err != nil {
 		t.Fatal(err)
 	}
 	// At once, before the server's own check of its streams comes round: ann answers.
@@ -331,7 +331,7 @@ func TestProxyGroupsHeader(t *testing.T) {
 		t.Fatalf("after leaving ops: groups %q, deploy offered %v", dana(), strings.Contains(page, `value="deploy"`))
 	}
 	g, err := as.db.Group(context.Background(), "dev")
-	if err != nil || g.Source != agent.SourceProxy {
+	if err != nil || g.Source != domain.SourceProxy {
 		t.Errorf("dev comes from %q, %v; want the proxy", g.Source, err)
 	}
 	if get(); len(dana()) != 0 {
@@ -343,7 +343,7 @@ func TestProxyGroupsHeader(t *testing.T) {
 // cannot: the run says why, and the agent is not run on it.
 func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
 	release := make(chan struct{})
-	slow := &scripted{name: "deploy", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	slow := &scripted{name: "deploy", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if err := out.Text("Working on it. "); err != nil {
 			return err
 		}
@@ -356,14 +356,14 @@ func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
 	}}
 	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour}, accessPolicies, slow)
 	ctx := context.Background()
-	if _, err := as.db.AddToGroup(ctx, "ops", []string{"ann"}, agent.RoleMember, "carol"); err != nil {
+	if _, err := as.db.AddToGroup(ctx, "ops", []string{"ann"}, domain.RoleMember, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	ann := as.signIn(t, "ann")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deploy"}, "text": {"Roll out 1432"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateRunning)
+	as.waitState(t, id, domain.StateRunning)
 	if code, body, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"And then 1433"}}, nil); code != 200 {
 		t.Fatalf("queue a message = %d %s", code, body)
 	}
@@ -374,7 +374,7 @@ func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(release)
-	as.waitState(t, id, agent.StateFailed)
+	as.waitState(t, id, domain.StateFailed)
 	if n := len(slow.triggers()); n != 1 {
 		t.Errorf("the agent ran %d steps, want the first alone", n)
 	}
@@ -382,11 +382,11 @@ func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
 	evs, _ := as.db.Events(ctx, id, 0)
 	why := ""
 	for _, ev := range evs {
-		if ev.Kind == agent.EventRunState && ev.State == agent.StateFailed {
+		if ev.Kind == domain.EventRunState && ev.State == domain.StateFailed {
 			why = ev.Error
 		}
 	}
-	if c.State != agent.StateFailed || !strings.Contains(why, "You may no longer use Scripted deploy") {
+	if c.State != domain.StateFailed || !strings.Contains(why, "You may no longer use Scripted deploy") {
 		t.Errorf("the queued message's run: %s, %q", c.State, why)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -89,20 +89,20 @@ func (s *Server) requireToken(next echo.HandlerFunc) echo.HandlerFunc {
 
 // tokenUser is the person and the token of a request's "Authorization: Bearer" header, as
 // the API and the servers of other protocols (MCP) take it.
-func (s *Server) tokenUser(r *http.Request) (agent.User, store.Token, error) {
+func (s *Server) tokenUser(r *http.Request) (domain.User, store.Token, error) {
 	secret, ok := bearer(r)
 	if !ok {
-		return agent.User{}, store.Token{}, agent.Errorf(agent.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
+		return domain.User{}, store.Token{}, domain.Errorf(domain.EUNAUTHORIZED, "Send an access token as \"Authorization: Bearer …\": make one on your settings page, or with parley token add NAME --user YOU.")
 	}
 	u, t, err := s.tokens.TokenUser(r.Context(), secret)
-	if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
+	if domain.ErrorCode(err) == domain.EUNAUTHORIZED {
 		s.metrics.signinToken.Inc()
 	}
 	return u, t, err
 }
 
 // tokenPerson is tokenUser with the token's name, for the MCP server.
-func (s *Server) tokenPerson(r *http.Request) (agent.User, string, error) {
+func (s *Server) tokenPerson(r *http.Request) (domain.User, string, error) {
 	u, t, err := s.tokenUser(r)
 	return u, t.Name, err
 }
@@ -120,9 +120,9 @@ type APIError struct {
 // APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
 // it applies the message of each bad field or the question as it stands.
 type APIErrorBody struct {
-	Code    string            `json:"code"`
-	Message string            `json:"message"`
-	Fields  agent.FieldErrors `json:"fields,omitempty"`
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Fields  domain.FieldErrors `json:"fields,omitempty"`
 	// Question is the question as it stands, when it was resolved before.
 	Question *APIQuestion `json:"question,omitempty"`
 }
@@ -174,7 +174,7 @@ func apiForm(c echo.Context) (jsonBody map[string]json.RawMessage, form url.Valu
 		}
 		return nil, form, nil
 	}
-	return nil, nil, agent.Errorf(agent.EINVALID, "Send JSON (application/json), or multipart/form-data with files.")
+	return nil, nil, domain.Errorf(domain.EINVALID, "Send JSON (application/json), or multipart/form-data with files.")
 }
 
 // bodyError is a body that could not be read: too large as it is (413), else EINVALID
@@ -184,7 +184,7 @@ func bodyError(err error, msg string) error {
 	if errors.As(err, &mbe) {
 		return err
 	}
-	return agent.Errorf(agent.EINVALID, msg, err)
+	return domain.Errorf(domain.EINVALID, msg, err)
 }
 
 // stringField reads one text field of a request read by apiForm.
@@ -198,7 +198,7 @@ func stringField(jsonBody map[string]json.RawMessage, form url.Values, name stri
 	}
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", agent.Errorf(agent.EINVALID, "%q must be a string.", name)
+		return "", domain.Errorf(domain.EINVALID, "%q must be a string.", name)
 	}
 	return v, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func (s *Server) apiMe(c echo.Context) error {
@@ -33,11 +33,11 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	if err != nil || limit <= 0 || limit > 200 {
 		limit = 50
 	}
-	archived := agent.ArchivedNot
+	archived := domain.ArchivedNot
 	if c.QueryParam("archived") == "true" {
-		archived = agent.ArchivedOnly
+		archived = domain.ArchivedOnly
 	}
-	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: archived, Limit: limit})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), domain.ConversationFilter{UserID: currentUser(c).ID, Archived: archived, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -50,13 +50,13 @@ func (s *Server) apiListConversations(c echo.Context) error {
 
 // APIMessage reads a message to send from a request: its text and nonce, and its files
 // when the request is multipart.
-func (s *Server) readMessage(c echo.Context) (agent.Message, string, error) {
+func (s *Server) readMessage(c echo.Context) (domain.Message, string, error) {
 	body, form, err := apiForm(c)
 	if err != nil {
-		return agent.Message{}, "", err
+		return domain.Message{}, "", err
 	}
 	u := currentUser(c)
-	m := agent.Message{Author: u.Name, UserID: u.ID}
+	m := domain.Message{Author: u.Name, UserID: u.ID}
 	name := ""
 	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce, "agent": &name} {
 		if *dst, err = stringField(body, form, field); err != nil {

@@ -11,14 +11,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // apiListQuestions lists the questions waiting for the person, oldest first, each with its
 // conversation; with ?everyone=true, staff get everyone's, as their inbox shows them.
 func (s *Server) apiListQuestions(c echo.Context) error {
 	if st := c.QueryParam("state"); st != "" && st != "pending" {
-		return agent.Errorf(agent.EINVALID, "state can only be pending for now.")
+		return domain.Errorf(domain.EINVALID, "state can only be pending for now.")
 	}
 	u := currentUser(c)
 	owner := u.ID
@@ -58,26 +58,26 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 // for file fields. Invalid values give 422 with a message per field (the browser's own),
 // a question resolved before 409 with the question as it stands.
 func (s *Server) apiAnswer(c echo.Context) error {
-	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
 		if !rec.Pending() {
-			return rec, agent.Errorf(agent.ECONFLICT, "This question was already resolved.")
+			return rec, domain.Errorf(domain.ECONFLICT, "This question was already resolved.")
 		}
 		body, form, err := apiForm(c)
 		if err != nil {
 			return rec, err
 		}
-		var files map[string]agent.File
+		var files map[string]domain.File
 		if body != nil {
 			if form, err = answerValues(rec.Question, body["values"]); err != nil {
 				return rec, err
 			}
 		} else {
-			var refused agent.FieldErrors
+			var refused domain.FieldErrors
 			if files, refused, err = s.uploads.answerFiles(c, rec.Question); err != nil {
 				return rec, err
 			}
 			if len(refused) > 0 {
-				return rec, agent.AnswerErrors(rec.Question, form, files, refused)
+				return rec, domain.AnswerErrors(rec.Question, form, files, refused)
 			}
 			if errs := unknownFields(rec.Question, form); len(errs) > 0 {
 				return rec, errs
@@ -88,7 +88,7 @@ func (s *Server) apiAnswer(c echo.Context) error {
 }
 
 func (s *Server) apiDecline(c echo.Context) error {
-	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
 		body, form, err := apiForm(c)
 		if err != nil {
 			return rec, err
@@ -102,14 +102,14 @@ func (s *Server) apiDecline(c echo.Context) error {
 }
 
 func (s *Server) apiCancel(c echo.Context) error {
-	return s.apiResolve(c, func(rec agent.QuestionRecord, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
 		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
 	})
 }
 
 // apiResolve checks that the token's person may resolve the question (see answerable),
 // resolves it and answers with the question as it stands.
-func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, agent.Actor) (agent.QuestionRecord, error)) error {
+func (s *Server) apiResolve(c echo.Context, resolve func(domain.QuestionRecord, domain.Actor) (domain.QuestionRecord, error)) error {
 	id, err := paramID(c)
 	if err != nil {
 		return err
@@ -119,11 +119,11 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 		return err
 	}
 	_, err = resolve(rec, actor(c, mode))
-	var ferrs agent.FieldErrors
+	var ferrs domain.FieldErrors
 	if errors.As(err, &ferrs) {
 		return s.apiFail(c, http.StatusUnprocessableEntity, APIErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
 	}
-	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+	if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 		return err
 	}
 	// Stored, or resolved before (409): the question as it stands now.
@@ -133,7 +133,7 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 	}
 	q := apiQuestionOf(now)
 	if err != nil {
-		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: agent.ErrorMessage(err), Question: &q})
+		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: domain.ErrorMessage(err), Question: &q})
 	}
 	return c.JSON(http.StatusOK, q)
 }
@@ -142,7 +142,7 @@ func (s *Server) apiResolve(c echo.Context, resolve func(agent.QuestionRecord, a
 // string as it is, a number as written, a boolean as "true" or "false", a list as repeated
 // values, an object (for a JSON field) as its JSON text. A name the question has no field
 // for is an error of its own, so that a script's typo does not pass as an empty answer.
-func answerValues(q agent.Question, raw json.RawMessage) (url.Values, error) {
+func answerValues(q domain.Question, raw json.RawMessage) (url.Values, error) {
 	form := url.Values{}
 	if len(raw) == 0 || string(raw) == "null" {
 		return form, nil
@@ -150,9 +150,9 @@ func answerValues(q agent.Question, raw json.RawMessage) (url.Values, error) {
 	var values map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&values); err != nil {
-		return nil, agent.Errorf(agent.EINVALID, `"values" must be an object of answers by field name.`)
+		return nil, domain.Errorf(domain.EINVALID, `"values" must be an object of answers by field name.`)
 	}
-	kinds := map[string]agent.FieldKind{}
+	kinds := map[string]domain.FieldKind{}
 	for _, f := range q.Fields {
 		kinds[f.Name] = f.Kind
 	}
@@ -162,7 +162,7 @@ func answerValues(q agent.Question, raw json.RawMessage) (url.Values, error) {
 		switch {
 		case !ok:
 			continue
-		case kind == agent.KindFile:
+		case kind == domain.KindFile:
 			errs[name] = "Send a file as multipart/form-data, in a part named after its field."
 			continue
 		}
@@ -219,10 +219,10 @@ func jsonFormValues(raw json.RawMessage) ([]string, bool) {
 
 // unknownFields is an error for each name the question has no field for, so that a
 // script's typo does not pass as an empty answer.
-func unknownFields[V any](q agent.Question, values map[string]V) agent.FieldErrors {
-	errs := agent.FieldErrors{}
+func unknownFields[V any](q domain.Question, values map[string]V) domain.FieldErrors {
+	errs := domain.FieldErrors{}
 	for name := range values {
-		if !slices.ContainsFunc(q.Fields, func(f agent.Field) bool { return f.Name == name }) {
+		if !slices.ContainsFunc(q.Fields, func(f domain.Field) bool { return f.Name == name }) {
 			errs[name] = "This question has no field named " + strconv.Quote(name) + "."
 		}
 	}

@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -29,19 +30,19 @@ func (s *Server) apiEvents(c echo.Context) error {
 		return err
 	}
 	secret, _ := bearer(c.Request())
-	st := &apiStream{s: s, conv: conv, Tail: agent.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID, versionFollow: versionFollow{pinned: -1}}
+	st := &apiStream{s: s, conv: conv, Tail: runner.Tail{Cur: streamCursor(c)}, secret: secret, token: currentToken(c).ID, versionFollow: versionFollow{pinned: -1}}
 	return s.serveStream(c, &s.metrics.apiStreams, st.mayGoOn, st.run)
 }
 
 // apiStream is one API stream's state: how far its client has got.
 type apiStream struct {
 	s      *Server
-	conv   agent.Conversation
+	conv   domain.Conversation
 	secret string
 	token  int64
 	ctx    context.Context
 	w      *sseWriter
-	agent.Tail
+	runner.Tail
 	versionFollow
 }
 
@@ -116,7 +117,7 @@ func (as *apiStream) send(event, id string, v any) {
 
 // Event sends one committed event; kinds a client has no use for (checkpoints, intake)
 // send nothing, and their id comes with the next event.
-func (as *apiStream) Event(ev agent.Event) error {
+func (as *apiStream) Event(ev domain.Event) error {
 	as.Cur.Event = ev.ID
 	head := APIEventHead{EventID: ev.ID, At: ev.At}
 	show, switched := as.shows(ev)
@@ -137,36 +138,36 @@ func (as *apiStream) Event(ev agent.Event) error {
 		return nil
 	}
 	switch ev.Kind {
-	case agent.EventMessageQueued:
+	case domain.EventMessageQueued:
 		as.send(APIMessageQueued, as.id(), APIQueuedEvent{head, APIQueued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
-	case agent.EventMessageUnqueued:
+	case domain.EventMessageUnqueued:
 		as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, false})
-	case agent.EventUserMessage:
+	case domain.EventUserMessage:
 		if ev.Queued != 0 {
 			as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, true})
 		}
 	}
 	switch ev.Kind {
-	case agent.EventUserMessage:
+	case domain.EventUserMessage:
 		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
-	case agent.EventAgentMessage:
+	case domain.EventAgentMessage:
 		if ev.MessageID == as.Cur.Message {
 			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
 		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
-	case agent.EventPlan:
+	case domain.EventPlan:
 		as.send(APIPlan, as.id(), APIPlanEvent{head, ev.Plan})
-	case agent.EventQuestionAsked:
+	case domain.EventQuestionAsked:
 		rec := ev.AskedRecord()
 		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
-	case agent.EventQuestionResolved:
+	case domain.EventQuestionResolved:
 		as.send(APIQuestionResolved, as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
-	case agent.EventRunState:
-		if ev.State != agent.StateRunning {
+	case domain.EventRunState:
+		if ev.State != domain.StateRunning {
 			as.Cur.Message, as.Cur.Bytes = "", 0 // the step ended: its message with it
 		}
 		as.send(APIRunState, as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
-	case agent.EventToolCall:
+	case domain.EventToolCall:
 		if ev.ToolCall != nil {
 			as.send(APIToolCall, as.id(), APIToolEvent{head, ev.ToolCall})
 		}
@@ -175,7 +176,7 @@ func (as *apiStream) Event(ev agent.Event) error {
 }
 
 // Live sends the next piece of the message being written, from where the client is.
-func (as *apiStream) Live(m agent.LiveText) error {
+func (as *apiStream) Live(m runner.LiveText) error {
 	if len(m.Text) == 0 {
 		return nil
 	}

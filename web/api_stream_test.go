@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -141,9 +141,9 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	asked := decode[struct {
 		EventID  int64 `json:"event_id"`
 		Question struct {
-			ID     int64         `json:"id"`
-			State  string        `json:"state"`
-			Fields []agent.Field `json:"fields"`
+			ID     int64          `json:"id"`
+			State  string         `json:"state"`
+			Fields []domain.Field `json:"fields"`
 		} `json:"question"`
 	}](t, nextOf(t, r, "question.asked", "message.done", "run.state"))
 	if asked.Question.State != "pending" || len(asked.Question.Fields) != 1 || asked.Question.Fields[0].Name != "venue" {
@@ -177,7 +177,7 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	}
 	var answered struct {
 		State      string
-		Resolution agent.Resolution
+		Resolution domain.Resolution
 	}
 	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon"}}, 200, &answered)
 	if answered.State != "answered" || answered.Resolution.Values["venue"] != "Lisbon" || answered.Resolution.Via != "token laptop" {
@@ -189,10 +189,10 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 		t.Fatalf("second answer = %+v", e)
 	}
 	resolved := decode[struct {
-		QuestionID int64            `json:"question_id"`
-		Resolution agent.Resolution `json:"resolution"`
+		QuestionID int64             `json:"question_id"`
+		Resolution domain.Resolution `json:"resolution"`
 	}](t, nextOf(t, r, "question.resolved"))
-	if resolved.QuestionID != asked.Question.ID || resolved.Resolution.By != "ann" || resolved.Resolution.Outcome != agent.Answered {
+	if resolved.QuestionID != asked.Question.ID || resolved.Resolution.By != "ann" || resolved.Resolution.Outcome != domain.Answered {
 		t.Fatalf("resolved = %+v", resolved)
 	}
 	nextOf(t, r, "run.state") // running again
@@ -200,14 +200,14 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	if done.Text != "Noted: Lisbon (answered)." {
 		t.Fatalf("reply = %+v", done)
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	// The conversation replays: its messages, its question with how it was resolved.
 	var state struct {
 		Conversation struct{ State string }
 		Messages     []apiMsg
 		Questions    []struct {
 			State      string
-			Resolution *agent.Resolution
+			Resolution *domain.Resolution
 		}
 		LastEventID int64 `json:"last_event_id"`
 	}

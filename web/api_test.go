@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -144,7 +144,7 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 	if started.Conversation.Owner != "ann" {
 		t.Fatalf("conversation = %+v", started)
 	}
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	// Staff see everyone's waiting questions when they ask for them, as in their inbox.
 	if _, body, _ := carol.do("GET", "/api/v1/questions?everyone=true", nil); !bytes.Contains(body, []byte("Plan the offsite")) || !bytes.Contains(body, []byte(`"owner":"ann"`)) {
 		t.Errorf("staff's everyone = %s", body)
@@ -213,7 +213,7 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 				continue // the owner's decline and cancel would end the question the answer needs
 			}
 			if who.name == "ann" && r.method == "POST" && r.path == conv+"/messages" {
-				as.waitState(t, id, agent.StateDone) // the answer's resume has ended
+				as.waitState(t, id, domain.StateDone) // the answer's resume has ended
 			}
 			code, body, h := who.c.do(r.method, r.path, r.body)
 			if code != want {
@@ -311,19 +311,19 @@ func TestAPI_MessagesAreRateLimitedLikeTheBrowser(t *testing.T) {
 }
 
 func TestAPI_AnswerWithAFile(t *testing.T) {
-	asker := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	asker := &scripted{name: "files", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if r := lastResolution(in); r != nil {
 			return out.Text(fmt.Sprintf("Got %v.", r.Values["note"]))
 		}
-		_, err := out.Ask(agent.Question{Message: "Send the log.", Fields: []agent.Field{
-			{Name: "log", Kind: agent.KindFile, Required: true}, {Name: "note", Kind: agent.KindText}}})
+		_, err := out.Ask(domain.Question{Message: "Send the log.", Fields: []domain.Field{
+			{Name: "log", Kind: domain.KindFile, Required: true}, {Name: "note", Kind: domain.KindText}}})
 		return err
 	}}
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, asker)
 	ann := as.token(t, "ann")
 	var started apiConv
 	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "files", "text": "look at this"}, 201, &started)
-	as.waitState(t, started.Conversation.ID, agent.StateWaiting)
+	as.waitState(t, started.Conversation.ID, domain.StateWaiting)
 	var e apiErr
 	// JSON cannot carry a file; a multipart answer without it, or with a name the question
 	// does not have, is told so field by field.
@@ -343,7 +343,7 @@ func TestAPI_AnswerWithAFile(t *testing.T) {
 	}
 	var q struct {
 		State      string
-		Resolution agent.Resolution
+		Resolution domain.Resolution
 	}
 	ann.json("POST", "/api/v1/questions/1/answer", multipartOf(map[string][]string{"note": {"the nightly run"}},
 		map[string][2]string{"log": {"app.log", "ERROR boom\n"}}), 200, &q)

@@ -3,7 +3,7 @@ package web
 import (
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // The kinds of the API's stream events (the SSE event name; the JSON's "type").
@@ -58,37 +58,37 @@ type APIMessage struct {
 	Author    string `json:"author"`
 	// Nonce is the key the sender gave a person's message, echoed so that a client knows
 	// its own message in the stream.
-	Nonce       string              `json:"nonce,omitempty"`
-	Text        string              `json:"text"`
-	Documents   []agent.DocumentRef `json:"documents,omitempty"`
-	Interrupted bool                `json:"interrupted,omitempty"`
-	Stopped     bool                `json:"stopped,omitempty"`
-	At          time.Time           `json:"at"`
+	Nonce       string               `json:"nonce,omitempty"`
+	Text        string               `json:"text"`
+	Documents   []domain.DocumentRef `json:"documents,omitempty"`
+	Interrupted bool                 `json:"interrupted,omitempty"`
+	Stopped     bool                 `json:"stopped,omitempty"`
+	At          time.Time            `json:"at"`
 }
 
 // APIQueued is a message the person sent while the agent worked, waiting for the run to end.
 type APIQueued struct {
-	ID        int64               `json:"id"`
-	Author    string              `json:"author"`
-	Text      string              `json:"text"`
-	Documents []agent.DocumentRef `json:"documents,omitempty"`
-	At        time.Time           `json:"at"`
+	ID        int64                `json:"id"`
+	Author    string               `json:"author"`
+	Text      string               `json:"text"`
+	Documents []domain.DocumentRef `json:"documents,omitempty"`
+	At        time.Time            `json:"at"`
 }
 
-func apiQueuedOf(q agent.QueuedMessage) APIQueued {
+func apiQueuedOf(q domain.QueuedMessage) APIQueued {
 	return APIQueued{ID: q.ID, Author: q.Author, Text: q.Text, Documents: q.Documents, At: q.At}
 }
 
 // APIQuestion is a question as asked, with where it belongs and, once resolved, how.
 type APIQuestion struct {
-	agent.Question
-	ConversationID int64             `json:"conversation_id"`
-	RunID          int64             `json:"run_id"`
-	AskedAt        time.Time         `json:"asked_at"`
-	State          string            `json:"state"`
-	Resolution     *agent.Resolution `json:"resolution,omitempty"`
+	domain.Question
+	ConversationID int64              `json:"conversation_id"`
+	RunID          int64              `json:"run_id"`
+	AskedAt        time.Time          `json:"asked_at"`
+	State          string             `json:"state"`
+	Resolution     *domain.Resolution `json:"resolution,omitempty"`
 	// Approved are the approvals so far of a question that needs several.
-	Approved []agent.Resolution `json:"approved,omitempty"`
+	Approved []domain.Resolution `json:"approved,omitempty"`
 	// Conversation is set where questions of many conversations are listed.
 	Conversation *APIConversation `json:"conversation,omitempty"`
 }
@@ -98,7 +98,7 @@ type APIConversationState struct {
 	Conversation APIConversation `json:"conversation"`
 	Messages     []APIMessage    `json:"messages"`
 	Questions    []APIQuestion   `json:"questions"`
-	Plan         *agent.Plan     `json:"plan"`
+	Plan         *domain.Plan    `json:"plan"`
 	LastEventID  int64           `json:"last_event_id"`
 	// Version is the version read; Queued the messages waiting for the agent to finish.
 	Version int64       `json:"version"`
@@ -125,8 +125,8 @@ type (
 	// the conversation again.
 	APIVersionEvent struct {
 		APIEventHead
-		Version int64               `json:"version"`
-		Reason  agent.VersionReason `json:"reason,omitempty"`
+		Version int64                `json:"version"`
+		Reason  domain.VersionReason `json:"reason,omitempty"`
 	}
 	// APIQueuedEvent is a message.queued: a message sent while the agent works waits.
 	APIQueuedEvent struct {
@@ -142,7 +142,7 @@ type (
 	// APIPlanEvent is a plan event: the plan as it now stands.
 	APIPlanEvent struct {
 		APIEventHead
-		Plan *agent.Plan `json:"plan"`
+		Plan *domain.Plan `json:"plan"`
 	}
 	// APIAskedEvent is a question.asked.
 	APIAskedEvent struct {
@@ -152,24 +152,24 @@ type (
 	// APIResolvedEvent is a question.resolved.
 	APIResolvedEvent struct {
 		APIEventHead
-		QuestionID int64             `json:"question_id"`
-		Resolution *agent.Resolution `json:"resolution"`
+		QuestionID int64              `json:"question_id"`
+		Resolution *domain.Resolution `json:"resolution"`
 	}
 	// APIRunStateEvent is a run.state.
 	APIRunStateEvent struct {
 		APIEventHead
-		RunID int64          `json:"run_id"`
-		State agent.RunState `json:"state"`
-		Error string         `json:"error,omitempty"`
+		RunID int64           `json:"run_id"`
+		State domain.RunState `json:"state"`
+		Error string          `json:"error,omitempty"`
 	}
 	// APIToolEvent is a tool.call.
 	APIToolEvent struct {
 		APIEventHead
-		ToolCall *agent.ToolCall `json:"tool_call"`
+		ToolCall *domain.ToolCall `json:"tool_call"`
 	}
 )
 
-func (s *Server) apiConversation(conv agent.Conversation) APIConversation {
+func (s *Server) apiConversation(conv domain.Conversation) APIConversation {
 	state := string(conv.State)
 	if state == "" {
 		state = "new"
@@ -179,43 +179,43 @@ func (s *Server) apiConversation(conv agent.Conversation) APIConversation {
 }
 
 // apiMessageOf is the message of a user_message or agent_message event.
-func apiMessageOf(ev agent.Event) APIMessage {
+func apiMessageOf(ev domain.Event) APIMessage {
 	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Nonce: ev.Nonce, Text: ev.Text, Documents: ev.Documents, At: ev.At}
-	if ev.Kind == agent.EventAgentMessage {
+	if ev.Kind == domain.EventAgentMessage {
 		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
 	}
 	return m
 }
 
-func apiQuestionOf(rec agent.QuestionRecord) APIQuestion {
+func apiQuestionOf(rec domain.QuestionRecord) APIQuestion {
 	q := APIQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
 		State: "pending", Resolution: rec.Resolution, Approved: rec.Approved}
 	if rec.Resolution != nil {
 		q.State = string(rec.Resolution.Outcome)
 	}
 	if q.Fields == nil {
-		q.Fields = []agent.Field{}
+		q.Fields = []domain.Field{}
 	}
 	return q
 }
 
 // apiState reads a conversation's log into what a client shows: its messages, its
 // questions and how each was resolved, its plan as it stands.
-func (s *Server) apiState(conv agent.Conversation, events []agent.Event) APIConversationState {
+func (s *Server) apiState(conv domain.Conversation, events []domain.Event) APIConversationState {
 	out := APIConversationState{Conversation: s.apiConversation(conv), Messages: []APIMessage{}, Questions: []APIQuestion{}}
-	var asked []agent.QuestionRecord
+	var asked []domain.QuestionRecord
 	at := map[int64]int{}
 	for _, ev := range events {
 		out.LastEventID = ev.ID
 		switch ev.Kind {
-		case agent.EventUserMessage, agent.EventAgentMessage:
+		case domain.EventUserMessage, domain.EventAgentMessage:
 			out.Messages = append(out.Messages, apiMessageOf(ev))
-		case agent.EventPlan:
+		case domain.EventPlan:
 			out.Plan = ev.Plan
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			at[ev.Question.ID] = len(asked)
 			asked = append(asked, ev.AskedRecord())
-		case agent.EventQuestionResolved:
+		case domain.EventQuestionResolved:
 			if i, ok := at[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
 				asked[i].Resolution = &r

@@ -7,17 +7,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // APIVersion is one version of a conversation: where it branched, and why.
 type APIVersion struct {
-	Version     int64               `json:"version"`
-	Parent      int64               `json:"parent"`
-	ForkEventID int64               `json:"fork_event_id"`
-	Reason      agent.VersionReason `json:"reason,omitempty"`
-	By          string              `json:"by,omitempty"`
-	CreatedAt   *time.Time          `json:"created_at,omitempty"`
+	Version     int64                `json:"version"`
+	Parent      int64                `json:"parent"`
+	ForkEventID int64                `json:"fork_event_id"`
+	Reason      domain.VersionReason `json:"reason,omitempty"`
+	By          string               `json:"by,omitempty"`
+	CreatedAt   *time.Time           `json:"created_at,omitempty"`
 }
 
 // APIChoice is a point of the version shown where versions differ: after event
@@ -65,7 +65,7 @@ func (s *Server) apiChooseVersion(c echo.Context) error {
 	}
 	n, err := strconv.ParseInt(c.Param("n"), 10, 64)
 	if err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "No such version: %q.", c.Param("n"))
+		return domain.Errorf(domain.ENOTFOUND, "No such version: %q.", c.Param("n"))
 	}
 	ctx := c.Request().Context()
 	if err := s.ledger.ChooseVersion(ctx, conv.ID, n, currentUser(c).Name); err != nil {
@@ -104,7 +104,7 @@ func (s *Server) apiEditMessage(c echo.Context) error {
 	}
 	msg, err := strconv.ParseInt(c.Param("event"), 10, 64)
 	if err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "No such message: %q.", c.Param("event"))
+		return domain.Errorf(domain.ENOTFOUND, "No such message: %q.", c.Param("event"))
 	}
 	u := currentUser(c)
 	if err := s.allowMessage(u); err != nil {
@@ -114,7 +114,7 @@ func (s *Server) apiEditMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m := agent.Message{Author: u.Name, UserID: u.ID}
+	m := domain.Message{Author: u.Name, UserID: u.ID}
 	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce} {
 		if *dst, err = stringField(body, form, field); err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s *Server) apiRemoveQueued(c echo.Context) error {
 	}
 	q, err := strconv.ParseInt(c.Param("queued"), 10, 64)
 	if err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "No such queued message: %q.", c.Param("queued"))
+		return domain.Errorf(domain.ENOTFOUND, "No such queued message: %q.", c.Param("queued"))
 	}
 	if err := s.ledger.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 )
@@ -20,16 +20,16 @@ import (
 // deployer asks its approval gate (a tool call to approve, as a model-backed agent's
 // approve_tools does) before it deploys, then says how it went.
 func deployer() *scripted {
-	return &scripted{name: "deployer", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		if r := lastResolution(in); r != nil && in.Trigger == agent.TriggerResume {
-			if r.Outcome == agent.Answered {
+	return &scripted{name: "deployer", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		if r := lastResolution(in); r != nil && in.Trigger == domain.TriggerResume {
+			if r.Outcome == domain.Answered {
 				return out.Text(fmt.Sprintf("Deployed build %v, approved by %s.", r.Values["build"], r.By))
 			}
 			return out.Text(fmt.Sprintf("Not deployed (%s): %s", r.Outcome, r.Reason))
 		}
-		_, err := out.Ask(agent.Question{Message: "Run the tool **rollout** of the tool server **k8s**?", Type: agent.RequestApproval, Gate: true,
+		_, err := out.Ask(domain.Question{Message: "Run the tool **rollout** of the tool server **k8s**?", Type: domain.RequestApproval, Gate: true,
 			SubmitLabel: "Approve and run", DeclineLabel: "Reject",
-			Fields: []agent.Field{{Name: "build", Label: "Build", Kind: agent.KindText, Required: true, Default: "1432"}}})
+			Fields: []domain.Field{{Name: "build", Label: "Build", Kind: domain.KindText, Required: true, Default: "1432"}}})
 		return err
 	}}
 }
@@ -57,21 +57,21 @@ func newHook(t *testing.T) *hook {
 
 func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 	path := storetest.Path(t)
-	policies := map[string]agent.Policy{"deployer": {Access: agent.Access{"group:ops", "person:ann"}, Approvers: agent.Audience{Group: "ops"}, Approvals: 2}}
+	policies := map[string]domain.Policy{"deployer": {Access: domain.Access{"group:ops", "person:ann"}, Approvers: domain.Audience{Group: "ops"}, Approvals: 2}}
 	as := newAccountsServerOn(t, path, web.NewServerOptions{Heartbeat: time.Hour, Auth: web.AuthOptions{StaffAnswer: true}}, policies, deployer())
 	ctx := context.Background()
 	for _, n := range []string{"cy", "dee"} {
-		if _, err := as.db.CreateUser(ctx, n, "", agent.RoleUser); err != nil {
+		if _, err := as.db.CreateUser(ctx, n, "", domain.RoleUser); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// ann asks, and is in ops herself: she still does not approve her own request.
-	if _, err := as.db.AddToGroup(ctx, "ops", []string{"ann", "bob", "cy", "dee"}, agent.RoleMember, "carol"); err != nil {
+	if _, err := as.db.AddToGroup(ctx, "ops", []string{"ann", "bob", "cy", "dee"}, domain.RoleMember, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	hk := newHook(t)
 	g, _ := as.db.Group(ctx, "ops")
-	if _, err := as.db.AddChannel(ctx, agent.Channel{Kind: agent.ChannelWebhook, Target: hk.URL + "/ops", GroupID: g.ID}, "carol"); err != nil {
+	if _, err := as.db.AddChannel(ctx, domain.Channel{Kind: domain.ChannelWebhook, Target: hk.URL + "/ops", GroupID: g.ID}, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	ann, bob, carol := as.signIn(t, "ann"), as.signIn(t, "bob"), as.signIn(t, "carol")
@@ -79,7 +79,7 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deployer"}, "text": {"Deploy build 1432 to production"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	q := pendingQuestionOf(t, as, id)
 	qpath := fmt.Sprintf("/questions/%d", q)
 
@@ -144,11 +144,11 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 			t.Errorf("an approval at once = %d", st)
 		}
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	evs, _ := as.db.Events(ctx, id, 0)
 	last := evs[len(evs)-1]
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAgentMessage {
+		if ev.Kind == domain.EventAgentMessage {
 			last = ev
 		}
 	}
@@ -170,16 +170,16 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 
 	// Any rejection rejects: the agent is told why.
 	ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"And build 1433"}}, nil)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	q = pendingQuestionOf(t, as, id)
 	if st, b, _ := dee.do("POST", fmt.Sprintf("/api/v1/questions/%d/decline", q), map[string]any{"reason": "Not on a Friday."}); st != 200 {
 		t.Fatalf("dee rejects = %d %s", st, b)
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	evs, _ = as.db.Events(ctx, id, 0)
 	var reply string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAgentMessage {
+		if ev.Kind == domain.EventAgentMessage {
 			reply = ev.Text
 		}
 	}
@@ -191,19 +191,19 @@ func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 // An approval that nobody but its asker could give is declined at once, saying why, and
 // the agent is told: nothing waits for ever.
 func TestApprovers_NobodyToApprove(t *testing.T) {
-	policies := map[string]agent.Policy{"deployer": {Approvers: agent.Audience{Group: "ops"}, Approvals: 2}}
+	policies := map[string]domain.Policy{"deployer": {Approvers: domain.Audience{Group: "ops"}, Approvals: 2}}
 	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour}, policies, deployer())
-	if _, err := as.db.AddToGroup(context.Background(), "ops", []string{"ann", "bob"}, agent.RoleMember, "carol"); err != nil {
+	if _, err := as.db.AddToGroup(context.Background(), "ops", []string{"ann", "bob"}, domain.RoleMember, "carol"); err != nil {
 		t.Fatal(err)
 	}
 	ann := as.signIn(t, "ann")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deployer"}, "text": {"Deploy"}}, nil)
 	id := convID(t, h.Get("Location"))
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	evs, _ := as.db.Events(context.Background(), id, 0)
 	var reply string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventAgentMessage {
+		if ev.Kind == domain.EventAgentMessage {
 			reply = ev.Text
 		}
 	}
@@ -216,13 +216,13 @@ func TestApprovers_NobodyToApprove(t *testing.T) {
 // version it was asked in: not what its owner wrote or showed since. Its owner opens the
 // question's page too, and is told whom it waits for.
 func TestApprovers_ReadWhatLedToIt(t *testing.T) {
-	policies := map[string]agent.Policy{"deployer": {Approvers: agent.Audience{Person: "bob"}}}
+	policies := map[string]domain.Policy{"deployer": {Approvers: domain.Audience{Person: "bob"}}}
 	as := newAccountsServerOn(t, storetest.Path(t), web.NewServerOptions{Heartbeat: time.Hour}, policies, deployer())
 	ann, bob := as.signIn(t, "ann"), as.signIn(t, "bob")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deployer"}, "text": {"Deploy build 1432 to production"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	first := pendingQuestionOf(t, as, id)
 	evs, _ := as.db.Events(context.Background(), id, 0)
 	msg := evs[0].ID

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -145,27 +145,27 @@ func (s *Server) setSessionCookie(c echo.Context, token string) {
 const userKey = "parley.user"
 
 // currentUser is the signed-in user of a request that passed requireUser.
-func currentUser(c echo.Context) agent.User {
-	u, _ := c.Get(userKey).(agent.User)
+func currentUser(c echo.Context) domain.User {
+	u, _ := c.Get(userKey).(domain.User)
 	return u
 }
 
 // identify finds who sent the request, by the configured mode. It returns EUNAUTHORIZED
 // when nobody is signed in and EFORBIDDEN for a request that must not come in at all (a
 // proxy header from an untrusted address).
-func (s *Server) identify(r *http.Request) (agent.User, error) {
+func (s *Server) identify(r *http.Request) (domain.User, error) {
 	ctx := r.Context()
 	switch s.auth.Mode {
 	case AuthNone:
 		// Loopback alone does not keep other sites out: a page whose name was made to point
 		// at 127.0.0.1 (DNS rebinding) sends its own name as the Host.
 		if !LoopbackHost(r.Host) {
-			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
+			return domain.User{}, domain.Errorf(domain.EFORBIDDEN, "Parley without sign-in answers only to localhost.")
 		}
-		return s.accounts.EnsureUser(ctx, NoneUser, agent.RoleStaff)
+		return s.accounts.EnsureUser(ctx, NoneUser, domain.RoleStaff)
 	case AuthProxy:
 		if !s.fromTrustedProxy(r) {
-			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
+			return domain.User{}, domain.Errorf(domain.EFORBIDDEN, "Parley accepts requests only through its sign-in proxy.")
 		}
 		name := ""
 		for _, h := range s.auth.ProxyHeaders {
@@ -174,16 +174,16 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 				continue
 			}
 			if name != "" && v != name {
-				return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "The sign-in headers name different people.")
+				return domain.User{}, domain.Errorf(domain.EFORBIDDEN, "The sign-in headers name different people.")
 			}
 			name = v
 		}
 		if name == "" {
-			return agent.User{}, agent.Errorf(agent.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
+			return domain.User{}, domain.Errorf(domain.EUNAUTHORIZED, "The sign-in proxy did not say who you are.")
 		}
 		u, err := s.accounts.EnsureUser(ctx, name, "")
-		if err == nil && u.Role == agent.RoleService {
-			return agent.User{}, agent.Errorf(agent.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
+		if err == nil && u.Role == domain.RoleService {
+			return domain.User{}, domain.Errorf(domain.EFORBIDDEN, "%q is one of Parley's own accounts; nobody signs in as it.", name)
 		}
 		if err == nil && s.auth.ProxyGroupsHeader != "" && !store.Peeking(ctx) {
 			err = s.syncProxyGroups(ctx, u, r.Header.Values(s.auth.ProxyGroupsHeader))
@@ -195,7 +195,7 @@ func (s *Server) identify(r *http.Request) (agent.User, error) {
 
 // identifyUntil is identify, and when the person's session ends unless they do something
 // first (zero when sign-in has no sessions), from one read of the session.
-func (s *Server) identifyUntil(r *http.Request) (agent.User, time.Time, error) {
+func (s *Server) identifyUntil(r *http.Request) (domain.User, time.Time, error) {
 	if !s.auth.sessions() {
 		u, err := s.identify(r)
 		return u, time.Time{}, err
@@ -246,7 +246,7 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u, err := s.identify(c.Request())
 		if err != nil {
-			if agent.ErrorCode(err) != agent.EUNAUTHORIZED || !s.auth.sessions() {
+			if domain.ErrorCode(err) != domain.EUNAUTHORIZED || !s.auth.sessions() {
 				return err
 			}
 			r := c.Request()
@@ -264,7 +264,7 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 func requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !currentUser(c).IsStaff() {
-			return agent.Errorf(agent.ENOTFOUND, "Not found.")
+			return domain.Errorf(domain.ENOTFOUND, "Not found.")
 		}
 		return next(c)
 	}
@@ -301,23 +301,23 @@ func (o AuthOptions) authDescription() string {
 // syncProxyGroups makes the person's groups from the proxy those its groups header names
 // (comma-separated, or a line each: oauth2-proxy sends one per group), when the header is
 // not what they last came with on this server: the way an identity provider's are synced.
-func (s *Server) syncProxyGroups(ctx context.Context, u agent.User, lines []string) error {
+func (s *Server) syncProxyGroups(ctx context.Context, u domain.User, lines []string) error {
 	var raw []string
 	for _, l := range lines {
-		raw = append(raw, agent.SplitList(l)...)
+		raw = append(raw, domain.SplitList(l)...)
 	}
 	key := strings.Join(raw, ",")
 	if last, ok := s.proxyGroups.Load(u.ID); ok && last == key {
 		return nil
 	}
-	groups, refused := agent.ProviderGroups(raw)
+	groups, refused := domain.ProviderGroups(raw)
 	if len(refused) > 0 {
 		s.log.Warn("sign-in proxy: groups whose names Parley cannot take are left out", "user", u.Name, "groups", strings.Join(refused, ", "))
 	}
 	if groups == nil {
 		groups = []string{}
 	}
-	joined, left, err := s.ids.SyncGroups(ctx, u.ID, agent.SourceProxy, groups, "proxy")
+	joined, left, err := s.ids.SyncGroups(ctx, u.ID, domain.SourceProxy, groups, "proxy")
 	if err != nil {
 		return err
 	}

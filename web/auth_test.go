@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
@@ -50,29 +50,29 @@ const testPassword = "correct horse battery staple"
 
 // cheapPasswords hashes as the server does, at a cost a busy test machine hardly notices:
 // the tests are about sign-in, not about argon2id's cost.
-var cheapPasswords = &agent.PasswordHasher{Time: 1, MemoryKiB: 64}
+var cheapPasswords = &domain.PasswordHasher{Time: 1, MemoryKiB: 64}
 
-func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
+func newAccountsServer(t *testing.T, auth web.AuthOptions, limits web.Limits, agents ...domain.Agent) *accountsServer {
 	t.Helper()
 	return newAccountsServerBeating(t, time.Hour, auth, limits, agents...)
 }
 
 // newAccountsServerBeating is newAccountsServer with streams' heartbeat every beat.
-func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOptions, limits web.Limits, agents ...agent.Agent) *accountsServer {
+func newAccountsServerBeating(t *testing.T, beat time.Duration, auth web.AuthOptions, limits web.Limits, agents ...domain.Agent) *accountsServer {
 	t.Helper()
 	return newAccountsServerWith(t, web.NewServerOptions{Heartbeat: beat, Auth: auth, Limits: limits}, agents...)
 }
 
 // newAccountsServerWith is newAccountsServer with the server's options (its database and
 // runner aside).
-func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...agent.Agent) *accountsServer {
+func newAccountsServerWith(t *testing.T, opts web.NewServerOptions, agents ...domain.Agent) *accountsServer {
 	t.Helper()
 	return newAccountsServerOn(t, storetest.Path(t), opts, nil, agents...)
 }
 
 // newAccountsServerOn is newAccountsServerWith on the database at path, with the agents'
 // policies (who may use them, their approvers).
-func newAccountsServerOn(t *testing.T, path string, opts web.NewServerOptions, policies map[string]agent.Policy, agents ...agent.Agent) *accountsServer {
+func newAccountsServerOn(t *testing.T, path string, opts web.NewServerOptions, policies map[string]domain.Policy, agents ...domain.Agent) *accountsServer {
 	t.Helper()
 	db := storetest.Open(t, path)
 	clock := &testClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
@@ -83,8 +83,8 @@ func newAccountsServerOn(t *testing.T, path string, opts web.NewServerOptions, p
 	}
 	for _, u := range []struct {
 		name string
-		role agent.Role
-	}{{"carol", agent.RoleStaff}, {"ann", agent.RoleUser}, {"bob", agent.RoleUser}} {
+		role domain.Role
+	}{{"carol", domain.RoleStaff}, {"ann", domain.RoleUser}, {"bob", domain.RoleUser}} {
 		if _, err := db.CreateUser(context.Background(), u.name, hash, u.role); err != nil {
 			t.Fatal(err)
 		}
@@ -151,12 +151,12 @@ func (p *person) get(path string) (int, string) {
 
 // askerAndReader asks one question on the first message, then says what it got.
 func askerAndReader() *scripted {
-	return &scripted{name: "asker", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &scripted{name: "asker", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if r := lastResolution(in); r != nil {
 			return out.Text(fmt.Sprintf("Noted: %v (%s).", r.Values["venue"], r.Outcome))
 		}
-		if in.Trigger == agent.TriggerMessage && len(in.History) < 4 {
-			_, err := out.Ask(agent.Question{Message: "Which venue?", AllowCancel: true, Fields: []agent.Field{{Name: "venue", Kind: agent.KindText, Required: true}}})
+		if in.Trigger == domain.TriggerMessage && len(in.History) < 4 {
+			_, err := out.Ask(domain.Question{Message: "Which venue?", AllowCancel: true, Fields: []domain.Field{{Name: "venue", Kind: domain.KindText, Required: true}}})
 			return err
 		}
 		return out.Text("ok")
@@ -186,7 +186,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 	}
 	conv := resp.Header.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	routes := []struct {
 		method, path string
 		form         url.Values
@@ -293,7 +293,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 	if _, page := bob.get("/"); strings.Contains(page, "Plan the offsite") {
 		t.Error("bob's home lists ann's conversation")
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	if _, page := carol.get(conv); !strings.Contains(page, "reading ann’s conversation as staff") || strings.Contains(page, `id="composer"`) {
 		t.Error("staff's view of ann's conversation is not read-only")
 	}
@@ -308,7 +308,7 @@ func TestStaffAnswerOnBehalf(t *testing.T) {
 	ann, carol := as.signIn(t, "ann"), as.signIn(t, "carol")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
 	conv := h.Get("Location")
-	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	as.waitState(t, convID(t, conv), domain.StateWaiting)
 	if _, page := carol.get(conv); !strings.Contains(page, "You answer for ann") {
 		t.Fatal("staff's form does not say it answers on ann's behalf")
 	}
@@ -318,7 +318,7 @@ func TestStaffAnswerOnBehalf(t *testing.T) {
 	if code, body, _ := carol.do(http.MethodPost, "/questions/1/answer", url.Values{"venue": {"Porto"}}, nil); code != 200 {
 		t.Fatalf("answer = %d %s", code, body)
 	}
-	as.waitState(t, convID(t, conv), agent.StateDone)
+	as.waitState(t, convID(t, conv), domain.StateDone)
 	rec, _ := as.db.Question(context.Background(), 1)
 	if rec.Resolution.By != "carol" || rec.Resolution.OnBehalfOf != "ann" {
 		t.Fatalf("resolution = %+v", rec.Resolution)
@@ -343,7 +343,7 @@ func TestCrossSitePostsAreRefused(t *testing.T) {
 	if code != http.StatusForbidden {
 		t.Fatalf("POST with a foreign Origin = %d, want 403", code)
 	}
-	if list, _, _ := as.db.ListConversations(context.Background(), agent.ConversationFilter{}); len(list) != 0 {
+	if list, _, _ := as.db.ListConversations(context.Background(), domain.ConversationFilter{}); len(list) != 0 {
 		t.Fatalf("a refused POST made %d conversations", len(list))
 	}
 	code, _, _ = ann.do(http.MethodPost, "/conversations", form, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": as.URL})
@@ -557,7 +557,7 @@ func TestSignup(t *testing.T) {
 	if code, body, _ := as.browser(t).do(http.MethodPost, "/signup", url.Values{"name": {"eve"}, "password": {testPassword}, "confirm": {testPassword}}, nil); code != http.StatusForbidden || !strings.Contains(body, "Sign-up is off") {
 		t.Fatalf("second sign-up with sign-up off = %d %.200s", code, body)
 	}
-	if _, _, err := db.UserByName(context.Background(), "eve"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, _, err := db.UserByName(context.Background(), "eve"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Fatal("eve's account was made")
 	}
 }
@@ -582,13 +582,13 @@ func TestProxyAuth(t *testing.T) {
 		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": "frank"}); code != 200 {
 			t.Fatalf("a new person through the proxy = %d", code)
 		}
-		if u, _, err := as.db.UserByName(context.Background(), "frank"); err != nil || u.Role != agent.RoleUser {
+		if u, _, err := as.db.UserByName(context.Background(), "frank"); err != nil || u.Role != domain.RoleUser {
 			t.Fatalf("frank = %+v, %v", u, err)
 		}
 		if code, _, _ := p.do(http.MethodGet, "/", nil, nil); code != http.StatusUnauthorized {
 			t.Fatalf("no user header = %d, want 401", code)
 		}
-		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": agent.A2AAccount}); code != http.StatusForbidden {
+		if code, _, _ := p.do(http.MethodGet, "/", nil, map[string]string{"Remote-User": domain.A2AAccount}); code != http.StatusForbidden {
 			t.Fatalf("the A2A service account through the proxy = %d, want 403", code)
 		}
 		if code, _, _ := p.do(http.MethodPost, "/login", url.Values{"name": {"carol"}, "password": {testPassword}}, nil); code != 404 {
@@ -615,7 +615,7 @@ func TestLimits(t *testing.T) {
 	ann := as.signIn(t, "ann")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"one"}}, nil)
 	conv := h.Get("Location")
-	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	as.waitState(t, convID(t, conv), domain.StateWaiting)
 	t.Run("Messages", func(t *testing.T) {
 		for i := range 2 {
 			if code, body, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {fmt.Sprint("more ", i)}}, nil); code != 200 {
@@ -770,7 +770,7 @@ func TestWaitingCount_OnlyWhatTheViewerMayAnswer(t *testing.T) {
 		as := newAccountsServer(t, web.AuthOptions{StaffAnswer: staffAnswer}, web.Limits{}, askerAndReader())
 		ann, bob, carol := as.signIn(t, "ann"), as.signIn(t, "bob"), as.signIn(t, "carol")
 		_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
-		as.waitState(t, convID(t, h.Get("Location")), agent.StateWaiting)
+		as.waitState(t, convID(t, h.Get("Location")), domain.StateWaiting)
 		want := map[*person]string{ann: `data-waiting="1"`, bob: `data-waiting="0"`, carol: `data-waiting="0"`}
 		if staffAnswer {
 			want[carol] = `data-waiting="1"`

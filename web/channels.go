@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -21,7 +21,7 @@ func (s *Server) channelsData(ctx context.Context, id, action string, userID, gr
 
 // addChannel adds the channel the form holds; a refusal is returned as EINVALID.
 func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
-	_, err := s.groups.AddChannel(c.Request().Context(), agent.Channel{Kind: agent.ChannelKind(c.FormValue("kind")),
+	_, err := s.groups.AddChannel(c.Request().Context(), domain.Channel{Kind: domain.ChannelKind(c.FormValue("kind")),
 		Target: c.FormValue("target"), UserID: userID, GroupID: groupID}, currentUser(c).Name)
 	return err
 }
@@ -29,7 +29,7 @@ func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
 func (s *Server) removeChannel(c echo.Context, userID, groupID int64) error {
 	id, err := strconv.ParseInt(c.FormValue("id"), 10, 64)
 	if err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "No such channel.")
+		return domain.Errorf(domain.ENOTFOUND, "No such channel.")
 	}
 	return s.groups.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
 }
@@ -49,14 +49,14 @@ func (s *Server) settingsChannel(c echo.Context, err error) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/settings#channels")
 	}
-	if agent.ErrorCode(err) != agent.EINVALID {
+	if domain.ErrorCode(err) != domain.EINVALID {
 		return err
 	}
 	d, derr := s.settingsData(c, currentUser(c))
 	if derr != nil {
 		return derr
 	}
-	d.Channels.Error, d.Channels.Kind, d.Channels.Target = agent.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
+	d.Channels.Error, d.Channels.Kind, d.Channels.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
 	return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
 }
 
@@ -75,12 +75,12 @@ func (s *Server) groupChannel(c echo.Context, add bool) error {
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/review/groups#group-"+g.Name)
 	}
-	if agent.ErrorCode(err) != agent.EINVALID {
+	if domain.ErrorCode(err) != domain.EINVALID {
 		return err
 	}
 	return s.groupsPageWith(c, http.StatusUnprocessableEntity, "", nil, func(d *views.GroupsData) {
 		ch := d.Channels[g.Name]
-		ch.Error, ch.Kind, ch.Target = agent.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
+		ch.Error, ch.Kind, ch.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
 		d.Channels[g.Name] = ch
 	})
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -18,7 +18,7 @@ func (s *Server) handleHome(c echo.Context) error {
 }
 
 func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error {
-	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedNot, Limit: 200})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), domain.ConversationFilter{UserID: currentUser(c).ID, Archived: domain.ArchivedNot, Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (s *Server) renderHome(c echo.Context, status int, d views.HomeData) error 
 		d.Problems = append(d.Problems[:len(d.Problems):len(d.Problems)], s.liveProblems()...)
 	}
 	if d.Nonce == "" {
-		d.Nonce = agent.NewNonce()
+		d.Nonce = domain.NewNonce()
 	}
 	return s.page(c, status, views.Home(d))
 }
@@ -44,24 +44,24 @@ func (s *Server) handleCreateConversation(c echo.Context) error {
 		err = s.allowMessage(u)
 	}
 	if err == nil {
-		var conv agent.Conversation
-		conv, err = s.runner.NewConversation(c.Request().Context(), name, agent.Message{Text: text, Author: u.Name, UserID: u.ID, Nonce: nonce, Files: files})
+		var conv domain.Conversation
+		conv, err = s.runner.NewConversation(c.Request().Context(), name, domain.Message{Text: text, Author: u.Name, UserID: u.ID, Nonce: nonce, Files: files})
 		if err == nil {
 			return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID))
 		}
 	}
 	s.refusedStart(c, name, err)
-	switch agent.ErrorCode(err) {
-	case agent.EINVALID, agent.ETOOMANY, agent.ENOTFOUND:
+	switch domain.ErrorCode(err) {
+	case domain.EINVALID, domain.ETOOMANY, domain.ENOTFOUND:
 		// An agent not there for the person (not served, or not theirs) is a 404, as
 		// anything they may not see; the page keeps what they typed.
-		return s.renderHome(c, statusOf(err), views.HomeData{Agent: name, Message: text, Error: agent.ErrorMessage(err), Nonce: nonce})
+		return s.renderHome(c, statusOf(err), views.HomeData{Agent: name, Message: text, Error: domain.ErrorMessage(err), Nonce: nonce})
 	}
 	return err
 }
 
 // allowMessage spends one of the person's messages of the minute, or says when to try again.
-func (s *Server) allowMessage(u agent.User) error {
+func (s *Server) allowMessage(u domain.User) error {
 	if ok, wait := s.messages.take(fmt.Sprint(u.ID)); !ok {
 		return tooMany(fmt.Sprintf("You are sending messages too fast (at most %d a minute).", s.limits.MessagesPerMinute), wait)
 	}
@@ -91,7 +91,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(ctx))
 	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: thread,
-		Nonce: agent.NewNonce(), Attach: s.attach(), Queued: queued, Pinned: want >= 0 && n != conv.Version, Version: n, Versions: count}))
+		Nonce: domain.NewNonce(), Attach: s.attach(), Queued: queued, Pinned: want >= 0 && n != conv.Version, Version: n, Versions: count}))
 }
 
 // handleSendMessage posts the person's message; the reply arrives on the conversation's stream.
@@ -113,14 +113,14 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 		if _, ferr := c.FormParams(); ferr != nil {
 			return sse(views.ComposerError(tooLarge(ferr)))
 		}
-		_, err = s.runner.Send(ctx, id, agent.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce"), Files: files})
+		_, err = s.runner.Send(ctx, id, domain.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce"), Files: files})
 	}
-	switch agent.ErrorCode(err) {
+	switch domain.ErrorCode(err) {
 	case "":
-		return sse(s.composer(id, agent.NewNonce()), datastar.WithModeReplace())
-	case agent.EINVALID, agent.ECONFLICT, agent.EUNAVAILABLE:
+		return sse(s.composer(id, domain.NewNonce()), datastar.WithModeReplace())
+	case domain.EINVALID, domain.ECONFLICT, domain.EUNAVAILABLE:
 		// Only the error is patched: the message box keeps what was typed.
-		return sse(views.ComposerError(agent.ErrorMessage(err)))
+		return sse(views.ComposerError(domain.ErrorMessage(err)))
 	}
 	return err
 }
@@ -129,7 +129,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 func tooLarge(err error) string {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Sprintf("The message is too long (at most %s): attach a large text as a file instead.", agent.ByteSize(agent.MaxMessageBytes))
+		return fmt.Sprintf("The message is too long (at most %s): attach a large text as a file instead.", domain.ByteSize(domain.MaxMessageBytes))
 	}
 	return "The message could not be read; try again."
 }
@@ -140,11 +140,11 @@ func (s *Server) handleRetry(c echo.Context) error {
 		return err
 	}
 	err = s.runner.Retry(c.Request().Context(), conv.ID)
-	switch agent.ErrorCode(err) {
-	case "", agent.ECONFLICT:
+	switch domain.ErrorCode(err) {
+	case "", domain.ECONFLICT:
 		return c.NoContent(http.StatusNoContent)
-	case agent.EUNAVAILABLE:
-		return s.patch(c, c.Request().Context(), views.ComposerError(agent.ErrorMessage(err)))
+	case domain.EUNAVAILABLE:
+		return s.patch(c, c.Request().Context(), views.ComposerError(domain.ErrorMessage(err)))
 	}
 	return err
 }

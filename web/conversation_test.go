@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
@@ -25,7 +25,7 @@ func floatp(f float64) *float64 { return &f }
 
 var askerQuestion = webtest.AskerQuestion
 
-func askerAgent(q func() agent.Question) *scripted {
+func askerAgent(q func() domain.Question) *scripted {
 	return &scripted{name: "asker", step: webtest.AskerStep(q)}
 }
 
@@ -43,7 +43,7 @@ func TestQuestionFlow(t *testing.T) {
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "Help me plan")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 
 	code, page := ts.get(t, path)
 	if code != 200 || !strings.Contains(page, "Help me plan") || !strings.Contains(page, `<label for="q1-name">`) {
@@ -74,8 +74,8 @@ func TestQuestionFlow(t *testing.T) {
 				t.Fatalf("submit %d: %d %s", i, code, body)
 			}
 		}
-		ts.waitState(t, id, agent.StateDone)
-		if got := a.triggers(); len(got) != 2 || got[1] != agent.TriggerResume {
+		ts.waitState(t, id, domain.StateDone)
+		if got := a.triggers(); len(got) != 2 || got[1] != domain.TriggerResume {
 			t.Fatalf("agent steps = %v, want [message resume]: one resume for two submits", got)
 		}
 		rec, _ := ts.db.Question(context.Background(), 1)
@@ -112,7 +112,7 @@ func TestStream_CatchUpFromLastEventID(t *testing.T) {
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "hello")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 
 	all := ts.readSSE(t, path+"/stream?after=0", "", containing(`id="q-1"`))
 	var ids []string
@@ -139,12 +139,12 @@ func TestStream_CatchUpFromLastEventID(t *testing.T) {
 }
 
 func TestMarkdownIsSanitizedOnTheStream(t *testing.T) {
-	evil := &scripted{name: "evil", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	evil := &scripted{name: "evil", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		return out.Text(`**bold** <img src=x onerror="alert(1)"> <div data-on:click="@post('/x')">hi</div> [x](javascript:alert(1))`)
 	}}
 	ts := newTestServer(t, newDB(t), evil)
 	path := ts.start(t, "evil", "go")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	evs := ts.readSSE(t, path+"/stream?after=0", "", containing("<strong>bold</strong>"))
 	for _, ev := range evs {
 		d := ev.data()
@@ -162,7 +162,7 @@ func TestMarkdownIsSanitizedOnTheStream(t *testing.T) {
 
 func TestFailedAgentOffersRetry(t *testing.T) {
 	fails := true
-	flaky := &scripted{name: "flaky", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	flaky := &scripted{name: "flaky", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		out.Text("Working on it")
 		if fails {
 			fails = false
@@ -173,7 +173,7 @@ func TestFailedAgentOffersRetry(t *testing.T) {
 	ts := newTestServer(t, newDB(t), flaky)
 	path := ts.start(t, "flaky", "go")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateFailed)
+	ts.waitState(t, id, domain.StateFailed)
 	_, page := ts.get(t, path)
 	for _, want := range []string{"model endpoint refused the connection", ">Retry</button>", "Working on it"} {
 		if !strings.Contains(page, want) {
@@ -183,7 +183,7 @@ func TestFailedAgentOffersRetry(t *testing.T) {
 	if code, _, _ := ts.post(t, path+"/retry", nil); code != http.StatusNoContent {
 		t.Fatalf("retry = %d", code)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	if !strings.Contains(page, "Done now.") || !strings.Contains(page, "model endpoint refused") {
 		t.Error("after retry the page must show the new answer and keep the earlier error")
@@ -191,16 +191,16 @@ func TestFailedAgentOffersRetry(t *testing.T) {
 }
 
 func TestDeadlineExpiresAndResumes(t *testing.T) {
-	a := askerAgent(func() agent.Question {
+	a := askerAgent(func() domain.Question {
 		q := askerQuestion()
 		q.Deadline = time.Now().Add(150 * time.Millisecond)
 		return q
 	})
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "hello")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	rec, _ := ts.db.Question(context.Background(), 1)
-	if rec.Pending() || rec.Resolution.Outcome != agent.Expired {
+	if rec.Pending() || rec.Resolution.Outcome != domain.Expired {
 		t.Fatalf("question = %+v, want expired", rec.Resolution)
 	}
 	_, page := ts.get(t, path)
@@ -210,15 +210,15 @@ func TestDeadlineExpiresAndResumes(t *testing.T) {
 }
 
 func TestSecretFieldsAreNeverRendered(t *testing.T) {
-	a := askerAgent(func() agent.Question {
-		return agent.Question{Message: "I need your credentials", Fields: []agent.Field{
-			{Name: "api_token", Kind: agent.KindText, Required: true},
+	a := askerAgent(func() domain.Question {
+		return domain.Question{Message: "I need your credentials", Fields: []domain.Field{
+			{Name: "api_token", Kind: domain.KindText, Required: true},
 			{Name: "password", Kind: "password"},
 		}}
 	})
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "deploy it")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	_, page := ts.get(t, path)
 	if strings.Contains(page, `name="api_token"`) || strings.Contains(page, `name="password"`) {
 		t.Fatal("a secret field was rendered")
@@ -232,11 +232,11 @@ func TestSecretFieldsAreNeverRendered(t *testing.T) {
 }
 
 func TestDeclineAndCancel(t *testing.T) {
-	a := askerAgent(func() agent.Question { q := askerQuestion(); q.AllowCancel = true; return q })
+	a := askerAgent(func() domain.Question { q := askerQuestion(); q.AllowCancel = true; return q })
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "hello")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	_, page := ts.get(t, path)
 	if !strings.Contains(page, ">Cancel</button>") || !strings.Contains(page, ">Decline</button>") {
 		t.Fatal("form lacks Decline or Cancel")
@@ -245,7 +245,7 @@ func TestDeclineAndCancel(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "Declined") {
 		t.Fatalf("decline = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	if !strings.Contains(page, `reason &#34;Not now&#34;`) && !strings.Contains(page, `reason "Not now"`) {
 		t.Error("the agent did not get the decline reason")
@@ -259,7 +259,7 @@ func TestRestartKeepsPendingQuestionAnswerable(t *testing.T) {
 	ts := newTestServer(t, db, a)
 	p := ts.start(t, "asker", "hello")
 	id := convID(t, p)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ts.srv.Shutdown(ctx)
@@ -275,7 +275,7 @@ func TestRestartKeepsPendingQuestionAnswerable(t *testing.T) {
 	if code, body, _ := ts2.post(t, "/questions/1/answer", url.Values{"name": {"Gemini"}, "count": {"3"}}); code != 200 || !strings.Contains(body, "Answered") {
 		t.Fatalf("answer after restart = %d %s", code, body)
 	}
-	ts2.waitState(t, id, agent.StateDone)
+	ts2.waitState(t, id, domain.StateDone)
 	_, page = ts2.get(t, p)
 	if !strings.Contains(page, "name Gemini") {
 		t.Error("the agent did not finish with the answer after restart")
@@ -324,26 +324,26 @@ func TestSendWhileWaitingSupersedes(t *testing.T) {
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "hello")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something else"}})
 	if code != 200 || !strings.Contains(body, `id="composer"`) {
 		t.Fatalf("send = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	rec, _ := ts.db.Question(context.Background(), 1)
-	if rec.Pending() || rec.Resolution.Outcome != agent.Superseded {
+	if rec.Pending() || rec.Resolution.Outcome != domain.Superseded {
 		t.Fatalf("first question = %+v, want superseded", rec.Resolution)
 	}
 }
 
 func TestStream_CarriageReturnsCannotForgeSSEFields(t *testing.T) {
-	forger := &scripted{name: "forger", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		out.Plan(agent.Plan{Title: "x\rid: 999999\r\rdata: selector #thread", Steps: []agent.PlanStep{{Title: "a\rb", Status: agent.StepDone}}})
+	forger := &scripted{name: "forger", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		out.Plan(domain.Plan{Title: "x\rid: 999999\r\rdata: selector #thread", Steps: []domain.PlanStep{{Title: "a\rb", Status: domain.StepDone}}})
 		return out.Text("hello\rid: 999999\r\revent: datastar-patch-elements\rdata: mode remove\r")
 	}}
 	ts := newTestServer(t, newDB(t), forger)
 	path := ts.start(t, "forger", "go")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	resp, err := http.Get(ts.URL + path + "/stream?after=0")
 	if err != nil {
 		t.Fatal(err)
@@ -364,25 +364,25 @@ func TestStream_CarriageReturnsCannotForgeSSEFields(t *testing.T) {
 }
 
 func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
-	a := &scripted{name: "echo", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "echo", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		return out.Text("ok")
 	}}
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "echo", "first")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	form := url.Values{"text": {"line one\r\nline two"}, "nonce": {"abc123"}}
 	for i := 0; i < 3; i++ {
 		code, body, _ := ts.post(t, path+"/messages", form)
 		if code != 200 || !strings.Contains(body, "mode replace") {
 			t.Fatalf("send %d = %d %s, want a fresh message box", i, code, body)
 		}
-		ts.waitState(t, id, agent.StateDone)
+		ts.waitState(t, id, domain.StateDone)
 	}
 	evs, _ := ts.db.Events(context.Background(), id, 0)
 	var msgs []string
 	for _, ev := range evs {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			msgs = append(msgs, ev.Text)
 		}
 	}
@@ -392,7 +392,7 @@ func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
 }
 
 func TestCreateConversation_DoubleSubmitMakesOne(t *testing.T) {
-	a := &scripted{name: "echo", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "echo", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		return out.Text("ok")
 	}}
 	ts := newTestServer(t, newDB(t), a)
@@ -403,12 +403,12 @@ func TestCreateConversation_DoubleSubmitMakesOne(t *testing.T) {
 		t.Fatalf("two conversations: %s and %s", h1.Get("Location"), h2.Get("Location"))
 	}
 	id := convID(t, h1.Get("Location"))
-	ts.waitState(t, id, agent.StateDone)
-	list, _, _ := ts.db.ListConversations(context.Background(), agent.ConversationFilter{Limit: 10})
+	ts.waitState(t, id, domain.StateDone)
+	list, _, _ := ts.db.ListConversations(context.Background(), domain.ConversationFilter{Limit: 10})
 	evs, _ := ts.db.Events(context.Background(), id, 0)
 	users := 0
 	for _, ev := range evs {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			users++
 		}
 	}
@@ -421,12 +421,12 @@ func TestSendMessage_Errors(t *testing.T) {
 	a := askerAgent(askerQuestion)
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "asker", "hello")
-	ts.waitState(t, convID(t, path), agent.StateWaiting)
+	ts.waitState(t, convID(t, path), domain.StateWaiting)
 	tests := []struct {
 		name, text, want string
 	}{
 		{"empty", "   ", "Write a message first."},
-		{"over the message limit", strings.Repeat("x", agent.MaxMessageBytes+1), "too long"},
+		{"over the message limit", strings.Repeat("x", domain.MaxMessageBytes+1), "too long"},
 		{"over the body limit", strings.Repeat("y", 5<<20), "too long"},
 	}
 	for _, tt := range tests {
@@ -461,7 +461,7 @@ func TestUserInputMetaDataMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &scripted{name: "pe", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+			a := &scripted{name: "pe", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 				if r := lastResolution(in); r != nil {
 					return out.Text(fmt.Sprintf("Got %v; note: %s", r.Values["branch_name"], r.Reason))
 				}
@@ -475,9 +475,9 @@ func TestUserInputMetaDataMessages(t *testing.T) {
 			ts := newTestServer(t, newDB(t), a)
 			path := ts.start(t, "pe", "open a PR")
 			id := convID(t, path)
-			want := agent.StateDone
+			want := domain.StateDone
 			if tt.wantForm {
-				want = agent.StateWaiting
+				want = domain.StateWaiting
 			}
 			ts.waitState(t, id, want)
 			_, page := ts.get(t, path)
@@ -498,7 +498,7 @@ func TestUserInputMetaDataMessages(t *testing.T) {
 				t.Fatal("want branch_name shown and github_token refused")
 			}
 			ts.post(t, "/questions/1/answer", url.Values{"branch_name": {"feature/x"}})
-			ts.waitState(t, id, agent.StateDone)
+			ts.waitState(t, id, domain.StateDone)
 			_, page = ts.get(t, path)
 			if !strings.Contains(page, "Got feature/x; note:") || !strings.Contains(page, "github_token") {
 				t.Error("the agent did not get the answer with the reason the token field was declined")
@@ -509,16 +509,16 @@ func TestUserInputMetaDataMessages(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	t.Run("where the agent allows it", func(t *testing.T) {
-		a := askerAgent(func() agent.Question { q := askerQuestion(); q.AllowCancel = true; return q })
+		a := askerAgent(func() domain.Question { q := askerQuestion(); q.AllowCancel = true; return q })
 		ts := newTestServer(t, newDB(t), a)
 		path := ts.start(t, "asker", "hello")
 		id := convID(t, path)
-		ts.waitState(t, id, agent.StateWaiting)
+		ts.waitState(t, id, domain.StateWaiting)
 		code, body, _ := ts.post(t, "/questions/1/cancel", url.Values{})
 		if code != 200 || !strings.Contains(body, "Cancelled") {
 			t.Fatalf("cancel = %d %s", code, body)
 		}
-		ts.waitState(t, id, agent.StateDone)
+		ts.waitState(t, id, domain.StateDone)
 		_, page := ts.get(t, path)
 		if !strings.Contains(page, "Outcome cancelled") {
 			t.Error("the agent did not resume with the cancel")
@@ -527,7 +527,7 @@ func TestCancel(t *testing.T) {
 	t.Run("refused where it does not", func(t *testing.T) {
 		ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
 		path := ts.start(t, "asker", "hello")
-		ts.waitState(t, convID(t, path), agent.StateWaiting)
+		ts.waitState(t, convID(t, path), domain.StateWaiting)
 		code, body, _ := ts.post(t, "/questions/1/cancel", url.Values{})
 		if code != 422 || !strings.Contains(body, "does not allow cancelling") {
 			t.Fatalf("cancel = %d %s", code, body)
@@ -546,7 +546,7 @@ func (remote) Reattaches() bool { return true }
 func TestReattachAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
 	started := make(chan struct{})
-	hang := remote{&scripted{name: "remote", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	hang := remote{&scripted{name: "remote", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		out.Text("Working on the remote task")
 		close(started)
 		<-ctx.Done()
@@ -561,17 +561,17 @@ func TestReattachAfterRestart(t *testing.T) {
 	defer cancel()
 	ts.srv.Shutdown(ctx)
 	ts.Close()
-	if c, _ := db.Conversation(ctx, id); c.State != agent.StateInterrupted {
+	if c, _ := db.Conversation(ctx, id); c.State != domain.StateInterrupted {
 		t.Fatalf("state after shutdown = %q, want interrupted", c.State)
 	}
 	db.Close()
 
-	caughtUp := remote{&scripted{name: "remote", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	caughtUp := remote{&scripted{name: "remote", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		return out.Text("Caught up: the remote task finished.")
 	}}}
 	ts2 := newTestServer(t, storetest.Open(t, path), caughtUp)
-	ts2.waitState(t, id, agent.StateDone)
-	if got := caughtUp.triggers(); len(got) != 1 || got[0] != agent.TriggerRetry {
+	ts2.waitState(t, id, domain.StateDone)
+	if got := caughtUp.triggers(); len(got) != 1 || got[0] != domain.TriggerRetry {
 		t.Fatalf("after restart the agent ran %v, want one retry", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -18,7 +18,7 @@ import (
 
 // writer is an agent whose step waits for the reply it is to write.
 func writer(reply <-chan string) *scripted {
-	return &scripted{name: "writer", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &scripted{name: "writer", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		select {
 		case text := <-reply:
 			if err := out.Text(text); err != nil {
@@ -65,7 +65,7 @@ func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
 	if err := db.RefuseWrites(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	ts.waitState(t, id, agent.StateFailed)
+	ts.waitState(t, id, domain.StateFailed)
 	if _, page := ts.get(t, path); !strings.Contains(page, "cannot save to its database") {
 		t.Errorf("the page does not show why the step failed")
 	}
@@ -76,7 +76,7 @@ func TestWritesFail_StepEndsByItselfOnceTheyWork(t *testing.T) {
 		t.Fatalf("retry = %d %q", code, body)
 	}
 	reply <- "Stored this time."
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	if _, page := ts.get(t, path); !strings.Contains(page, "Stored this time.") {
 		t.Errorf("the retried reply is not on the page")
 	}
@@ -95,7 +95,7 @@ func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
 	}
 	// A reply far larger than any free space in the database: its pages cannot be added.
 	reply <- strings.Repeat("All work and no play makes Jack a dull boy. ", 12000)
-	ts.waitState(t, id, agent.StateFailed)
+	ts.waitState(t, id, domain.StateFailed)
 	if _, page := ts.get(t, path); !strings.Contains(page, "database or disk is full") {
 		t.Errorf("the page does not show why the step failed")
 	}
@@ -112,7 +112,7 @@ func TestDiskFull_StepFailsAndRetryWorks(t *testing.T) {
 		t.Fatalf("retry = %d %q", code, body)
 	}
 	reply <- "Stored this time."
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 }
 
 // writerServer serves the writer agent, whose replies the test sends, on a database whose
@@ -170,7 +170,7 @@ func TestWritesFail_SessionsGoOn(t *testing.T) {
 func TestDiskFull_ACutOffReplyTooLargeStillEndsTheStep(t *testing.T) {
 	storetest.SQLiteOnly(t) // the database file refuses writes or fills up
 	db := newDB(t)
-	ts := newTestServer(t, db, &scripted{name: "cut", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	ts := newTestServer(t, db, &scripted{name: "cut", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if err := db.CapSize(ctx, true); err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func TestDiskFull_ACutOffReplyTooLargeStillEndsTheStep(t *testing.T) {
 		return errors.New("the model's stream broke off")
 	}})
 	path := ts.start(t, "cut", "write a long reply")
-	ts.waitState(t, convID(t, path), agent.StateFailed)
+	ts.waitState(t, convID(t, path), domain.StateFailed)
 	if _, page := ts.get(t, path); !strings.Contains(page, "the model") {
 		t.Errorf("the page does not show why the step failed")
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -24,7 +24,7 @@ func (s *Server) handleDocument(c echo.Context) error {
 	}
 	docID, err := strconv.ParseInt(c.Param("doc"), 10, 64)
 	if err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "Document not found.")
+		return domain.Errorf(domain.ENOTFOUND, "Document not found.")
 	}
 	if _, err := s.readable(c, convID); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
 )
@@ -62,7 +62,7 @@ func TestAttachedFiles_AreStoredShownAndReadByTheAgent(t *testing.T) {
 	}
 	path := h.Get("Location")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 
 	_, page := ts.get(t, path)
 	for _, want := range []string{"Summarise these", "guests.csv", "name.log", `href="/c/1/documents/1"`, `href="/c/1/documents/1?download=1"`,
@@ -104,7 +104,7 @@ func TestAttachedFiles_Refused(t *testing.T) {
 	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, readerAgent()), Uploads: web.UploadLimits{MaxBytes: 1000, MaxFiles: 2}})
 	ts := newTestServerFrom(t, db, srv)
 	path := ts.start(t, "reader", "hello")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 40)...)
 	tests := []struct {
 		name  string
@@ -132,17 +132,17 @@ func TestAttachedFiles_Refused(t *testing.T) {
 	if code, body, _ := ts.postFiles(t, path+"/messages", map[string]string{"text": "a picture"}, file{"shot.png", png}); code != 200 || strings.Contains(body, "cannot") {
 		t.Fatalf("png = %d %.300s", code, body)
 	}
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	d, err := db.Document(context.Background(), convID(t, path), 1)
-	if err != nil || d.MimeType != "image/png" || d.Label != agent.LabelUpload || d.Size != int64(len(png)) {
+	if err != nil || d.MimeType != "image/png" || d.Label != domain.LabelUpload || d.Size != int64(len(png)) {
 		t.Fatalf("stored = %+v %v", d.DocumentRef, err)
 	}
 }
 
 func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
-	a := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "files", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if r := lastResolution(in); r != nil {
-			d, ok := agent.AnswerDocument(r.Values["config"])
+			d, ok := domain.AnswerDocument(r.Values["config"])
 			if !ok {
 				return out.Text(fmt.Sprintf("No document in %v.", r.Values))
 			}
@@ -152,16 +152,16 @@ func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
 			}
 			return out.Text(fmt.Sprintf("Got %s (%s): %s", doc.Name, doc.MimeType, doc.Content))
 		}
-		_, err := out.Ask(agent.Question{Message: "Upload the config file.", Fields: []agent.Field{
-			{Name: "config", Label: "Config file", Kind: agent.KindFile, Required: true},
-			{Name: "note", Kind: agent.KindText},
+		_, err := out.Ask(domain.Question{Message: "Upload the config file.", Fields: []domain.Field{
+			{Name: "config", Label: "Config file", Kind: domain.KindFile, Required: true},
+			{Name: "note", Kind: domain.KindText},
 		}})
 		return err
 	}}
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "files", "deploy")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	_, page := ts.get(t, path)
 	if !strings.Contains(page, `enctype="multipart/form-data"`) || !strings.Contains(page, `type="file"`) {
 		t.Fatal("the question's form has no file input sent as multipart")
@@ -181,7 +181,7 @@ func TestFileField_AnswerIsAnUploadedDocument(t *testing.T) {
 	if code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"note": "v2"}, file{"config:app.yaml", []byte("replicas: 3\n")}); code != 200 {
 		t.Fatalf("answer = %d %.300s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	for _, want := range []string{"Got app.yaml (application/yaml): replicas: 3", `href="/c/1/documents/1"`, "app.yaml"} {
 		if !strings.Contains(page, want) {
@@ -200,7 +200,7 @@ func TestDocument_ServedAsTextNeverAsMarkup(t *testing.T) {
 		t.Fatalf("POST /conversations = %d %.300s", code, body)
 	}
 	path := h.Get("Location")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	for i, name := range []string{"page.html", "pic.svg", "query.sql"} {
 		resp, err := http.Get(fmt.Sprintf("%s%s/documents/%d", ts.URL, path, i+1))
 		if err != nil {
@@ -220,24 +220,24 @@ func TestDocument_ServedAsTextNeverAsMarkup(t *testing.T) {
 }
 
 func TestFileField_AnswerAboveTheFormLimit(t *testing.T) {
-	a := &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "files", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if r := lastResolution(in); r != nil {
-			d, _ := agent.AnswerDocument(r.Values["dump"])
+			d, _ := domain.AnswerDocument(r.Values["dump"])
 			return out.Text(fmt.Sprintf("Got %s of %d bytes.", d.Name, d.Size))
 		}
-		_, err := out.Ask(agent.Question{Message: "Upload the dump.", Fields: []agent.Field{{Name: "dump", Kind: agent.KindFile, Required: true}}})
+		_, err := out.Ask(domain.Question{Message: "Upload the dump.", Fields: []domain.Field{{Name: "dump", Kind: domain.KindFile, Required: true}}})
 		return err
 	}}
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "files", "debug")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	// Larger than a plain form may be, within the upload limit.
 	big := bytes.Repeat([]byte("2025-03-01 INFO tick\n"), (web.MaxBodyBytes/21)+1000)
 	if code, body, _ := ts.postFiles(t, "/questions/1/answer", nil, file{"dump:big.log", big}); code != 200 || strings.Contains(body, "could not be read") {
 		t.Fatalf("answer = %d %.300s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	if _, page := ts.get(t, path); !strings.Contains(page, fmt.Sprintf("Got big.log of %d bytes.", len(big))) {
 		t.Error("the agent did not get the file")
 	}

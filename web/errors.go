@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -19,20 +19,20 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		return he.Code
 	}
-	switch agent.ErrorCode(err) {
-	case agent.ENOTFOUND:
+	switch domain.ErrorCode(err) {
+	case domain.ENOTFOUND:
 		return http.StatusNotFound
-	case agent.EINVALID:
+	case domain.EINVALID:
 		return http.StatusUnprocessableEntity
-	case agent.ECONFLICT:
+	case domain.ECONFLICT:
 		return http.StatusConflict
-	case agent.EUNAUTHORIZED:
+	case domain.EUNAUTHORIZED:
 		return http.StatusUnauthorized
-	case agent.EFORBIDDEN:
+	case domain.EFORBIDDEN:
 		return http.StatusForbidden
-	case agent.ETOOMANY:
+	case domain.ETOOMANY:
 		return http.StatusTooManyRequests
-	case agent.EUNAVAILABLE:
+	case domain.EUNAVAILABLE:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -47,12 +47,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	r := c.Request()
 	api := isAPI(r)
 	status := statusOf(err)
-	msg := agent.ErrorMessage(err)
+	msg := domain.ErrorMessage(err)
 	var he *echo.HTTPError
 	var mbe *http.MaxBytesError
 	switch {
 	case api && errors.As(err, &mbe):
-		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", agent.ByteSize(mbe.Limit))
+		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", domain.ByteSize(mbe.Limit))
 	case api && errors.As(err, &he) && he.Code == http.StatusNotFound:
 		msg = "There is no such API route: see " + apiPrefix + "/openapi.json."
 	case errors.As(err, &he):
@@ -82,7 +82,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 func paramID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, agent.Errorf(agent.ENOTFOUND, "Not found.")
+		return 0, domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	return id, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -42,20 +42,20 @@ type exportedConversation struct {
 
 // exportedEvent is one event of the log: its header and its payload as stored.
 type exportedEvent struct {
-	ID      int64           `json:"id"`
-	RunID   int64           `json:"run_id,omitempty"`
-	Version int64           `json:"version"`
-	Kind    agent.EventKind `json:"kind"`
-	At      time.Time       `json:"at"`
-	Data    agent.Event     `json:"data"`
+	ID      int64            `json:"id"`
+	RunID   int64            `json:"run_id,omitempty"`
+	Version int64            `json:"version"`
+	Kind    domain.EventKind `json:"kind"`
+	At      time.Time        `json:"at"`
+	Data    domain.Event     `json:"data"`
 }
 
 // exportedQuestion is a question with how it was resolved and how long it waited.
 type exportedQuestion struct {
-	agent.Question
-	AskedAt       time.Time         `json:"asked_at"`
-	Resolution    *agent.Resolution `json:"resolution,omitempty"`
-	WaitedSeconds float64           `json:"waited_seconds,omitempty"`
+	domain.Question
+	AskedAt       time.Time          `json:"asked_at"`
+	Resolution    *domain.Resolution `json:"resolution,omitempty"`
+	WaitedSeconds float64            `json:"waited_seconds,omitempty"`
 }
 
 // conversationExport is the JSON export: the conversation, its questions and answers, its
@@ -64,7 +64,7 @@ type conversationExport struct {
 	Conversation exportedConversation `json:"conversation"`
 	Questions    []exportedQuestion   `json:"questions"`
 	Events       []exportedEvent      `json:"events"`
-	Audit        []agent.AuditEntry   `json:"audit"`
+	Audit        []domain.AuditEntry  `json:"audit"`
 	ExportedAt   time.Time            `json:"exported_at"`
 }
 
@@ -77,7 +77,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	conv, events, audit := r.conv, r.events, r.audit
 	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.now()}
 	if out.Audit == nil {
-		out.Audit = []agent.AuditEntry{}
+		out.Audit = []domain.AuditEntry{}
 	}
 	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt,
@@ -85,12 +85,12 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	asked := map[int64]int{}
 	for _, ev := range events {
 		switch ev.Kind {
-		case agent.EventCheckpoint:
+		case domain.EventCheckpoint:
 			continue
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			asked[ev.Question.ID] = len(out.Questions)
 			out.Questions = append(out.Questions, exportedQuestion{Question: *ev.Question, AskedAt: ev.At})
-		case agent.EventQuestionResolved:
+		case domain.EventQuestionResolved:
 			if i, ok := asked[ev.Resolution.QuestionID]; ok {
 				r := *ev.Resolution
 				out.Questions[i].Resolution = &r

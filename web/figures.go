@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -42,8 +42,8 @@ func (s *Server) handleFigures(c echo.Context) error {
 	}
 	slices.Sort(d.Agents)
 	if d.Agent != "" {
-		facts = slices.DeleteFunc(facts, func(f agent.QuestionFact) bool { return f.Agent != d.Agent })
+		facts = slices.DeleteFunc(facts, func(f domain.QuestionFact) bool { return f.Agent != d.Agent })
 	}
-	d.Figures = agent.FigureQuestions(facts, from, to)
+	d.Figures = domain.FigureQuestions(facts, from, to)
 	return s.page(c, http.StatusOK, views.Figures(d))
 }

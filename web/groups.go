@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) groupsPage(c echo.Context, status int, group string, err error)
 
 // groupsPageWith is groupsPage, with edit changing what it shows.
 func (s *Server) groupsPageWith(c echo.Context, status int, group string, err error, edit func(*views.GroupsData)) error {
-	if err != nil && agent.ErrorCode(err) != agent.EINVALID && agent.ErrorCode(err) != agent.ENOTFOUND {
+	if err != nil && domain.ErrorCode(err) != domain.EINVALID && domain.ErrorCode(err) != domain.ENOTFOUND {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -39,7 +39,7 @@ func (s *Server) groupsPageWith(c echo.Context, status int, group string, err er
 		d.Channels[g.Name] = ch
 	}
 	if err != nil {
-		d.Error = agent.ErrorMessage(err)
+		d.Error = domain.ErrorMessage(err)
 	}
 	if edit != nil {
 		edit(&d)
@@ -62,7 +62,7 @@ func (s *Server) groupChanged(c echo.Context, group string, err error) error {
 
 func (s *Server) handleAddGroup(c echo.Context) error {
 	group := strings.TrimSpace(c.FormValue("group"))
-	_, err := s.groups.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), agent.RoleMember, currentUser(c).Name)
+	_, err := s.groups.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), domain.RoleMember, currentUser(c).Name)
 	if err != nil {
 		group = ""
 	}
@@ -70,7 +70,7 @@ func (s *Server) handleAddGroup(c echo.Context) error {
 }
 
 func (s *Server) handleAddToGroup(c echo.Context) error {
-	group, role := c.Param("name"), agent.GroupRole(c.FormValue("role"))
+	group, role := c.Param("name"), domain.GroupRole(c.FormValue("role"))
 	_, err := s.groups.AddToGroup(c.Request().Context(), group, people(c.FormValue("people")), role, currentUser(c).Name)
 	return s.groupChanged(c, group, err)
 }

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -22,27 +23,27 @@ import (
 // scripted is a test agent whose steps are a Go function.
 type scripted struct {
 	name string
-	step func(ctx context.Context, in agent.StepInput, out agent.Output) error
+	step func(ctx context.Context, in domain.StepInput, out domain.Output) error
 
 	mu    sync.Mutex
-	calls []agent.StepInput
+	calls []domain.StepInput
 }
 
-func (a *scripted) Info() agent.Info {
-	return agent.Info{Name: a.name, Title: "Scripted " + a.name, Description: "a test agent"}
+func (a *scripted) Info() domain.Info {
+	return domain.Info{Name: a.name, Title: "Scripted " + a.name, Description: "a test agent"}
 }
 
-func (a *scripted) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+func (a *scripted) Step(ctx context.Context, in domain.StepInput, out domain.Output) error {
 	a.mu.Lock()
 	a.calls = append(a.calls, in)
 	a.mu.Unlock()
 	return a.step(ctx, in, out)
 }
 
-func (a *scripted) triggers() []agent.Trigger {
+func (a *scripted) triggers() []domain.Trigger {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []agent.Trigger
+	var out []domain.Trigger
 	for _, c := range a.calls {
 		out = append(out, c.Trigger)
 	}
@@ -55,7 +56,7 @@ type testServer struct {
 	srv *webtest.Parley
 }
 
-func newTestServer(t testing.TB, db *store.DB, agents ...agent.Agent) *testServer {
+func newTestServer(t testing.TB, db *store.DB, agents ...domain.Agent) *testServer {
 	t.Helper()
 	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runnerFor(db, agents...), Heartbeat: time.Hour})
 	return newTestServerFrom(t, db, srv)
@@ -120,7 +121,7 @@ func (ts *testServer) start(t testing.TB, agentName, text string) string {
 }
 
 // waitState polls until the conversation reaches state.
-func (ts *testServer) waitState(t testing.TB, id int64, state agent.RunState) {
+func (ts *testServer) waitState(t testing.TB, id int64, state domain.RunState) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -229,8 +230,8 @@ func containing(s string) func([]sseEvent) bool {
 func newDB(t testing.TB) *store.DB { return storetest.New(t) }
 
 // runnerFor runs agents on db, as cmd/parley wires it.
-func runnerFor(db *store.DB, agents ...agent.Agent) *agent.Runner {
-	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now})
+func runnerFor(db *store.DB, agents ...domain.Agent) *runner.Runner {
+	return runner.New(runner.Options{Ledger: db, Agents: agents, Now: db.Now})
 }
 
 // singlePerson is the sign-in of tests about something else: one person, no sign-in

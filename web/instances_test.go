@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -70,7 +70,7 @@ func TestAccess_RevokedOnOneInstanceEndsStreamsOnAnother(t *testing.T) {
 	}
 	plan := func(title string) {
 		t.Helper()
-		if _, err := a.AppendEvent(context.Background(), agent.Event{ConversationID: c.ID, Kind: agent.EventPlan, Plan: &agent.Plan{Title: title}}); err != nil {
+		if _, err := a.AppendEvent(context.Background(), domain.Event{ConversationID: c.ID, Kind: domain.EventPlan, Plan: &domain.Plan{Title: title}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/intake"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/intake"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -28,16 +29,16 @@ func javaTrace(frames int) string {
 
 func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	db := newDB(t)
-	a := &scripted{name: "recorder", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		if in.Trigger == agent.TriggerMessage && in.StepID == 1 {
-			_, err := out.Ask(agent.Question{Message: "Which service?", Fields: []agent.Field{{Name: "service", Kind: agent.KindText, Required: true}}})
+	a := &scripted{name: "recorder", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		if in.Trigger == domain.TriggerMessage && in.StepID == 1 {
+			_, err := out.Ask(domain.Question{Message: "Which service?", Fields: []domain.Field{{Name: "service", Kind: domain.KindText, Required: true}}})
 			return err
 		}
 		return out.Text("ok")
 	}}
 	var logs logBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	runner := agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: []agent.Agent{a}, Now: db.Now, Logger: log,
+	runner := runner.New(runner.Options{Ledger: db, Agents: []domain.Agent{a}, Now: db.Now, Logger: log,
 		Analyzer: intake.New(intake.Options{ContextWindow: 8192})})
 	srv := startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: runner, Heartbeat: time.Hour, Logger: log})
 	ts := newTestServerFrom(t, db, srv)
@@ -46,14 +47,14 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	raw := question + "\n\n" + javaTrace(400)
 	path := ts.start(t, "recorder", raw)
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 
 	steps := a.inputs()
 	msg := lastUserMessage(steps[0].History)
 	if msg.Text != raw {
 		t.Fatal("the message as written was not kept")
 	}
-	if msg.Intent != question || len(msg.Documents) != 1 || msg.Documents[0].Label != agent.LabelUserContext {
+	if msg.Intent != question || len(msg.Documents) != 1 || msg.Documents[0].Label != domain.LabelUserContext {
 		t.Fatalf("the agent got intent %q with documents %+v", msg.Intent, msg.Documents)
 	}
 	if !strings.HasPrefix(msg.Prompt(), question+"\n\nAVAILABLE_DOCUMENTS:\n- id 1: ") {
@@ -95,12 +96,12 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("answer = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	steps = a.inputs()
 	if m := lastUserMessage(steps[1].History); m.Intent != question || len(m.Documents) != 1 {
 		t.Fatalf("resume got intent %q, %d documents", m.Intent, len(m.Documents))
 	}
-	if n := countKind(t, ts, id, agent.EventIntake); n != 1 {
+	if n := countKind(t, ts, id, domain.EventIntake); n != 1 {
 		t.Fatalf("%d intake events, want 1", n)
 	}
 
@@ -108,7 +109,7 @@ func TestIntake_LargeMessageIsSplitBeforeTheAgentReadsIt(t *testing.T) {
 	if code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Thanks, that helps."}}); code != 200 {
 		t.Fatalf("send = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	steps = a.inputs()
 	short := lastUserMessage(steps[len(steps)-1].History)
 	if short.Prompt() != "Thanks, that helps." || len(short.Documents) != 0 {
@@ -146,23 +147,23 @@ func (b *logBuffer) line(t *testing.T, s string) string {
 	return ""
 }
 
-func (a *scripted) inputs() []agent.StepInput {
+func (a *scripted) inputs() []domain.StepInput {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]agent.StepInput(nil), a.calls...)
+	return append([]domain.StepInput(nil), a.calls...)
 }
 
-func lastUserMessage(history []agent.Event) agent.Event {
-	var m agent.Event
+func lastUserMessage(history []domain.Event) domain.Event {
+	var m domain.Event
 	for _, ev := range history {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			m = ev
 		}
 	}
 	return m
 }
 
-func countKind(t *testing.T, ts *testServer, id int64, kind agent.EventKind) int {
+func countKind(t *testing.T, ts *testServer, id int64, kind domain.EventKind) int {
 	t.Helper()
 	evs, err := ts.db.Events(context.Background(), id, 0)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Limits are the per-person caps that keep one person (or one script) from crowding out
@@ -50,7 +50,7 @@ func (l Limits) withDefaults() Limits {
 // bucket is a token bucket per key (see agent.Bucket), counted in memory.
 type bucket struct {
 	mu    sync.Mutex
-	rule  agent.Bucket
+	rule  domain.Bucket
 	now   func() time.Time
 	keys  map[string]*tokens
 	calls int
@@ -62,7 +62,7 @@ type tokens struct {
 }
 
 func newBucket(capacity int, per time.Duration, now func() time.Time) *bucket {
-	return &bucket{rule: agent.Bucket{Capacity: capacity, Per: per}, now: now, keys: map[string]*tokens{}}
+	return &bucket{rule: domain.Bucket{Capacity: capacity, Per: per}, now: now, keys: map[string]*tokens{}}
 }
 
 // refill brings key's tokens up to now; callers hold mu.
@@ -127,13 +127,13 @@ func tooMany(what string, wait time.Duration) error {
 	case secs >= 90:
 		when = fmt.Sprintf("%d minutes", (secs+59)/60)
 	}
-	return &retryAfter{wait: time.Duration(secs) * time.Second, err: agent.Errorf(agent.ETOOMANY, "%s Try again in %s.", what, when)}
+	return &retryAfter{wait: time.Duration(secs) * time.Second, err: domain.Errorf(domain.ETOOMANY, "%s Try again in %s.", what, when)}
 }
 
 // retryAfter is a 429 error with the time a client should wait (the Retry-After header).
 type retryAfter struct {
 	wait time.Duration
-	err  *agent.Error
+	err  *domain.Error
 }
 
 func (r *retryAfter) Error() string { return r.err.Error() }

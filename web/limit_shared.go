@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // limiter spends the tokens of per-key buckets (see bucket): counted in memory by one
@@ -20,8 +20,8 @@ type limiter interface {
 // one load balancer count together (store.DB on PostgreSQL; Shared is false on SQLite).
 type SharedLimits interface {
 	Shared() bool
-	TakeToken(ctx context.Context, key string, b agent.Bucket) (ok bool, wait time.Duration, err error)
-	RefundToken(ctx context.Context, key string, b agent.Bucket) error
+	TakeToken(ctx context.Context, key string, b domain.Bucket) (ok bool, wait time.Duration, err error)
+	RefundToken(ctx context.Context, key string, b domain.Bucket) error
 	ResetTokens(ctx context.Context, key string) error
 	OpenStream(ctx context.Context, userID int64, max int) (id int64, ok bool, err error)
 	CloseStream(ctx context.Context, id int64) error
@@ -32,7 +32,7 @@ type SharedLimits interface {
 type sharedBucket struct {
 	db   SharedLimits
 	name string
-	rule agent.Bucket
+	rule domain.Bucket
 	log  *slog.Logger
 }
 
@@ -69,7 +69,7 @@ const limitTimeout = 5 * time.Second
 // newLimiter is a limit of capacity a per: shared through db when it shares its counts.
 func newLimiter(db any, name string, capacity int, per time.Duration, now func() time.Time, log *slog.Logger) limiter {
 	if sl, ok := db.(SharedLimits); ok && sl.Shared() {
-		return &sharedBucket{db: sl, name: name, rule: agent.Bucket{Capacity: capacity, Per: per}, log: log}
+		return &sharedBucket{db: sl, name: name, rule: domain.Bucket{Capacity: capacity, Per: per}, log: log}
 	}
 	return newBucket(capacity, per, now)
 }

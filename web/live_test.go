@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
 // liveAsker asks a live question (as a tool server does in the middle of a call) and waits
 // for the answer within its step.
 func liveAsker() *scripted {
-	return &scripted{name: "live", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		id, err := out.Ask(agent.Question{Message: "Which branch?", Live: true, AllowCancel: true,
-			Fields: []agent.Field{{Name: "branch", Kind: agent.KindText, Required: true}}})
+	return &scripted{name: "live", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		id, err := out.Ask(domain.Question{Message: "Which branch?", Live: true, AllowCancel: true,
+			Fields: []domain.Field{{Name: "branch", Kind: domain.KindText, Required: true}}})
 		if err != nil {
 			return err
 		}
@@ -37,7 +37,7 @@ func TestALiveQuestionIsAnsweredToTheWaitingStep(t *testing.T) {
 	if code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"branch": {"feature/x"}}); code != 200 {
 		t.Fatalf("answer = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	if _, page := ts.get(t, path); !strings.Contains(page, "The tool got answered feature/x.") {
 		t.Error("the step did not get the answer")
 	}
@@ -62,11 +62,11 @@ func TestALiveQuestionExpiresWhenParleyStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.StoppedWhileAsked {
+	if q.Resolution == nil || q.Resolution.Outcome != domain.Expired || q.Resolution.Reason != domain.StoppedWhileAsked {
 		t.Fatalf("after the stop: %+v", q.Resolution)
 	}
 	// The run was cut off there, not left waiting: Retry is what goes on.
-	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != agent.StateInterrupted {
+	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != domain.StateInterrupted {
 		t.Fatalf("after the stop: conversation %+v, %v", c, err)
 	}
 }
@@ -87,12 +87,12 @@ func TestALiveQuestionACrashLeftExpiresAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Resolution == nil || q.Resolution.Outcome != agent.Expired || q.Resolution.Reason != agent.StoppedWhileAsked {
+	if q.Resolution == nil || q.Resolution.Outcome != domain.Expired || q.Resolution.Reason != domain.StoppedWhileAsked {
 		t.Fatalf("after the restart: %+v", q.Resolution)
 	}
 	// As after a graceful stop: the run was cut off (not resumed with a failed call), and
 	// Retry asks again.
-	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != agent.StateInterrupted {
+	if c, err := db.Conversation(context.Background(), id); err != nil || c.State != domain.StateInterrupted {
 		t.Fatalf("after the restart: conversation %+v, %v", c, err)
 	}
 	if err := second.Retry(context.Background(), id); err != nil {
@@ -139,13 +139,13 @@ func TestAMessageWhileALiveQuestionWaitsIsNotQueued(t *testing.T) {
 		t.Fatalf("queued = %+v, want the message sent", q)
 	}
 	q, _ := ts.db.Question(context.Background(), 1)
-	if q.Resolution == nil || q.Resolution.Outcome == agent.Answered {
+	if q.Resolution == nil || q.Resolution.Outcome == domain.Answered {
 		t.Fatalf("the live question = %+v, want it closed unanswered", q.Resolution)
 	}
 	evs, _ := ts.db.Events(context.Background(), id, 0)
 	n := 0
 	for _, ev := range evs {
-		if ev.Kind == agent.EventUserMessage && ev.Text == "Never mind" {
+		if ev.Kind == domain.EventUserMessage && ev.Text == "Never mind" {
 			n++
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -37,11 +37,11 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 // a success starts a new session (a new id, whatever cookie came in) and ends the old one.
 func (s *Server) handleLogin(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	name, pw, next := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), safeNext(c.FormValue("next"))
 	u, ok, err := s.passwordAttempt(c, name, pw, "Too many failed sign-ins.")
-	if agent.ErrorCode(err) == agent.ETOOMANY {
+	if domain.ErrorCode(err) == domain.ETOOMANY {
 		s.metrics.signinLimited.Inc()
 	}
 	if err != nil {
@@ -60,13 +60,13 @@ func (s *Server) handleLogin(c echo.Context) error {
 }
 
 // startSession ends the session the request came with, if any, and starts a new one.
-func (s *Server) startSession(c echo.Context, u agent.User) error {
+func (s *Server) startSession(c echo.Context, u domain.User) error {
 	return s.startSessionWith(c, u, "")
 }
 
 // startSessionWith is startSession for a sign-in through the identity provider, whose ID
 // token the session keeps for signing out of the provider too.
-func (s *Server) startSessionWith(c echo.Context, u agent.User, idToken string) error {
+func (s *Server) startSessionWith(c echo.Context, u domain.User, idToken string) error {
 	ctx := c.Request().Context()
 	if old := s.sessionToken(c.Request()); old != "" {
 		if err := s.accounts.DeleteSession(ctx, old); err != nil {
@@ -151,8 +151,8 @@ func (s *Server) handleSignup(c echo.Context) error {
 	}
 	name, pw, confirm := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), c.FormValue("confirm")
 	d := views.SignupData{Name: name, First: first, Errors: map[string]string{}}
-	if err := agent.CheckUserName(name); err != nil {
-		d.Errors["name"] = agent.ErrorMessage(err)
+	if err := domain.CheckUserName(name); err != nil {
+		d.Errors["name"] = domain.ErrorMessage(err)
 	}
 	checkNewPassword(pw, confirm, d.Errors)
 	if len(d.Errors) > 0 {
@@ -166,8 +166,8 @@ func (s *Server) handleSignup(c echo.Context) error {
 		return err
 	}
 	u, err := s.accounts.CreateUser(c.Request().Context(), name, hash, "")
-	if code := agent.ErrorCode(err); code == agent.ECONFLICT || code == agent.EINVALID {
-		d.Errors["name"] = agent.ErrorMessage(err)
+	if code := domain.ErrorCode(err); code == domain.ECONFLICT || code == domain.EINVALID {
+		d.Errors["name"] = domain.ErrorMessage(err)
 		return s.page(c, http.StatusUnprocessableEntity, views.SignupPage(d))
 	}
 	if err != nil {
@@ -209,25 +209,25 @@ func addressKey(ip string) string {
 // the name and the client's address (past the limit: tooMany, with the message given). An
 // attempt is paid for before the password is checked, so that many at once cannot all pass;
 // a success gives the name's back. An unknown name costs the time a wrong password does.
-func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (agent.User, bool, error) {
+func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (domain.User, bool, error) {
 	ctx := c.Request().Context()
 	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+addressKey(s.clientIP(c.Request()))
 	okName, waitName := s.logins.take(nameKey)
 	okIP, waitIP := s.logins.take(ipKey)
 	if !okName || !okIP {
-		return agent.User{}, false, tooMany(tooManyMsg, max(waitName, waitIP))
+		return domain.User{}, false, tooMany(tooManyMsg, max(waitName, waitIP))
 	}
 	u, hash, err := s.accounts.UserByName(ctx, name)
-	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND {
+	if err != nil && domain.ErrorCode(err) != domain.ENOTFOUND {
 		return u, false, err
 	}
 	ok := false
 	if herr := s.hashing(ctx, func() {
-		if err != nil || u.Role == agent.RoleService || hash == "" {
+		if err != nil || u.Role == domain.RoleService || hash == "" {
 			s.passwords.MatchesNoAccount(pw) // the same time as a wrong password
 			return
 		}
-		ok = agent.PasswordMatches(hash, pw)
+		ok = domain.PasswordMatches(hash, pw)
 	}); herr != nil {
 		return u, false, herr
 	}
@@ -240,8 +240,8 @@ func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (a
 
 // checkNewPassword puts in errs what is wrong with a new password and its confirmation.
 func checkNewPassword(pw, confirm string, errs map[string]string) {
-	if err := agent.CheckPassword(pw); err != nil {
-		errs["password"] = agent.ErrorMessage(err)
+	if err := domain.CheckPassword(pw); err != nil {
+		errs["password"] = domain.ErrorMessage(err)
 	} else if pw != confirm {
 		errs["confirm"] = "The two passwords differ."
 	}

@@ -10,7 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // MetricsOptions says whether GET /metrics is served, and to whom. With neither field set
@@ -30,7 +31,7 @@ func (o MetricsOptions) enabled() bool { return o.Token != "" || o.Open }
 // counted.
 type metrics struct {
 	log *slog.Logger
-	hub *agent.Hub
+	hub *runner.Hub
 	// pageStreams and apiStreams are the SSE streams open now, a browser's and programs'.
 	pageStreams, apiStreams gauge
 	// signin* count failed sign-ins: a wrong name or password, one refused by the rate
@@ -43,7 +44,7 @@ type metrics struct {
 
 // newMetrics makes Parley's metrics and starts timing db's write transactions; stats are
 // read at each scrape.
-func newMetrics(db Health, stats LedgerStats, hub *agent.Hub, log *slog.Logger) *metrics {
+func newMetrics(db Health, stats LedgerStats, hub *runner.Hub, log *slog.Logger) *metrics {
 	m := &metrics{log: log, hub: hub, ledger: newLedgerCollector(stats),
 		writeSeconds: newHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10})}
 	db.ObserveWrites(m.observeWrite)
@@ -77,9 +78,9 @@ func (m *metrics) write(ctx context.Context, e *expo) {
 // waited.
 func (m *metrics) observeWrite(took time.Duration, err error) {
 	m.writeSeconds.Observe(took.Seconds())
-	switch code := agent.ErrorCode(err); {
+	switch code := domain.ErrorCode(err); {
 	case err == nil, errors.Is(err, context.Canceled):
-	case code == agent.EINTERNAL, code == agent.EUNAVAILABLE:
+	case code == domain.EINTERNAL, code == domain.EUNAVAILABLE:
 		m.writeErrors.Inc()
 	}
 }
@@ -91,7 +92,7 @@ func (s *Server) handleMetrics(c echo.Context) error {
 		got, ok := bearer(c.Request())
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley metrics"`)
-			return agent.Errorf(agent.EUNAUTHORIZED, "Send the metrics token (PARLEY_METRICS_TOKEN) as \"Authorization: Bearer …\".")
+			return domain.Errorf(domain.EUNAUTHORIZED, "Send the metrics token (PARLEY_METRICS_TOKEN) as \"Authorization: Bearer …\".")
 		}
 	}
 	var e expo

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // ledgerCollector reads at each scrape what the database knows anyway: conversations by
@@ -23,15 +23,15 @@ type ledgerCollector struct {
 	mu       sync.Mutex // one scrape at a time reads the new resolutions
 	after    int64      // the newest event read: resolutions are counted after it
 	started  bool
-	resolved map[agent.Outcome]uint64
+	resolved map[domain.Outcome]uint64
 	waits    *histogram
 }
 
 // outcomes are the resolutions counted, in the order of their names.
-var outcomes = []agent.Outcome{agent.Answered, agent.Cancelled, agent.Declined, agent.Expired, agent.Superseded}
+var outcomes = []domain.Outcome{domain.Answered, domain.Cancelled, domain.Declined, domain.Expired, domain.Superseded}
 
 func newLedgerCollector(db LedgerStats) *ledgerCollector {
-	return &ledgerCollector{db: db, resolved: map[agent.Outcome]uint64{},
+	return &ledgerCollector{db: db, resolved: map[domain.Outcome]uint64{},
 		waits: newHistogram([]float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400, 259200, 604800})}
 }
 
@@ -75,7 +75,7 @@ func (l *ledgerCollector) write(ctx context.Context, e *expo) error {
 		errs = append(errs, fmt.Errorf("read run states: %w", err))
 	} else {
 		e.family("parley_runs", "gauge", "Conversations by the state of their current run.")
-		for _, st := range slices.Sorted(slices.Values(agent.RunStates)) {
+		for _, st := range slices.Sorted(slices.Values(domain.RunStates)) {
 			e.sample("parley_runs", float64(counts[st]), "state", string(st))
 		}
 	}
@@ -84,7 +84,7 @@ func (l *ledgerCollector) write(ctx context.Context, e *expo) error {
 
 // readResolved counts the questions resolved since the last read, and returns the counts
 // so far.
-func (l *ledgerCollector) readResolved(ctx context.Context) (map[agent.Outcome]uint64, error) {
+func (l *ledgerCollector) readResolved(ctx context.Context) (map[domain.Outcome]uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.started { // before the server has started nothing is counted yet
@@ -94,7 +94,7 @@ func (l *ledgerCollector) readResolved(ctx context.Context) (map[agent.Outcome]u
 		}
 		for _, f := range facts {
 			l.resolved[f.Outcome]++
-			if f.Outcome == agent.Answered {
+			if f.Outcome == domain.Answered {
 				l.waits.Observe(f.ResolvedAt.Sub(f.AskedAt).Seconds())
 			}
 		}

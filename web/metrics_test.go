@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 )
@@ -21,7 +21,7 @@ const metricsToken = "metrics-4f9c2a7e1b8d3c6a"
 
 // newMetricsServer is an accounts server (ann, bob, carol) that serves /metrics to the
 // holder of metricsToken.
-func newMetricsServer(t *testing.T, limits web.Limits, agents ...agent.Agent) *accountsServer {
+func newMetricsServer(t *testing.T, limits web.Limits, agents ...domain.Agent) *accountsServer {
 	t.Helper()
 	return newAccountsServerWith(t, web.NewServerOptions{Heartbeat: time.Hour, Limits: limits, Metrics: web.MetricsOptions{Token: metricsToken}}, agents...)
 }
@@ -170,7 +170,7 @@ func TestMetrics_QuestionAnswered(t *testing.T) {
 	ann := as.signIn(t, "ann")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan the offsite"}}, nil)
 	id := convID(t, h.Get("Location"))
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	before := scrape(t, as.URL)
 	if got := sample(t, before, "parley_questions_pending"); got != 1 {
 		t.Errorf("pending = %v, want 1", got)
@@ -185,7 +185,7 @@ func TestMetrics_QuestionAnswered(t *testing.T) {
 	if code, body, _ := ann.do(http.MethodPost, "/questions/1/answer", url.Values{"venue": {"Lisbon"}}, nil); code != http.StatusOK {
 		t.Fatalf("answer = %d %.200s", code, body)
 	}
-	as.waitState(t, id, agent.StateDone)
+	as.waitState(t, id, domain.StateDone)
 	after := scrape(t, as.URL)
 	if got := sample(t, after, "parley_questions_pending"); got != 0 {
 		t.Errorf("pending after the answer = %v, want 0", got)
@@ -219,7 +219,7 @@ func TestMetrics_SQLiteWrites(t *testing.T) {
 	before := sample(t, scrape(t, as.URL), "parley_sqlite_write_duration_seconds")
 	ann := as.signIn(t, "ann") // a session is written
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
-	as.waitState(t, convID(t, h.Get("Location")), agent.StateWaiting)
+	as.waitState(t, convID(t, h.Get("Location")), domain.StateWaiting)
 	fams := scrape(t, as.URL)
 	if got := sample(t, fams, "parley_sqlite_write_duration_seconds"); got <= before {
 		t.Errorf("write transactions timed = %v, want more than the %v before", got, before)
@@ -232,10 +232,10 @@ func TestMetrics_SQLiteWrites(t *testing.T) {
 		t.Fatalf("answer = %d %.200s", code, body)
 	}
 	ctx := context.Background()
-	if _, err := as.db.Resolve(ctx, agent.Resolution{QuestionID: 1, Outcome: agent.Declined}); agent.ErrorCode(err) != agent.ECONFLICT {
+	if _, err := as.db.Resolve(ctx, domain.Resolution{QuestionID: 1, Outcome: domain.Declined}); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Fatalf("second resolution: %v, want ECONFLICT", err)
 	}
-	if _, err := as.db.AppendEvent(ctx, agent.Event{ConversationID: 999, Kind: agent.EventPlan, Plan: &agent.Plan{}}); err == nil {
+	if _, err := as.db.AppendEvent(ctx, domain.Event{ConversationID: 999, Kind: domain.EventPlan, Plan: &domain.Plan{}}); err == nil {
 		t.Fatal("an event of no conversation was stored")
 	}
 	if got := sample(t, scrape(t, as.URL), "parley_sqlite_write_errors_total"); got != 1 {
@@ -245,7 +245,7 @@ func TestMetrics_SQLiteWrites(t *testing.T) {
 	if err := as.db.RefuseWrites(ctx, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := as.db.AppendEvent(ctx, agent.Event{ConversationID: 1, Kind: agent.EventPlan, Plan: &agent.Plan{}}); agent.ErrorCode(err) != agent.EUNAVAILABLE {
+	if _, err := as.db.AppendEvent(ctx, domain.Event{ConversationID: 1, Kind: domain.EventPlan, Plan: &domain.Plan{}}); domain.ErrorCode(err) != domain.EUNAVAILABLE {
 		t.Fatalf("a write with writes refused: %v, want EUNAVAILABLE", err)
 	}
 	if err := as.db.RefuseWrites(ctx, false); err != nil {
@@ -261,7 +261,7 @@ func TestMetrics_OpenStreams(t *testing.T) {
 	ann := as.signIn(t, "ann")
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
 	conv := h.Get("Location")
-	as.waitState(t, convID(t, conv), agent.StateWaiting)
+	as.waitState(t, convID(t, conv), domain.StateWaiting)
 	ctx, closePage := context.WithCancel(context.Background())
 	defer closePage()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.URL+conv+"/stream", nil)

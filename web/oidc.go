@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"golang.org/x/oauth2"
 )
 
@@ -57,7 +57,7 @@ func (o OIDCOptions) withDefaults() OIDCOptions {
 	}
 	if o.StaffGroup != "" {
 		// As the provider's groups are read at each sign-in (see agent.ProviderGroups).
-		if names, _ := agent.ProviderGroups([]string{o.StaffGroup}); len(names) == 1 {
+		if names, _ := domain.ProviderGroups([]string{o.StaffGroup}); len(names) == 1 {
 			o.StaffGroup = names[0]
 		}
 	}

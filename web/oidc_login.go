@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/views"
 )
@@ -24,7 +24,7 @@ import (
 // (503), and Parley keeps trying.
 func (s *Server) handleOIDCLogin(c echo.Context) error {
 	if s.oidc == nil {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	if err := s.allowProviderSignIn(c, s.providerSignIns); err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Server) handleOIDCLogin(c echo.Context) error {
 // subject, its groups and role set as the provider says, and a session starts.
 func (s *Server) handleOIDCCallback(c echo.Context) error {
 	if s.oidc == nil {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	if err := s.allowProviderSignIn(c, s.providerCallbacks); err != nil {
 		return err
@@ -79,9 +79,9 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	if state != "" {
 		var err error
 		l, err = s.ids.TakeLogin(ctx, state, signInCookie.read(s, c.Request()))
-		if agent.ErrorCode(err) == agent.ENOTFOUND {
+		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			return &refusal{http.StatusBadRequest, "This sign-in was not started here, or it was used already.", "Start again from Parley's sign-in page.",
-				"state: " + agent.ErrorMessage(err)}
+				"state: " + domain.ErrorMessage(err)}
 		}
 		if err != nil {
 			return err
@@ -143,14 +143,14 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.ids.SignInIdentity(ctx, id, agent.SourceOIDC)
-	switch agent.ErrorCode(err) {
+	in, err := s.ids.SignInIdentity(ctx, id, domain.SourceOIDC)
+	switch domain.ErrorCode(err) {
 	case "":
-	case agent.ECONFLICT, agent.EINVALID:
-		return &refusal{http.StatusConflict, fmt.Sprintf("You cannot have the account name %q here: %s", id.Name, agent.ErrorMessage(err)),
+	case domain.ECONFLICT, domain.EINVALID:
+		return &refusal{http.StatusConflict, fmt.Sprintf("You cannot have the account name %q here: %s", id.Name, domain.ErrorMessage(err)),
 			"Nobody was signed in and no account was made. Ask the operator, who can rename the account that has it.", fmt.Sprintf("name %q for %s: %v", id.Name, id.Subject, err)}
-	case agent.EFORBIDDEN:
-		return &refusal{http.StatusForbidden, agent.ErrorMessage(err), "", err.Error()}
+	case domain.EFORBIDDEN:
+		return &refusal{http.StatusForbidden, domain.ErrorMessage(err), "", err.Error()}
 	default:
 		return err
 	}
@@ -169,13 +169,13 @@ func (s *Server) oidcSignIn(c echo.Context) error {
 // identity reads who the provider says signed in: issuer and subject, the name claim, the
 // groups claim (a list, or one string of names separated by commas), and staff by
 // the staff group.
-func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
+func (s *Server) identity(idt *oidc.IDToken) (domain.Identity, error) {
 	o := s.oidc.opts
 	var claims map[string]json.RawMessage
 	if err := idt.Claims(&claims); err != nil {
-		return agent.Identity{}, &refusal{http.StatusBadRequest, "The sign-in answer could not be read.", "", "claims: " + err.Error()}
+		return domain.Identity{}, &refusal{http.StatusBadRequest, "The sign-in answer could not be read.", "", "claims: " + err.Error()}
 	}
-	id := agent.Identity{Issuer: idt.Issuer, Subject: idt.Subject}
+	id := domain.Identity{Issuer: idt.Issuer, Subject: idt.Subject}
 	if err := json.Unmarshal(claims[o.NameClaim], &id.Name); err != nil || strings.TrimSpace(id.Name) == "" {
 		return id, &refusal{http.StatusBadRequest, fmt.Sprintf("%s did not say your user name (the claim %s).", o.ProviderName, o.NameClaim),
 			"The operator can name another claim with --oidc-name-claim (email, for Google).", "no " + o.NameClaim + " claim for " + idt.Subject}
@@ -189,8 +189,8 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 				"Verify it there, then sign in again.", "email_verified is not true for " + idt.Subject}
 		}
 	}
-	if err := agent.CheckUserName(id.Name); err != nil {
-		return id, &refusal{http.StatusBadRequest, fmt.Sprintf("Your user name at %s, %q, is not one Parley takes: %s", o.ProviderName, id.Name, agent.ErrorMessage(err)),
+	if err := domain.CheckUserName(id.Name); err != nil {
+		return id, &refusal{http.StatusBadRequest, fmt.Sprintf("Your user name at %s, %q, is not one Parley takes: %s", o.ProviderName, id.Name, domain.ErrorMessage(err)),
 			"The operator can name another claim with --oidc-name-claim.", fmt.Sprintf("name claim %q: %v", id.Name, err)}
 	}
 	raw, named := claims[o.GroupsClaim]
@@ -198,10 +198,10 @@ func (s *Server) identity(idt *oidc.IDToken) (agent.Identity, error) {
 		var list []string
 		var one string
 		if json.Unmarshal(raw, &list) != nil && json.Unmarshal(raw, &one) == nil {
-			list = agent.SplitList(one)
+			list = domain.SplitList(one)
 		}
 		var refused []string
-		id.Groups, refused = agent.ProviderGroups(list)
+		id.Groups, refused = domain.ProviderGroups(list)
 		if id.Groups == nil {
 			id.Groups = []string{}
 		}

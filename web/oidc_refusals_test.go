@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/oidctest"
 )
@@ -125,13 +125,13 @@ func TestOIDC_Refusals(t *testing.T) {
 		if code, _, at := b.signIn("alice", "alice-pw", "/"); code != http.StatusOK || at.Path != "/" {
 			t.Fatalf("sign-in with the groups elsewhere = %d at %s", code, at)
 		}
-		if u, groups := op.user(t, "alice"); u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
+		if u, groups := op.user(t, "alice"); u.Role != domain.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
 			t.Errorf("alice is %s in %q, want staff in her groups still", u.Role, groups)
 		}
 	})
 	t.Run("ANameTaken", func(t *testing.T) {
 		before := op.accounts(t)
-		if _, err := op.db.CreateUser(context.Background(), "bob", "", agent.RoleUser); err != nil {
+		if _, err := op.db.CreateUser(context.Background(), "bob", "", domain.RoleUser); err != nil {
 			t.Fatal(err)
 		}
 		b := op.browser(t)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/oidctest"
@@ -59,13 +59,13 @@ var idpUsers = []oidctest.User{
 
 // newOIDCParley starts Parley with --auth oidc against a provider at idpAddr (one started
 // here when idpAddr is ""), with staff from the group parley-staff.
-func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...agent.Agent) *oidcParley {
+func newOIDCParley(t *testing.T, idpAddr string, withIdP bool, agents ...domain.Agent) *oidcParley {
 	t.Helper()
 	return newOIDCParleyWith(t, idpAddr, withIdP, nil, agents...)
 }
 
 // newOIDCParleyWith is newOIDCParley with its settings changed.
-func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*web.NewServerOptions), agents ...agent.Agent) *oidcParley {
+func newOIDCParleyWith(t *testing.T, idpAddr string, withIdP bool, change func(*web.NewServerOptions), agents ...domain.Agent) *oidcParley {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -238,7 +238,7 @@ func (b *oidcBrowser) signedIn() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func (op *oidcParley) user(t *testing.T, name string) (agent.User, []string) {
+func (op *oidcParley) user(t *testing.T, name string) (domain.User, []string) {
 	t.Helper()
 	u, _, err := op.db.UserByName(context.Background(), name)
 	if err != nil {
@@ -290,13 +290,13 @@ func TestOIDC_SignIn(t *testing.T) {
 			t.Fatalf("signed in at %d %s, want the page asked for", code, at)
 		}
 		u, groups := op.user(t, "alice")
-		if u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
+		if u.Role != domain.RoleStaff || !slices.Equal(groups, []string{"ops", "parley-staff"}) {
 			t.Errorf("alice is %s in %q, want staff in ops and parley-staff", u.Role, groups)
 		}
 		bob := op.browser(t)
 		bob.signIn("bob", "bob-pw", "/")
 		u, groups = op.user(t, "bob")
-		if u.Role != agent.RoleUser || !slices.Equal(groups, []string{"dev"}) {
+		if u.Role != domain.RoleUser || !slices.Equal(groups, []string{"dev"}) {
 			t.Errorf("bob is %s in %q", u.Role, groups)
 		}
 		// The groups are marked as the provider's on the review desk.
@@ -325,10 +325,10 @@ func TestOIDC_SignIn(t *testing.T) {
 		}
 		op.browser(t).signIn("alice", "alice-pw", "/")
 		op.browser(t).signIn("bob", "bob-pw", "/")
-		if u, groups := op.user(t, "alice"); u.Role != agent.RoleUser || !slices.Equal(groups, []string{"dev"}) {
+		if u, groups := op.user(t, "alice"); u.Role != domain.RoleUser || !slices.Equal(groups, []string{"dev"}) {
 			t.Errorf("alice is %s in %q, want a person in dev only", u.Role, groups)
 		}
-		if u, groups := op.user(t, "bob"); u.Role != agent.RoleStaff || !slices.Equal(groups, []string{"dev", "parley-staff"}) {
+		if u, groups := op.user(t, "bob"); u.Role != domain.RoleStaff || !slices.Equal(groups, []string{"dev", "parley-staff"}) {
 			t.Errorf("bob is %s in %q, want staff", u.Role, groups)
 		}
 		// Back as they were, for the tests that follow.

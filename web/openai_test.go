@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/openai"
+	"github.com/parley-chat/parley/backend/openai"
+	"github.com/parley-chat/parley/domain"
 )
 
 // fakeModel is an OpenAI-compatible endpoint: it streams a request_user_input tool call when the
@@ -86,13 +86,13 @@ func TestOpenAIAgent_AsksThroughAFormAndGetsTheToolResult(t *testing.T) {
 	model.failNext = true
 	path := ts.start(t, "gpt", "Deploy the app")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateFailed)
+	ts.waitState(t, id, domain.StateFailed)
 	_, page := ts.get(t, path)
 	if !strings.Contains(page, "the model is overloaded") || !strings.Contains(page, ">Retry</button>") {
 		t.Fatal("a model error must show in the conversation with Retry")
 	}
 	ts.post(t, path+"/retry", nil)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 
 	_, page = ts.get(t, path)
 	if !strings.Contains(page, `<option value="production">`) || !strings.Contains(page, "Which environment?") {
@@ -101,7 +101,7 @@ func TestOpenAIAgent_AsksThroughAFormAndGetsTheToolResult(t *testing.T) {
 	if code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"choice": {"production"}}); code != 200 || !strings.Contains(body, "Answered") {
 		t.Fatalf("answer = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	if !strings.Contains(page, "Deploying to production.") || strings.Count(page, `class="msg user"`) != 1 || strings.Count(page, "Let me check.") != 1 {
 		t.Fatalf("final answer missing or a message doubled")

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/domain"
 )
 
 // BenchmarkConversationPage renders the page of a conversation of 2,000 messages: 1,000
@@ -23,13 +23,13 @@ func BenchmarkConversationPage(b *testing.B) {
 	}
 	reply := strings.Join(builtin.BenchTokens(300), "")
 	for i := range 1000 {
-		sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build?", i+1), Author: "bench"})
+		sent, err := db.StartRun(ctx, c.ID, domain.Message{Text: fmt.Sprintf("Question %d: what changed in the build?", i+1), Author: "bench"})
 		step := sent.Step
 		if err != nil {
 			b.Fatal(err)
 		}
 		_, in, _ := db.BeginStep(ctx, step)
-		db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage, MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: fmt.Sprintf("Reply %d. %s", i+1, reply)})
+		db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventAgentMessage, MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: fmt.Sprintf("Reply %d. %s", i+1, reply)})
 		db.FinishStep(ctx, step, nil, nil)
 	}
 	ts := newTestServer(b, db)

@@ -8,18 +8,18 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
 // resolver resolves the question rec (as read before) with what the form holds, as by.
-type resolver func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error)
+type resolver func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error)
 
 // handleAnswer validates and stores an answer. Invalid input comes back as the same form with
 // per-field errors and the typed values; a repeated post (double click, a second tab, a
 // retried request) finds the question resolved and shows that, storing nothing twice.
 func (s *Server) handleAnswer(c echo.Context) error {
-	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.resolveQuestion(c, func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error) {
 		files, refused, err := s.uploads.answerFiles(c, rec.Question)
 		if err != nil {
 			return rec, err
@@ -28,20 +28,20 @@ func (s *Server) handleAnswer(c echo.Context) error {
 			// Nothing is stored while a file is refused: its reason goes next to its field,
 			// with every other field's error, so that one submit shows them all. The page
 			// keeps the files it was given (the form is morphed, and its file inputs with it).
-			return rec, agent.AnswerErrors(rec.Question, form, files, refused)
+			return rec, domain.AnswerErrors(rec.Question, form, files, refused)
 		}
 		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
 	})
 }
 
 func (s *Server) handleDecline(c echo.Context) error {
-	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.resolveQuestion(c, func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error) {
 		return s.runner.Decline(c.Request().Context(), rec.ID, first(form["_reason"]), by)
 	})
 }
 
 func (s *Server) handleCancel(c echo.Context) error {
-	return s.resolveQuestion(c, func(rec agent.QuestionRecord, form map[string][]string, by agent.Actor) (agent.QuestionRecord, error) {
+	return s.resolveQuestion(c, func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error) {
 		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
 	})
 }
@@ -77,18 +77,18 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 	rec, err = resolve(rec, form, actor(c, mode))
 	view := views.QuestionView{Record: rec}
 	status := http.StatusOK
-	var ferrs agent.FieldErrors
+	var ferrs domain.FieldErrors
 	switch {
 	case errors.As(err, &ferrs):
 		view.Values, view.Errors = form, ferrs
 		status = http.StatusUnprocessableEntity
-	case agent.ErrorCode(err) == agent.ENOTFOUND:
+	case domain.ErrorCode(err) == domain.ENOTFOUND:
 		return err
-	case err != nil && agent.ErrorCode(err) != agent.ECONFLICT:
-		if agent.ErrorCode(err) == agent.EINTERNAL {
+	case err != nil && domain.ErrorCode(err) != domain.ECONFLICT:
+		if domain.ErrorCode(err) == domain.EINTERNAL {
 			s.log.Error("resolve question", "question", id, "error", err)
 		}
-		view.Values, view.Notice = form, agent.ErrorMessage(err)
+		view.Values, view.Notice = form, domain.ErrorMessage(err)
 		status = statusOf(err)
 	default:
 		// Stored (or stored before: 409): show the question as it stands now.
@@ -113,13 +113,13 @@ func formStatus(err error) int {
 
 // questionVisible checks that the person may see the question: it is for them (see
 // store.QuestionFor), or its conversation is one they may read. Anyone else gets ENOTFOUND.
-func (s *Server) questionVisible(c echo.Context, rec agent.QuestionRecord) error {
+func (s *Server) questionVisible(c echo.Context, rec domain.QuestionRecord) error {
 	forYou, err := s.questions.QuestionFor(c.Request().Context(), rec.ID, currentUser(c).ID)
 	if err != nil || forYou {
 		return err
 	}
 	if _, err := s.readable(c, rec.ConversationID); err != nil {
-		return agent.Errorf(agent.ENOTFOUND, "Question %d not found.", rec.ID)
+		return domain.Errorf(domain.ENOTFOUND, "Question %d not found.", rec.ID)
 	}
 	return nil
 }
@@ -149,7 +149,7 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID)+"#"+views.QuestionID(rec.ID))
 	}
 	_, mode, err := s.answerable(c, id)
-	if err != nil && agent.ErrorCode(err) != agent.EFORBIDDEN {
+	if err != nil && domain.ErrorCode(err) != domain.EFORBIDDEN {
 		return err
 	}
 	if err != nil {
@@ -172,7 +172,7 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 // contextOf is the conversation that led to the question, up to it (not included): what
 // its approvers read before they decide. It is the version the question was asked in, as it
 // was then, whatever the owner showed or wrote since; nil when the question is in none.
-func (s *Server) contextOf(ctx context.Context, conv agent.Conversation, questionID int64) (*views.Thread, error) {
+func (s *Server) contextOf(ctx context.Context, conv domain.Conversation, questionID int64) (*views.Thread, error) {
 	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return nil, err
@@ -190,7 +190,7 @@ func (s *Server) contextOf(ctx context.Context, conv agent.Conversation, questio
 			return nil, err
 		}
 		for i, ev := range events {
-			if ev.Kind == agent.EventQuestionAsked && ev.Question != nil && ev.Question.ID == questionID {
+			if ev.Kind == domain.EventQuestionAsked && ev.Question != nil && ev.Question.ID == questionID {
 				t := views.BuildThread(events[:i])
 				return &t, nil
 			}

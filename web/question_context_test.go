@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // assertInertContext fails unless page shows one question context, and nothing in it
@@ -57,12 +57,12 @@ func assertInertContext(t *testing.T, what, page string) {
 
 // contextAsker asks one question with the given context, and says thanks once answered.
 func contextAsker(ctx any) *scripted {
-	return &scripted{name: "deployer", step: func(_ context.Context, in agent.StepInput, out agent.Output) error {
+	return &scripted{name: "deployer", step: func(_ context.Context, in domain.StepInput, out domain.Output) error {
 		if lastResolution(in) != nil {
 			return out.Text("Deploying.")
 		}
-		_, err := out.Ask(agent.Question{Message: "Approve deploying build 1.4.2 to production?", Context: ctx,
-			Fields: []agent.Field{{Name: "note", Kind: agent.KindText}}})
+		_, err := out.Ask(domain.Question{Message: "Approve deploying build 1.4.2 to production?", Context: ctx,
+			Fields: []domain.Field{{Name: "note", Kind: domain.KindText}}})
 		return err
 	}}
 }
@@ -105,7 +105,7 @@ func TestQuestionContext(t *testing.T) {
 			ts := newTestServer(t, newDB(t), contextAsker(tt.ctx))
 			path := ts.start(t, "deployer", "Ship it")
 			id := convID(t, path)
-			ts.waitState(t, id, agent.StateWaiting)
+			ts.waitState(t, id, domain.StateWaiting)
 
 			check := func(what, page string) {
 				t.Helper()
@@ -124,7 +124,7 @@ func TestQuestionContext(t *testing.T) {
 			if code, body, _ := ts.post(t, "/questions/1/answer", url.Values{"note": {"go"}}); code != 200 {
 				t.Fatalf("answer = %d %s", code, body)
 			}
-			ts.waitState(t, id, agent.StateDone)
+			ts.waitState(t, id, domain.StateDone)
 			_, page = ts.get(t, path)
 			check("the answered card", page)
 			_, page = ts.get(t, path+"/timeline")

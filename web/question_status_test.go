@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -15,14 +15,14 @@ import (
 // too large to read 413, resolved before 409) and patches the question's card as the person sees it; the API says
 // the same outcomes in the same statuses.
 func TestAnswerStatus(t *testing.T) {
-	a := askerAgent(func() agent.Question { q := askerQuestion(); q.AllowCancel = true; return q })
+	a := askerAgent(func() domain.Question { q := askerQuestion(); q.AllowCancel = true; return q })
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, a)
 	ann, api := as.signIn(t, "ann"), as.token(t, "ann")
 	code, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Help me plan"}}, nil)
 	if code != http.StatusSeeOther {
 		t.Fatalf("start = %d", code)
 	}
-	as.waitState(t, convID(t, h.Get("Location")), agent.StateWaiting)
+	as.waitState(t, convID(t, h.Get("Location")), domain.StateWaiting)
 
 	datastar := map[string]string{"Datastar-Request": "true"}
 	tests := []struct {

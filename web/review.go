@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) handleReview(c echo.Context) error {
 	d.Users = users
 	f, err := s.reviewFilter(c, q)
 	if err != nil {
-		d.Error = agent.ErrorMessage(err)
+		d.Error = domain.ErrorMessage(err)
 		return s.page(c, http.StatusUnprocessableEntity, views.ReviewPage(d))
 	}
 	if d.Query != "" {
@@ -79,18 +79,18 @@ func (s *Server) handleReview(c echo.Context) error {
 }
 
 // reviewFilter reads the desk's filters; a filter that makes no sense is an EINVALID error.
-func (s *Server) reviewFilter(c echo.Context, q url.Values) (agent.ConversationFilter, error) {
-	f := agent.ConversationFilter{Limit: reviewPage, Agent: q.Get("agent")}
-	if st := agent.RunState(q.Get("state")); st != "" {
-		if !slices.Contains(agent.RunStates, st) {
-			return f, agent.Errorf(agent.EINVALID, "%q is not a state.", st)
+func (s *Server) reviewFilter(c echo.Context, q url.Values) (domain.ConversationFilter, error) {
+	f := domain.ConversationFilter{Limit: reviewPage, Agent: q.Get("agent")}
+	if st := domain.RunState(q.Get("state")); st != "" {
+		if !slices.Contains(domain.RunStates, st) {
+			return f, domain.Errorf(domain.EINVALID, "%q is not a state.", st)
 		}
 		f.State = st
 	}
 	if name := q.Get("user"); name != "" {
 		u, _, err := s.accounts.UserByName(c.Request().Context(), name)
 		if err != nil {
-			return f, agent.Errorf(agent.EINVALID, "Nobody is called %q.", name)
+			return f, domain.Errorf(domain.EINVALID, "Nobody is called %q.", name)
 		}
 		f.UserID = u.ID
 	}
@@ -101,7 +101,7 @@ func (s *Server) reviewFilter(c echo.Context, q url.Values) (agent.ConversationF
 		}
 		t, err := time.ParseInLocation(time.DateOnly, v, time.Local)
 		if err != nil {
-			return t, agent.Errorf(agent.EINVALID, "%q is not a date (YYYY-MM-DD).", v)
+			return t, domain.Errorf(domain.EINVALID, "%q is not a date (YYYY-MM-DD).", v)
 		}
 		return t, nil
 	}
@@ -143,11 +143,11 @@ func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
 // record is a conversation as its timeline and exports show it: the events of one of its
 // versions (the one it shows, or ?version=N), its versions and its audit entries.
 type record struct {
-	conv     agent.Conversation
-	events   []agent.Event
-	audit    []agent.AuditEntry
+	conv     domain.Conversation
+	events   []domain.Event
+	audit    []domain.AuditEntry
 	version  int64
-	versions agent.Versions
+	versions domain.Versions
 }
 
 // conversationRecord reads the record of a conversation the person may read.
@@ -168,7 +168,7 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 		r.version = r.conv.Version
 	}
 	if _, ok := r.versions.Find(r.version); !ok {
-		return r, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", r.conv.ID, r.version)
+		return r, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", r.conv.ID, r.version)
 	}
 	if r.events, err = s.ledger.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
 		return r, err
@@ -178,6 +178,6 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 }
 
 // exportName is the file name of a conversation's export.
-func exportName(conv agent.Conversation, ext string) string {
+func exportName(conv domain.Conversation, ext string) string {
 	return fmt.Sprintf("parley-conversation-%d.%s", conv.ID, ext)
 }

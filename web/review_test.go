@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -22,7 +22,7 @@ func startAndAnswer(t *testing.T, as *accountsServer, p *person, text, venue str
 	}
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	pending, _ := as.db.Inbox(t.Context(), 0, 100)
 	var qid int64
 	for _, it := range pending {
@@ -35,7 +35,7 @@ func startAndAnswer(t *testing.T, as *accountsServer, p *person, text, venue str
 		if code, body, _ := p.do(http.MethodPost, "/questions/"+itoa(qid)+"/answer", url.Values{"venue": {venue}}, nil); code != 200 {
 			t.Fatalf("answer = %d %s", code, body)
 		}
-		as.waitState(t, id, agent.StateDone)
+		as.waitState(t, id, domain.StateDone)
 	}
 	return conv
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/static"
 	"github.com/parley-chat/parley/views"
 )
@@ -101,7 +101,7 @@ func (s *Server) handleHealth(c echo.Context) error {
 		return c.String(http.StatusServiceUnavailable, "database unavailable\n")
 	}
 	if err := s.health.Writable(ctx); err != nil {
-		return c.String(http.StatusServiceUnavailable, "database not writable: "+agent.ErrorMessage(err)+"\n")
+		return c.String(http.StatusServiceUnavailable, "database not writable: "+domain.ErrorMessage(err)+"\n")
 	}
 	return c.String(http.StatusOK, "ok\n")
 }

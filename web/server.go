@@ -15,8 +15,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/notify"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/notify"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
@@ -35,8 +36,8 @@ type Server struct {
 	health    Health
 	// now is the clock of pages and limits.
 	now       func() time.Time
-	runner    *agent.Runner
-	hub       *agent.Hub
+	runner    *runner.Runner
+	hub       *runner.Hub
 	log       *slog.Logger
 	heartbeat time.Duration
 	problems  []string
@@ -65,7 +66,7 @@ type Server struct {
 	metrics       *metrics
 	metricsAccess MetricsOptions
 	// passwords hashes new passwords; hashSlots bounds the hashes computed at once.
-	passwords *agent.PasswordHasher
+	passwords *domain.PasswordHasher
 	hashSlots chan struct{}
 	http      *http.Server
 	handler   http.Handler
@@ -86,7 +87,7 @@ type NewServerOptions struct {
 	Logger *slog.Logger
 	// Runner runs the agents people talk to, on DB. The server hands it work; whoever made
 	// it starts and stops it (cmd/parley, around the server's Start and Shutdown).
-	Runner *agent.Runner
+	Runner *runner.Runner
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
 	// LiveProblems are problems as they stand now (a tool server that is down), shown after them.
@@ -100,7 +101,7 @@ type NewServerOptions struct {
 	// Limits cap each person's streams, messages and sign-in attempts.
 	Limits Limits
 	// Passwords hashes new passwords (default agent.Passwords; tests make it cheap).
-	Passwords *agent.PasswordHasher
+	Passwords *domain.PasswordHasher
 	// Metrics says who may read GET /metrics (nobody by default: no such route).
 	Metrics MetricsOptions
 	// MCP tunes the MCP server at /mcp (zero fields take the defaults).
@@ -167,7 +168,7 @@ func NewServer(opts NewServerOptions) *Server {
 	if sl, ok := db.(SharedLimits); ok && sl.Shared() {
 		s.streams.shared, s.streams.log = sl, s.log
 	}
-	s.passwords = cmp.Or(opts.Passwords, agent.Passwords)
+	s.passwords = cmp.Or(opts.Passwords, domain.Passwords)
 	s.hashSlots = make(chan struct{}, max(2, runtime.NumCPU()))
 	s.metrics, s.metricsAccess = newMetrics(db, db, s.hub, s.log), opts.Metrics
 	s.http = &http.Server{

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 )
@@ -31,7 +31,7 @@ func TestStreamsEndWithTheirAccess(t *testing.T) {
 			}
 		}},
 		{"demotion by parley user", "carol", func(t *testing.T, as *accountsServer, p *person) {
-			if _, err := as.db.SetRole(ctx, "carol", agent.RoleUser, "cli"); err != nil {
+			if _, err := as.db.SetRole(ctx, "carol", domain.RoleUser, "cli"); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -44,7 +44,7 @@ func TestStreamsEndWithTheirAccess(t *testing.T) {
 			ann := as.signIn(t, "ann")
 			_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"asker"}, "text": {"Plan"}}, nil)
 			conv := h.Get("Location")
-			as.waitState(t, convID(t, conv), agent.StateWaiting)
+			as.waitState(t, convID(t, conv), domain.StateWaiting)
 			p := ann
 			if tt.who != "ann" {
 				p = as.signIn(t, tt.who)

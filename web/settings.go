@@ -7,14 +7,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
 // settingsData is the settings page of u as stored, with their access tokens.
-func (s *Server) settingsData(c echo.Context, u agent.User) (views.SettingsData, error) {
+func (s *Server) settingsData(c echo.Context, u domain.User) (views.SettingsData, error) {
 	d := views.SettingsData{Name: u.Name, DisplayName: u.DisplayName, TimeZone: u.TimeZone, Errors: map[string]string{},
-		Passwords: s.auth.Mode == AuthLocal, Tokens: u.Role != agent.RoleService}
+		Passwords: s.auth.Mode == AuthLocal, Tokens: u.Role != domain.RoleService}
 	d.Theme = themeOf(c.Request())
 	if d.Tokens {
 		var err error
@@ -53,13 +53,13 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 		return err
 	}
 	raw := c.FormValue("display_name")
-	d.DisplayName = agent.CleanName(raw)
+	d.DisplayName = domain.CleanName(raw)
 	d.TimeZone = strings.TrimSpace(c.FormValue("time_zone"))
 	d.Theme = c.FormValue("theme")
-	if err := agent.NameText.CheckChars(raw); err != nil {
-		d.DisplayName, d.Errors["display_name"] = raw, agent.ErrorMessage(err)
-	} else if err := agent.NameText.Check(d.DisplayName); err != nil {
-		d.Errors["display_name"] = agent.ErrorMessage(err)
+	if err := domain.NameText.CheckChars(raw); err != nil {
+		d.DisplayName, d.Errors["display_name"] = raw, domain.ErrorMessage(err)
+	} else if err := domain.NameText.Check(d.DisplayName); err != nil {
+		d.Errors["display_name"] = domain.ErrorMessage(err)
 	}
 	if d.TimeZone != "" && !validZone(d.TimeZone) {
 		d.Errors["time_zone"] = "“" + d.TimeZone + "” is not a time zone: use a name such as Europe/Lisbon or America/New_York."
@@ -85,7 +85,7 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 // other session of the account ends; this one goes on in a new session.
 func (s *Server) handleChangePassword(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	ctx := c.Request().Context()
 	u := currentUser(c)

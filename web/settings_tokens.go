@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/views"
 )
@@ -20,12 +20,12 @@ import (
 // stop the browser's autofocus).
 func (s *Server) handleCreateToken(c echo.Context) error {
 	u := currentUser(c)
-	if u.Role == agent.RoleService {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	if u.Role == domain.RoleService {
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
 	secret, _, cerr := s.tokens.CreateToken(c.Request().Context(), u.ID, name)
-	if code := agent.ErrorCode(cerr); cerr != nil && code != agent.EINVALID && code != agent.ECONFLICT {
+	if code := domain.ErrorCode(cerr); cerr != nil && code != domain.EINVALID && code != domain.ECONFLICT {
 		return cerr
 	}
 	// The page as it stands now: with the new token, or with the name refused.
@@ -35,7 +35,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	}
 	d.TokenName = name
 	if cerr != nil {
-		d.Errors["token_name"] = agent.ErrorMessage(cerr)
+		d.Errors["token_name"] = domain.ErrorMessage(cerr)
 		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
 	}
 	d.NewToken, d.NewTokenName, d.TokenName = secret, d.TokenName, ""
@@ -47,17 +47,17 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 // are refused from now on and its open API streams end at once.
 func (s *Server) handleRevokeToken(c echo.Context) error {
 	u := currentUser(c)
-	if u.Role == agent.RoleService {
-		return agent.Errorf(agent.ENOTFOUND, "Not found.")
+	if u.Role == domain.RoleService {
+		return domain.Errorf(domain.ENOTFOUND, "Not found.")
 	}
 	name := c.FormValue("name")
 	t, err := s.tokens.RevokeToken(c.Request().Context(), u.ID, name)
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		d, derr := s.settingsData(c, u)
 		if derr != nil {
 			return derr
 		}
-		d.Errors["revoke"] = agent.ErrorMessage(err)
+		d.Errors["revoke"] = domain.ErrorMessage(err)
 		return s.page(c, http.StatusNotFound, views.SettingsPage(d))
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -123,7 +123,7 @@ func TestSettings_AccessTokens(t *testing.T) {
 	if code != http.StatusSeeOther || h.Get("Location") != "/settings?saved=revoked&name=laptop#tokens" {
 		t.Fatalf("bob revokes his laptop = %d %v %.200s", code, h, body)
 	}
-	if _, _, err := as.db.TokenUser(ctx, bobs); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+	if _, _, err := as.db.TokenUser(ctx, bobs); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 		t.Errorf("bob's revoked token: %v", err)
 	}
 	if u, _, err := as.db.TokenUser(ctx, secret); err != nil || u.Name != "ann" {
@@ -146,7 +146,7 @@ func TestSettings_AccessTokens(t *testing.T) {
 	if !strings.Contains(page, "Token “laptop” revoked.") || tokenRow(page, "laptop") != "" || !strings.Contains(page, "You have no access tokens.") {
 		t.Errorf("after revoking, the page = %.300s", page)
 	}
-	if _, _, err := as.db.TokenUser(ctx, secret); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+	if _, _, err := as.db.TokenUser(ctx, secret); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 		t.Errorf("ann's revoked token: %v", err)
 	}
 

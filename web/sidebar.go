@@ -12,7 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -36,7 +37,7 @@ var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 
 // viewer is what the page layout shows of the signed-in person: their sidebar and the count
 // of questions waiting for them.
-func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
+func (s *Server) viewer(c echo.Context, u domain.User) views.Viewer {
 	r := c.Request()
 	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone}
 	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
@@ -55,15 +56,15 @@ func (s *Server) viewer(c echo.Context, u agent.User) views.Viewer {
 
 // personView is what a person's pages show of all their conversations.
 type personView struct {
-	sidebar []agent.Conversation
+	sidebar []domain.Conversation
 	waiting int
-	latest  agent.Conversation
+	latest  domain.Conversation
 }
 
-func (s *Server) personView(ctx context.Context, u agent.User) (personView, error) {
+func (s *Server) personView(ctx context.Context, u domain.User) (personView, error) {
 	var p personView
 	var err error
-	p.sidebar, _, err = s.ledger.ListConversations(ctx, agent.ConversationFilter{UserID: u.ID, Archived: agent.ArchivedNot, Limit: sidebarSize})
+	p.sidebar, _, err = s.ledger.ListConversations(ctx, domain.ConversationFilter{UserID: u.ID, Archived: domain.ArchivedNot, Limit: sidebarSize})
 	if err != nil {
 		return p, err
 	}
@@ -73,7 +74,7 @@ func (s *Server) personView(ctx context.Context, u agent.User) (personView, erro
 
 // answerScope is whose questions u may answer, as Waiting and Watch count accounts: u's own,
 // or everyone's (0) for staff who answer on people's behalf.
-func (s *Server) answerScope(u agent.User) int64 {
+func (s *Server) answerScope(u domain.User) int64 {
 	if u.IsStaff() && s.auth.StaffAnswer {
 		return 0
 	}
@@ -85,9 +86,9 @@ func (s *Server) answerScope(u agent.User) int64 {
 // burst of changes (a run that asks, answers and ends) costs one read, a moment later.
 type personFeed struct {
 	s       *Server
-	u       agent.User
+	u       domain.User
 	current int64
-	watch   *agent.Watcher
+	watch   *runner.Watcher
 	timer   *time.Timer
 	pending bool
 	last    uint64 // a hash of the patch last sent
@@ -96,7 +97,7 @@ type personFeed struct {
 // feedDelay gathers a burst of changes into one read.
 const feedDelay = 150 * time.Millisecond
 
-func (s *Server) newPersonFeed(u agent.User, current int64) *personFeed {
+func (s *Server) newPersonFeed(u domain.User, current int64) *personFeed {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &personFeed{s: s, u: u, current: current, watch: s.runner.Watch().Subscribe(s.answerScope(u)), timer: t}
@@ -164,7 +165,7 @@ func (s *Server) handleLive(c echo.Context) error {
 // handleRename gives a conversation of the person's a new title.
 func (s *Server) handleRename(c echo.Context) error {
 	return s.manage(c, func(ctx context.Context, id int64) error {
-		title, err := agent.ValidTitle(c.FormValue("title"))
+		title, err := domain.ValidTitle(c.FormValue("title"))
 		if err != nil {
 			return err
 		}
@@ -222,7 +223,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 	var err error
 	d.Titles, err = s.library.ConversationsTitled(ctx, u.ID, d.Query, sidebarSize)
 	if err == nil {
-		d.Hits, d.Common, err = s.library.Search(ctx, d.Query, agent.ConversationFilter{UserID: u.ID, Limit: sidebarSize})
+		d.Hits, d.Common, err = s.library.Search(ctx, d.Query, domain.ConversationFilter{UserID: u.ID, Limit: sidebarSize})
 	}
 	if err != nil {
 		return err
@@ -244,7 +245,7 @@ func (s *Server) handleSearch(c echo.Context) error {
 
 // handleArchived lists the person's archived conversations.
 func (s *Server) handleArchived(c echo.Context) error {
-	list, _, err := s.ledger.ListConversations(c.Request().Context(), agent.ConversationFilter{UserID: currentUser(c).ID, Archived: agent.ArchivedOnly, Limit: 500})
+	list, _, err := s.ledger.ListConversations(c.Request().Context(), domain.ConversationFilter{UserID: currentUser(c).ID, Archived: domain.ArchivedOnly, Limit: 500})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // sidebarOf is the sidebar's list in a page or a patch.
@@ -32,7 +32,7 @@ func TestSidebar_FollowsTheConversationsLive(t *testing.T) {
 	live := ts.open(t, "/live?c=0", "")
 	path := ts.start(t, "asker", "Plan the offsite")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	for {
 		ev := live.next()
 		d := ev.data()
@@ -57,9 +57,9 @@ func TestManage_RenameArchiveSearchDelete(t *testing.T) {
 	ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
 	path := ts.start(t, "asker", "Plan the offsite")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	other := ts.start(t, "asker", "Order the catering")
-	ts.waitState(t, convID(t, other), agent.StateWaiting)
+	ts.waitState(t, convID(t, other), domain.StateWaiting)
 
 	// Rename: the title shows everywhere; a blank one is refused.
 	if code, _, h := ts.post(t, path+"/rename", url.Values{"title": {"  Offsite in   Lisbon "}}); code != http.StatusSeeOther || h.Get("Location") != path {
@@ -191,7 +191,7 @@ func TestDelete_EndsItsStreamsAndItsIDIsNeverGivenAgain(t *testing.T) {
 	ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
 	path := ts.start(t, "asker", "Plan the offsite")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	s := ts.open(t, path+"/stream?after=0", "")
 	s.next()
 	if code, _, _ := ts.post(t, path+"/delete", url.Values{}); code != http.StatusSeeOther {
@@ -218,10 +218,10 @@ func TestDelete_RefusedWhileAStepIsQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.StartRun(context.Background(), c.ID, agent.Message{Text: "hi"}); err != nil {
+	if _, err := db.StartRun(context.Background(), c.ID, domain.Message{Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteConversation(context.Background(), c.ID, "ann"); agent.ErrorCode(err) != agent.ECONFLICT {
+	if err := db.DeleteConversation(context.Background(), c.ID, "ann"); domain.ErrorCode(err) != domain.ECONFLICT {
 		t.Errorf("delete with a queued step = %v, want a conflict", err)
 	}
 }

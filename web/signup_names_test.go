@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -20,7 +20,7 @@ func TestSignup_LookAlikeNameRefused(t *testing.T) {
 	if want := "looks too much like &#34;ann&#34;, which is taken"; code != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
 		t.Fatalf("sign-up as аnn = %d %.300s, want %q", code, body, want)
 	}
-	if _, _, err := as.db.UserByName(context.Background(), "аnn"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, _, err := as.db.UserByName(context.Background(), "аnn"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("the look-alike account was made: %v", err)
 	}
 }
@@ -33,7 +33,7 @@ func TestProxyAuth_LookAlikeNameRefused(t *testing.T) {
 	if code != http.StatusConflict || !strings.Contains(body, `looks too much like "carol"`) {
 		t.Fatalf("саrol through the proxy = %d %.300s", code, body)
 	}
-	if _, _, err := as.db.UserByName(context.Background(), "саrol"); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, _, err := as.db.UserByName(context.Background(), "саrol"); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("the look-alike account was made: %v", err)
 	}
 }

@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/openai"
+	"github.com/parley-chat/parley/backend/openai"
+	"github.com/parley-chat/parley/domain"
 )
 
 // slowAgent writes half a reply and waits to be stopped; on a retry (or any message but the
 // first) it finishes at once.
 func slowAgent(written chan<- struct{}, cause chan<- error) *scripted {
-	return &scripted{name: "slow", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		if in.Trigger == agent.TriggerRetry || userMessages(in) > 1 {
+	return &scripted{name: "slow", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		if in.Trigger == domain.TriggerRetry || userMessages(in) > 1 {
 			return out.Text("Here is the **rest**.")
 		}
 		out.Text("Half a reply, ")
@@ -32,10 +32,10 @@ func slowAgent(written chan<- struct{}, cause chan<- error) *scripted {
 	}}
 }
 
-func userMessages(in agent.StepInput) int {
+func userMessages(in domain.StepInput) int {
 	n := 0
 	for _, ev := range in.History {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			n++
 		}
 	}
@@ -62,10 +62,10 @@ func TestStop(t *testing.T) {
 		t.Fatalf("stop = %d", code)
 	}
 	// Stop answers once the run has ended: the state is there at once.
-	if c, _ := ts.db.Conversation(context.Background(), id); c.State != agent.StateStopped {
+	if c, _ := ts.db.Conversation(context.Background(), id); c.State != domain.StateStopped {
 		t.Fatalf("state after stop = %q, want stopped", c.State)
 	}
-	if err := <-cause; !errors.Is(err, agent.ErrStopped) {
+	if err := <-cause; !errors.Is(err, domain.ErrStopped) {
 		t.Errorf("the agent was cut off by %v, want ErrStopped", err)
 	}
 	_, page := ts.get(t, path)
@@ -78,13 +78,13 @@ func TestStop(t *testing.T) {
 	if code, _, _ := ts.post(t, path+"/retry", nil); code != http.StatusNoContent {
 		t.Fatalf("retry = %d", code)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	a.mu.Lock()
 	last := a.calls[len(a.calls)-1]
 	a.mu.Unlock()
-	var partial *agent.Event
+	var partial *domain.Event
 	for i := range last.History {
-		if ev := last.History[i]; ev.Kind == agent.EventAgentMessage {
+		if ev := last.History[i]; ev.Kind == domain.EventAgentMessage {
 			partial = &ev
 		}
 	}
@@ -111,11 +111,11 @@ func runLog(t *testing.T, ts *testServer, id int64) string {
 	var got []string
 	for _, ev := range evs {
 		switch ev.Kind {
-		case agent.EventUserMessage:
+		case domain.EventUserMessage:
 			got = append(got, "person: "+ev.Text)
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			got = append(got, fmt.Sprintf("agent: %s (stopped %v)", ev.Text, ev.Stopped))
-		case agent.EventRunState:
+		case domain.EventRunState:
 			got = append(got, "state: "+string(ev.State))
 		}
 	}
@@ -136,13 +136,13 @@ func TestSendWhileRunningIsQueued(t *testing.T) {
 			t.Errorf("the page lacks %q while the message waits", want)
 		}
 	}
-	if c, _ := ts.db.Conversation(context.Background(), id); c.State != agent.StateRunning {
+	if c, _ := ts.db.Conversation(context.Background(), id); c.State != domain.StateRunning {
 		t.Fatalf("state = %q: the queued message stopped the reply", c.State)
 	}
 	if code, _, _ := ts.post(t, path+"/queued/send", url.Values{}); code != http.StatusNoContent {
 		t.Fatalf("send now = %d", code)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	want := strings.Join([]string{"person: Write a long reply", "state: running", "agent: Half a reply, still going (stopped true)", "state: stopped",
 		"person: Actually, something shorter", "state: running", "agent: Here is the **rest**. (stopped false)", "state: done"}, "\n")
 	if got := runLog(t, ts, id); got != want {
@@ -157,7 +157,7 @@ func TestSendWhileRunningIsQueued(t *testing.T) {
 func TestQueuedMessagesGoWhenTheAgentFinishes(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	a := &scripted{name: "gate", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "gate", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if userMessages(in) == 1 {
 			started <- struct{}{}
 			<-release
@@ -182,7 +182,7 @@ func TestQueuedMessagesGoWhenTheAgentFinishes(t *testing.T) {
 		t.Fatalf("remove = %d", code)
 	}
 	close(release)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	want := strings.Join([]string{"person: First", "state: running", "agent: First answer. (stopped false)", "state: done",
 		"person: Second", "person: Fourth", "state: running", "agent: Answer to 3 messages. (stopped false)", "state: done"}, "\n")
 	deadline := time.Now().Add(10 * time.Second)
@@ -236,7 +236,7 @@ func TestStop_CancelsTheModelRequest(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request to the model went on after Stop")
 	}
-	ts.waitState(t, id, agent.StateStopped)
+	ts.waitState(t, id, domain.StateStopped)
 	_, page := ts.get(t, path)
 	if !strings.Contains(page, "The first words") || !strings.Contains(page, ">stopped</span>") {
 		t.Error("the page lacks the stopped partial reply")

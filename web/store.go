@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/notify"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/notify"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -16,27 +17,27 @@ import (
 // read it: conversations, their events and versions, the messages queued behind a run, plans
 // and attached documents. A stream catches up from its Events.
 type Ledger interface {
-	agent.EventLog
-	Conversation(ctx context.Context, id int64) (agent.Conversation, error)
-	ListConversations(ctx context.Context, f agent.ConversationFilter) ([]agent.Conversation, bool, error)
-	Event(ctx context.Context, conversationID, id int64) (agent.Event, error)
-	PathEvents(ctx context.Context, convID int64, p agent.Path, after int64) ([]agent.Event, error)
-	VersionEvents(ctx context.Context, convID, n, after int64) ([]agent.Event, error)
-	Versions(ctx context.Context, convID int64) (agent.Versions, int64, error)
+	runner.EventLog
+	Conversation(ctx context.Context, id int64) (domain.Conversation, error)
+	ListConversations(ctx context.Context, f domain.ConversationFilter) ([]domain.Conversation, bool, error)
+	Event(ctx context.Context, conversationID, id int64) (domain.Event, error)
+	PathEvents(ctx context.Context, convID int64, p domain.Path, after int64) ([]domain.Event, error)
+	VersionEvents(ctx context.Context, convID, n, after int64) ([]domain.Event, error)
+	Versions(ctx context.Context, convID int64) (domain.Versions, int64, error)
 	ChooseVersion(ctx context.Context, convID, n int64, by string) error
-	Queued(ctx context.Context, convID int64) ([]agent.QueuedMessage, error)
+	Queued(ctx context.Context, convID int64) ([]domain.QueuedMessage, error)
 	Unqueue(ctx context.Context, convID, id int64, by string) error
-	Plans(ctx context.Context, conversationID, upTo int64) ([]agent.Plan, error)
-	Document(ctx context.Context, conversationID, id int64) (agent.Document, error)
+	Plans(ctx context.Context, conversationID, upTo int64) ([]domain.Plan, error)
+	Document(ctx context.Context, conversationID, id int64) (domain.Document, error)
 }
 
 // Questions is what the question pages, the inbox and the sidebar's count read of the
 // questions agents ask: one question, whether it was put to a person, and what waits.
 type Questions interface {
-	Question(ctx context.Context, id int64) (agent.QuestionRecord, error)
+	Question(ctx context.Context, id int64) (domain.QuestionRecord, error)
 	QuestionFor(ctx context.Context, questionID, userID int64) (bool, error)
-	Inbox(ctx context.Context, userID int64, limit int) ([]agent.InboxItem, error)
-	Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error)
+	Inbox(ctx context.Context, userID int64, limit int) ([]domain.InboxItem, error)
+	Waiting(ctx context.Context, userID int64) (n int, latest domain.Conversation, err error)
 }
 
 // Library is how people keep their own conversations from the sidebar: rename, archive,
@@ -45,22 +46,22 @@ type Library interface {
 	RenameConversation(ctx context.Context, id int64, title string) error
 	ArchiveConversation(ctx context.Context, id int64, archived bool) error
 	DeleteConversation(ctx context.Context, id int64, actor string) error
-	ConversationsTitled(ctx context.Context, userID int64, text string, limit int) ([]agent.Conversation, error)
-	Search(ctx context.Context, text string, f agent.ConversationFilter) ([]agent.SearchHit, bool, error)
+	ConversationsTitled(ctx context.Context, userID int64, text string, limit int) ([]domain.Conversation, error)
+	Search(ctx context.Context, text string, f domain.ConversationFilter) ([]domain.SearchHit, bool, error)
 }
 
 // Accounts are the people and their browser sessions: signing up and in, settings, and the
 // count of changes that makes open streams check their person again.
 type Accounts interface {
-	CreateUser(ctx context.Context, name, passwordHash string, role agent.Role) (agent.User, error)
-	EnsureUser(ctx context.Context, name string, role agent.Role) (agent.User, error)
-	UserByName(ctx context.Context, name string) (agent.User, string, error)
+	CreateUser(ctx context.Context, name, passwordHash string, role domain.Role) (domain.User, error)
+	EnsureUser(ctx context.Context, name string, role domain.Role) (domain.User, error)
+	UserByName(ctx context.Context, name string) (domain.User, string, error)
 	HasPeople(ctx context.Context) (bool, error)
-	SetPassword(ctx context.Context, name, passwordHash, actor string) (agent.User, error)
+	SetPassword(ctx context.Context, name, passwordHash, actor string) (domain.User, error)
 	SetProfile(ctx context.Context, id int64, displayName, timeZone string) error
 	CreateSession(ctx context.Context, userID int64, lim store.SessionLimits) (string, error)
-	Session(ctx context.Context, token string, lim store.SessionLimits) (agent.User, error)
-	SessionUntil(ctx context.Context, token string, lim store.SessionLimits) (agent.User, time.Time, error)
+	Session(ctx context.Context, token string, lim store.SessionLimits) (domain.User, error)
+	SessionUntil(ctx context.Context, token string, lim store.SessionLimits) (domain.User, time.Time, error)
 	DeleteSession(ctx context.Context, token string) error
 	AuthChanges(ctx context.Context) (int64, error)
 }
@@ -71,30 +72,30 @@ type AccessTokens interface {
 	CreateToken(ctx context.Context, userID int64, name string) (string, store.Token, error)
 	Tokens(ctx context.Context, userID int64) ([]store.Token, error)
 	RevokeToken(ctx context.Context, userID int64, name string) (store.Token, error)
-	TokenUser(ctx context.Context, secret string) (agent.User, store.Token, error)
+	TokenUser(ctx context.Context, secret string) (domain.User, store.Token, error)
 }
 
 // Review is what only the staff's review desk reads: everyone, the audit log, deletions,
 // search over all conversations and the figures of questions.
 type Review interface {
-	Users(ctx context.Context) ([]agent.User, error)
-	AuditLog(ctx context.Context, convID int64, limit int) ([]agent.AuditEntry, error)
-	Deletions(ctx context.Context, limit int) ([]agent.AuditEntry, error)
-	Search(ctx context.Context, text string, f agent.ConversationFilter) ([]agent.SearchHit, bool, error)
-	QuestionFacts(ctx context.Context, from, to time.Time) ([]agent.QuestionFact, error)
+	Users(ctx context.Context) ([]domain.User, error)
+	AuditLog(ctx context.Context, convID int64, limit int) ([]domain.AuditEntry, error)
+	Deletions(ctx context.Context, limit int) ([]domain.AuditEntry, error)
+	Search(ctx context.Context, text string, f domain.ConversationFilter) ([]domain.SearchHit, bool, error)
+	QuestionFacts(ctx context.Context, from, to time.Time) ([]domain.QuestionFact, error)
 }
 
 // Groups are the groups agents may ask, and the channels through which word of questions
 // reaches people and groups.
 type Groups interface {
-	Groups(ctx context.Context) ([]agent.Group, error)
-	Group(ctx context.Context, name string) (agent.Group, error)
-	GroupsOf(ctx context.Context, userID int64) ([]agent.Group, error)
+	Groups(ctx context.Context) ([]domain.Group, error)
+	Group(ctx context.Context, name string) (domain.Group, error)
+	GroupsOf(ctx context.Context, userID int64) ([]domain.Group, error)
 	MemberGroups(ctx context.Context, userID int64) ([]string, error)
-	AddToGroup(ctx context.Context, group string, people []string, role agent.GroupRole, actor string) (agent.Group, error)
+	AddToGroup(ctx context.Context, group string, people []string, role domain.GroupRole, actor string) (domain.Group, error)
 	RemoveFromGroup(ctx context.Context, group string, people []string, actor string) error
-	Channels(ctx context.Context, userID, groupID int64) ([]agent.Channel, error)
-	AddChannel(ctx context.Context, ch agent.Channel, actor string) (agent.Channel, error)
+	Channels(ctx context.Context, userID, groupID int64) ([]domain.Channel, error)
+	AddChannel(ctx context.Context, ch domain.Channel, actor string) (domain.Channel, error)
 	RemoveChannel(ctx context.Context, id, userID, groupID int64, actor string) error
 }
 
@@ -105,7 +106,7 @@ type Groups interface {
 type Identities interface {
 	StartLogin(ctx context.Context, l store.PendingLogin) error
 	TakeLogin(ctx context.Context, state, browser string) (store.PendingLogin, error)
-	SignInIdentity(ctx context.Context, id agent.Identity, source string) (agent.SignIn, error)
+	SignInIdentity(ctx context.Context, id domain.Identity, source string) (domain.SignIn, error)
 	SyncGroups(ctx context.Context, userID int64, source string, groups []string, who string) (joined, left []string, err error)
 	CreateSessionWith(ctx context.Context, userID int64, lim store.SessionLimits, idToken string) (string, error)
 	SessionIDToken(ctx context.Context, token string) (string, error)
@@ -122,9 +123,9 @@ type Health interface {
 // LedgerStats are the figures of the ledger that GET /metrics reads at each scrape.
 type LedgerStats interface {
 	NewestEventID(ctx context.Context) (int64, error)
-	RunStateCounts(ctx context.Context) (map[agent.RunState]int, error)
-	Waiting(ctx context.Context, userID int64) (n int, latest agent.Conversation, err error)
-	ResolvedSince(ctx context.Context, after int64) ([]agent.QuestionFact, int64, error)
+	RunStateCounts(ctx context.Context) (map[domain.RunState]int, error)
+	Waiting(ctx context.Context, userID int64) (n int, latest domain.Conversation, err error)
+	ResolvedSince(ctx context.Context, after int64) ([]domain.QuestionFact, int64, error)
 }
 
 // Store is all of the above, with the notifications' outbox: what NewServer is given (a

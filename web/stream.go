@@ -10,7 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/views"
 )
@@ -38,7 +39,7 @@ func (s *Server) handleStream(c echo.Context) error {
 		return err
 	}
 	u := currentUser(c)
-	st := &liveStream{s: s, u: u, conv: conv, owner: conv.UserID, current: conv.ID, Tail: agent.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
+	st := &liveStream{s: s, u: u, conv: conv, owner: conv.UserID, current: conv.ID, Tail: runner.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: mode, access: accessKey(u, mode.Groups), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
@@ -46,7 +47,7 @@ func (s *Server) handleStream(c echo.Context) error {
 // accessKey sums up what decides what a person may see and use besides the conversation's
 // own owner: their role and the groups they are a member of. A stream ends when it moves,
 // and the page's reconnect draws what is theirs now (see liveStream.mayGoOn).
-func accessKey(u agent.User, groups []string) string {
+func accessKey(u domain.User, groups []string) string {
 	return string(u.Role) + "|" + strings.Join(groups, ",")
 }
 
@@ -77,7 +78,7 @@ func (s *Server) serveStream(c echo.Context, open *gauge, check func(context.Con
 	}
 	free, ok := s.streams.acquire(c.Request().Context(), currentUser(c).ID, s.limits.Streams)
 	if !ok {
-		return agent.Errorf(agent.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
+		return domain.Errorf(domain.ETOOMANY, "You have %d Parley pages open: close some, then reload this one.", s.limits.Streams)
 	}
 	open.Inc()
 	release := func() { free(); open.Dec() }
@@ -146,7 +147,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
 	ls.in = gated{ls.ctx, gate, ls}
 	// Follow before the first read, so no change between read and wait is missed.
-	var f *agent.Follower
+	var f *runner.Follower
 	var wake <-chan struct{}
 	if ls.conv.ID != 0 {
 		f = s.hub.Follow(ls.conv.ID)
@@ -219,7 +220,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 func (ls *liveStream) mayGoOn(ctx context.Context) (time.Time, bool) {
 	s := ls.s
 	u, ends, err := s.identifyUntil(ls.req.WithContext(store.Peek(ctx)))
-	if err != nil || ls.owner != 0 && !u.CanRead(agent.Conversation{UserID: ls.owner}) || s.answerScope(u) != s.answerScope(ls.u) ||
+	if err != nil || ls.owner != 0 && !u.CanRead(domain.Conversation{UserID: ls.owner}) || s.answerScope(u) != s.answerScope(ls.u) ||
 		accessKey(u, s.memberGroups(ctx, u.ID)) != ls.access {
 		return time.Time{}, false
 	}
@@ -233,15 +234,15 @@ func (ls *liveStream) mayGoOn(ctx context.Context) (time.Time, bool) {
 // reconnects, else after event ?after= (0: from the start). An id is "E"; "E/m" while the
 // page grows message m (how much of it the page has is not known: it gets it whole); or
 // "E/m/bytes" from the API's stream, which resumes the message from there.
-func streamCursor(c echo.Context) agent.Cursor {
+func streamCursor(c echo.Context) runner.Cursor {
 	last := c.Request().Header.Get("Last-Event-ID")
 	if last == "" {
 		n, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
-		return agent.Cursor{Event: n}
+		return runner.Cursor{Event: n}
 	}
 	e, m, _ := strings.Cut(last, "/")
 	n, _ := strconv.ParseInt(e, 10, 64)
-	cur := agent.Cursor{Event: n, Message: m}
+	cur := runner.Cursor{Event: n, Message: m}
 	if m != "" {
 		cur.Bytes = -1 // the reader has the message, but how much of it is not known
 		if msg, b, ok := strings.Cut(m, "/"); ok {

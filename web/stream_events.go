@@ -8,18 +8,19 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/views"
 )
 
 // liveStream is one stream's state: how far its page has got, and the message it grows.
 type liveStream struct {
 	s    *Server
-	u    agent.User
+	u    domain.User
 	req  *http.Request
 	ctx  context.Context
 	w    *sseWriter
-	conv agent.Conversation // none for a page that shows no conversation (handleLive)
+	conv domain.Conversation // none for a page that shows no conversation (handleLive)
 	// owner is the conversation's owner, for mayGoOn's check: conv changes as the stream
 	// goes, on its goroutine, while the check runs on the server's watch.
 	owner int64
@@ -33,7 +34,7 @@ type liveStream struct {
 	// of changes to the person's conversations the page had seen (?v=).
 	current int64
 	version string
-	agent.Tail
+	runner.Tail
 	// md renders the message the page grows, cur.Message.
 	md *views.MarkdownStream
 	// withLen: the reader counts text (parley bench), and is told its length.
@@ -53,8 +54,8 @@ func (ls *liveStream) patch(comp templ.Component, selector, mode, id string) {
 }
 
 // busy tells the page whether the agent is at work (its Stop button, the composer's queue).
-func (ls *liveStream) busy(state agent.RunState) {
-	if state == agent.StateRunning {
+func (ls *liveStream) busy(state domain.RunState) {
+	if state == domain.StateRunning {
 		ls.w.patchSignals(`{"_busy":true}`, "")
 	} else {
 		ls.w.patchSignals(`{"_busy":false}`, "")
@@ -71,13 +72,13 @@ func (ls *liveStream) id() string {
 }
 
 // catchUp sends what the page lacks (see agent.Follower.CatchUp).
-func (ls *liveStream) catchUp(f *agent.Follower) error {
+func (ls *liveStream) catchUp(f *runner.Follower) error {
 	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, &ls.in)
 }
 
 // Live grows the message being written on the page, or puts it there whole when the page
 // lacks it (or, after a reconnect, does not know how much of it the page has).
-func (ls *liveStream) Live(m agent.LiveText) error {
+func (ls *liveStream) Live(m runner.LiveText) error {
 	if ls.pinned >= 0 {
 		return nil // a page of another version than the one shown, where nothing is written
 	}
@@ -101,7 +102,7 @@ func (ls *liveStream) Live(m agent.LiveText) error {
 
 // Event sends one committed event. Events that show nothing send nothing; their id comes
 // with the next patch.
-func (ls *liveStream) Event(ev agent.Event) error {
+func (ls *liveStream) Event(ev domain.Event) error {
 	if ev.ID <= ls.Cur.Event {
 		return nil // drawn already, with the version it belongs to
 	}
@@ -115,30 +116,30 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		return nil
 	}
 	switch ev.Kind {
-	case agent.EventMessageQueued:
-		q := agent.QueuedMessage{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+	case domain.EventMessageQueued:
+		q := domain.QueuedMessage{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}
 		ls.patch(views.QueuedMessage(ls.conv.ID, q), "#queued", "append", ls.id())
 		return nil
-	case agent.EventMessageUnqueued:
+	case domain.EventMessageUnqueued:
 		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", ls.id())
 		return nil
 	}
-	if ev.Kind == agent.EventUserMessage && ev.Queued != 0 {
+	if ev.Kind == domain.EventUserMessage && ev.Queued != 0 {
 		ls.w.patchElements("", "#"+queuedID(ev.Queued), "remove", "")
 	}
 	switch ev.Kind {
-	case agent.EventAgentMessage:
+	case domain.EventAgentMessage:
 		return ls.finished(ev)
-	case agent.EventUserMessage:
+	case domain.EventUserMessage:
 		ls.patch(views.UserMessage(views.UserItem(ev)), "#thread", "append", ls.id())
-	case agent.EventIntake:
+	case domain.EventIntake:
 		msg, err := ls.s.ledger.Event(ctx, ls.conv.ID, ev.Intake.MessageEventID)
 		if err != nil {
 			return err
 		}
 		it := views.UserItem(msg).WithIntake(*ev.Intake)
 		ls.patch(views.UserMessage(it), "#"+views.UserMessageID(msg.ID), "replace", ls.id())
-	case agent.EventPlan:
+	case domain.EventPlan:
 		plans, err := ls.s.ledger.Plans(ctx, ls.conv.ID, ev.ID)
 		if err != nil {
 			return err
@@ -146,23 +147,23 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		ls.patch(views.PlanSummary(plans), "", "", "")
 		ls.patch(views.PlanCurrent(plans), "", "", "")
 		ls.patch(views.PlanHistory(plans), "", "", ls.id())
-	case agent.EventQuestionAsked:
+	case domain.EventQuestionAsked:
 		rec := ev.AskedRecord()
 		if rec.Live {
 			if ls.live == nil {
 				ls.live = map[int64]bool{}
 			}
 			ls.live[rec.ID] = true
-			ls.patch(views.RunStatus(ls.conv, agent.StateWaiting, ""), "", "", "")
+			ls.patch(views.RunStatus(ls.conv, domain.StateWaiting, ""), "", "", "")
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
-	case agent.EventQuestionApproved:
+	case domain.EventQuestionApproved:
 		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
-	case agent.EventQuestionResolved:
+	case domain.EventQuestionResolved:
 		rec, err := ls.s.questions.Question(ctx, ev.Resolution.QuestionID)
 		if err != nil {
 			return err
@@ -171,12 +172,12 @@ func (ls *liveStream) Event(ev agent.Event) error {
 			// The step goes on, unless the run is over (a restart expires the live questions
 			// of the runs it cut off): the status line says what the run does now.
 			delete(ls.live, rec.ID)
-			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == agent.StateRunning {
-				ls.patch(views.RunStatus(ls.conv, agent.StateRunning, ""), "", "", "")
+			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == domain.StateRunning {
+				ls.patch(views.RunStatus(ls.conv, domain.StateRunning, ""), "", "", "")
 			}
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
-	case agent.EventToolCall:
+	case domain.EventToolCall:
 		if ev.ToolCall == nil {
 			break
 		}
@@ -187,18 +188,18 @@ func (ls *liveStream) Event(ev agent.Event) error {
 		} else {
 			ls.patch(card, "#thread", "append", ls.id())
 		}
-	case agent.EventRunState:
+	case domain.EventRunState:
 		clear(ls.live)
 		ls.busy(ev.State)
 		ls.patch(views.ConversationState(ev.State), "", "", "")
 		id := ls.id()
-		if ev.State == agent.StateWaiting {
+		if ev.State == domain.StateWaiting {
 			// Whom it waits for: its person, or others (a group, the agent's approvers).
 			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil {
 				ls.conv.AwaitsOthers = c.AwaitsOthers
 			}
 		}
-		if ev.State == agent.StateFailed {
+		if ev.State == domain.StateFailed {
 			ls.patch(views.RunStatus(ls.conv, ev.State, ev.Error), "", "", "")
 			ls.patch(views.ErrorNote(ev.Error), "#thread", "append", id)
 		} else {
@@ -212,7 +213,7 @@ func (ls *liveStream) Event(ev agent.Event) error {
 // text and its end, which leave it as the finished message renders: nothing is sent twice.
 // A page that has it in an unknown state, or marked since (interrupted, stopped), or with
 // text the finished message does not keep (a form it ended in), gets it whole.
-func (ls *liveStream) finished(ev agent.Event) error {
+func (ls *liveStream) finished(ev domain.Event) error {
 	growing := ev.MessageID == ls.Cur.Message
 	md := ls.md
 	ls.Cur.Message, ls.Cur.Bytes, ls.md = "", 0, nil

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/views"
 	"github.com/parley-chat/parley/web"
@@ -75,7 +75,7 @@ func (g *growing) html() string {
 
 // gatedAgent writes the given pieces, each once the test allows it.
 func gatedAgent(pieces []string, gate <-chan struct{}) *scripted {
-	return &scripted{name: "gated", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &scripted{name: "gated", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		for _, p := range pieces {
 			select {
 			case <-gate:
@@ -190,7 +190,7 @@ func TestStream_ReconnectBeforeTheMessage(t *testing.T) {
 	gate := make(chan struct{})
 	ts := newTestServer(t, newDB(t), gatedAgent(reply, gate))
 	path := ts.start(t, "gated", "plan")
-	ts.waitState(t, convID(t, path), agent.StateRunning)
+	ts.waitState(t, convID(t, path), domain.StateRunning)
 	evs, _ := ts.db.Events(context.Background(), convID(t, path), 0)
 	for range 4 {
 		gate <- struct{}{}
@@ -212,7 +212,7 @@ func TestStream_ReconnectBeforeTheMessage(t *testing.T) {
 func TestStream_APageDrawnBeforeTheHubHeardTheMessageEnd(t *testing.T) {
 	db := newDB(t)
 	finish := make(chan struct{})
-	a := &scripted{name: "writer", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	a := &scripted{name: "writer", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		for _, p := range reply {
 			if err := out.Text(p); err != nil {
 				return err
@@ -228,9 +228,9 @@ func TestStream_APageDrawnBeforeTheHubHeardTheMessageEnd(t *testing.T) {
 	ts := newTestServerFrom(t, db, startServer(t, db, web.NewServerOptions{DB: db, Auth: singlePerson, Runner: r, Heartbeat: time.Hour}))
 	// The hub hears the finished message when the test says so (as the runner's observer does).
 	ended, hear := make(chan struct{}), make(chan struct{})
-	db.Observe(func(evs []agent.Event) {
+	db.Observe(func(evs []domain.Event) {
 		for _, ev := range evs {
-			if ev.Kind == agent.EventAgentMessage {
+			if ev.Kind == domain.EventAgentMessage {
 				close(ended)
 				<-hear
 			}
@@ -250,7 +250,7 @@ func TestStream_APageDrawnBeforeTheHubHeardTheMessageEnd(t *testing.T) {
 	close(hear)
 	close(finish)
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	log, _ := db.Events(context.Background(), id, 0)
 	last := strconv.FormatInt(log[len(log)-1].ID, 10)
 	upToLast := func(ev sseEvent) bool { e, _, _ := strings.Cut(ev.ID, "/"); return e == last }
@@ -288,7 +288,7 @@ func TestStream_ReconnectAfterTheMessageEndedAndAfterARestart(t *testing.T) {
 	ts := newTestServer(t, db, gatedAgent(reply, gate))
 	conv := ts.start(t, "gated", "plan")
 	id := convID(t, conv)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	ids := func(evs []sseEvent) []string {
 		var out []string
 		for _, ev := range evs {
@@ -328,7 +328,7 @@ func TestStream_ReconnectAfterTheMessageEndedAndAfterARestart(t *testing.T) {
 // piece, and when it reads again it gets what it missed in a few events, not one a piece.
 func TestStream_ASlowReaderHurtsNoOne(t *testing.T) {
 	const pieces = 20000
-	long := &scripted{name: "long", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	long := &scripted{name: "long", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		for i := range pieces {
 			if err := out.Text(fmt.Sprintf("word%d ", i)); err != nil {
 				return err
@@ -363,7 +363,7 @@ func TestStream_ASlowReaderHurtsNoOne(t *testing.T) {
 	if code, body, _ := ts.post(t, path+"/messages", map[string][]string{"text": {"write a lot"}}); code != 200 {
 		t.Fatalf("send = %d %s", code, body)
 	}
-	ts.waitState(t, c.ID, agent.StateDone) // the agent finished with the slow page unread
+	ts.waitState(t, c.ID, domain.StateDone) // the agent finished with the slow page unread
 	wg.Wait()
 	// Now the slow page reads: everything, in far fewer events than pieces.
 	r := bufio.NewReaderSize(conn, 1<<16)
@@ -399,8 +399,8 @@ func TestStream_ASlowReaderHurtsNoOne(t *testing.T) {
 // checkpoint).
 func TestStream_ToolCallAppendedThenReplaced(t *testing.T) {
 	gate := make(chan struct{})
-	tool := &scripted{name: "tooler", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
-		tc := agent.ToolCall{Key: "7-1", ID: "call_1", Server: "docs", Tool: "search", Arguments: []byte(`{"q":"<b>x</b>"}`), Status: agent.ToolRunning, Started: time.Now()}
+	tool := &scripted{name: "tooler", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
+		tc := domain.ToolCall{Key: "7-1", ID: "call_1", Server: "docs", Tool: "search", Arguments: []byte(`{"q":"<b>x</b>"}`), Status: domain.ToolRunning, Started: time.Now()}
 		if err := out.Checkpoint(map[string]string{"turn": "1"}); err != nil {
 			return err
 		}
@@ -412,8 +412,8 @@ func TestStream_ToolCallAppendedThenReplaced(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		tc.Update, tc.Status, tc.Took = true, agent.ToolDone, 1200*time.Millisecond
-		tc.Content = []agent.ToolContent{{Type: "text", Text: "three pages"}}
+		tc.Update, tc.Status, tc.Took = true, domain.ToolDone, 1200*time.Millisecond
+		tc.Content = []domain.ToolContent{{Type: "text", Text: "three pages"}}
 		return out.Tool(tc)
 	}}
 	ts := newTestServer(t, newDB(t), tool)
@@ -440,7 +440,7 @@ func TestStream_ToolCallAppendedThenReplaced(t *testing.T) {
 	if last.ID == "" {
 		t.Error("the card's patch carries no event id")
 	}
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	_, page := ts.get(t, path)
 	if n := strings.Count(page, `id="tool-7-1"`); n != 1 || !strings.Contains(page, "three pages") {
 		t.Errorf("the page shows the call %d times, or not as it ended", n)

@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing but the count of bytes.
@@ -35,9 +36,9 @@ func BenchmarkStream_Token(b *testing.B) {
 }
 
 func benchmarkStreamTokens(b *testing.B, toks []string) {
-	hub := agent.NewHub()
+	hub := runner.NewHub()
 	w := &discardWriter{h: http.Header{}}
-	ls := &liveStream{s: &Server{}, ctx: context.Background(), w: newSSEWriter(w), conv: agent.Conversation{ID: 1}}
+	ls := &liveStream{s: &Server{}, ctx: context.Background(), w: newSSEWriter(w), conv: domain.Conversation{ID: 1}}
 	f := hub.Follow(1)
 	defer f.Close()
 	text := 0
@@ -47,8 +48,8 @@ func benchmarkStreamTokens(b *testing.B, toks []string) {
 		tok := toks[i%len(toks)]
 		if i%len(toks) == 0 {
 			// A new message: the one before ends.
-			hub.Publish([]agent.Event{{ID: int64(i + 1), ConversationID: 1, Kind: agent.EventRunState, State: agent.StateDone}})
-			ls.Cur, ls.md = agent.Cursor{Event: int64(i + 1)}, nil
+			hub.Publish([]domain.Event{{ID: int64(i + 1), ConversationID: 1, Kind: domain.EventRunState, State: domain.StateDone}})
+			ls.Cur, ls.md = runner.Cursor{Event: int64(i + 1)}, nil
 		}
 		hub.Write(1, fmt.Sprint("m", i/len(toks)), "Bench", tok)
 		text += len(tok)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -18,7 +18,7 @@ func TestDecline_ReasonLimits(t *testing.T) {
 	ts := newTestServer(t, newDB(t), askerAgent(askerQuestion))
 	path := ts.start(t, "asker", "hello")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	if _, page := ts.get(t, path); !strings.Contains(page, `name="_reason" rows="2" maxlength="2000"`) {
 		t.Error("the reason's textarea carries no maxlength of 2000")
 	}
@@ -49,7 +49,7 @@ func TestSendMessage_ControlCharactersRefused(t *testing.T) {
 	var started apiConv
 	api.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "plan it"}, 201, &started)
 	id := started.Conversation.ID
-	as.waitState(t, id, agent.StateWaiting)
+	as.waitState(t, id, domain.StateWaiting)
 	path := "/c/" + itoa(id)
 
 	code, body, _ := ann.do(http.MethodPost, path+"/messages", url.Values{"text": {"see\x00this"}}, nil)
@@ -71,7 +71,7 @@ func TestSendMessage_ControlCharactersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range events {
-		if ev.Kind == agent.EventUserMessage && ev.Text != "plan it" {
+		if ev.Kind == domain.EventUserMessage && ev.Text != "plan it" {
 			t.Errorf("a refused message was stored: %q", ev.Text)
 		}
 	}
@@ -86,7 +86,7 @@ func TestAPI_DeclineReasonLimit(t *testing.T) {
 	api := as.token(t, "ann")
 	var started apiConv
 	api.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "plan it"}, 201, &started)
-	as.waitState(t, started.Conversation.ID, agent.StateWaiting)
+	as.waitState(t, started.Conversation.ID, domain.StateWaiting)
 	var e apiErr
 	api.json("POST", "/api/v1/questions/1/decline", map[string]string{"reason": strings.Repeat("x", 2001)}, 422, &e)
 	if want := "The reason must be at most 2000 characters (this has 2001)."; e.Error.Message != want {
@@ -101,7 +101,7 @@ func TestNames_TitleAndDisplayNameCleaned(t *testing.T) {
 	ts := newTestServer(t, newDB(t), readerAgent())
 	path := ts.start(t, "reader", "\u202Eexe.pdf about the invoice")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	ctx := context.Background()
 	if c, _ := ts.db.Conversation(ctx, id); c.Title != "exe.pdf about the invoice" {
 		t.Errorf("title from the first message = %q", c.Title)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Upload limits, unless the operator sets others (NewServerOptions.Uploads).
@@ -31,14 +31,14 @@ type UploadLimits struct {
 
 // bodyLimit is the largest request a route with uploads accepts: the files and the message.
 func (l UploadLimits) bodyLimit() int64 {
-	return int64(l.MaxFiles)*l.MaxBytes + agent.MaxMessageBytes + 1<<20
+	return int64(l.MaxFiles)*l.MaxBytes + domain.MaxMessageBytes + 1<<20
 }
 
 // unreadable says why a form with files could not be read.
 func (l UploadLimits) unreadable(err error) string {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Sprintf("The form and its files are too large: at most %d files of %s each.", l.MaxFiles, agent.ByteSize(l.MaxBytes))
+		return fmt.Sprintf("The form and its files are too large: at most %d files of %s each.", l.MaxFiles, domain.ByteSize(l.MaxBytes))
 	}
 	return "The form could not be read; try again."
 }
@@ -67,25 +67,25 @@ const acceptAttachments = "text/*,.log,.csv,.tsv,.json,.ndjson,.jsonl,.yaml,.yml
 // and type. Files that cannot be taken give one EINVALID error naming every one of them and
 // why, so that one send shows them all (the page keeps the person's files: they remove the
 // refused ones and send again).
-func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
+func (l UploadLimits) readFiles(c echo.Context) ([]domain.File, error) {
 	form, err := c.MultipartForm()
 	if errors.Is(err, http.ErrNotMultipart) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, agent.Errorf(agent.EINVALID, "%s", l.unreadable(err))
+		return nil, domain.Errorf(domain.EINVALID, "%s", l.unreadable(err))
 	}
-	var files []agent.File
+	var files []domain.File
 	headers := form.File["files"]
 	if len(headers) > l.MaxFiles {
-		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (you chose %d).", l.MaxFiles, len(headers))
+		return nil, domain.Errorf(domain.EINVALID, "Attach at most %d files to one message (you chose %d).", l.MaxFiles, len(headers))
 	}
 	var refused []string
 	for _, h := range headers {
 		f, err := l.readFile(h)
 		switch {
-		case agent.ErrorCode(err) == agent.EINVALID:
-			refused = append(refused, agent.ErrorMessage(err))
+		case domain.ErrorCode(err) == domain.EINVALID:
+			refused = append(refused, domain.ErrorMessage(err))
 		case err != nil:
 			return nil, err
 		default:
@@ -93,42 +93,42 @@ func (l UploadLimits) readFiles(c echo.Context) ([]agent.File, error) {
 		}
 	}
 	if len(refused) > 0 {
-		return nil, agent.Errorf(agent.EINVALID, "%s", strings.Join(refused, " "))
+		return nil, domain.Errorf(domain.EINVALID, "%s", strings.Join(refused, " "))
 	}
 	return files, nil
 }
 
-func (l UploadLimits) readFile(h *multipart.FileHeader) (agent.File, error) {
+func (l UploadLimits) readFile(h *multipart.FileHeader) (domain.File, error) {
 	if h.Size > l.MaxBytes {
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", agent.FileName(h.Filename), agent.ByteSize(h.Size), agent.ByteSize(l.MaxBytes))
+		return domain.File{}, domain.Errorf(domain.EINVALID, "%s is %s; a file can be at most %s.", domain.FileName(h.Filename), domain.ByteSize(h.Size), domain.ByteSize(l.MaxBytes))
 	}
 	r, err := h.Open()
 	if err != nil {
-		return agent.File{}, fmt.Errorf("open upload: %w", err)
+		return domain.File{}, fmt.Errorf("open upload: %w", err)
 	}
 	defer r.Close()
 	content, err := io.ReadAll(io.LimitReader(r, l.MaxBytes+1))
 	if err != nil {
-		return agent.File{}, fmt.Errorf("read upload: %w", err)
+		return domain.File{}, fmt.Errorf("read upload: %w", err)
 	}
 	return l.Check(h.Filename, content)
 }
 
 // Check takes a file's content, or says why it cannot: too large, empty, not an accepted
 // type. The A2A server checks the files its clients send with it.
-func (l UploadLimits) Check(name string, content []byte) (agent.File, error) {
-	name = agent.FileName(name)
+func (l UploadLimits) Check(name string, content []byte) (domain.File, error) {
+	name = domain.FileName(name)
 	switch {
 	case int64(len(content)) > l.MaxBytes:
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is %s; a file can be at most %s.", name, agent.ByteSize(int64(len(content))), agent.ByteSize(l.MaxBytes))
+		return domain.File{}, domain.Errorf(domain.EINVALID, "%s is %s; a file can be at most %s.", name, domain.ByteSize(int64(len(content))), domain.ByteSize(l.MaxBytes))
 	case len(content) == 0:
-		return agent.File{}, agent.Errorf(agent.EINVALID, "%s is empty.", name)
+		return domain.File{}, domain.Errorf(domain.EINVALID, "%s is empty.", name)
 	}
 	mt, err := fileType(name, content)
 	if err != nil {
-		return agent.File{}, err
+		return domain.File{}, err
 	}
-	return agent.File{Name: name, MimeType: mt, Content: content}, nil
+	return domain.File{Name: name, MimeType: mt, Content: content}, nil
 }
 
 // fileType names a file's type from its content, its extension choosing among text types.
@@ -151,7 +151,7 @@ func fileType(name string, content []byte) (string, error) {
 	case sniffed != "application/octet-stream" && sniffed != "":
 		kind = sniffed
 	}
-	return "", agent.Errorf(agent.EINVALID, "%s cannot be attached: it is %s. Attach text (UTF-8), PDF, or PNG, JPEG, GIF or WebP images.", name, kind)
+	return "", domain.Errorf(domain.EINVALID, "%s cannot be attached: it is %s. Attach text (UTF-8), PDF, or PNG, JPEG, GIF or WebP images.", name, kind)
 }
 
 // hasControlBytes reports control bytes no text file has (NUL and the like; tabs, newlines,
@@ -168,27 +168,27 @@ func hasControlBytes(b []byte) bool {
 // answerFiles reads the files given for q's file fields, one a field, by field name. Every
 // file is checked: refused says why each refused one cannot be taken, by field, and files
 // holds the others. err is for a form that cannot be read at all.
-func (l UploadLimits) answerFiles(c echo.Context, q agent.Question) (files map[string]agent.File, refused agent.FieldErrors, err error) {
+func (l UploadLimits) answerFiles(c echo.Context, q domain.Question) (files map[string]domain.File, refused domain.FieldErrors, err error) {
 	form, err := c.MultipartForm()
 	if errors.Is(err, http.ErrNotMultipart) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, agent.Errorf(agent.EINVALID, "The form could not be read (files can be at most %s).", agent.ByteSize(l.MaxBytes))
+		return nil, nil, domain.Errorf(domain.EINVALID, "The form could not be read (files can be at most %s).", domain.ByteSize(l.MaxBytes))
 	}
-	files = map[string]agent.File{}
+	files = map[string]domain.File{}
 	for _, fld := range q.Fields {
 		hs := form.File[fld.Name]
-		if fld.Kind != agent.KindFile || len(hs) == 0 || hs[0].Size == 0 && hs[0].Filename == "" {
+		if fld.Kind != domain.KindFile || len(hs) == 0 || hs[0].Size == 0 && hs[0].Filename == "" {
 			continue // the browser sends an empty part for a file input left empty
 		}
 		f, err := l.readFile(hs[0])
 		switch {
-		case agent.ErrorCode(err) == agent.EINVALID:
+		case domain.ErrorCode(err) == domain.EINVALID:
 			if refused == nil {
-				refused = agent.FieldErrors{}
+				refused = domain.FieldErrors{}
 			}
-			refused[fld.Name] = agent.ErrorMessage(err)
+			refused[fld.Name] = domain.ErrorMessage(err)
 		case err != nil:
 			return nil, nil, err
 		default:

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // filesAgent asks q and then says what it was given: each field's value and each file's name
 // and content.
-func filesAgent(q agent.Question) *scripted {
-	return &scripted{name: "files", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+func filesAgent(q domain.Question) *scripted {
+	return &scripted{name: "files", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		r := lastResolution(in)
 		if r == nil {
 			_, err := out.Ask(q)
@@ -27,7 +27,7 @@ func filesAgent(q agent.Question) *scripted {
 			if !ok {
 				continue
 			}
-			if d, isDoc := agent.AnswerDocument(v); isDoc {
+			if d, isDoc := domain.AnswerDocument(v); isDoc {
 				doc, err := in.Documents.Document(ctx, d.ID)
 				if err != nil {
 					return err
@@ -44,17 +44,17 @@ func filesAgent(q agent.Question) *scripted {
 // typed is kept, nothing is stored, and the card keeps its file inputs (the same ids, so that
 // the page's morph keeps the files the person chose). The next submit is taken.
 func TestFileField_RefusedFileShowsEveryError(t *testing.T) {
-	q := agent.Question{Message: "Send the config and the log.", Fields: []agent.Field{
-		{Name: "config", Label: "Config", Kind: agent.KindFile, Required: true},
-		{Name: "log", Label: "Log", Kind: agent.KindFile, Required: true},
-		{Name: "count", Label: "Replicas", Kind: agent.KindInteger, Required: true, Min: floatp(1)},
-		{Name: "title", Label: "Title", Kind: agent.KindText, Required: true},
-		{Name: "note", Label: "Note", Kind: agent.KindTextarea},
+	q := domain.Question{Message: "Send the config and the log.", Fields: []domain.Field{
+		{Name: "config", Label: "Config", Kind: domain.KindFile, Required: true},
+		{Name: "log", Label: "Log", Kind: domain.KindFile, Required: true},
+		{Name: "count", Label: "Replicas", Kind: domain.KindInteger, Required: true, Min: floatp(1)},
+		{Name: "title", Label: "Title", Kind: domain.KindText, Required: true},
+		{Name: "note", Label: "Note", Kind: domain.KindTextarea},
 	}}
 	ts := newTestServer(t, newDB(t), filesAgent(q))
 	path := ts.start(t, "files", "deploy")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	_, page := ts.get(t, path)
 
 	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"count": "0", "note": "typed note"},
@@ -84,7 +84,7 @@ func TestFileField_RefusedFileShowsEveryError(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "Answered") {
 		t.Fatalf("answer = %d %.500s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	if want := "config: app.yaml=replicas: 2\n; log: app.log=started\n; count: 2; title: v2; note: typed note."; !strings.Contains(page, "Given ") ||
 		!strings.Contains(strings.ReplaceAll(page, "\n", " "), strings.ReplaceAll(want, "\n", " ")) {
@@ -95,14 +95,14 @@ func TestFileField_RefusedFileShowsEveryError(t *testing.T) {
 // An optional file that is refused stops the answer too, even when every other field is
 // valid: the person is told, not answered for without it.
 func TestFileField_RefusedOptionalFileStoresNothing(t *testing.T) {
-	q := agent.Question{Message: "Anything to add?", Fields: []agent.Field{
-		{Name: "title", Kind: agent.KindText, Required: true},
-		{Name: "extra", Label: "Extra file", Kind: agent.KindFile},
-		{Name: "more", Label: "More", Kind: agent.KindFile},
+	q := domain.Question{Message: "Anything to add?", Fields: []domain.Field{
+		{Name: "title", Kind: domain.KindText, Required: true},
+		{Name: "extra", Label: "Extra file", Kind: domain.KindFile},
+		{Name: "more", Label: "More", Kind: domain.KindFile},
 	}}
 	ts := newTestServer(t, newDB(t), filesAgent(q))
 	path := ts.start(t, "files", "go")
-	ts.waitState(t, convID(t, path), agent.StateWaiting)
+	ts.waitState(t, convID(t, path), domain.StateWaiting)
 	code, body, _ := ts.postFiles(t, "/questions/1/answer", map[string]string{"title": "T"},
 		file{"extra:empty.txt", nil}, file{"more:core.bin", []byte("\x7fELF\x00\x01")})
 	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "empty.txt is empty.") || !strings.Contains(body, "core.bin cannot be attached") {
@@ -131,7 +131,7 @@ func TestAttachedFiles_EveryRefusalNamedAtOnce(t *testing.T) {
 	}
 
 	path := ts.start(t, "reader", "hello")
-	ts.waitState(t, convID(t, path), agent.StateDone)
+	ts.waitState(t, convID(t, path), domain.StateDone)
 	code, body, _ = ts.postFiles(t, path+"/messages", map[string]string{"text": "look at these"}, files...)
 	if code != http.StatusOK || !strings.Contains(body, "composer-error") {
 		t.Fatalf("send = %d %.300s", code, body)
@@ -141,7 +141,7 @@ func TestAttachedFiles_EveryRefusalNamedAtOnce(t *testing.T) {
 			t.Errorf("composer error lacks %q: %.500s", w, body)
 		}
 	}
-	if _, err := ts.db.Document(context.Background(), convID(t, path), 1); agent.ErrorCode(err) != agent.ENOTFOUND {
+	if _, err := ts.db.Document(context.Background(), convID(t, path), 1); domain.ErrorCode(err) != domain.ENOTFOUND {
 		t.Errorf("a file of a refused message was stored: %v", err)
 	}
 }
@@ -149,14 +149,14 @@ func TestAttachedFiles_EveryRefusalNamedAtOnce(t *testing.T) {
 // A date field that must not be in the past refuses yesterday next to the field, keeping what
 // was typed, and takes today; the browser's input carries the same limit as min.
 func TestQuestion_DateInThePastRefused(t *testing.T) {
-	q := agent.Question{Message: "When?", Fields: []agent.Field{
-		{Name: "day", Label: "Day", Kind: agent.KindDate, Required: true, MinDate: agent.Today},
-		{Name: "note", Label: "Note", Kind: agent.KindText},
+	q := domain.Question{Message: "When?", Fields: []domain.Field{
+		{Name: "day", Label: "Day", Kind: domain.KindDate, Required: true, MinDate: domain.Today},
+		{Name: "note", Label: "Note", Kind: domain.KindText},
 	}}
 	ts := newTestServer(t, newDB(t), filesAgent(q))
 	path := ts.start(t, "files", "plan")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	now := time.Now()
 	today, yesterday := now.Format(time.DateOnly), now.AddDate(0, 0, -1).Format(time.DateOnly)
 	if _, page := ts.get(t, path); !strings.Contains(page, `min="`+today+`"`) {
@@ -176,7 +176,7 @@ func TestQuestion_DateInThePastRefused(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "Answered") {
 		t.Fatalf("today = %d %.300s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	if _, page := ts.get(t, path); !strings.Contains(page, "day: "+today) {
 		t.Error("the agent was not given today's date")
 	}

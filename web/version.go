@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/starfederation/datastar-go/datastar"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -20,7 +20,7 @@ func versionParam(c echo.Context) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, agent.Errorf(agent.EINVALID, "No such version: %q.", v)
+		return 0, domain.Errorf(domain.EINVALID, "No such version: %q.", v)
 	}
 	return n, nil
 }
@@ -28,7 +28,7 @@ func versionParam(c echo.Context) (int64, error) {
 // pinnedVersion is the version a reader who may not write in conv asks to read
 // (?version=N, staff reading another version than the one shown); -1 for its owner, who
 // reads the one shown, and when none is asked for.
-func pinnedVersion(c echo.Context, conv agent.Conversation) int64 {
+func pinnedVersion(c echo.Context, conv domain.Conversation) int64 {
 	n, err := versionParam(c)
 	if err != nil || currentUser(c).CanWrite(conv) {
 		return -1
@@ -39,7 +39,7 @@ func pinnedVersion(c echo.Context, conv agent.Conversation) int64 {
 // versionThread reads version n of conv (-1: the one it shows) as the page shows it, with
 // the controls that move between versions where they differ, from one read of its
 // versions. It returns the version read, its path and how many versions there are.
-func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n int64) (views.Thread, agent.Path, int64, int, error) {
+func (s *Server) versionThread(ctx context.Context, conv domain.Conversation, n int64) (views.Thread, domain.Path, int64, int, error) {
 	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
 	if err != nil {
 		return views.Thread{}, nil, 0, 0, err
@@ -48,7 +48,7 @@ func (s *Server) versionThread(ctx context.Context, conv agent.Conversation, n i
 		n = shown
 	}
 	if _, ok := vs.Find(n); !ok {
-		return views.Thread{}, nil, 0, 0, agent.Errorf(agent.ENOTFOUND, "Conversation %d has no version %d.", conv.ID, n)
+		return views.Thread{}, nil, 0, 0, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", conv.ID, n)
 	}
 	path := vs.Path(n)
 	events, err := s.ledger.PathEvents(ctx, conv.ID, path, 0)
@@ -91,8 +91,8 @@ func (s *Server) handleEditForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if ev.Kind != agent.EventUserMessage || !vs.Path(shown).Has(ev.Version, ev.ID) {
-		return agent.Errorf(agent.ENOTFOUND, "Message %d is not one of yours in the version shown.", id)
+	if ev.Kind != domain.EventUserMessage || !vs.Path(shown).Has(ev.Version, ev.ID) {
+		return domain.Errorf(domain.ENOTFOUND, "Message %d is not one of yours in the version shown.", id)
 	}
 	mctx, err := s.withMode(c, conv)
 	if err != nil {
@@ -117,12 +117,12 @@ func (s *Server) handleEditMessage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	_, err = s.runner.Edit(ctx, conv.ID, msg, agent.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce")})
-	switch agent.ErrorCode(err) {
+	_, err = s.runner.Edit(ctx, conv.ID, msg, domain.Message{Text: c.FormValue("text"), Author: u.Name, UserID: u.ID, Nonce: c.FormValue("nonce")})
+	switch domain.ErrorCode(err) {
 	case "":
 		return c.NoContent(http.StatusNoContent)
-	case agent.EINVALID, agent.ECONFLICT, agent.EUNAVAILABLE, agent.ENOTFOUND:
-		return s.patch(c, ctx, views.EditError(msg, agent.ErrorMessage(err)))
+	case domain.EINVALID, domain.ECONFLICT, domain.EUNAVAILABLE, domain.ENOTFOUND:
+		return s.patch(c, ctx, views.EditError(msg, domain.ErrorMessage(err)))
 	}
 	return err
 }
@@ -154,7 +154,7 @@ func (s *Server) handleRemoveQueued(c echo.Context) error {
 		return notFound(conv.ID)
 	}
 	err = s.ledger.Unqueue(c.Request().Context(), conv.ID, q, currentUser(c).Name)
-	if err != nil && agent.ErrorCode(err) != agent.ENOTFOUND { // gone already: the page learns it from the stream
+	if err != nil && domain.ErrorCode(err) != domain.ENOTFOUND { // gone already: the page learns it from the stream
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -175,9 +175,9 @@ func (s *Server) handleSendQueued(c echo.Context) error {
 // composerProblem shows under the message box why an action on the conversation was
 // refused; other errors go to the error handler.
 func (s *Server) composerProblem(c echo.Context, err error) error {
-	switch agent.ErrorCode(err) {
-	case agent.EINVALID, agent.ECONFLICT, agent.EUNAVAILABLE, agent.ENOTFOUND:
-		return s.patch(c, c.Request().Context(), views.ComposerError(agent.ErrorMessage(err)), datastar.WithModeReplace())
+	switch domain.ErrorCode(err) {
+	case domain.EINVALID, domain.ECONFLICT, domain.EUNAVAILABLE, domain.ENOTFOUND:
+		return s.patch(c, c.Request().Context(), views.ComposerError(domain.ErrorMessage(err)), datastar.WithModeReplace())
 	}
 	return err
 }
@@ -185,15 +185,15 @@ func (s *Server) composerProblem(c echo.Context, err error) error {
 // versionFollow is what a stream follows of a conversation that has versions: the path of
 // the version it shows (the conversation's, or one staff pinned).
 type versionFollow struct {
-	path   agent.Path
+	path   domain.Path
 	pinned int64 // -1: the version the conversation shows, whichever it is
 }
 
 // load reads the path followed in conv as it was just read. Version 0, which branched from
 // nothing, is all its own events: most conversations are read no further.
-func (vf *versionFollow) load(ctx context.Context, s *Server, conv agent.Conversation) error {
+func (vf *versionFollow) load(ctx context.Context, s *Server, conv domain.Conversation) error {
 	if vf.pinned < 0 && conv.Version == 0 {
-		vf.path = agent.Path{{Version: 0}}
+		vf.path = domain.Path{{Version: 0}}
 		return nil
 	}
 	vs, shown, err := s.ledger.Versions(ctx, conv.ID)
@@ -210,11 +210,11 @@ func (vf *versionFollow) load(ctx context.Context, s *Server, conv agent.Convers
 // shows reports whether a stream shows ev: an event of the path it follows, or of the
 // conversation's queue (which is the conversation's, whatever version shows). A version
 // event needs the stream redrawn (switched).
-func (vf *versionFollow) shows(ev agent.Event) (show, switched bool) {
+func (vf *versionFollow) shows(ev domain.Event) (show, switched bool) {
 	switch ev.Kind {
-	case agent.EventVersion:
+	case domain.EventVersion:
 		return false, vf.pinned < 0
-	case agent.EventMessageQueued, agent.EventMessageUnqueued:
+	case domain.EventMessageQueued, domain.EventMessageUnqueued:
 		return true, false
 	}
 	return vf.path == nil || vf.path.Has(ev.Version, ev.ID), false

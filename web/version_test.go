@@ -12,19 +12,19 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/builtin"
-	"github.com/parley-chat/parley/agent/openai"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/backend/openai"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
 // counting replies "Reply N" to each message, N counting its steps: a regenerated reply differs.
 func counting() *scripted {
 	var n atomic.Int64
-	return &scripted{name: "counting", step: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &scripted{name: "counting", step: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		last := ""
 		for _, ev := range in.History {
-			if ev.Kind == agent.EventUserMessage {
+			if ev.Kind == domain.EventUserMessage {
 				last = ev.Text
 			}
 		}
@@ -36,9 +36,9 @@ func TestVersions_RegenerateEditAndMoveBetweenThem(t *testing.T) {
 	ts := newTestServer(t, newDB(t), counting())
 	path := ts.start(t, "counting", "first")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	ts.post(t, path+"/messages", url.Values{"text": {"second"}})
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page := ts.get(t, path)
 	if !strings.Contains(page, `aria-label="Regenerate the last reply"`) || strings.Contains(page, `class="versions"`) {
 		t.Fatal("a finished conversation offers Regenerate, and has no versions yet")
@@ -51,7 +51,7 @@ func TestVersions_RegenerateEditAndMoveBetweenThem(t *testing.T) {
 			t.Fatalf("regenerate = %d", code)
 		}
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	for _, want := range []string{"Reply 1 to first", "Reply 3 to second", `aria-label="Previous version"`, "2 / 2"} {
 		if !strings.Contains(page, want) {
@@ -88,7 +88,7 @@ func TestVersions_RegenerateEditAndMoveBetweenThem(t *testing.T) {
 	if code, body, _ := ts.post(t, fmt.Sprintf("%s/messages/%d/edit", path, evts[0].ID), url.Values{"text": {"first, edited"}}); code != http.StatusNoContent {
 		t.Fatalf("edit = %d %s", code, body)
 	}
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 	_, page = ts.get(t, path)
 	if !strings.Contains(page, "first, edited") || !strings.Contains(page, "Reply 4 to first, edited") || strings.Contains(page, "second") || !strings.Contains(page, "2 / 2") {
 		t.Errorf("the edited version's page is wrong")
@@ -139,12 +139,12 @@ func TestVersions_ModelGetsTheNewVersionOnly(t *testing.T) {
 	ts := newTestServer(t, newDB(t), a)
 	path := ts.start(t, "gpt", "Deploy the app")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	ts.post(t, "/questions/1/answer", url.Values{"choice": {"production"}})
-	ts.waitState(t, id, agent.StateDone)
+	ts.waitState(t, id, domain.StateDone)
 
 	ts.post(t, path+"/regenerate", url.Values{})
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	model.mu.Lock()
 	body := model.bodies[len(model.bodies)-1]
 	model.mu.Unlock()
@@ -154,15 +154,15 @@ func TestVersions_ModelGetsTheNewVersionOnly(t *testing.T) {
 	}
 	// The answer given in version 0 stays there; version 1 asks anew.
 	q1, _ := ts.db.Question(context.Background(), 1)
-	if q1.Resolution == nil || q1.Resolution.Outcome != agent.Answered {
+	if q1.Resolution == nil || q1.Resolution.Outcome != domain.Answered {
 		t.Errorf("question 1 = %+v, want it answered still", q1.Resolution)
 	}
 	// Editing the message leaves version 1's question closed, with why.
 	evts, _ := ts.db.Events(context.Background(), id, 0)
 	ts.post(t, fmt.Sprintf("%s/messages/%d/edit", path, evts[0].ID), url.Values{"text": {"Deploy the API"}})
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	q2, _ := ts.db.Question(context.Background(), 2)
-	if q2.Resolution == nil || q2.Resolution.Outcome != agent.Superseded || !strings.Contains(q2.Resolution.Reason, "edited an earlier message") {
+	if q2.Resolution == nil || q2.Resolution.Outcome != domain.Superseded || !strings.Contains(q2.Resolution.Reason, "edited an earlier message") {
 		t.Errorf("question 2 = %+v, want superseded by the edit", q2.Resolution)
 	}
 	if code, _, _ := ts.post(t, "/questions/2/answer", url.Values{"choice": {"staging"}}); code == http.StatusOK {
@@ -182,15 +182,15 @@ func TestVersions_WorkflowStartsAgain(t *testing.T) {
 	ts := newTestServer(t, newDB(t), builtin.NewEventPlanner(builtin.Options{}))
 	path := ts.start(t, "event-planner", "Plan a party for 30 people")
 	id := convID(t, path)
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	first, _ := ts.db.Question(context.Background(), 1)
 	ts.post(t, path+"/regenerate", url.Values{})
-	ts.waitState(t, id, agent.StateWaiting)
+	ts.waitState(t, id, domain.StateWaiting)
 	again, err := ts.db.Question(context.Background(), 2)
 	if err != nil || again.Message != first.Message || again.Fields[0].Name != first.Fields[0].Name {
 		t.Fatalf("the regenerated run asked %+v, want %q again", again.Question, first.Message)
 	}
-	if first, _ = ts.db.Question(context.Background(), 1); first.Resolution == nil || first.Resolution.Outcome != agent.Superseded {
+	if first, _ = ts.db.Question(context.Background(), 1); first.Resolution == nil || first.Resolution.Outcome != domain.Superseded {
 		t.Errorf("the first version's question = %+v, want superseded", first.Resolution)
 	}
 }
@@ -212,10 +212,10 @@ func TestVersions_ManyPeopleAtOnce(t *testing.T) {
 				var started apiConv
 				api.json("POST", "/api/v1/conversations", map[string]string{"agent": "counting", "text": fmt.Sprintf("%s-%d", name, k)}, 201, &started)
 				conv := fmt.Sprintf("/api/v1/conversations/%d", started.Conversation.ID)
-				as.waitState(t, started.Conversation.ID, agent.StateDone)
+				as.waitState(t, started.Conversation.ID, domain.StateDone)
 				api.json("POST", conv+"/regenerate", map[string]string{"nonce": "r"}, 202, nil)
 				api.json("POST", conv+"/regenerate", map[string]string{"nonce": "r"}, 202, nil) // a retried request: one version
-				as.waitState(t, started.Conversation.ID, agent.StateDone)
+				as.waitState(t, started.Conversation.ID, domain.StateDone)
 				var state struct {
 					Version  int64 `json:"version"`
 					Messages []struct {
@@ -226,7 +226,7 @@ func TestVersions_ManyPeopleAtOnce(t *testing.T) {
 				}
 				api.json("GET", conv, nil, 200, &state)
 				api.json("POST", fmt.Sprintf("%s/messages/%d/edit", conv, state.Messages[0].EventID), map[string]string{"text": fmt.Sprintf("%s-%d edited", name, k)}, 202, nil)
-				as.waitState(t, started.Conversation.ID, agent.StateDone)
+				as.waitState(t, started.Conversation.ID, domain.StateDone)
 				var vs struct {
 					Current  int64             `json:"current"`
 					Versions []json.RawMessage `json:"versions"`

@@ -7,7 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // sweepEvery is how often the open streams' people are looked at again when nothing on this
@@ -57,17 +58,17 @@ func (g *accessGate) pass(ctx context.Context) error {
 type gated struct {
 	ctx  context.Context
 	gate *accessGate
-	r    agent.Reader
+	r    runner.Reader
 }
 
-func (g gated) Event(ev agent.Event) error {
+func (g gated) Event(ev domain.Event) error {
 	if err := g.gate.pass(g.ctx); err != nil {
 		return err
 	}
 	return g.r.Event(ev)
 }
 
-func (g gated) Live(m agent.LiveText) error {
+func (g gated) Live(m runner.LiveText) error {
 	if err := g.gate.pass(g.ctx); err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // runA2AClient is `parley a2a-client ...`: the clients of Parley's A2A server (--a2a), each
@@ -26,7 +26,7 @@ func runA2AClient(ctx context.Context, args []string, getenv func(string) string
 	case "add":
 		secret, _, err := db.CreateA2AClient(ctx, name, actor)
 		if err != nil {
-			return errors.New(agent.ErrorMessage(err))
+			return errors.New(domain.ErrorMessage(err))
 		}
 		// The token alone on stdout, so that $(parley a2a-client add ...) is the token.
 		fmt.Fprintln(std.out, secret)
@@ -45,7 +45,7 @@ func runA2AClient(ctx context.Context, args []string, getenv func(string) string
 		return w.Flush()
 	}
 	if _, err := db.RevokeA2AClient(ctx, name, actor); err != nil {
-		return errors.New(agent.ErrorMessage(err))
+		return errors.New(domain.ErrorMessage(err))
 	}
 	fmt.Fprintf(std.out, "revoked the A2A client %q: its token is refused, and its open streams end within a second\n", name)
 	return nil

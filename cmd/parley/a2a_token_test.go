@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley-chat/parley/agent/agenttest"
+	"github.com/parley-chat/parley/backend/backendtest"
 )
 
 // tokenAgent is a remote A2A agent that wants the bearer token "right": it answers a message
@@ -71,7 +71,7 @@ func TestA2AShortcutCarriesATokenPerAgent(t *testing.T) {
 				t.Fatalf("buildAgents: %d agents, problems %v", len(agents), problems)
 			}
 			before := len(seen())
-			rec, err := agenttest.NewConvo(t, agents[0]).Send("Hi")
+			rec, err := backendtest.NewConvo(t, agents[0]).Send("Hi")
 			switch {
 			case tt.fault == "" && err != nil:
 				t.Fatalf("send: %v", err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -48,9 +48,9 @@ func authFlags(fs *flag.FlagSet, cfg *Config, getenv func(string) string) error 
 		cfg.Auth.TrustedProxies = p
 		return err
 	})
-	cfg.Auth.ProxyHeaders = agent.SplitList(getenv("PARLEY_PROXY_HEADER"))
+	cfg.Auth.ProxyHeaders = domain.SplitList(getenv("PARLEY_PROXY_HEADER"))
 	fs.Func("proxy-header", "with --auth proxy, the header naming the person (default Remote-User; X-Forwarded-User for oauth2-proxy); several, comma-separated, must agree (PARLEY_PROXY_HEADER)", func(s string) error {
-		cfg.Auth.ProxyHeaders = agent.SplitList(s)
+		cfg.Auth.ProxyHeaders = domain.SplitList(s)
 		return nil
 	})
 	fs.StringVar(&cfg.Auth.ProxyGroupsHeader, "proxy-groups-header", getenv("PARLEY_PROXY_GROUPS_HEADER"),
@@ -105,7 +105,7 @@ func checkAuth(cfg Config) error {
 // parsePrefixes reads comma-separated IPs and CIDR ranges.
 func parsePrefixes(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, part := range agent.SplitList(s) {
+	for _, part := range domain.SplitList(s) {
 		if p, err := netip.ParsePrefix(part); err == nil {
 			out = append(out, p.Masked())
 			continue
@@ -159,9 +159,9 @@ func checkOIDC(cfg Config) error {
 		return fmt.Errorf("--oidc-issuer %q: an http:// issuer only on a loopback address (tests); use https://", o.Issuer)
 	}
 	if o.StaffGroup != "" {
-		if _, refused := agent.ProviderGroups([]string{o.StaffGroup}); len(refused) > 0 {
-			_, err := agent.GroupName(o.StaffGroup)
-			return fmt.Errorf("--oidc-staff-group %q is not a group Parley can take (nobody would be staff): %s", o.StaffGroup, agent.ErrorMessage(err))
+		if _, refused := domain.ProviderGroups([]string{o.StaffGroup}); len(refused) > 0 {
+			_, err := domain.GroupName(o.StaffGroup)
+			return fmt.Errorf("--oidc-staff-group %q is not a group Parley can take (nobody would be staff): %s", o.StaffGroup, domain.ErrorMessage(err))
 		}
 	}
 	if cfg.PublicURL == "" && !web.LoopbackHost(cfg.Addr) {

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
 	"github.com/parley-chat/parley/store"
 	"golang.org/x/sync/errgroup"
 )

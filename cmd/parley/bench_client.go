@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
 )
 
 // benchStream reads one conversation stream the way the browser does, and accounts for the

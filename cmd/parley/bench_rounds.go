@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
 )
 
 // benchAnswers measures the delay from an answer's POST to the first of the reply it

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/domain"
 
-	"github.com/parley-chat/parley/agent"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -25,7 +25,7 @@ func seedLongConversation(ctx context.Context, path string, rounds int) error {
 	}
 	reply := strings.Join(builtin.BenchTokens(300), "")
 	for i := range rounds {
-		sent, err := db.StartRun(ctx, c.ID, agent.Message{Text: fmt.Sprintf("Question %d: what changed in the build, and why?", i+1), Author: "bench"})
+		sent, err := db.StartRun(ctx, c.ID, domain.Message{Text: fmt.Sprintf("Question %d: what changed in the build, and why?", i+1), Author: "bench"})
 		step := sent.Step
 		if err != nil {
 			return err
@@ -35,7 +35,7 @@ func seedLongConversation(ctx context.Context, path string, rounds int) error {
 			return err
 		}
 		// Every reply differs: a page renders each.
-		if _, err := db.AppendEvent(ctx, agent.Event{ConversationID: c.ID, RunID: in.RunID, Kind: agent.EventAgentMessage,
+		if _, err := db.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventAgentMessage,
 			MessageID: fmt.Sprintf("%d-1", step), Author: "Bench", Text: fmt.Sprintf("Reply %d. %s", i+1, reply)}); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
 )
 
 // runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx

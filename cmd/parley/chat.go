@@ -18,7 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // chatOptions is what `parley chat` is told by its flags, the environment and its config file.
@@ -272,7 +272,7 @@ func (s *session) start(o chatOptions) (int, error) {
 			return 0, errQuit
 		}
 	}
-	key := agent.NewNonce()
+	key := domain.NewNonce()
 	s.sent[key] = true
 	conv, err := s.c.startConversation(s.ctx, name, text, key)
 	if err != nil {

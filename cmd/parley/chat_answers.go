@@ -14,7 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // answerScript is an --answers file: the first message, and one entry per question in the
@@ -115,7 +115,7 @@ func (s *answerScript) take(q apiQuestion) (scripted, error) {
 	}
 	entry := s.Answers[s.next]
 	s.next++
-	fields := map[string]agent.Field{}
+	fields := map[string]domain.Field{}
 	for _, f := range q.Fields {
 		fields[f.Name] = f
 	}
@@ -135,7 +135,7 @@ func (s *answerScript) take(q apiQuestion) (scripted, error) {
 	}
 	out := scripted{values: map[string]any{}, files: map[string]string{}}
 	for name, v := range entry {
-		if f, ok := fields[name]; ok && f.Kind == agent.KindFile {
+		if f, ok := fields[name]; ok && f.Kind == domain.KindFile {
 			path, isPath := v.(string)
 			if !isPath {
 				return scripted{}, fmt.Errorf("answer %d: %s is a file field: give the path of the file", s.next, name)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -70,7 +70,7 @@ answers:
 		t.Fatalf("%d questions, want 5", len(qs))
 	}
 	for _, q := range qs {
-		if q.Resolution == nil || q.Resolution.Outcome != string(agent.Answered) || q.Resolution.Via != "token laptop" {
+		if q.Resolution == nil || q.Resolution.Outcome != string(domain.Answered) || q.Resolution.Via != "token laptop" {
 			t.Errorf("question %d = %+v, want answered with the token", q.ID, q.Resolution)
 		}
 	}
@@ -134,8 +134,8 @@ func TestLoadAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := apiQuestion{Question: agent.Question{Fields: []agent.Field{{Name: "day", Kind: agent.KindDate}, {Name: "n", Kind: agent.KindInteger},
-		{Name: "tags", Kind: agent.KindMultiselect}, {Name: "ok", Kind: agent.KindBoolean}}}}
+	q := apiQuestion{Question: domain.Question{Fields: []domain.Field{{Name: "day", Kind: domain.KindDate}, {Name: "n", Kind: domain.KindInteger},
+		{Name: "tags", Kind: domain.KindMultiselect}, {Name: "ok", Kind: domain.KindBoolean}}}}
 	got, err := s.take(q)
 	want := map[string]any{"day": "2026-05-01", "n": int64(3), "tags": []any{"a", "b"}, "ok": true}
 	if err != nil || !reflect.DeepEqual(got.values, want) {
@@ -153,7 +153,7 @@ func TestLoadAnswers(t *testing.T) {
 	// A file field takes a path, relative to the answers file.
 	b := writeFile(t, "b.json", `{"answers": [{"doc": "notes.txt"}]}`)
 	s, _ = loadAnswers(b)
-	got, err = s.take(apiQuestion{Question: agent.Question{Fields: []agent.Field{{Name: "doc", Kind: agent.KindFile}}}})
+	got, err = s.take(apiQuestion{Question: domain.Question{Fields: []domain.Field{{Name: "doc", Kind: domain.KindFile}}}})
 	if err != nil || got.files["doc"] != filepath.Join(filepath.Dir(b), "notes.txt") {
 		t.Fatalf("file entry = %+v, %v", got, err)
 	}
@@ -205,30 +205,30 @@ func TestParseChat(t *testing.T) {
 
 func TestParseInput(t *testing.T) {
 	now := time.Date(2026, 3, 31, 12, 0, 0, 0, time.UTC)
-	opts := []agent.Option{{Value: "hall", Label: "Town hall"}, {Value: "park"}, {Value: "other", Label: "Something else"}}
+	opts := []domain.Option{{Value: "hall", Label: "Town hall"}, {Value: "park"}, {Value: "other", Label: "Something else"}}
 	file := writeFile(t, "f.txt", "x")
 	tests := []struct {
-		field agent.Field
+		field domain.Field
 		in    string
 		want  any
 		path  string
 	}{
-		{agent.Field{Kind: agent.KindText}, "  hi  ", "hi", ""},
-		{agent.Field{Kind: agent.KindText}, "", nil, ""},
-		{agent.Field{Kind: agent.KindNumber}, "2.5", 2.5, ""},
-		{agent.Field{Kind: agent.KindNumber}, "NaN", "NaN", ""},
-		{agent.Field{Kind: agent.KindInteger}, "42", int64(42), ""},
-		{agent.Field{Kind: agent.KindInteger}, "4.2", "4.2", ""},
-		{agent.Field{Kind: agent.KindSelect, Options: opts}, "2", "park", ""},
-		{agent.Field{Kind: agent.KindSelect, Options: opts}, "town HALL", "hall", ""},
-		{agent.Field{Kind: agent.KindSelect, Options: opts}, "9", "9", ""},
-		{agent.Field{Kind: agent.KindMultiselect, Options: opts}, "1, park,3", []string{"hall", "park", "other"}, ""},
-		{agent.Field{Kind: agent.KindBoolean}, "Yes", true, ""},
-		{agent.Field{Kind: agent.KindBoolean}, "n", false, ""},
-		{agent.Field{Kind: agent.KindBoolean}, "maybe", "maybe", ""},
-		{agent.Field{Kind: agent.KindDate}, "tomorrow", "2026-04-01", ""},
-		{agent.Field{Kind: agent.KindDate}, "today", "2026-03-31", ""},
-		{agent.Field{Kind: agent.KindFile}, file, nil, file},
+		{domain.Field{Kind: domain.KindText}, "  hi  ", "hi", ""},
+		{domain.Field{Kind: domain.KindText}, "", nil, ""},
+		{domain.Field{Kind: domain.KindNumber}, "2.5", 2.5, ""},
+		{domain.Field{Kind: domain.KindNumber}, "NaN", "NaN", ""},
+		{domain.Field{Kind: domain.KindInteger}, "42", int64(42), ""},
+		{domain.Field{Kind: domain.KindInteger}, "4.2", "4.2", ""},
+		{domain.Field{Kind: domain.KindSelect, Options: opts}, "2", "park", ""},
+		{domain.Field{Kind: domain.KindSelect, Options: opts}, "town HALL", "hall", ""},
+		{domain.Field{Kind: domain.KindSelect, Options: opts}, "9", "9", ""},
+		{domain.Field{Kind: domain.KindMultiselect, Options: opts}, "1, park,3", []string{"hall", "park", "other"}, ""},
+		{domain.Field{Kind: domain.KindBoolean}, "Yes", true, ""},
+		{domain.Field{Kind: domain.KindBoolean}, "n", false, ""},
+		{domain.Field{Kind: domain.KindBoolean}, "maybe", "maybe", ""},
+		{domain.Field{Kind: domain.KindDate}, "tomorrow", "2026-04-01", ""},
+		{domain.Field{Kind: domain.KindDate}, "today", "2026-03-31", ""},
+		{domain.Field{Kind: domain.KindFile}, file, nil, file},
 	}
 	for _, tt := range tests {
 		got, path, msg := parseInput(tt.field, tt.in, now)
@@ -236,7 +236,7 @@ func TestParseInput(t *testing.T) {
 			t.Errorf("parseInput(%s, %q) = %#v, %q, %q; want %#v, %q", tt.field.Kind, tt.in, got, path, msg, tt.want, tt.path)
 		}
 	}
-	if _, _, msg := parseInput(agent.Field{Kind: agent.KindFile}, filepath.Dir(file), now); msg == "" {
+	if _, _, msg := parseInput(domain.Field{Kind: domain.KindFile}, filepath.Dir(file), now); msg == "" {
 		t.Error("a folder was taken as a file")
 	}
 }
@@ -245,15 +245,15 @@ func TestFieldHint(t *testing.T) {
 	one, three := 1, 3
 	lo, hi := 1.0, 500.0
 	tests := []struct {
-		field agent.Field
+		field domain.Field
 		want  string
 	}{
-		{agent.Field{Kind: agent.KindText, MaxLength: &three}, "at most 3 characters"},
-		{agent.Field{Kind: agent.KindInteger, Min: &lo, Max: &hi}, "a whole number, between 1 and 500"},
-		{agent.Field{Kind: agent.KindNumber, Min: &lo}, "a number, at least 1"},
-		{agent.Field{Kind: agent.KindDate, MinDate: agent.Today}, "YYYY-MM-DD (or today, tomorrow), today or later"},
-		{agent.Field{Kind: agent.KindMultiselect, MinItems: &one, MaxItems: &three}, "numbers separated by commas, pick between 1 and 3"},
-		{agent.Field{Kind: agent.KindText, Format: agent.FormatEmail}, "an email address"},
+		{domain.Field{Kind: domain.KindText, MaxLength: &three}, "at most 3 characters"},
+		{domain.Field{Kind: domain.KindInteger, Min: &lo, Max: &hi}, "a whole number, between 1 and 500"},
+		{domain.Field{Kind: domain.KindNumber, Min: &lo}, "a number, at least 1"},
+		{domain.Field{Kind: domain.KindDate, MinDate: domain.Today}, "YYYY-MM-DD (or today, tomorrow), today or later"},
+		{domain.Field{Kind: domain.KindMultiselect, MinItems: &one, MaxItems: &three}, "numbers separated by commas, pick between 1 and 3"},
+		{domain.Field{Kind: domain.KindText, Format: domain.FormatEmail}, "an email address"},
 	}
 	for _, tt := range tests {
 		if got := fieldHint(tt.field); got != tt.want {

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/parley-chat/parley/agent/wire"
+	"github.com/parley-chat/parley/internal/wire"
 	"github.com/parley-chat/parley/web"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // command runs a line typed at the you> prompt; done reports /quit.
@@ -58,7 +58,7 @@ func (s *session) send(text string) error {
 	if !s.tty {
 		s.line("you> " + text)
 	}
-	key := agent.NewNonce()
+	key := domain.NewNonce()
 	s.sent[key] = true
 	if err := s.c.sendMessage(s.ctx, s.conv.ID, text, key); err != nil {
 		delete(s.sent, key)

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
 
@@ -32,7 +32,7 @@ func (s *session) ask(q apiQuestion) (int, error) {
 	s.asking, s.resolvedAsking = q.ID, false
 	defer func() { s.asking, s.resolvedAsking = 0, false }()
 	values, files := map[string]any{}, map[string]string{}
-	todo := slices.DeleteFunc(slices.Clone(q.Fields), func(f agent.Field) bool { return !f.Kind.Valid() })
+	todo := slices.DeleteFunc(slices.Clone(q.Fields), func(f domain.Field) bool { return !f.Kind.Valid() })
 	for {
 		err := s.promptFields(q, todo, values, files)
 		switch {
@@ -69,8 +69,8 @@ func (s *session) ask(q apiQuestion) (int, error) {
 }
 
 // fieldErrors prints the server's message for each bad field and returns those fields.
-func (s *session) fieldErrors(q apiQuestion, msgs map[string]string) []agent.Field {
-	var bad []agent.Field
+func (s *session) fieldErrors(q apiQuestion, msgs map[string]string) []domain.Field {
+	var bad []domain.Field
 	for _, f := range q.Fields {
 		if msg, ok := msgs[f.Name]; ok {
 			s.line(s.style(styleBold, f.Title()+": ") + msg)
@@ -78,7 +78,7 @@ func (s *session) fieldErrors(q apiQuestion, msgs map[string]string) []agent.Fie
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(msgs)) {
-		if !slices.ContainsFunc(q.Fields, func(f agent.Field) bool { return f.Name == name }) {
+		if !slices.ContainsFunc(q.Fields, func(f domain.Field) bool { return f.Name == name }) {
 			s.line(s.style(styleBold, name+": ") + msgs[name])
 		}
 	}
@@ -195,22 +195,22 @@ func contextLines(v any, max int) []string {
 }
 
 // otherRoute returns the text field named "other" that a select's "other" option points to.
-func otherRoute(q apiQuestion) (agent.Field, bool) {
+func otherRoute(q apiQuestion) (domain.Field, bool) {
 	for _, f := range q.Fields {
-		if f.Name == agent.OtherChoice && (f.Kind == agent.KindText || f.Kind == agent.KindTextarea) {
+		if f.Name == domain.OtherChoice && (f.Kind == domain.KindText || f.Kind == domain.KindTextarea) {
 			return f, true
 		}
 	}
-	return agent.Field{}, false
+	return domain.Field{}, false
 }
 
-func offersOther(f agent.Field) bool {
-	return f.Kind == agent.KindSelect && slices.ContainsFunc(f.Options, func(o agent.Option) bool { return o.Value == agent.OtherChoice })
+func offersOther(f domain.Field) bool {
+	return f.Kind == domain.KindSelect && slices.ContainsFunc(f.Options, func(o domain.Option) bool { return o.Value == domain.OtherChoice })
 }
 
 // promptFields asks the fields in order into values (typed) and files (paths). The "other"
 // text field is asked right after its select, and only when "other" is chosen.
-func (s *session) promptFields(q apiQuestion, todo []agent.Field, values map[string]any, files map[string]string) error {
+func (s *session) promptFields(q apiQuestion, todo []domain.Field, values map[string]any, files map[string]string) error {
 	other, hasOther := otherRoute(q)
 	selectAsked := slices.ContainsFunc(todo, offersOther)
 	if len(q.Fields) == 0 {
@@ -225,7 +225,7 @@ func (s *session) promptFields(q apiQuestion, todo []agent.Field, values map[str
 			return err
 		}
 		if hasOther && offersOther(f) {
-			if values[f.Name] != agent.OtherChoice {
+			if values[f.Name] != domain.OtherChoice {
 				delete(values, other.Name)
 			} else if err := s.promptInto(q, other, values, files); err != nil {
 				return err
@@ -236,7 +236,7 @@ func (s *session) promptFields(q apiQuestion, todo []agent.Field, values map[str
 }
 
 // promptInto asks one field and keeps its answer; an empty answer leaves the field out.
-func (s *session) promptInto(q apiQuestion, f agent.Field, values map[string]any, files map[string]string) error {
+func (s *session) promptInto(q apiQuestion, f domain.Field, values map[string]any, files map[string]string) error {
 	v, path, err := s.promptField(q, f)
 	if err != nil {
 		return err
@@ -253,8 +253,8 @@ func (s *session) promptInto(q apiQuestion, f agent.Field, values map[string]any
 }
 
 // promptField asks one field until its input can be sent (the server judges the rest).
-func (s *session) promptField(q apiQuestion, f agent.Field) (any, string, error) {
-	def := agent.FieldDefault(f)
+func (s *session) promptField(q apiQuestion, f domain.Field) (any, string, error) {
+	def := domain.FieldDefault(f)
 	if s.tty {
 		head := f.Title()
 		if !f.Required {
@@ -301,8 +301,8 @@ func (s *session) promptField(q apiQuestion, f agent.Field) (any, string, error)
 }
 
 // readField reads a field's input: one line, or for a text area the lines up to a lone ".".
-func (s *session) readField(f agent.Field, prompt string) (string, error) {
-	if f.Kind != agent.KindTextarea {
+func (s *session) readField(f domain.Field, prompt string) (string, error) {
+	if f.Kind != domain.KindTextarea {
 		return s.readLine(prompt)
 	}
 	var lines []string
@@ -321,25 +321,25 @@ func (s *session) readField(f agent.Field, prompt string) (string, error) {
 // parseInput types what was typed for f as the API takes it. What does not parse is sent as
 // typed, so that the server's own message says what is wrong; only a file that cannot be
 // read is refused here (msg).
-func parseInput(f agent.Field, raw string, now time.Time) (v any, path, msg string) {
+func parseInput(f domain.Field, raw string, now time.Time) (v any, path, msg string) {
 	t := strings.TrimSpace(raw)
 	if t == "" {
 		return nil, "", ""
 	}
 	switch f.Kind {
-	case agent.KindTextarea:
+	case domain.KindTextarea:
 		return raw, "", ""
-	case agent.KindNumber:
+	case domain.KindNumber:
 		if n, err := strconv.ParseFloat(t, 64); err == nil && !strings.ContainsAny(strings.ToLower(t), "nix") {
 			return n, "", ""
 		}
-	case agent.KindInteger:
+	case domain.KindInteger:
 		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
 			return n, "", ""
 		}
-	case agent.KindSelect:
+	case domain.KindSelect:
 		return matchOption(f, t), "", ""
-	case agent.KindMultiselect:
+	case domain.KindMultiselect:
 		var out []string
 		for _, part := range strings.Split(t, ",") {
 			if part = strings.TrimSpace(part); part != "" {
@@ -347,21 +347,21 @@ func parseInput(f agent.Field, raw string, now time.Time) (v any, path, msg stri
 			}
 		}
 		return out, "", ""
-	case agent.KindBoolean:
+	case domain.KindBoolean:
 		switch strings.ToLower(t) {
 		case "y", "yes", "true", "1", "on":
 			return true, "", ""
 		case "n", "no", "false", "0", "off":
 			return false, "", ""
 		}
-	case agent.KindDate:
+	case domain.KindDate:
 		switch strings.ToLower(t) {
 		case "today":
 			return now.Format(time.DateOnly), "", ""
 		case "tomorrow":
 			return now.AddDate(0, 0, 1).Format(time.DateOnly), "", ""
 		}
-	case agent.KindFile:
+	case domain.KindFile:
 		if strings.HasPrefix(t, "~/") {
 			if home, err := os.UserHomeDir(); err == nil {
 				t = filepath.Join(home, t[2:])
@@ -380,7 +380,7 @@ func parseInput(f agent.Field, raw string, now time.Time) (v any, path, msg stri
 }
 
 // matchOption reads a choice: its number in the list, its value or its label.
-func matchOption(f agent.Field, t string) string {
+func matchOption(f domain.Field, t string) string {
 	for _, o := range f.Options {
 		if o.Value == t {
 			return o.Value
@@ -398,53 +398,53 @@ func matchOption(f agent.Field, t string) string {
 }
 
 // defaultText shows a default as the person would type it.
-func defaultText(f agent.Field, def []string) string {
+func defaultText(f domain.Field, def []string) string {
 	switch f.Kind {
-	case agent.KindBoolean:
+	case domain.KindBoolean:
 		if def[0] == "true" {
 			return "yes"
 		}
 		return "no"
-	case agent.KindSelect, agent.KindMultiselect:
+	case domain.KindSelect, domain.KindMultiselect:
 		return views.AnswerText(f, def) // options by their labels (Question.Check keeps values unique)
 	}
 	return strings.Join(def, ", ")
 }
 
 // fieldHint says what a field takes and its limits, as the person reads them.
-func fieldHint(f agent.Field) string {
+func fieldHint(f domain.Field) string {
 	var parts []string
 	switch f.Kind {
-	case agent.KindText:
-		parts = append(parts, map[string]string{agent.FormatURI: "a web address (http:// or https://)",
-			agent.FormatEmail: "an email address", agent.FormatDateTime: "a date and time such as 2026-11-24 09:30 (UTC)"}[f.Format])
+	case domain.KindText:
+		parts = append(parts, map[string]string{domain.FormatURI: "a web address (http:// or https://)",
+			domain.FormatEmail: "an email address", domain.FormatDateTime: "a date and time such as 2026-11-24 09:30 (UTC)"}[f.Format])
 		parts = append(parts, between(f.MinLength, f.MaxLength, "characters"))
 		if f.Pattern != "" {
 			parts = append(parts, "matching "+f.Pattern)
 		}
-	case agent.KindTextarea:
-		if f.Format == agent.FormatJSON {
+	case domain.KindTextarea:
+		if f.Format == domain.FormatJSON {
 			parts = append(parts, "a JSON object")
 		}
 		parts = append(parts, "end with a line holding only \".\"", between(f.MinLength, f.MaxLength, "characters"))
-	case agent.KindNumber, agent.KindInteger:
+	case domain.KindNumber, domain.KindInteger:
 		what := "a number"
-		if f.Kind == agent.KindInteger {
+		if f.Kind == domain.KindInteger {
 			what = "a whole number"
 		}
 		parts = append(parts, what, numberRange(f.Min, f.Max))
-	case agent.KindSelect:
+	case domain.KindSelect:
 		parts = append(parts, "a number from the list")
-	case agent.KindMultiselect:
+	case domain.KindMultiselect:
 		parts = append(parts, "numbers separated by commas")
 		if n := between(f.MinItems, f.MaxItems, ""); n != "" {
 			parts = append(parts, "pick "+n)
 		}
-	case agent.KindBoolean:
+	case domain.KindBoolean:
 		parts = append(parts, "y or n")
-	case agent.KindDate:
+	case domain.KindDate:
 		parts = append(parts, "YYYY-MM-DD (or today, tomorrow)", dateRange(f.MinDate, f.MaxDate))
-	case agent.KindFile:
+	case domain.KindFile:
 		parts = append(parts, "the path of a file")
 	}
 	parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" })
@@ -466,7 +466,7 @@ func between(lo, hi *int, unit string) string {
 }
 
 func numberRange(lo, hi *float64) string {
-	n := func(f *float64) string { return agent.LimitNumber(*f) }
+	n := func(f *float64) string { return domain.LimitNumber(*f) }
 	switch {
 	case lo != nil && hi != nil:
 		return "between " + n(lo) + " and " + n(hi)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -188,7 +188,7 @@ func (s *session) showMessage(m apiMessage) {
 	}
 }
 
-func (s *session) showPlan(p *agent.Plan) {
+func (s *session) showPlan(p *domain.Plan) {
 	done, now := 0, ""
 	for _, st := range p.Steps {
 		switch string(st.Status) {
@@ -351,7 +351,7 @@ func (s *session) done(m apiMessage) {
 }
 
 // resolved drops a question resolved elsewhere (the browser, another terminal) and says so.
-func (s *session) resolved(id int64, r *agent.Resolution) {
+func (s *session) resolved(id int64, r *domain.Resolution) {
 	was := s.drop(id)
 	if s.ours[id] || (!was && s.asking != id) {
 		return
@@ -405,7 +405,7 @@ func (s *session) runState(id int64, state, msg string) {
 	}
 }
 
-func (s *session) toolCall(tc *agent.ToolCall) {
+func (s *session) toolCall(tc *domain.ToolCall) {
 	if tc.Update && tc.Status == "running" && tc.Error == "" {
 		return // progress: too chatty for a terminal
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // term is `parley chat` under a pseudo-terminal, typed at as a person would.
@@ -327,7 +327,7 @@ func TestChat_PipedInputReportsAMessageNotSent(t *testing.T) {
 		want        string
 	}{
 		{"AnEmptyArgument", "", []string{"--conversation", id, ""}, "not sent: "},
-		{"APipedLineTooLong", strings.Repeat("x", agent.MaxMessageBytes+1) + "\n", []string{"--conversation", id}, "not sent: The message is too long"},
+		{"APipedLineTooLong", strings.Repeat("x", domain.MaxMessageBytes+1) + "\n", []string{"--conversation", id}, "not sent: The message is too long"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code := chatRun(t, l, tc.stdin, tc.args...)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -45,7 +45,7 @@ func (c *chatClient) versions(ctx context.Context, id int64) (apiVersions, error
 
 // regenerate is /regenerate: another answer to the last message, followed as any reply.
 func (s *session) regenerate() {
-	if err := s.c.regenerate(s.ctx, s.conv.ID, agent.NewNonce()); err != nil {
+	if err := s.c.regenerate(s.ctx, s.conv.ID, domain.NewNonce()); err != nil {
 		s.problem(err)
 		return
 	}
@@ -87,7 +87,7 @@ func (s *session) edit(args string) {
 		s.problem(fmt.Errorf("no message #%d: you have %d here", n, len(mine)))
 		return
 	}
-	if err := s.c.editMessage(s.ctx, s.conv.ID, mine[n-1].EventID, text, agent.NewNonce()); err != nil {
+	if err := s.c.editMessage(s.ctx, s.conv.ID, mine[n-1].EventID, text, domain.NewNonce()); err != nil {
 		s.problem(err)
 		return
 	}

@@ -14,12 +14,12 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/parley-chat/parley/agent"
-	a2aagent "github.com/parley-chat/parley/agent/a2a"
-	"github.com/parley-chat/parley/agent/intake"
-	"github.com/parley-chat/parley/agent/mcp"
-	"github.com/parley-chat/parley/agent/notify"
-	"github.com/parley-chat/parley/agent/openai"
+	a2aagent "github.com/parley-chat/parley/backend/a2a"
+	"github.com/parley-chat/parley/backend/openai"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/intake"
+	"github.com/parley-chat/parley/notify"
+	"github.com/parley-chat/parley/toolserver"
 )
 
 // AgentConfig is one agent of the config file. Every back end reads the fields it needs.
@@ -117,14 +117,14 @@ var mcpKeys = map[string]bool{"name": true, "command": true, "args": true, "env"
 	"read_only": true, "allow_email": true, "inherit_env": true, "max_sessions": true}
 
 // mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
-func mcpServers(c AgentConfig, getenv func(string) string) ([]mcp.ServerConfig, error) {
-	out := make([]mcp.ServerConfig, 0, len(c.MCP))
+func mcpServers(c AgentConfig, getenv func(string) string) ([]toolserver.ServerConfig, error) {
+	out := make([]toolserver.ServerConfig, 0, len(c.MCP))
 	for i, m := range c.MCP {
 		name := m.Name
 		if name == "" {
 			name = fmt.Sprintf("#%d", i+1)
 		}
-		s := mcp.ServerConfig{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, URL: m.URL,
+		s := toolserver.ServerConfig{Name: m.Name, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, URL: m.URL,
 			Headers: m.Headers, Timeout: m.Timeout.Duration, Approve: m.Approve, ApproveTools: m.ApproveTools,
 			ReadOnly: m.ReadOnly, AllowEmail: m.AllowEmail, InheritEnv: m.InheritEnv, MaxSessions: m.MaxSessions}
 		if m.BearerTokenEnv != "" {
@@ -293,23 +293,23 @@ func decodeAgent(entry map[string]any) (AgentConfig, error) {
 
 // buildAgents makes the configured agents. A bad agent does not stop the others: its problem
 // is returned, naming the agent and the field, for the log and the home page.
-func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]agent.Agent, []string) {
+func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, []string) {
 	agents, _, _, problems := buildAgentsWith(cfgs, getenv, taken)
 	return agents, problems
 }
 
 // buildAgentsWith is buildAgents, with the policy of each agent made (who may use it, its
 // approvers: from the very entry that made the agent) and the notes of the policies to log.
-func buildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]agent.Agent, map[string]agent.Policy, map[string]string, []string) {
-	var agents []agent.Agent
+func buildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, map[string]domain.Policy, map[string]string, []string) {
+	var agents []domain.Agent
 	var problems []string
-	policies, notes := map[string]agent.Policy{}, map[string]string{}
+	policies, notes := map[string]domain.Policy{}, map[string]string{}
 	for i, c := range cfgs {
 		name := c.Name
 		if name == "" {
 			name = fmt.Sprintf("#%d", i+1)
 		}
-		var a agent.Agent
+		var a domain.Agent
 		p, note, err := agentPolicy(c)
 		if err == nil && taken[c.Name] {
 			err = errors.New("name: another agent already has this name")
@@ -335,11 +335,11 @@ func buildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[s
 	return agents, policies, notes, problems
 }
 
-func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) {
+func buildAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error) {
 	if c.Name == "" {
 		return nil, errors.New("name is required")
 	}
-	if c.Name == agent.InboundAgent {
+	if c.Name == domain.InboundAgent {
 		return nil, fmt.Errorf("name: %q is Parley's own, for the questions agents ask through its MCP server; choose another", c.Name)
 	}
 	key := c.APIKey
@@ -389,7 +389,7 @@ func buildAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) 
 		if err != nil {
 			return nil, err
 		}
-		if cfg.Tools, err = mcp.NewPool(mcp.Options{Agent: c.Name, Servers: servers, Logger: slog.Default()}); err != nil {
+		if cfg.Tools, err = toolserver.NewPool(toolserver.Options{Agent: c.Name, Servers: servers, Logger: slog.Default()}); err != nil {
 			return nil, err
 		}
 	}
@@ -427,9 +427,9 @@ func loadIntakeSettings(path string) (intakeSettings, error) {
 // every other agent: a configured agent (model-backed or A2A) splits above its own context
 // window's share, the [intake] section filling in what it leaves out, with its own endpoint
 // when analyzer = "model". built names the agents that could be built.
-func buildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings intakeSettings, getenv func(string) string, log *slog.Logger) (agent.Analyzer, map[string]agent.Analyzer) {
+func buildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings intakeSettings, getenv func(string) string, log *slog.Logger) (domain.Analyzer, map[string]domain.Analyzer) {
 	def := intake.New(intake.Options{ContextWindow: settings.ContextWindow, Share: settings.Share, Logger: log})
-	out := map[string]agent.Analyzer{}
+	out := map[string]domain.Analyzer{}
 	for _, c := range cfgs {
 		if !built[c.Name] {
 			continue

@@ -8,33 +8,33 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
 // agentPolicy reads who may use the agent and whom its approval gates go to. A coding agent
 // (acp) or one with approval-gated tools is for staff until its access is set: they change
 // things beyond the conversation. note says so, for the start-up log.
-func agentPolicy(c AgentConfig) (p agent.Policy, note string, err error) {
+func agentPolicy(c AgentConfig) (p domain.Policy, note string, err error) {
 	if c.Access != nil {
-		if p.Access, err = agent.ParseAccess(c.Access); err != nil {
-			return p, "", errors.New(agent.ErrorMessage(err))
+		if p.Access, err = domain.ParseAccess(c.Access); err != nil {
+			return p, "", errors.New(domain.ErrorMessage(err))
 		}
 	} else if why := restricted(c); why != "" {
-		p.Access = agent.StaffOnly
+		p.Access = domain.StaffOnly
 		note = fmt.Sprintf("%s, so it is for staff until its access is set: add access = [\"group:NAME\", ...] or [\"everyone\"] to its [[agents]] entry", why)
 	} else {
-		p.Access = agent.Everyone
+		p.Access = domain.Everyone
 	}
 	if c.Approvers != "" {
-		if p.Approvers, err = agent.ParseAudience(c.Approvers); err != nil {
-			return p, "", fmt.Errorf("approvers: %s", agent.ErrorMessage(err))
+		if p.Approvers, err = domain.ParseAudience(c.Approvers); err != nil {
+			return p, "", fmt.Errorf("approvers: %s", domain.ErrorMessage(err))
 		}
 	}
 	p.Approvals, p.Timeout = c.Approvals, c.ApprovalTimeout.Duration
 	switch {
 	case c.EscalateAfter.Duration != 0 && c.EscalateTo != "":
-		p.Escalate = &agent.Escalation{After: c.EscalateAfter.Duration, To: c.EscalateTo}
+		p.Escalate = &domain.Escalation{After: c.EscalateAfter.Duration, To: c.EscalateTo}
 	case c.EscalateAfter.Duration != 0 || c.EscalateTo != "":
 		return p, "", errors.New("escalate_after and escalate_to go together: give both, or neither")
 	}
@@ -63,7 +63,7 @@ func restricted(c AgentConfig) string {
 
 // logAccess says at start who may use each agent that is not everyone's and whom its gates
 // go to, and warns of the groups and people named that are not there (yet).
-func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map[string]agent.Policy) {
+func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map[string]domain.Policy) {
 	names := slices.Sorted(maps.Keys(policies))
 	for _, name := range names {
 		p := policies[name]
@@ -75,7 +75,7 @@ func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map
 		}
 		// Anyone with an account may be let in (an A2A client's service account too);
 		// approvers are people, found as an approval finds them.
-		warn := func(a agent.Audience, approver bool) {
+		warn := func(a domain.Audience, approver bool) {
 			if a.Group != "" {
 				if ok, err := db.GroupExists(ctx, a.Group); err == nil && !ok {
 					log.Warn("agent names a group that does not exist yet", "agent", name, "group", a.Group)
@@ -88,7 +88,7 @@ func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map
 			} else {
 				_, _, err = db.UserByName(ctx, a.Person)
 			}
-			if agent.ErrorCode(err) == agent.ENOTFOUND {
+			if domain.ErrorCode(err) == domain.ENOTFOUND {
 				if approver {
 					log.Warn("agent's approver has no account of a person yet (a service cannot approve)", "agent", name, "person", a.Person)
 				} else {
@@ -97,7 +97,7 @@ func logAccess(ctx context.Context, log *slog.Logger, db *store.DB, policies map
 			}
 		}
 		for _, e := range p.Access {
-			if a, err := agent.ParseAudience(e); err == nil {
+			if a, err := domain.ParseAudience(e); err == nil {
 				warn(a, false)
 			}
 		}

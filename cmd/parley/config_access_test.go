@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -108,13 +108,13 @@ escalate_after = "1h"
 			t.Errorf("problems lack %q:\n%s", w, all)
 		}
 	}
-	want := map[string]agent.Policy{
-		"chat":   {Access: agent.Everyone},
-		"deploy": {Access: agent.StaffOnly},
-		"deploy-ops": {Access: agent.Access{"group:ops", "person:ann"}, Approvers: agent.Audience{Group: "ops"}, Approvals: 2, Timeout: 4 * time.Hour,
-			Escalate: &agent.Escalation{After: 30 * time.Minute, To: "group:leads"}},
-		"coder":      {Access: agent.StaffOnly},
-		"open-coder": {Access: agent.Everyone, Approvers: agent.Audience{Person: "lead"}},
+	want := map[string]domain.Policy{
+		"chat":   {Access: domain.Everyone},
+		"deploy": {Access: domain.StaffOnly},
+		"deploy-ops": {Access: domain.Access{"group:ops", "person:ann"}, Approvers: domain.Audience{Group: "ops"}, Approvals: 2, Timeout: 4 * time.Hour,
+			Escalate: &domain.Escalation{After: 30 * time.Minute, To: "group:leads"}},
+		"coder":      {Access: domain.StaffOnly},
+		"open-coder": {Access: domain.Everyone, Approvers: domain.Audience{Person: "lead"}},
 	}
 	if !reflect.DeepEqual(policies, want) {
 		t.Errorf("policies\n%+v\nwant\n%+v", policies, want)
@@ -134,29 +134,29 @@ func TestLogAccess_WarnsOfWhomItCannotFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.CreateUser(ctx, "Ann", "", agent.RoleUser); err != nil {
+	if _, err := db.CreateUser(ctx, "Ann", "", domain.RoleUser); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateUser(ctx, agent.A2AAccount, "", agent.RoleService); err != nil {
+	if _, err := db.CreateUser(ctx, domain.A2AAccount, "", domain.RoleService); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.AddToGroup(ctx, "ops", []string{"Ann"}, agent.RoleMember, "staff"); err != nil {
+	if _, err := db.AddToGroup(ctx, "ops", []string{"Ann"}, domain.RoleMember, "staff"); err != nil {
 		t.Fatal(err)
 	}
-	access, err := agent.ParseAccess([]string{"group:OPS", "person:ann", "person:" + agent.A2AAccount, "group:ghosts", "person:zed"})
+	access, err := domain.ParseAccess([]string{"group:OPS", "person:ann", "person:" + domain.A2AAccount, "group:ghosts", "person:zed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := func(approvers string) agent.Policy {
-		a, err := agent.ParseAudience(approvers)
+	policy := func(approvers string) domain.Policy {
+		a, err := domain.ParseAudience(approvers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return agent.Policy{Access: access, Approvers: a}
+		return domain.Policy{Access: access, Approvers: a}
 	}
 	var out bytes.Buffer
-	logAccess(ctx, slog.New(slog.NewTextHandler(&out, nil)), db, map[string]agent.Policy{
-		"deploy": policy("person:" + agent.A2AAccount), "release": policy("person:ANN"),
+	logAccess(ctx, slog.New(slog.NewTextHandler(&out, nil)), db, map[string]domain.Policy{
+		"deploy": policy("person:" + domain.A2AAccount), "release": policy("person:ANN"),
 	})
 	var warned []string
 	for _, l := range strings.Split(out.String(), "\n") {
@@ -174,7 +174,7 @@ func TestLogAccess_WarnsOfWhomItCannotFind(t *testing.T) {
 			t.Errorf("%s: no warning of ghosts and zed: %q", a, warned)
 		}
 	}
-	if !has("deploy", "approver has no account of a person", "person="+agent.A2AAccount) {
+	if !has("deploy", "approver has no account of a person", "person="+domain.A2AAccount) {
 		t.Errorf("no warning that the service account cannot approve: %q", warned)
 	}
 	if len(warned) != 5 {

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/acp"
-	"github.com/parley-chat/parley/agent/agui"
+	"github.com/parley-chat/parley/backend/acp"
+	"github.com/parley-chat/parley/backend/agui"
+	"github.com/parley-chat/parley/domain"
 )
 
 // The agents that run elsewhere: remote A2A agents (the PARLEY_A2A_AGENTS shortcut, the
@@ -85,7 +85,7 @@ func loadA2ASettings(path string) (a2aSettings, error) {
 }
 
 // aguiAgent makes an AG-UI agent of the entry, naming the field that is wrong.
-func aguiAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) {
+func aguiAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error) {
 	switch {
 	case len(c.MCP) > 0:
 		return nil, errors.New("mcp: tool servers are for model-backed (openai) agents; an AG-UI agent has its own tools")
@@ -94,7 +94,7 @@ func aguiAgent(c AgentConfig, getenv func(string) string) (agent.Agent, error) {
 	case c.URL == "":
 		return nil, errors.New("url is required for an agui agent (where it takes its runs, such as http://127.0.0.1:8000/agent)")
 	}
-	if _, ok := agent.WebURL(c.URL); !ok {
+	if _, ok := domain.WebURL(c.URL); !ok {
 		return nil, fmt.Errorf("url: %q is not an http:// or https:// URL", c.URL)
 	}
 	cfg := agui.Config{Name: c.Name, Title: c.Title, Description: c.Description, URL: c.URL, Headers: c.Headers,
@@ -122,7 +122,7 @@ func credentialOf(c AgentConfig) string {
 }
 
 // acpAgent makes a coding agent of the entry, naming the field that is wrong.
-func acpAgent(c AgentConfig) (agent.Agent, error) {
+func acpAgent(c AgentConfig) (domain.Agent, error) {
 	switch {
 	case len(c.MCP) > 0:
 		return nil, errors.New("mcp: tool servers are for model-backed (openai) agents; a coding agent has its own")

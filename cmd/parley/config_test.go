@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -340,7 +340,7 @@ analyzer = "model"
 		t.Fatal(err)
 	}
 	def, per := buildAnalyzers(cfgs, map[string]bool{"qwen": true, "ops": true}, settings, env(nil), slog.New(slog.DiscardHandler))
-	threshold := func(az agent.Analyzer) int {
+	threshold := func(az domain.Analyzer) int {
 		t.Helper()
 		a, err := az.Analyze(context.Background(), "hello")
 		if err != nil {

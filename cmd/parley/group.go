@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // runGroup is `parley group add|remove|list`: the groups agents may ask (ask_person and
@@ -54,19 +54,19 @@ func runGroup(ctx context.Context, args []string, getenv func(string) string, st
 	const actor = "operator"
 	switch sub {
 	case "add":
-		role := agent.RoleMember
+		role := domain.RoleMember
 		if *askers {
-			role = agent.RoleAsker
+			role = domain.RoleAsker
 		}
 		g, err := db.AddToGroup(ctx, words[0], words[1:], role, actor)
 		if err != nil {
-			return fmt.Errorf("group %s: %s", words[0], agent.ErrorMessage(err))
+			return fmt.Errorf("group %s: %s", words[0], domain.ErrorMessage(err))
 		}
-		fmt.Fprintf(std.out, "group %s: members %s; askers %s\n", g.Name, orNone(g.People(agent.RoleMember)), orNone(g.People(agent.RoleAsker)))
+		fmt.Fprintf(std.out, "group %s: members %s; askers %s\n", g.Name, orNone(g.People(domain.RoleMember)), orNone(g.People(domain.RoleAsker)))
 		return nil
 	case "remove":
 		if err := db.RemoveFromGroup(ctx, words[0], words[1:], actor); err != nil {
-			return fmt.Errorf("group %s: %s", words[0], agent.ErrorMessage(err))
+			return fmt.Errorf("group %s: %s", words[0], domain.ErrorMessage(err))
 		}
 		if len(words) == 1 {
 			fmt.Fprintf(std.out, "deleted the group %s\n", words[0])
@@ -85,7 +85,7 @@ func runGroup(ctx context.Context, args []string, getenv func(string) string, st
 		if len(words) == 1 && !strings.EqualFold(g.Name, words[0]) {
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", g.Name, orNone(g.People(agent.RoleMember)), orNone(g.People(agent.RoleAsker)))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", g.Name, orNone(g.People(domain.RoleMember)), orNone(g.People(domain.RoleAsker)))
 	}
 	return w.Flush()
 }

@@ -18,7 +18,7 @@ import (
 	"time"
 	_ "time/tzdata" // people's time zones, on machines without a zone database
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 )
@@ -219,7 +219,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, err
 	}
 	if cfg.PublicURL != "" {
-		if _, ok := agent.WebURL(cfg.PublicURL); !ok {
+		if _, ok := domain.WebURL(cfg.PublicURL); !ok {
 			return cfg, fmt.Errorf("--public-url %q: give Parley's address as people reach it, such as https://parley.example", cfg.PublicURL)
 		}
 	}

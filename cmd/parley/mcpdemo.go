@@ -12,11 +12,12 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/acp"
-	"github.com/parley-chat/parley/agent/mcp"
-	"github.com/parley-chat/parley/agent/mcp/demo"
-	"github.com/parley-chat/parley/agent/openai"
+	"github.com/parley-chat/parley/backend/acp"
+	"github.com/parley-chat/parley/backend/openai"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
+	"github.com/parley-chat/parley/toolserver"
+	"github.com/parley-chat/parley/toolserver/demo"
 )
 
 // runMCPDemo serves the demo MCP tool server: over stdio (an agent's command), or over
@@ -67,8 +68,8 @@ type children interface {
 // seconds to be ready before Parley serves. A URL interaction that a
 // server says is complete answers the question that waits for it, as the server. Coding
 // agents start their processes on demand: they are returned too, to be closed.
-func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []children {
-	var pools []*mcp.Pool
+func startTools(agents []domain.Agent, runner *runner.Runner, log *slog.Logger) []children {
+	var pools []*toolserver.Pool
 	var out []children
 	for _, a := range agents {
 		if ca, ok := a.(*acp.Agent); ok {
@@ -83,8 +84,8 @@ func startTools(agents []agent.Agent, runner *agent.Runner, log *slog.Logger) []
 		p := oa.Tools()
 		p.SetLogger(log)
 		p.OnComplete(func(server string, questionID int64) {
-			_, err := runner.Answer(context.Background(), questionID, url.Values{}, nil, agent.Actor{Name: mcp.Asker(server)})
-			if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+			_, err := runner.Answer(context.Background(), questionID, url.Values{}, nil, domain.Actor{Name: toolserver.Asker(server)})
+			if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 				log.Error("answer a completed URL question", "question", questionID, "error", err)
 			}
 		})

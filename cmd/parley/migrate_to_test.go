@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -24,7 +24,7 @@ func TestRunMigrateTo(t *testing.T) {
 	}
 	ann, _, _ := db.UserByName(ctx, "ann")
 	c, _ := db.CreateConversation(ctx, ann.ID, "tester", "moving day", "")
-	if _, err := db.StartRun(ctx, c.ID, agent.Message{Text: "pack the boxes", Author: "ann"}); err != nil {
+	if _, err := db.StartRun(ctx, c.ID, domain.Message{Text: "pack the boxes", Author: "ann"}); err != nil {
 		t.Fatal(err)
 	}
 	target := storetest.Schema(t)
@@ -52,7 +52,7 @@ func TestRunMigrateTo(t *testing.T) {
 		if got, err := to.Conversation(ctx, c.ID); err != nil || got.Title != "moving day" || got.Owner != "ann" {
 			t.Errorf("Conversation on PostgreSQL = %+v, %v", got, err)
 		}
-		if hits, _, err := to.Search(ctx, "boxes", agent.ConversationFilter{}); err != nil || len(hits) != 1 {
+		if hits, _, err := to.Search(ctx, "boxes", domain.ConversationFilter{}); err != nil || len(hits) != 1 {
 			t.Errorf("Search on PostgreSQL = %+v, %v", hits, err)
 		}
 	})

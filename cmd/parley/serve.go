@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/inbound/a2aserver"
@@ -71,7 +72,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	for name, note := range notes {
 		log.Warn("agent for staff only", "agent", name, "why", note)
 	}
-	runner := agent.NewRunner(agent.RunnerOptions{
+	runner := runner.New(runner.Options{
 		Ledger:    db,
 		Agents:    agents,
 		Logger:    log,
@@ -184,13 +185,13 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 
 // a2aAccount makes Parley's own account, which owns the conversations of A2A clients (made
 // whether or not A2A is served, so that nobody can take its name).
-func a2aAccount(ctx context.Context, db *store.DB) (agent.User, error) {
-	owner, err := db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+func a2aAccount(ctx context.Context, db *store.DB) (domain.User, error) {
+	owner, err := db.EnsureUser(ctx, domain.A2AAccount, domain.RoleService)
 	if err != nil {
 		return owner, fmt.Errorf("a2a account: %w", err)
 	}
-	if owner.Role != agent.RoleService {
-		return owner, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", agent.A2AAccount)
+	if owner.Role != domain.RoleService {
+		return owner, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A: rename or remove it", domain.A2AAccount)
 	}
 	return owner, nil
 }
@@ -198,7 +199,7 @@ func a2aAccount(ctx context.Context, db *store.DB) (agent.User, error) {
 // start starts the web server's own work, then the runner's (it recovers the ledger and
 // takes up pending work; the metrics count what that resolves), then the A2A server, if
 // any, which takes up the tasks a stop interrupted.
-func start(ctx context.Context, srv *web.Server, runner *agent.Runner, a2a *a2aserver.Server, owner agent.User) error {
+func start(ctx context.Context, srv *web.Server, runner *runner.Runner, a2a *a2aserver.Server, owner domain.User) error {
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func start(ctx context.Context, srv *web.Server, runner *agent.Runner, a2a *a2as
 // shutdown stops what start started, within ctx: the A2A server's streams end (each telling
 // its client that the task goes on), the web server stops taking requests and ends its
 // streams, then the running agent steps are interrupted (partial text kept) and waited for.
-func shutdown(ctx context.Context, srv *web.Server, runner *agent.Runner, a2a *a2aserver.Server) error {
+func shutdown(ctx context.Context, srv *web.Server, runner *runner.Runner, a2a *a2aserver.Server) error {
 	if a2a != nil {
 		a2a.Close()
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/builtin"
+	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/domain"
 )
 
 // TestServe_A2ARepliesThroughSIGTERMAndKill9 has three conversations at once ask a remote
@@ -86,7 +86,7 @@ func TestServe_A2ARepliesThroughSIGTERMAndKill9(t *testing.T) {
 			return strings.Count(remoteLogs.String(), "msg=intake") >= asked
 		})
 		for _, id := range ids {
-			if p := get(id); p.Conversation.State != string(agent.StateRunning) {
+			if p := get(id); p.Conversation.State != string(domain.StateRunning) {
 				t.Fatalf("conversation %d is %s, want it running", id, p.Conversation.State)
 			}
 		}
@@ -100,7 +100,7 @@ func TestServe_A2ARepliesThroughSIGTERMAndKill9(t *testing.T) {
 			var p page
 			waitFor(t, fmt.Sprintf("conversation %d to finish after %s", id, stop), func() bool {
 				p = get(id)
-				return p.Conversation.State == string(agent.StateDone)
+				return p.Conversation.State == string(domain.StateDone)
 			})
 			var whole int
 			for _, m := range p.Messages {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/agenttest"
+	"github.com/parley-chat/parley/backend/backendtest"
+	"github.com/parley-chat/parley/domain"
 )
 
 // acpPIDs reads, from the test agent's event log, the pids of its processes that started,
@@ -60,7 +60,7 @@ func TestServe_ACodingAgentsPermissionThroughSIGTERMKill9AndItsDeath(t *testing.
 	if err != nil {
 		t.Skip("node is not installed")
 	}
-	root, err := agenttest.Root()
+	root, err := backendtest.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ command = %q
 args = [%q]
 cwd = %q
 env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
-`, node, filepath.Join(root, "agent", "acp", "testdata", "agent.mjs"), filepath.Join(work, "{person}"), agentLog), 0o600)
+`, node, filepath.Join(root, "backend", "acp", "testdata", "agent.mjs"), filepath.Join(work, "{person}"), agentLog), 0o600)
 
 	var l *liveServer
 	var logs *syncBuffer
@@ -120,7 +120,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 			_, qs = state()
 			return len(qs) == n && qs[n-1].State == "pending"
 		})
-		var q agent.Question
+		var q domain.Question
 		l.api(t, http.MethodGet, fmt.Sprintf("/questions/%d", qs[n-1].ID), nil, &q)
 		var labels []string
 		for _, o := range q.Fields[0].Options {
@@ -170,7 +170,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	t.Logf("SIGTERM with a permission question waiting: exited in %s", took.Round(time.Millisecond))
 	gone("SIGTERM")
 	l = start()
-	expired(1, string(agent.StateInterrupted), "Parley stopped while the coding agent waited for this answer")
+	expired(1, string(domain.StateInterrupted), "Parley stopped while the coding agent waited for this answer")
 	retry()
 	asked(2)
 
@@ -179,14 +179,14 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	l.cmd.Wait()
 	gone("kill -9")
 	l = start()
-	expired(2, string(agent.StateInterrupted), "Parley stopped while the coding agent waited")
+	expired(2, string(domain.StateInterrupted), "Parley stopped while the coding agent waited")
 	retry()
 	asked(3)
 
 	// The agent dies while it waits: the question expires, the run fails saying why.
 	agents, _ := acpPIDs(t, agentLog)
 	syscall.Kill(agents[len(agents)-1], syscall.SIGKILL)
-	expired(3, string(agent.StateFailed), "The coding agent's session ended.")
+	expired(3, string(domain.StateFailed), "The coding agent's session ended.")
 	if !strings.Contains(logs.String(), "Coding agent: the agent's process ended (signal: killed)") {
 		t.Errorf("the run's error does not say the agent's process ended")
 	}
@@ -196,7 +196,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	if code := l.api(t, http.MethodPost, fmt.Sprintf("/questions/%d/answer", q.ID), map[string]any{"values": map[string]any{"option": "allow-once"}}, nil); code != http.StatusOK {
 		t.Fatalf("answer = %d", code)
 	}
-	waitFor(t, "the run to end", func() bool { st, _ := state(); return st == string(agent.StateDone) })
+	waitFor(t, "the run to end", func() bool { st, _ := state(); return st == string(domain.StateDone) })
 	if b, _ := os.ReadFile(filepath.Join(work, "ann", "notes.txt")); string(b) != "hello from the agent\n" {
 		t.Errorf("ann's notes.txt = %q", b)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/agui/aguitest"
+	"github.com/parley-chat/parley/backend/agui/aguitest"
+	"github.com/parley-chat/parley/domain"
 )
 
 // TestServe_AGUIInterruptsThroughSIGTERMAndKill9 asks through an AG-UI agent built on the
@@ -70,7 +70,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 		var p page
 		waitFor(t, fmt.Sprintf("question %d of conversation %d", n, id), func() bool {
 			p = get(id)
-			return len(p.Questions) == n && p.Questions[n-1].State == "pending" && p.Conversation.State == string(agent.StateWaiting)
+			return len(p.Questions) == n && p.Questions[n-1].State == "pending" && p.Conversation.State == string(domain.StateWaiting)
 		})
 		return p.Questions[n-1]
 	}
@@ -81,7 +81,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 		}
 		waitFor(t, "the resumed run to end", func() bool {
 			p := get(id)
-			return p.Conversation.State == string(agent.StateDone) && strings.Contains(p.Messages[len(p.Messages)-1].Text, want)
+			return p.Conversation.State == string(domain.StateDone) && strings.Contains(p.Messages[len(p.Messages)-1].Text, want)
 		})
 	}
 
@@ -91,7 +91,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	slow := create("slow please")
 	waitFor(t, "the slow reply to stream", func() bool {
 		p := get(slow)
-		return p.Conversation.State == string(agent.StateRunning)
+		return p.Conversation.State == string(domain.StateRunning)
 	})
 
 	// SIGTERM with a question waiting and a reply streaming: the process ends within the grace.
@@ -100,7 +100,7 @@ func TestServe_AGUIInterruptsThroughSIGTERMAndKill9(t *testing.T) {
 	if p := get(first); len(p.Questions) != 1 || p.Questions[0].State != "pending" {
 		t.Fatalf("after SIGTERM: %+v", p.Questions)
 	}
-	if p := get(slow); p.Conversation.State != string(agent.StateInterrupted) {
+	if p := get(slow); p.Conversation.State != string(domain.StateInterrupted) {
 		t.Errorf("the streaming reply after SIGTERM: %s", p.Conversation.State)
 	}
 	answerAndResume(first, q1, map[string]any{"approved": true, "note": "after a SIGTERM"}, `{"approved":true,"note":"after a SIGTERM"}`)

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
 
@@ -114,9 +114,9 @@ func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
 	}
 	waitFor(t, "the run to go on after the answer on B", func() bool {
 		c := get(a, pr)
-		return c.Conversation.State != string(agent.StateRunning) && len(c.Messages) > 1 && c.Questions[0].Resolution != nil
+		return c.Conversation.State != string(domain.StateRunning) && len(c.Messages) > 1 && c.Questions[0].Resolution != nil
 	})
-	if r := get(a, pr).Questions[0].Resolution; r.Outcome != string(agent.Answered) || r.Values["branch_name"] != "fix/login" {
+	if r := get(a, pr).Questions[0].Resolution; r.Outcome != string(domain.Answered) || r.Values["branch_name"] != "fix/login" {
 		t.Fatalf("A reads the answer given on B as %+v", r)
 	}
 
@@ -128,7 +128,7 @@ func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
 	// A dies mid-reply: B takes the run over, keeps the cut text, and Retry there finishes it.
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	a.cmd.Wait()
-	waitFor(t, "B to take over the run A left", func() bool { return get(b, id).Conversation.State == string(agent.StateInterrupted) })
+	waitFor(t, "B to take over the run A left", func() bool { return get(b, id).Conversation.State == string(domain.StateInterrupted) })
 	c := get(b, id)
 	if n := len(c.Messages); n != 2 || !c.Messages[1].Interrupted || !strings.HasPrefix(c.Messages[1].Text, "Instance reply begins here") {
 		t.Fatalf("after the takeover: %+v; want the cut reply, marked interrupted", c.Messages)
@@ -137,7 +137,7 @@ func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
 	if code := b.api(t, http.MethodPost, fmt.Sprintf("/conversations/%d/retry", id), map[string]any{}, nil); code != http.StatusNoContent {
 		t.Fatalf("retry on B = %d", code)
 	}
-	waitFor(t, "the run to finish on B", func() bool { return get(b, id).Conversation.State == string(agent.StateDone) })
+	waitFor(t, "the run to finish on B", func() bool { return get(b, id).Conversation.State == string(domain.StateDone) })
 
 	// Both restart: nothing is lost or written twice.
 	before := map[int64]conversation{pr: get(b, pr), id: get(b, id)}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -151,7 +151,7 @@ func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _, _ := side.UserByName(ctx, "ann")
-	if _, err := side.AddChannel(ctx, agent.Channel{Kind: agent.ChannelWebhook, Target: hook.URL, UserID: u.ID}, "ann"); err != nil {
+	if _, err := side.AddChannel(ctx, domain.Channel{Kind: domain.ChannelWebhook, Target: hook.URL, UserID: u.ID}, "ann"); err != nil {
 		t.Fatal(err)
 	}
 	side.Close()

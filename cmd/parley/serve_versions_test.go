@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // versionsModel is a chat-completions endpoint whose first reply comes whole and whose later
@@ -151,7 +151,7 @@ func TestServe_VersionsOutliveKill9AndSIGTERM(t *testing.T) {
 		waitFor(t, fmt.Sprintf("%q stored as the reply streams", words), func() bool {
 			return strings.Contains(draftText(t, side), words)
 		})
-		if s := get(id, -1); s.Conversation.State != string(agent.StateRunning) {
+		if s := get(id, -1); s.Conversation.State != string(domain.StateRunning) {
 			t.Fatalf("the reply streams, but the conversation is %s", s.Conversation.State)
 		}
 	}
@@ -165,7 +165,7 @@ func TestServe_VersionsOutliveKill9AndSIGTERM(t *testing.T) {
 			t.Fatalf("after the restart: %d versions, showing %d; want %d, showing %d: %+v", len(vs.Versions), vs.Current, n, n-1, vs)
 		}
 		for _, v := range vs.Versions[1:] {
-			if v.Reason != string(agent.VersionRegenerate) {
+			if v.Reason != string(domain.VersionRegenerate) {
 				t.Errorf("version %d: reason %q", v.Version, v.Reason)
 			}
 		}
@@ -174,8 +174,8 @@ func TestServe_VersionsOutliveKill9AndSIGTERM(t *testing.T) {
 		if s.Conversation.Version != int64(n-1) || s.Version != int64(n-1) {
 			t.Errorf("the conversation shows version %d (read %d), want %d", s.Conversation.Version, s.Version, n-1)
 		}
-		if s.Conversation.State != string(agent.StateInterrupted) {
-			t.Errorf("the conversation is %s, want %s", s.Conversation.State, agent.StateInterrupted)
+		if s.Conversation.State != string(domain.StateInterrupted) {
+			t.Errorf("the conversation is %s, want %s", s.Conversation.State, domain.StateInterrupted)
 		}
 		if len(s.Messages) != 2 || s.Messages[0] != first[0] || !s.Messages[1].Interrupted ||
 			!strings.HasPrefix(s.Messages[1].Text, words) || !strings.HasPrefix(model.reply(n), s.Messages[1].Text) {
@@ -196,7 +196,7 @@ func TestServe_VersionsOutliveKill9AndSIGTERM(t *testing.T) {
 		t.Fatalf("create = %d", code)
 	}
 	id := created.Conversation.ID
-	waitFor(t, "the first reply", func() bool { return get(id, -1).Conversation.State == string(agent.StateDone) })
+	waitFor(t, "the first reply", func() bool { return get(id, -1).Conversation.State == string(domain.StateDone) })
 
 	// kill -9 while the regenerated reply streams.
 	regenerate(id, 1)
@@ -220,7 +220,7 @@ func TestServe_VersionsOutliveKill9AndSIGTERM(t *testing.T) {
 	// The conversation goes on: another reply, whole this time.
 	close(model.finish)
 	regenerate(id, 3)
-	waitFor(t, "the last reply", func() bool { return get(id, -1).Conversation.State == string(agent.StateDone) })
+	waitFor(t, "the last reply", func() bool { return get(id, -1).Conversation.State == string(domain.StateDone) })
 	if got := get(id, -1).Messages; len(got) != 2 || got[1].Text != model.reply(4) || got[1].Interrupted {
 		t.Errorf("the last version: %+v", got)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // runToken is `parley token ...`: a person's access tokens (for `parley chat` and the API),
@@ -29,13 +29,13 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 	defer db.Close()
 	u, _, err := db.UserByName(ctx, userName)
 	if err != nil {
-		return fmt.Errorf("%s: %s", userName, agent.ErrorMessage(err))
+		return fmt.Errorf("%s: %s", userName, domain.ErrorMessage(err))
 	}
 	switch sub {
 	case "add":
 		secret, _, err := db.CreateToken(ctx, u.ID, name)
 		if err != nil {
-			return fmt.Errorf("%s: %s", u.Name, agent.ErrorMessage(err))
+			return fmt.Errorf("%s: %s", u.Name, domain.ErrorMessage(err))
 		}
 		// The token alone on stdout, so that $(parley token add ...) is the token.
 		fmt.Fprintln(std.out, secret)
@@ -54,7 +54,7 @@ func runToken(ctx context.Context, args []string, getenv func(string) string, st
 		return w.Flush()
 	}
 	if _, err := db.RevokeToken(ctx, u.ID, name); err != nil {
-		return fmt.Errorf("%s: %s", u.Name, agent.ErrorMessage(err))
+		return fmt.Errorf("%s: %s", u.Name, domain.ErrorMessage(err))
 	}
 	fmt.Fprintf(std.out, "revoked %s's token %q\n", u.Name, name)
 	return nil

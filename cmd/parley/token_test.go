@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -70,7 +70,7 @@ func TestRunToken(t *testing.T) {
 	if out, _, err := runCLIStreams(t, dbPath, "token", "revoke", "laptop", "--user", "ann"); err != nil || !strings.Contains(out, `revoked ann's token "laptop"`) {
 		t.Fatalf("revoke = %q, %v", out, err)
 	}
-	if _, _, err := db.TokenUser(context.Background(), secret); agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+	if _, _, err := db.TokenUser(context.Background(), secret); domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 		t.Errorf("revoked token: %v, want EUNAUTHORIZED", err)
 	}
 	if u, _, err := db.TokenUser(context.Background(), strings.TrimSpace(bobOut)); err != nil || u.Name != "bob" {

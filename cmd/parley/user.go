@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -107,10 +107,10 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 	const actor = "parley user (command line)"
 	switch sub {
 	case "add":
-		var r agent.Role
+		var r domain.Role
 		if *role != "" {
-			if r, err = agent.ParseRole(*role); err != nil {
-				return errors.New(agent.ErrorMessage(err))
+			if r, err = domain.ParseRole(*role); err != nil {
+				return errors.New(domain.ErrorMessage(err))
 			}
 		}
 		pw, hash, made, err := password(std.in, *fromStdin)
@@ -119,7 +119,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		u, err := db.CreateUser(ctx, name, hash, r)
 		if err != nil {
-			return errors.New(agent.ErrorMessage(err))
+			return errors.New(domain.ErrorMessage(err))
 		}
 		fmt.Fprintf(std.out, "made %s, a %s account\n", u.Name, u.Role)
 		if made {
@@ -127,13 +127,13 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return nil
 	case "set-role":
-		r, err := agent.ParseRole(*role)
+		r, err := domain.ParseRole(*role)
 		if err != nil {
-			return errors.New(agent.ErrorMessage(err))
+			return errors.New(domain.ErrorMessage(err))
 		}
 		u, err := db.SetRole(ctx, name, r, actor)
 		if err != nil {
-			return fmt.Errorf("%s: %s", name, agent.ErrorMessage(err))
+			return fmt.Errorf("%s: %s", name, domain.ErrorMessage(err))
 		}
 		fmt.Fprintf(std.out, "%s is now %s\n", u.Name, u.Role)
 		return nil
@@ -144,7 +144,7 @@ func runUser(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		u, err := db.SetPassword(ctx, name, hash, actor)
 		if err != nil {
-			return fmt.Errorf("%s: %s", name, agent.ErrorMessage(err))
+			return fmt.Errorf("%s: %s", name, domain.ErrorMessage(err))
 		}
 		fmt.Fprintf(std.out, "new password set for %s; their sessions have ended\n", u.Name)
 		if made {
@@ -182,13 +182,13 @@ func password(in io.Reader, fromStdin bool) (pw, hash string, made bool, err err
 			return "", "", false, fmt.Errorf("read the password: %w", err)
 		}
 		pw = strings.TrimRight(line, "\r\n")
-		if err := agent.CheckPassword(pw); err != nil {
-			return "", "", false, errors.New(agent.ErrorMessage(err))
+		if err := domain.CheckPassword(pw); err != nil {
+			return "", "", false, errors.New(domain.ErrorMessage(err))
 		}
 	} else if pw, err = randomPassword(); err != nil {
 		return "", "", false, err
 	}
-	hash, err = agent.HashPassword(pw)
+	hash, err = domain.HashPassword(pw)
 	return pw, hash, !fromStdin, err
 }
 

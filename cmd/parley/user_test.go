@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
 
@@ -52,11 +52,11 @@ func TestRunUser(t *testing.T) {
 	}
 	defer db.Close()
 	_, hash, _ := db.UserByName(context.Background(), "bob")
-	if !agent.PasswordMatches(hash, "a long passphrase for bob") {
+	if !domain.PasswordMatches(hash, "a long passphrase for bob") {
 		t.Error("bob's password from stdin does not match")
 	}
 	_, hash, _ = db.UserByName(context.Background(), "ann")
-	if agent.PasswordMatches(hash, annPW) || newPW == nil {
+	if domain.PasswordMatches(hash, annPW) || newPW == nil {
 		t.Error("ann's old password still works after the reset")
 	}
 	log, _ := db.AuditLog(context.Background(), 0, 10)

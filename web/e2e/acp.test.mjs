@@ -1,4 +1,4 @@
-// A coding agent (agent/acp/testdata/agent.mjs, built on the protocol's own
+// A coding agent (backend/acp/testdata/agent.mjs, built on the protocol's own
 // @agentclientprotocol/sdk) behind Parley, as people use it in the browser: a permission
 // request answered on its card (at 390 px, light and dark, under axe) and the file changed
 // in the workspace, "always allow" remembered, Stop while a permission question waits,
@@ -27,7 +27,7 @@ name = "coder"
 title = "Coding agent"
 backend = "acp"
 command = "node"
-args = [${JSON.stringify(join(root, 'agent', 'acp', 'testdata', 'agent.mjs'))}]
+args = [${JSON.stringify(join(root, 'backend', 'acp', 'testdata', 'agent.mjs'))}]
 cwd = ${JSON.stringify(work)}
 access = ["everyone"]   # a coding agent is staff's until its access is set
 ${extra}

@@ -1,4 +1,4 @@
-// An AG-UI agent (agent/agui/testdata/agent.mjs, built on the protocol's own @ag-ui/core and
+// An AG-UI agent (backend/agui/testdata/agent.mjs, built on the protocol's own @ag-ui/core and
 // @ag-ui/encoder) behind Parley, as people use it in the browser: a streamed Markdown answer,
 // an interrupt answered, declined, and answered after Parley is killed and restarted, a
 // request_user_input round trip, an error with Retry, a new message that cancels open
@@ -14,7 +14,7 @@ import { startParley, launch, tempDB, root, results, pageErrors, axe, startConve
 let browser, agentProc, agentURL
 before(async () => {
   browser = await launch()
-  agentProc = spawn('node', [join(root, 'agent', 'agui', 'testdata', 'agent.mjs'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  agentProc = spawn('node', [join(root, 'backend', 'agui', 'testdata', 'agent.mjs'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] })
   agentURL = await new Promise((resolve, reject) => {
     agentProc.stdout.once('data', (b) => resolve(JSON.parse(b.toString().split('\n')[0]).url))
     agentProc.once('exit', (code) => reject(new Error(`the AG-UI test agent exited with ${code}`)))

@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // The scripted agents the tests of the pages, the JSON API and the A2A server talk to.
 
 // LastResolution is the newest resolution in the step's history, nil when none.
-func LastResolution(in agent.StepInput) *agent.Resolution {
-	var r *agent.Resolution
+func LastResolution(in domain.StepInput) *domain.Resolution {
+	var r *domain.Resolution
 	for _, ev := range in.History {
-		if ev.Kind == agent.EventQuestionResolved {
+		if ev.Kind == domain.EventQuestionResolved {
 			r = ev.Resolution
 		}
 	}
@@ -22,18 +22,18 @@ func LastResolution(in agent.StepInput) *agent.Resolution {
 }
 
 // AskerQuestion has one field of each validation family.
-func AskerQuestion() agent.Question {
+func AskerQuestion() domain.Question {
 	three, one, ten := 3, 1.0, 10.0
-	return agent.Question{Message: "Tell me about **it**", Fields: []agent.Field{
-		{Name: "name", Label: "Project name", Kind: agent.KindText, Required: true, MinLength: &three, Description: "At least three letters"},
-		{Name: "count", Label: "Head count", Kind: agent.KindInteger, Required: true, Min: &one, Max: &ten},
-		{Name: "color", Kind: agent.KindSelect, Options: []agent.Option{{Value: "red", Label: "Red"}, {Value: "blue", Label: "Blue"}}},
+	return domain.Question{Message: "Tell me about **it**", Fields: []domain.Field{
+		{Name: "name", Label: "Project name", Kind: domain.KindText, Required: true, MinLength: &three, Description: "At least three letters"},
+		{Name: "count", Label: "Head count", Kind: domain.KindInteger, Required: true, Min: &one, Max: &ten},
+		{Name: "color", Kind: domain.KindSelect, Options: []domain.Option{{Value: "red", Label: "Red"}, {Value: "blue", Label: "Blue"}}},
 	}}
 }
 
 // AskerStep says something, asks q, and once it is resolved says how.
-func AskerStep(q func() agent.Question) func(context.Context, agent.StepInput, agent.Output) error {
-	return func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+func AskerStep(q func() domain.Question) func(context.Context, domain.StepInput, domain.Output) error {
+	return func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		if r := LastResolution(in); r != nil {
 			return out.Text(fmt.Sprintf("Outcome %s, name %v, reason %q.", r.Outcome, r.Values["name"], r.Reason))
 		}
@@ -46,10 +46,10 @@ func AskerStep(q func() agent.Question) func(context.Context, agent.StepInput, a
 
 // ReaderStep replies with the first line of each document attached to the person's last
 // message.
-func ReaderStep(ctx context.Context, in agent.StepInput, out agent.Output) error {
-	var msg agent.Event
+func ReaderStep(ctx context.Context, in domain.StepInput, out domain.Output) error {
+	var msg domain.Event
 	for _, ev := range in.History {
-		if ev.Kind == agent.EventUserMessage {
+		if ev.Kind == domain.EventUserMessage {
 			msg = ev
 		}
 	}

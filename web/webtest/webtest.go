@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -32,13 +33,13 @@ type Server struct {
 // Serve starts Parley on db (a fresh database when nil) with opts, serving agents; it
 // shuts down when the test ends. Opts.DB and Heartbeat are set here, and Runner when it is
 // not (RunnerWith makes one with policies); Auth defaults to local accounts.
-func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...agent.Agent) *Server {
+func Serve(t testing.TB, db *store.DB, opts web.NewServerOptions, agents ...domain.Agent) *Server {
 	t.Helper()
 	return ServeA2A(t, db, opts, nil, agents...)
 }
 
 // ServeA2A is Serve with the A2A server too, when a2a is set.
-func ServeA2A(t testing.TB, db *store.DB, opts web.NewServerOptions, a2a *a2aserver.Options, agents ...agent.Agent) *Server {
+func ServeA2A(t testing.TB, db *store.DB, opts web.NewServerOptions, a2a *a2aserver.Options, agents ...domain.Agent) *Server {
 	t.Helper()
 	if db == nil {
 		db = storetest.New(t)
@@ -78,7 +79,7 @@ func ServeA2A(t testing.TB, db *store.DB, opts web.NewServerOptions, a2a *a2aser
 // asked, the A2A server, started and stopped in cmd/parley's order.
 type Parley struct {
 	Web    *web.Server
-	Runner *agent.Runner
+	Runner *runner.Runner
 	A2A    *a2aserver.Server // nil without A2A
 }
 
@@ -95,12 +96,12 @@ func Start(ctx context.Context, db *store.DB, opts web.NewServerOptions, a2a *a2
 	}
 	p := &Parley{Web: web.NewServer(opts), Runner: opts.Runner}
 	db.OnAuthChange(p.Web.CheckStreams)
-	owner, err := db.EnsureUser(ctx, agent.A2AAccount, agent.RoleService)
+	owner, err := db.EnsureUser(ctx, domain.A2AAccount, domain.RoleService)
 	if err != nil {
 		return p, fmt.Errorf("a2a account: %w", err)
 	}
-	if owner.Role != agent.RoleService {
-		return p, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A", agent.A2AAccount)
+	if owner.Role != domain.RoleService {
+		return p, fmt.Errorf("the account %q belongs to a person, but Parley needs it for A2A", domain.A2AAccount)
 	}
 	if a2a != nil {
 		a := *a2a
@@ -142,36 +143,36 @@ func (p *Parley) Shutdown(ctx context.Context) error {
 
 // Runner runs agents on db, as cmd/parley wires it: for a test that starts a web.Server of
 // its own (e.g. to see it fail to start, or to stop it and start another on the same file).
-func Runner(db *store.DB, agents ...agent.Agent) *agent.Runner {
+func Runner(db *store.DB, agents ...domain.Agent) *runner.Runner {
 	return RunnerWith(db, nil, agents...)
 }
 
 // RunnerWith is Runner with the agents' policies (who may use them, their approvers).
-func RunnerWith(db *store.DB, policies map[string]agent.Policy, agents ...agent.Agent) *agent.Runner {
-	return agent.NewRunner(agent.RunnerOptions{Ledger: db, Agents: agents, Now: db.Now, Policies: policies})
+func RunnerWith(db *store.DB, policies map[string]domain.Policy, agents ...domain.Agent) *runner.Runner {
+	return runner.New(runner.Options{Ledger: db, Agents: agents, Now: db.Now, Policies: policies})
 }
 
 // Scripted is a test agent whose steps are a Go function.
 type Scripted struct {
 	Name   string
-	OnStep func(ctx context.Context, in agent.StepInput, out agent.Output) error
+	OnStep func(ctx context.Context, in domain.StepInput, out domain.Output) error
 }
 
-var _ agent.Agent = (*Scripted)(nil)
+var _ domain.Agent = (*Scripted)(nil)
 
 // Info names the agent "Scripted <name>".
-func (a *Scripted) Info() agent.Info {
-	return agent.Info{Name: a.Name, Title: "Scripted " + a.Name, Description: "a test agent"}
+func (a *Scripted) Info() domain.Info {
+	return domain.Info{Name: a.Name, Title: "Scripted " + a.Name, Description: "a test agent"}
 }
 
 // Step calls OnStep.
-func (a *Scripted) Step(ctx context.Context, in agent.StepInput, out agent.Output) error {
+func (a *Scripted) Step(ctx context.Context, in domain.StepInput, out domain.Output) error {
 	return a.OnStep(ctx, in, out)
 }
 
 // Person makes an account with an access token (named after the person) and returns the
 // token's secret.
-func (s *Server) Person(t testing.TB, name string, role agent.Role) string {
+func (s *Server) Person(t testing.TB, name string, role domain.Role) string {
 	t.Helper()
 	ctx := context.Background()
 	u, err := s.DB.CreateUser(ctx, name, "", role)

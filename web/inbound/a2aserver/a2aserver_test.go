@@ -16,8 +16,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/a2a/a2av1"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/a2av1"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -27,7 +27,7 @@ import (
 
 // newA2AServer serves the agents over A2A, the first the default, with the shared token
 // "s3cret", to one person without sign-in.
-func newA2AServer(t *testing.T, structured bool, agents ...agent.Agent) *webtest.Server {
+func newA2AServer(t *testing.T, structured bool, agents ...domain.Agent) *webtest.Server {
 	t.Helper()
 	return webtest.ServeA2A(t, nil, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}},
 		&a2aserver.Options{LegacyToken: "s3cret", StructuredOutput: structured, DefaultAgent: agents[0].Info().Name}, agents...)
@@ -223,8 +223,8 @@ func TestA2AServer_TaskSurvivesRestartAndShowsAsAConversation(t *testing.T) {
 	if st := lastStatus(t, stream(t, c, answer)); st.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state = %s, want completed", st.Status.State)
 	}
-	list, _, _ := db.ListConversations(ctx, agent.ConversationFilter{Limit: 10})
-	if len(list) != 1 || list[0].State != agent.StateDone || list[0].Title != "Plan the launch" {
+	list, _, _ := db.ListConversations(ctx, domain.ConversationFilter{Limit: 10})
+	if len(list) != 1 || list[0].State != domain.StateDone || list[0].Title != "Plan the launch" {
 		t.Fatalf("conversations = %+v, want the A2A task as a done conversation", list)
 	}
 }
@@ -251,7 +251,7 @@ func TestA2AServer_TextAnswersAndChangingTheSubject(t *testing.T) {
 
 func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "parley.db")
-	open := func(a agent.Agent) (*httptest.Server, *webtest.Parley, *store.DB) {
+	open := func(a domain.Agent) (*httptest.Server, *webtest.Parley, *store.DB) {
 		db := storetest.Open(t, path)
 		srv, err := webtest.Start(context.Background(), db, web.NewServerOptions{DB: db, Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.Runner(db, a), Heartbeat: time.Hour},
 			&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "slow"})
@@ -261,7 +261,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 		return httptest.NewServer(srv), srv, db
 	}
 	started := make(chan struct{})
-	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		out.Text("Thinking")
 		close(started)
 		<-ctx.Done()
@@ -277,7 +277,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 	ts.Close()
 	db.Close()
 
-	done := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	done := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		return out.Text("Finished after the restart.")
 	}}
 	ts, srv, _ = open(done)
@@ -323,7 +323,7 @@ func TestA2AServer_ResubscribeAfterRestart(t *testing.T) {
 
 func TestA2AServer_CancelStopsTheAgent(t *testing.T) {
 	started := make(chan struct{})
-	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	hang := &webtest.Scripted{Name: "slow", OnStep: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		out.Text("Working")
 		close(started)
 		<-ctx.Done()
@@ -417,7 +417,7 @@ func TestA2AServer_OnlyAgentsA2AClientsMayUse(t *testing.T) {
 	db := storetest.New(t)
 	open, named, staff := askerAgent(askerQuestion), askerAgent(askerQuestion), askerAgent(askerQuestion)
 	open.Name, named.Name, staff.Name = "open", "named", "ops-only"
-	policies := map[string]agent.Policy{"named": {Access: agent.Access{"person:a2a"}}, "ops-only": {Access: agent.Access{"group:ops", "staff"}}}
+	policies := map[string]domain.Policy{"named": {Access: domain.Access{"person:a2a"}}, "ops-only": {Access: domain.Access{"group:ops", "staff"}}}
 	ts := webtest.ServeA2A(t, db, web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}, Runner: webtest.RunnerWith(db, policies, open, named, staff)},
 		&a2aserver.Options{LegacyToken: "s3cret", DefaultAgent: "ops-only"}, open, named, staff)
 	for name, want := range map[string]int{"open": 200, "named": 200, "ops-only": 404} {
@@ -453,7 +453,7 @@ func TestA2AServer_OnlyAgentsA2AClientsMayUse(t *testing.T) {
 		t.Errorf("the default card of an agent A2A clients may not use = %v, %v", resp.StatusCode, err)
 	}
 	// No conversation was started with the agent kept from them.
-	list, _, err := db.ListConversations(context.Background(), agent.ConversationFilter{Agent: "ops-only"})
+	list, _, err := db.ListConversations(context.Background(), domain.ConversationFilter{Agent: "ops-only"})
 	if err != nil || len(list) != 0 {
 		t.Errorf("conversations with ops-only: %d, %v", len(list), err)
 	}

@@ -1,7 +1,7 @@
 package a2aserver_test
 
 import (
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web/webtest"
 )
 
@@ -11,7 +11,7 @@ import (
 var askerQuestion = webtest.AskerQuestion
 
 // askerAgent says something, asks q, and once it is resolved says how.
-func askerAgent(q func() agent.Question) *webtest.Scripted {
+func askerAgent(q func() domain.Question) *webtest.Scripted {
 	return &webtest.Scripted{Name: "asker", OnStep: webtest.AskerStep(q)}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // Who calls: every JSON-RPC request carries the token of an A2A client, its tasks are its
@@ -23,17 +23,17 @@ import (
 type clientKey struct{}
 
 // clientOf is the client of the request; the zero client, which owns nothing, when none.
-func clientOf(ctx context.Context) agent.A2AClient {
-	c, _ := ctx.Value(clientKey{}).(agent.A2AClient)
+func clientOf(ctx context.Context) domain.A2AClient {
+	c, _ := ctx.Value(clientKey{}).(domain.A2AClient)
 	return c
 }
 
 // authenticate finds the client whose bearer token the request carries.
-func (s *Server) authenticate(r *http.Request) (agent.A2AClient, error) {
+func (s *Server) authenticate(r *http.Request) (domain.A2AClient, error) {
 	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	secret = strings.TrimSpace(secret)
 	if !strings.EqualFold(scheme, "Bearer") || secret == "" {
-		return agent.A2AClient{}, agent.Errorf(agent.EUNAUTHORIZED, "A bearer token is required: Authorization: Bearer <the client's token>.")
+		return domain.A2AClient{}, domain.Errorf(domain.EUNAUTHORIZED, "A bearer token is required: Authorization: Bearer <the client's token>.")
 	}
 	return s.db.A2AClientByToken(r.Context(), secret)
 }
@@ -42,14 +42,14 @@ func (s *Server) authenticate(r *http.Request) (agent.A2AClient, error) {
 // client's task is not found, as one that does not exist.
 func (x *executor) owns(ctx context.Context, id a2a.TaskID) error {
 	_, err := x.s.db.A2ATask(ctx, x.agent, clientOf(ctx).ID, string(id))
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		return a2a.ErrTaskNotFound
 	}
 	return err
 }
 
 // revokedError ends a request whose client was revoked while it was open.
-func revokedError(c agent.A2AClient) error {
+func revokedError(c domain.A2AClient) error {
 	return fmt.Errorf("the token of the A2A client %q was revoked: %w", c.Name, a2a.ErrServerError)
 }
 
@@ -64,7 +64,7 @@ func (s *Server) watch(ctx context.Context) (_ context.Context, revoked func() b
 		switch {
 		case err == nil && cur.Revoked.IsZero():
 			return time.Time{}, true
-		case err == nil || agent.ErrorCode(err) == agent.ENOTFOUND:
+		case err == nil || domain.ErrorCode(err) == domain.ENOTFOUND:
 			flag.Store(true)
 		case !errors.Is(err, context.Canceled):
 			s.log.Error("a2a: check the client of an open request", "client", c.Name, "error", err)
@@ -164,8 +164,8 @@ func (h handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendParam
 func (s *Server) startClients(ctx context.Context) error {
 	if s.opts.LegacyToken != "" {
 		c, err := s.db.LegacyA2AClient(ctx, s.opts.LegacyToken)
-		if agent.ErrorCode(err) != "" {
-			return errors.New(agent.ErrorMessage(err))
+		if domain.ErrorCode(err) != "" {
+			return errors.New(domain.ErrorMessage(err))
 		}
 		if err != nil {
 			return err

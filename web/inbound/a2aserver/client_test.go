@@ -17,7 +17,7 @@ import (
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
@@ -32,7 +32,7 @@ import (
 const cliActor = "parley a2a-client (command line)"
 
 // a2aServerAt serves the agents over A2A on the database file at path.
-func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...agent.Agent) (*httptest.Server, *store.DB) {
+func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...domain.Agent) (*httptest.Server, *store.DB) {
 	t.Helper()
 	opts.DefaultAgent = agents[0].Info().Name
 	s := webtest.ServeA2A(t, storetest.Open(t, path), web.NewServerOptions{Auth: web.AuthOptions{Mode: web.AuthNone}}, &opts, agents...)
@@ -43,7 +43,7 @@ func a2aServerAt(t *testing.T, path string, opts a2aserver.Options, agents ...ag
 // closes (then it finishes) or its run is stopped. started closes once it holds.
 func holdAgent(name string, started chan<- struct{}, say <-chan string, release <-chan struct{}) *webtest.Scripted {
 	var once sync.Once
-	return &webtest.Scripted{Name: name, OnStep: func(ctx context.Context, in agent.StepInput, out agent.Output) error {
+	return &webtest.Scripted{Name: name, OnStep: func(ctx context.Context, in domain.StepInput, out domain.Output) error {
 		out.Text("Working")
 		once.Do(func() { close(started) })
 		for {
@@ -172,7 +172,7 @@ func TestA2AServer_ClientsSeeOnlyTheirOwnTasks(t *testing.T) {
 }
 
 // findClient finds a client by name among the clients.
-func findClient(t *testing.T, db *store.DB, name string) (bool, agent.A2AClient, error) {
+func findClient(t *testing.T, db *store.DB, name string) (bool, domain.A2AClient, error) {
 	t.Helper()
 	list, err := db.A2AClients(context.Background())
 	for _, c := range list {
@@ -180,7 +180,7 @@ func findClient(t *testing.T, db *store.DB, name string) (bool, agent.A2AClient,
 			return true, c, err
 		}
 	}
-	return false, agent.A2AClient{}, err
+	return false, domain.A2AClient{}, err
 }
 
 func TestA2AServer_RevokedClientIsRefusedAndItsStreamsEnd(t *testing.T) {
@@ -337,11 +337,11 @@ func TestA2AServer_SharedTokenIsTheDefaultClient(t *testing.T) {
 	if _, err := ci.GetTask(ctx, &a2a.TaskQueryParams{ID: asked.TaskID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("ci reads the default client's task: %v", err)
 	}
-	if ok, def, _ := findClient(t, db, agent.LegacyA2AClient); !ok || !def.Revoked.IsZero() {
+	if ok, def, _ := findClient(t, db, domain.LegacyA2AClient); !ok || !def.Revoked.IsZero() {
 		t.Fatalf("no default client among the clients: %+v", def)
 	}
 
-	if _, err := db.RevokeA2AClient(ctx, agent.LegacyA2AClient, cliActor); err != nil {
+	if _, err := db.RevokeA2AClient(ctx, domain.LegacyA2AClient, cliActor); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := rpc(t, ts.URL+"/a2a/asker", "s3cret", "tasks/get", fmt.Sprintf(`{"id":%q}`, asked.TaskID)); status != http.StatusUnauthorized {

@@ -12,7 +12,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // Execute handles one message of an A2A client.
@@ -20,7 +21,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	text, values := messageContent(rc.Message)
 	files, err := x.s.messageFiles(rc.Message)
 	if err != nil {
-		return x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		return x.fail(ctx, rc, q, domain.ErrorMessage(err))
 	}
 	convID, err := x.conversation(ctx, rc)
 	if err != nil {
@@ -44,7 +45,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return x.fail(ctx, rc, q, "Send a message with a text part.")
 	}
 	if fresh {
-		conv, err := x.s.db.CreateConversation(ctx, x.s.user.ID, x.agent, agent.Title(text), rc.Message.ID)
+		conv, err := x.s.db.CreateConversation(ctx, x.s.user.ID, x.agent, domain.Title(text), rc.Message.ID)
 		if err != nil {
 			return err
 		}
@@ -61,8 +62,8 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return err
 	}
 	if fresh {
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
-			return x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		if _, err := x.s.runner.Send(ctx, convID, domain.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+			return x.fail(ctx, rc, q, domain.ErrorMessage(err))
 		}
 	} else if done, err := x.reply(ctx, rc, q, convID, text, values, files); done || err != nil {
 		return err
@@ -81,7 +82,7 @@ func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) 
 	if err == nil {
 		return t.ConversationID, nil
 	}
-	if agent.ErrorCode(err) != agent.ENOTFOUND {
+	if domain.ErrorCode(err) != domain.ENOTFOUND {
 		return 0, err
 	}
 	return x.s.db.A2AContextConversation(ctx, x.agent, client, rc.ContextID)
@@ -89,20 +90,20 @@ func (x *executor) conversation(ctx context.Context, rc *a2asrv.RequestContext) 
 
 // actor is who answers over A2A: the client, named on the answer and in the audit log, for
 // the a2a account, whose conversations its tasks are.
-func (x *executor) actor(ctx context.Context) agent.Actor {
-	return agent.Actor{Name: Person, UserID: x.s.user.ID, Via: clientOf(ctx).Via()}
+func (x *executor) actor(ctx context.Context) domain.Actor {
+	return domain.Actor{Name: Person, UserID: x.s.user.ID, Via: clientOf(ctx).Via()}
 }
 
 // reply takes a message into a running conversation: the answer to its pending question, or
 // a new message. done is true when the request ended here (an invalid answer, asked again).
-func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any, files []agent.File) (bool, error) {
+func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID int64, text string, values map[string]any, files []domain.File) (bool, error) {
 	pending, err := x.s.db.PendingQuestions(ctx, convID)
 	if err != nil {
 		return true, err
 	}
 	if len(pending) == 0 {
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
-			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		if _, err := x.s.runner.Send(ctx, convID, domain.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+			return true, x.fail(ctx, rc, q, domain.ErrorMessage(err))
 		}
 		return false, nil
 	}
@@ -127,20 +128,20 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 	}
 	if len(values) == 0 && len(answerFiles) == 0 && (len(rec.Question.Fields) != 1 || len(files) > 0) {
 		// Not an answer: a new message, which supersedes the question, as in the browser.
-		if _, err := x.s.runner.Send(ctx, convID, agent.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
-			return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+		if _, err := x.s.runner.Send(ctx, convID, domain.Message{Text: text, Author: Person, UserID: x.s.user.ID, Nonce: rc.Message.ID, Files: files, Interrupt: true}); err != nil {
+			return true, x.fail(ctx, rc, q, domain.ErrorMessage(err))
 		}
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
 	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, x.actor(ctx))
-	var ferrs agent.FieldErrors
+	var ferrs domain.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
 		return true, x.ask(ctx, rc, q, rec.Question, ferrs)
 	}
-	if err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
-		return true, x.fail(ctx, rc, q, agent.ErrorMessage(err))
+	if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
+		return true, x.fail(ctx, rc, q, domain.ErrorMessage(err))
 	}
 	return false, nil
 }
@@ -156,7 +157,7 @@ const chunkEvery = 100 * time.Millisecond
 func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, convID, after int64, replied string) error {
 	f := x.s.runner.Hub().Follow(convID)
 	defer f.Close()
-	t := &agent.Tail{Cur: agent.Cursor{Event: after}}
+	t := &runner.Tail{Cur: runner.Cursor{Event: after}}
 	var artifact a2a.ArtifactID
 	var final, pending strings.Builder
 	var sentAt time.Time
@@ -199,10 +200,10 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 	}
 	// event handles one committed event; errEnded (or the error it ended with) ends the
 	// request with it.
-	event := func(ev agent.Event) error {
+	event := func(ev domain.Event) error {
 		t.Cur.Event = ev.ID
 		switch ev.Kind {
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			streamed, sent := ev.MessageID == t.Cur.Message, t.Cur.Bytes
 			t.Cur.Message, t.Cur.Bytes = "", 0
 			if !streamed {
@@ -211,7 +212,7 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			if sent <= len(ev.Text) {
 				return chunk(ev.Text[sent:], false) // what came after the last chunk
 			}
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			rec, err := x.s.db.Question(ctx, ev.Question.ID)
 			if err != nil {
 				return ended(err)
@@ -232,16 +233,16 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 				}
 				return ended(x.ask(ctx, rc, q, rec.Question, nil))
 			}
-		case agent.EventRunState:
-			if ev.State != agent.StateRunning {
+		case domain.EventRunState:
+			if ev.State != domain.StateRunning {
 				if err := send(true); err != nil {
 					return ended(err)
 				}
 			}
 			switch ev.State {
-			case agent.StateDone:
+			case domain.StateDone:
 				return ended(x.complete(ctx, rc, q, final.String()))
-			case agent.StateFailed, agent.StateInterrupted, agent.StateStopped:
+			case domain.StateFailed, domain.StateInterrupted, domain.StateStopped:
 				if _, cancelling := x.cancelling.Load(rc.TaskID); cancelling {
 					return errEnded // Cancel reports the end of this task
 				}
@@ -251,7 +252,7 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 		return nil
 	}
 	// live sends the message being written, from where the last chunk left it.
-	live := func(m agent.LiveText) error {
+	live := func(m runner.LiveText) error {
 		start := m.ID != t.Cur.Message
 		t.Cur.Message = m.ID
 		if err := chunk(string(m.Text), start); err != nil {
@@ -305,16 +306,16 @@ func ended(err error) error {
 
 // readerFuncs is an agent.Reader made of two functions.
 type readerFuncs struct {
-	event func(agent.Event) error
-	live  func(agent.LiveText) error
+	event func(domain.Event) error
+	live  func(runner.LiveText) error
 }
 
-func (r readerFuncs) Event(ev agent.Event) error  { return r.event(ev) }
-func (r readerFuncs) Live(m agent.LiveText) error { return r.live(m) }
+func (r readerFuncs) Event(ev domain.Event) error  { return r.event(ev) }
+func (r readerFuncs) Live(m runner.LiveText) error { return r.live(m) }
 
 // ask ends the request in input-required, with the question as a DataPart (metadata.input_fields)
 // and as UserInputMetaData text for agents that read only text.
-func (x *executor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, question agent.Question, ferrs agent.FieldErrors) error {
+func (x *executor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, question domain.Question, ferrs domain.FieldErrors) error {
 	msg, err := askMessage(rc, question, ferrs)
 	if err != nil {
 		return err
@@ -325,17 +326,17 @@ func (x *executor) ask(ctx context.Context, rc *a2asrv.RequestContext, q eventqu
 }
 
 // askMessage is the agent's message that asks question: the fields to fix first, if any.
-func askMessage(task a2a.TaskInfoProvider, question agent.Question, ferrs agent.FieldErrors) (*a2a.Message, error) {
+func askMessage(task a2a.TaskInfoProvider, question domain.Question, ferrs domain.FieldErrors) (*a2a.Message, error) {
 	content := question.Message
 	if len(ferrs) > 0 {
 		content = "Some answers need fixing: " + ferrs.Error() + "\n\n" + content
 	}
 	shown := question
 	shown.Message = content
-	text := agent.FormatUserInputMetaData(shown)
+	text := domain.FormatUserInputMetaData(shown)
 	// The DataPart carries the same JSON as the text, so both read alike; bad fields say why.
 	var data map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(text, agent.UserInputMetaDataPrefix))), &data); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(text, domain.UserInputMetaDataPrefix))), &data); err != nil {
 		return nil, err
 	}
 	data["is_task_complete"] = false
@@ -391,7 +392,7 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 		x.cancelling.Store(rc.TaskID, true)
 		x.s.runner.StopReply(ctx, t.ConversationID)
 		if pending, err := x.s.db.PendingQuestions(ctx, t.ConversationID); err == nil && len(pending) > 0 {
-			if _, err := x.s.runner.Withdraw(ctx, pending[0], x.actor(ctx)); err != nil && agent.ErrorCode(err) != agent.ECONFLICT {
+			if _, err := x.s.runner.Withdraw(ctx, pending[0], x.actor(ctx)); err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 				return err
 			}
 		}
@@ -402,6 +403,6 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 }
 
 // waitingFor says whom a question routed to others waits for.
-func waitingFor(q agent.Question) string {
+func waitingFor(q domain.Question) string {
 	return "Waiting for " + q.Audience().Words() + " to decide: " + strings.SplitN(q.Message, "\n", 2)[0]
 }

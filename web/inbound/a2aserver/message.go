@@ -11,7 +11,7 @@ import (
 
 	a2a "github.com/a2aproject/a2a-go/a2a"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // What a client's message says: its text, its values, its files, read as answers.
@@ -62,7 +62,7 @@ func dataValues(d map[string]any) map[string]any {
 
 // declineOf reports a DataPart that declines the question: {"outcome": "declined", "reason": ...}.
 func declineOf(values map[string]any) (bool, string) {
-	if o, _ := values["outcome"].(string); o == string(agent.Declined) {
+	if o, _ := values["outcome"].(string); o == string(domain.Declined) {
 		r, _ := values["reason"].(string)
 		return true, r
 	}
@@ -71,7 +71,7 @@ func declineOf(values map[string]any) (bool, string) {
 
 // textValues reads answers written as text by clients that send no DataPart: a JSON object,
 // or "name: value" lines naming the question's fields (by name or label).
-func textValues(question agent.Question, text string) map[string]any {
+func textValues(question domain.Question, text string) map[string]any {
 	t := strings.TrimSpace(text)
 	var obj map[string]any
 	if strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &obj) == nil {
@@ -97,7 +97,7 @@ func textValues(question agent.Question, text string) map[string]any {
 
 // answerForm turns A2A values (or plain text, for a question of one field) into the form
 // Parley validates, exactly as a browser would post it.
-func answerForm(question agent.Question, text string, values map[string]any) url.Values {
+func answerForm(question domain.Question, text string, values map[string]any) url.Values {
 	form := url.Values{}
 	if len(values) == 0 && len(question.Fields) == 1 {
 		form.Set(question.Fields[0].Name, strings.TrimSpace(text))
@@ -128,11 +128,11 @@ func answerForm(question agent.Question, text string, values map[string]any) url
 
 // messageFiles takes the files of an A2A message (FileParts with bytes) as attachments,
 // checked like the browser's. Files given by URI are not fetched: a client sends bytes.
-func (s *Server) messageFiles(m *a2a.Message) ([]agent.File, error) {
+func (s *Server) messageFiles(m *a2a.Message) ([]domain.File, error) {
 	if m == nil {
 		return nil, nil
 	}
-	var files []agent.File
+	var files []domain.File
 	for i, p := range m.Parts {
 		var fp a2a.FilePart
 		switch p := p.(type) {
@@ -150,15 +150,15 @@ func (s *Server) messageFiles(m *a2a.Message) ([]agent.File, error) {
 			}
 		}
 		if !ok {
-			return nil, agent.Errorf(agent.EINVALID, "Part %d is a file by URI; send the file's bytes instead.", i+1)
+			return nil, domain.Errorf(domain.EINVALID, "Part %d is a file by URI; send the file's bytes instead.", i+1)
 		}
 		content, err := base64.StdEncoding.DecodeString(fb.Bytes)
 		if err != nil {
-			return nil, agent.Errorf(agent.EINVALID, "Part %d: the file's bytes are not valid base64.", i+1)
+			return nil, domain.Errorf(domain.EINVALID, "Part %d: the file's bytes are not valid base64.", i+1)
 		}
 		name := fb.Name
 		if name == "" {
-			name = fmt.Sprintf("file-%d%s", i+1, agent.Extension(fb.MimeType))
+			name = fmt.Sprintf("file-%d%s", i+1, domain.Extension(fb.MimeType))
 		}
 		f, err := s.opts.CheckFile(name, content)
 		if err != nil {
@@ -167,16 +167,16 @@ func (s *Server) messageFiles(m *a2a.Message) ([]agent.File, error) {
 		files = append(files, f)
 	}
 	if len(files) > s.opts.MaxFiles {
-		return nil, agent.Errorf(agent.EINVALID, "Attach at most %d files to one message (this one has %d).", s.opts.MaxFiles, len(files))
+		return nil, domain.Errorf(domain.EINVALID, "Attach at most %d files to one message (this one has %d).", s.opts.MaxFiles, len(files))
 	}
 	return files, nil
 }
 
 // fileAnswers gives the files of a message to the question's file fields, in order.
-func fileAnswers(q agent.Question, files []agent.File) map[string]agent.File {
-	out := map[string]agent.File{}
+func fileAnswers(q domain.Question, files []domain.File) map[string]domain.File {
+	out := map[string]domain.File{}
 	for _, f := range q.Fields {
-		if f.Kind == agent.KindFile && len(files) > 0 {
+		if f.Kind == domain.KindFile && len(files) > 0 {
 			out[f.Name], files = files[0], files[1:]
 		}
 	}

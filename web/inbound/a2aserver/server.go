@@ -16,8 +16,9 @@ import (
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/a2a/a2av1"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/a2av1"
+	"github.com/parley-chat/parley/runner"
 )
 
 // Options configure the A2A server.
@@ -38,27 +39,27 @@ type Options struct {
 	DefaultAgent string
 	// CheckFile checks a file a client sends as the browser's uploads are checked; MaxFiles
 	// bounds the files of one message.
-	CheckFile func(name string, content []byte) (agent.File, error)
+	CheckFile func(name string, content []byte) (domain.File, error)
 	MaxFiles  int
 	Logger    *slog.Logger
 }
 
 // Store is what the server reads and writes of Parley's ledger (store.DB).
 type Store interface {
-	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (agent.Conversation, error)
-	Conversation(ctx context.Context, id int64) (agent.Conversation, error)
-	Events(ctx context.Context, conversationID, after int64) ([]agent.Event, error)
+	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (domain.Conversation, error)
+	Conversation(ctx context.Context, id int64) (domain.Conversation, error)
+	Events(ctx context.Context, conversationID, after int64) ([]domain.Event, error)
 	LastEventID(ctx context.Context, conversationID int64) (int64, error)
 	PendingQuestions(ctx context.Context, conversationID int64) ([]int64, error)
-	Question(ctx context.Context, id int64) (agent.QuestionRecord, error)
-	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client agent.A2AClient, conversationID int64) error
-	A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (agent.A2ATask, error)
+	Question(ctx context.Context, id int64) (domain.QuestionRecord, error)
+	LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client domain.A2AClient, conversationID int64) error
+	A2ATask(ctx context.Context, agentName string, clientID int64, taskID string) (domain.A2ATask, error)
 	A2AContextConversation(ctx context.Context, agentName string, clientID int64, contextID string) (int64, error)
 	InterruptedA2ATasks(ctx context.Context) ([]int64, error)
-	A2AClientByToken(ctx context.Context, secret string) (agent.A2AClient, error)
-	A2AClient(ctx context.Context, id int64) (agent.A2AClient, error)
-	A2AClients(ctx context.Context) ([]agent.A2AClient, error)
-	LegacyA2AClient(ctx context.Context, secret string) (agent.A2AClient, error)
+	A2AClientByToken(ctx context.Context, secret string) (domain.A2AClient, error)
+	A2AClient(ctx context.Context, id int64) (domain.A2AClient, error)
+	A2AClients(ctx context.Context) ([]domain.A2AClient, error)
+	LegacyA2AClient(ctx context.Context, secret string) (domain.A2AClient, error)
 	Audit(ctx context.Context, actor, action string, convID int64, detail string) error
 }
 
@@ -69,10 +70,10 @@ const Person = "a2a client"
 type Server struct {
 	opts   Options
 	db     Store
-	runner *agent.Runner
+	runner *runner.Runner
 	log    *slog.Logger
 	// user owns the conversations started over A2A.
-	user agent.User
+	user domain.User
 	// closed ends every stream when Parley stops.
 	closed context.Context
 	close  context.CancelFunc
@@ -89,7 +90,7 @@ type endpoint struct {
 }
 
 // New returns the server of the runner's agents.
-func New(db Store, runner *agent.Runner, opts Options) *Server {
+func New(db Store, runner *runner.Runner, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -123,7 +124,7 @@ func New(db Store, runner *agent.Runner, opts Options) *Server {
 // Start serves the old shared token as its client, if it is set, and takes up the tasks a stop
 // or a crash cut off, so that what a client reads of them is true: they are working again.
 // owner is the service account of the conversations of tasks.
-func (s *Server) Start(ctx context.Context, owner agent.User) error {
+func (s *Server) Start(ctx context.Context, owner domain.User) error {
 	s.user = owner
 	if err := s.startClients(ctx); err != nil {
 		return err
@@ -151,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // list lets Parley's a2a account in ("everyone", or "person:a2a"). Others are not there.
 func (s *Server) endpoint(name string) (*endpoint, bool) {
 	ep, ok := s.agents[name]
-	if !ok || !s.runner.MayUse(agent.Person{User: s.user}, name) {
+	if !ok || !s.runner.MayUse(domain.Person{User: s.user}, name) {
 		return nil, false
 	}
 	return ep, true
@@ -172,9 +173,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.authenticate(r)
-	if agent.ErrorCode(err) == agent.EUNAUTHORIZED {
+	if domain.ErrorCode(err) == domain.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": agent.ErrorMessage(err)})
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": domain.ErrorMessage(err)})
 		return
 	}
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	a2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // shutdownNote is the last status a stream gets when Parley stops under it.
@@ -34,7 +34,7 @@ func (t *taskStore) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 // resubscription sends first, then follows the log from.
 type taskRead struct {
 	task *a2a.Task
-	span agent.A2ATask
+	span domain.A2ATask
 	last int64
 	// reply is the agent's text of the task's current turn so far.
 	reply string
@@ -44,7 +44,7 @@ type taskRead struct {
 // it waits on, the error it failed with), its result and its history.
 func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 	span, err := x.s.db.A2ATask(ctx, x.agent, clientOf(ctx).ID, string(id))
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		return taskRead{}, a2a.ErrTaskNotFound
 	}
 	if err != nil {
@@ -57,10 +57,10 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 	last := span.From
 	task := &a2a.Task{ID: id, ContextID: span.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
 	var reply []string
-	var pending *agent.Question
+	var pending *domain.Question
 	// The status is the newest run state's, with the question pending then: made once, after.
-	var state *agent.Event
-	var pendingThen *agent.Question
+	var state *domain.Event
+	var pendingThen *domain.Question
 	withdrawn := false
 	for _, ev := range evs {
 		if span.Until != 0 && ev.ID > span.Until {
@@ -69,12 +69,12 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 		last = ev.ID
 		mine := ev.ID > span.From
 		switch ev.Kind {
-		case agent.EventUserMessage:
+		case domain.EventUserMessage:
 			task.History = append(task.History, historyMessage(task, a2a.MessageRoleUser, ev.Text))
 			if mine {
 				reply = nil
 			}
-		case agent.EventAgentMessage:
+		case domain.EventAgentMessage:
 			if ev.Interrupted || strings.TrimSpace(ev.Text) == "" {
 				continue
 			}
@@ -87,14 +87,14 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 			continue
 		}
 		switch ev.Kind {
-		case agent.EventQuestionAsked:
+		case domain.EventQuestionAsked:
 			pending = ev.Question
-		case agent.EventQuestionResolved:
+		case domain.EventQuestionResolved:
 			pending = nil
-			if r := ev.Resolution; r != nil && r.Outcome == agent.Cancelled && r.By == Person {
+			if r := ev.Resolution; r != nil && r.Outcome == domain.Cancelled && r.By == Person {
 				withdrawn = true
 			}
-		case agent.EventRunState:
+		case domain.EventRunState:
 			state, pendingThen = &ev, pending
 		}
 	}
@@ -118,9 +118,9 @@ func (x *executor) task(ctx context.Context, id a2a.TaskID) (taskRead, error) {
 }
 
 // status is the task's status as one run-state event of its conversation leaves it.
-func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Question) a2a.TaskStatus {
+func (x *executor) status(task *a2a.Task, ev domain.Event, pending *domain.Question) a2a.TaskStatus {
 	switch ev.State {
-	case agent.StateWaiting:
+	case domain.StateWaiting:
 		if pending != nil && pending.Routed() {
 			return a2a.TaskStatus{State: a2a.TaskStateWorking, Message: historyMessage(task, a2a.MessageRoleAgent, waitingFor(*pending))}
 		}
@@ -130,11 +130,11 @@ func (x *executor) status(task *a2a.Task, ev agent.Event, pending *agent.Questio
 			}
 		}
 		return a2a.TaskStatus{State: a2a.TaskStateInputRequired}
-	case agent.StateDone:
+	case domain.StateDone:
 		return a2a.TaskStatus{State: a2a.TaskStateCompleted}
-	case agent.StateFailed:
+	case domain.StateFailed:
 		return a2a.TaskStatus{State: a2a.TaskStateFailed, Message: historyMessage(task, a2a.MessageRoleAgent, ev.Error)}
-	case agent.StateStopped:
+	case domain.StateStopped:
 		return a2a.TaskStatus{State: a2a.TaskStateCanceled}
 	}
 	// Running, or interrupted by a stop or a crash: Start takes interrupted tasks up again.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // call is one tool call's arguments, read and checked.
@@ -25,9 +25,9 @@ type call struct {
 	wait      time.Duration
 	requestID string
 	// group is the group the question is for, when "to" names one.
-	group agent.Group
+	group domain.Group
 	// escalate is whom else the question goes to if it still waits, when asked.
-	escalate *agent.Escalation
+	escalate *domain.Escalation
 }
 
 // badArgs is a tool result that tells the model what is wrong with its arguments.
@@ -96,19 +96,19 @@ func (s *Server) checkEscalation(ctx context.Context, c *call) *mcp.CallToolResu
 	}
 	groups, err := s.opts.GroupsOf(ctx, c.who.user.ID)
 	if err != nil {
-		return badArgs("Parley could not read your groups: %s Try again.", agent.ErrorMessage(err))
+		return badArgs("Parley could not read your groups: %s Try again.", domain.ErrorMessage(err))
 	}
 	for _, g := range groups {
 		if !g.MayAsk(c.who.user.ID) {
 			continue
 		}
 		if strings.EqualFold(g.Name, to) {
-			c.escalate = &agent.Escalation{After: after, To: g.Name, GroupID: g.ID}
+			c.escalate = &domain.Escalation{After: after, To: g.Name, GroupID: g.ID}
 			return nil
 		}
 		for _, m := range g.Members {
-			if m.Role == agent.RoleMember && strings.EqualFold(m.Name, to) && m.UserID != c.who.user.ID {
-				c.escalate = &agent.Escalation{After: after, To: m.Name, UserID: m.UserID}
+			if m.Role == domain.RoleMember && strings.EqualFold(m.Name, to) && m.UserID != c.who.user.ID {
+				c.escalate = &domain.Escalation{After: after, To: m.Name, UserID: m.UserID}
 			}
 		}
 	}
@@ -168,11 +168,11 @@ func (s *Server) checkTo(ctx context.Context, c *call) *mcp.CallToolResult {
 	}
 	refused := badArgs("to: you may not ask %q: a token's person may ask themselves (leave to out) and the groups they belong to, or that staff let them ask.", to)
 	g, err := s.opts.Group(ctx, to)
-	if agent.ErrorCode(err) == agent.ENOTFOUND {
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
 		return refused
 	}
 	if err != nil {
-		return badArgs("Parley could not read the group %q: %s Try again.", to, agent.ErrorMessage(err))
+		return badArgs("Parley could not read the group %q: %s Try again.", to, domain.ErrorMessage(err))
 	}
 	if !g.MayAsk(c.who.user.ID) {
 		return refused
@@ -213,11 +213,11 @@ func (c *call) digest() string {
 func client(req *mcp.CallToolRequest, who *caller) string {
 	if info := req.ClientInfo(); info != nil {
 		if name := strings.TrimSpace(info.Title); name != "" {
-			return agent.Title(name)
+			return domain.Title(name)
 		}
 		if name := strings.TrimSpace(info.Name); name != "" {
-			return agent.Title(name)
+			return domain.Title(name)
 		}
 	}
-	return agent.Title(who.token)
+	return domain.Title(who.token)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
 )
@@ -105,7 +105,7 @@ func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
 			people := []string{"ann", "bob", "cy"}
 			var wg sync.WaitGroup
 			for _, name := range people {
-				token := s.Person(t, name, agent.RoleUser)
+				token := s.Person(t, name, domain.RoleUser)
 				cs := connect(t, s, rev, token, "Claude Code", nil)
 				wg.Add(1)
 				go func() {
@@ -162,7 +162,7 @@ func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
 				t.Fatalf("audit: %d asks logged, want %d: %v", asked, len(people), entries)
 			}
 			// The exchanges are on the review desk, with who asked through what, and who answered.
-			s.Person(t, "carol", agent.RoleStaff)
+			s.Person(t, "carol", domain.RoleStaff)
 			desk := s.Browser(t, "carol")
 			page := get(t, desk, s.URL+"/review")
 			if strings.Count(page, "Questions from Claude Code") != len(people) {
@@ -182,7 +182,7 @@ func TestAskPerson_DeclinedExpiredAndPending(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			s := serve(t)
-			token := s.Person(t, "ann", agent.RoleUser)
+			token := s.Person(t, "ann", domain.RoleUser)
 			cs := connect(t, s, rev, token, "Codex", nil)
 			schema := map[string]any{"type": "object", "properties": map[string]any{
 				"budget": map[string]any{"type": "integer", "title": "Budget (EUR)", "minimum": 100},
@@ -226,8 +226,8 @@ func TestAskPerson_DeclinedExpiredAndPending(t *testing.T) {
 
 func TestAskPerson_BadArgumentsAreToolErrors(t *testing.T) {
 	s := serve(t)
-	token := s.Person(t, "ann", agent.RoleUser)
-	s.Person(t, "bob", agent.RoleUser)
+	token := s.Person(t, "ann", domain.RoleUser)
+	s.Person(t, "bob", domain.RoleUser)
 	cs := connect(t, s, revisions[0], token, "script", nil)
 	field := []any{map[string]any{"name": "x", "kind": "text"}}
 	for _, c := range []struct {
@@ -262,7 +262,7 @@ func TestRequestApproval_ApprovedWithEditedArgumentsOrRejected(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			s := serve(t)
-			token := s.Person(t, "ann", agent.RoleUser)
+			token := s.Person(t, "ann", domain.RoleUser)
 			cs := connect(t, s, rev, token, "CI job", nil)
 			args := map[string]any{"action": "Deploy build 1432 to production", "details": "Adds the **invoice** export.",
 				"arguments": map[string]any{"build": 1432, "environment": "production", "canary": true}, "request_id": "deploy-1432"}
@@ -310,7 +310,7 @@ func TestAskPerson_WaitingSendsProgressAndShutdownLeavesTheQuestion(t *testing.T
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			s := serve(t)
-			token := s.Person(t, "ann", agent.RoleUser)
+			token := s.Person(t, "ann", domain.RoleUser)
 			progress := make(chan *mcp.ProgressNotificationParams, 100)
 			cs := connect(t, s, rev, token, "goose", func(p *mcp.ProgressNotificationParams) { progress <- p })
 			params := &mcp.CallToolParams{Name: "ask_person", Arguments: map[string]any{"message": "Ready?", "fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}, "request_id": "ready"}}
@@ -354,7 +354,7 @@ func TestAskPerson_WaitingSendsProgressAndShutdownLeavesTheQuestion(t *testing.T
 
 func TestMCP_RefusesWithoutTokenAndFromOtherSites(t *testing.T) {
 	s := serve(t)
-	token := s.Person(t, "ann", agent.RoleUser)
+	token := s.Person(t, "ann", domain.RoleUser)
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(auth, origin string) *http.Response {
 		req, _ := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(body))
@@ -400,7 +400,7 @@ func TestMCP_RefusesWithoutTokenAndFromOtherSites(t *testing.T) {
 
 func TestAskPerson_RequestIDsArePerPerson(t *testing.T) {
 	s := serve(t)
-	ann, bob := s.Person(t, "ann", agent.RoleUser), s.Person(t, "bob", agent.RoleUser)
+	ann, bob := s.Person(t, "ann", domain.RoleUser), s.Person(t, "bob", domain.RoleUser)
 	annCS, bobCS := connect(t, s, revisions[0], ann, "Claude Code", nil), connect(t, s, revisions[1], bob, "Claude Code", nil)
 	args := map[string]any{"message": "Name?", "fields": []any{map[string]any{"name": "name", "kind": "text"}}, "request_id": "same", "wait": "0s"}
 	a, _, _ := call(t, annCS, "ask_person", args)
@@ -426,11 +426,11 @@ func TestAskPerson_RequestIDsArePerPerson(t *testing.T) {
 // group makes the group with its members (and askers, who may only ask it).
 func group(t *testing.T, s *webtest.Server, name string, members []string, askers ...string) {
 	t.Helper()
-	if _, err := s.DB.AddToGroup(context.Background(), name, members, agent.RoleMember, "operator"); err != nil {
+	if _, err := s.DB.AddToGroup(context.Background(), name, members, domain.RoleMember, "operator"); err != nil {
 		t.Fatal(err)
 	}
 	if len(askers) > 0 {
-		if _, err := s.DB.AddToGroup(context.Background(), name, askers, agent.RoleAsker, "operator"); err != nil {
+		if _, err := s.DB.AddToGroup(context.Background(), name, askers, domain.RoleAsker, "operator"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -440,9 +440,9 @@ func TestAskPerson_AGroupQuestionIsInEveryMembersInboxAndAnsweredOnce(t *testing
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			s := serve(t)
-			ann := s.Person(t, "ann", agent.RoleUser)
-			tokens := map[string]string{"bob": s.Person(t, "bob", agent.RoleUser), "cy": s.Person(t, "cy", agent.RoleUser)}
-			eve := s.Person(t, "eve", agent.RoleUser)
+			ann := s.Person(t, "ann", domain.RoleUser)
+			tokens := map[string]string{"bob": s.Person(t, "bob", domain.RoleUser), "cy": s.Person(t, "cy", domain.RoleUser)}
+			eve := s.Person(t, "eve", domain.RoleUser)
 			group(t, s, "ops", []string{"bob", "cy"}, "ann")
 			cs := connect(t, s, rev, ann, "CI job", nil)
 			done := make(chan map[string]any, 1)
@@ -532,7 +532,7 @@ func TestRequestApproval_TwoOfThreeDistinctApprovers(t *testing.T) {
 			s := serve(t)
 			tokens := map[string]string{}
 			for _, p := range []string{"ann", "bob", "cy", "dee"} {
-				tokens[p] = s.Person(t, p, agent.RoleUser)
+				tokens[p] = s.Person(t, p, domain.RoleUser)
 			}
 			group(t, s, "release", []string{"bob", "cy", "dee"}, "ann")
 			cs := connect(t, s, rev, tokens["ann"], "Claude Code", nil)
@@ -661,9 +661,9 @@ func until(t *testing.T, lines <-chan string, want string) {
 
 func TestAskPerson_AGroupMembersPagesCountItLive(t *testing.T) {
 	s := serve(t)
-	ann := s.Person(t, "ann", agent.RoleUser)
-	s.Person(t, "bob", agent.RoleUser)
-	cy := s.Person(t, "cy", agent.RoleUser)
+	ann := s.Person(t, "ann", domain.RoleUser)
+	s.Person(t, "bob", domain.RoleUser)
+	cy := s.Person(t, "cy", domain.RoleUser)
 	group(t, s, "ops", []string{"bob", "cy"}, "ann")
 	cs := connect(t, s, revisions[0], ann, "Claude Code", nil)
 	// Bob's open page: its live stream says first that nothing waits.
@@ -701,7 +701,7 @@ func TestMCP_TokensUnderEveryAuthMode(t *testing.T) {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}} {
 		t.Run(auth.Mode, func(t *testing.T) {
 			s := webtest.Serve(t, nil, web.NewServerOptions{Auth: auth})
-			token := s.Person(t, "ann", agent.RoleUser)
+			token := s.Person(t, "ann", domain.RoleUser)
 			req, _ := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
@@ -730,7 +730,7 @@ func TestGroupQuestions_TheAskerNeverAnswersThem(t *testing.T) {
 			s := serve(t)
 			tokens := map[string]string{}
 			for _, p := range []string{"ann", "bob", "solo"} {
-				tokens[p] = s.Person(t, p, agent.RoleUser)
+				tokens[p] = s.Person(t, p, domain.RoleUser)
 			}
 			group(t, s, "ops", []string{"ann", "bob"})
 			group(t, s, "alone", []string{"solo"})

@@ -18,8 +18,8 @@ import (
 
 	"github.com/emersion/go-smtp"
 
-	"github.com/parley-chat/parley/agent"
-	"github.com/parley-chat/parley/agent/notify"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
 )
@@ -136,7 +136,7 @@ func (h *hook) received(t *testing.T, n int) notify.WebhookBody {
 	return b
 }
 
-func addChannel(t *testing.T, s *webtest.Server, ch agent.Channel) agent.Channel {
+func addChannel(t *testing.T, s *webtest.Server, ch domain.Channel) domain.Channel {
 	t.Helper()
 	ch, err := s.DB.AddChannel(context.Background(), ch, "test")
 	if err != nil {
@@ -185,20 +185,20 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 	box := startMailbox(t)
 	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 20 * time.Millisecond,
 		SMTP: &notify.SMTP{Host: "127.0.0.1", Port: box.addr.Port, From: "Parley <parley@example.com>", TLS: "none"}}})
-	ann := s.Person(t, "ann", agent.RoleUser)
-	s.Person(t, "bob", agent.RoleUser)
-	s.Person(t, "cy", agent.RoleUser)
+	ann := s.Person(t, "ann", domain.RoleUser)
+	s.Person(t, "bob", domain.RoleUser)
+	s.Person(t, "cy", domain.RoleUser)
 	group(t, s, "ops", []string{"bob", "cy"}, "ann")
 	g, _ := s.DB.Group(context.Background(), "ops")
 
 	annHook, opsHook := startHook(t, 2), startHook(t, 0)
-	annWebhook := addChannel(t, s, agent.Channel{Kind: agent.ChannelWebhook, Target: annHook.URL + "/hooks/T0/B0/secret", UserID: userID(t, s, "ann")})
-	addChannel(t, s, agent.Channel{Kind: agent.ChannelEmail, Target: "ann@example.com", UserID: userID(t, s, "ann")})
-	addChannel(t, s, agent.Channel{Kind: agent.ChannelWebhook, Target: opsHook.URL, GroupID: g.ID})
-	addChannel(t, s, agent.Channel{Kind: agent.ChannelEmail, Target: "cy@example.com", UserID: userID(t, s, "cy")})
+	annWebhook := addChannel(t, s, domain.Channel{Kind: domain.ChannelWebhook, Target: annHook.URL + "/hooks/T0/B0/secret", UserID: userID(t, s, "ann")})
+	addChannel(t, s, domain.Channel{Kind: domain.ChannelEmail, Target: "ann@example.com", UserID: userID(t, s, "ann")})
+	addChannel(t, s, domain.Channel{Kind: domain.ChannelWebhook, Target: opsHook.URL, GroupID: g.ID})
+	addChannel(t, s, domain.Channel{Kind: domain.ChannelEmail, Target: "cy@example.com", UserID: userID(t, s, "cy")})
 	gone := startHook(t, 0)
 	gone.Close() // a webhook nobody answers at: retried, and visible where it is set up
-	addChannel(t, s, agent.Channel{Kind: agent.ChannelWebhook, Target: gone.URL, UserID: userID(t, s, "bob")})
+	addChannel(t, s, domain.Channel{Kind: domain.ChannelWebhook, Target: gone.URL, UserID: userID(t, s, "bob")})
 
 	cs := connect(t, s, revisions[0], ann, "Claude Code", nil)
 	field := []any{map[string]any{"name": "branch", "kind": "text"}}
@@ -272,9 +272,9 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 // resolved, and drops it.
 func TestNotifications_AQuestionAnsweredMeanwhileIsNotAnnounced(t *testing.T) {
 	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 50 * time.Millisecond}})
-	ann := s.Person(t, "ann", agent.RoleUser)
+	ann := s.Person(t, "ann", domain.RoleUser)
 	hook := startHook(t, 1_000_000) // down until it is told otherwise
-	addChannel(t, s, agent.Channel{Kind: agent.ChannelWebhook, Target: hook.URL, UserID: userID(t, s, "ann")})
+	addChannel(t, s, domain.Channel{Kind: domain.ChannelWebhook, Target: hook.URL, UserID: userID(t, s, "ann")})
 	cs := connect(t, s, revisions[1], ann, "Claude Code", nil)
 	got, _, _ := call(t, cs, "ask_person", map[string]any{"message": "Tag the release?", "wait": "0s",
 		"fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}})

@@ -6,15 +6,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // askPerson is ask_person.
 func (s *Server) askPerson(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return s.handle(ctx, req, []string{"message", "fields", "requestedSchema", "to", "context", "timeout", "escalate_after", "escalate_to", "wait", "request_id"},
-		s.askQuestion, func(c *call, rec agent.QuestionRecord) *mcp.CallToolResult {
+		s.askQuestion, func(c *call, rec domain.QuestionRecord) *mcp.CallToolResult {
 			values := map[string]any{}
-			if r := rec.Resolution; r != nil && r.Outcome == agent.Answered && r.Values != nil {
+			if r := rec.Resolution; r != nil && r.Outcome == domain.Answered && r.Values != nil {
 				values = r.Values
 			}
 			return result(map[string]any{"outcome": outcome(rec), "values": values}, rec, c.who)
@@ -22,24 +22,24 @@ func (s *Server) askPerson(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // askQuestion is ask_person's question: its message, context and form.
-func (s *Server) askQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
+func (s *Server) askQuestion(c *call) (domain.Question, *mcp.CallToolResult) {
 	msg, bad := c.str("message", true)
 	if bad != nil {
-		return agent.Question{}, bad
+		return domain.Question{}, bad
 	}
 	fields, hasFields := c.args["fields"]
 	schema, hasSchema := c.args["requestedSchema"]
 	hasFields = hasFields && string(fields) != "null"
 	hasSchema = hasSchema && string(schema) != "null"
 	if hasFields == hasSchema {
-		return agent.Question{}, badArgs("Give the form as exactly one of fields (Parley's field model) or requestedSchema (MCP's flat JSON Schema); this call gave %s.",
+		return domain.Question{}, badArgs("Give the form as exactly one of fields (Parley's field model) or requestedSchema (MCP's flat JSON Schema); this call gave %s.",
 			map[bool]string{true: "both", false: "neither"}[hasFields])
 	}
 	doc := map[string]json.RawMessage{"prompt": mustJSON(msg), "request_type": mustJSON("clarification")}
 	if ctxArg, ok := c.args["context"]; ok {
 		doc["context"] = ctxArg
 	}
-	var q agent.Question
+	var q domain.Question
 	if hasFields {
 		var list []map[string]any
 		if json.Unmarshal(fields, &list) != nil || len(list) == 0 {
@@ -50,24 +50,24 @@ func (s *Server) askQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
 			if kind == "" {
 				kind, _ = f["type"].(string)
 			}
-			if kind == "" || !agent.KnownKind(kind) || agent.FieldKind(kind) == agent.KindFile {
+			if kind == "" || !domain.KnownKind(kind) || domain.FieldKind(kind) == domain.KindFile {
 				return q, badArgs("fields: field %d (%v) has kind %q, which Parley does not ask; use text, textarea, number, integer, select, multiselect, boolean or date.", i+1, f["name"], kind)
 			}
 		}
 		doc["fields"] = fields
-		r, err := agent.DecodeUserInputRequest(string(mustJSON(doc)))
+		r, err := domain.DecodeUserInputRequest(string(mustJSON(doc)))
 		if err != nil {
 			return q, badArgs("fields: %v.", err)
 		}
-		q = agent.RefuseSecrets(r.Question())
+		q = domain.RefuseSecrets(r.Question())
 	} else {
-		r, err := agent.DecodeUserInputRequest(string(mustJSON(doc)))
+		r, err := domain.DecodeUserInputRequest(string(mustJSON(doc)))
 		if err != nil {
 			return q, badArgs("%v.", err)
 		}
 		base := r.Question()
 		var refusal string
-		if q, refusal = agent.SchemaQuestion(base, schema, agent.SchemaOptions{AllowEmail: s.opts.AllowEmail}); refusal != "" {
+		if q, refusal = domain.SchemaQuestion(base, schema, domain.SchemaOptions{AllowEmail: s.opts.AllowEmail}); refusal != "" {
 			return q, badArgs("requestedSchema: %s", refusal)
 		}
 	}
@@ -105,8 +105,8 @@ func (c *call) proposed() (json.RawMessage, *mcp.CallToolResult) {
 
 // approvalQuestion is request_approval's question: the action, its details, and the
 // arguments as a form to approve (changed or not) or reject.
-func approvalQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
-	var q agent.Question
+func approvalQuestion(c *call) (domain.Question, *mcp.CallToolResult) {
+	var q domain.Question
 	action, bad := c.str("action", true)
 	if bad != nil {
 		return q, bad
@@ -132,7 +132,7 @@ func approvalQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
 	if bad != nil {
 		return q, bad
 	}
-	q = agent.Question{Message: "**Approve:** " + action, Type: agent.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []agent.Field{}}
+	q = domain.Question{Message: "**Approve:** " + action, Type: domain.RequestApproval, SubmitLabel: "Approve", DeclineLabel: "Reject", Fields: []domain.Field{}}
 	if approvals > 1 {
 		q.Approvals = approvals
 	}
@@ -141,21 +141,21 @@ func approvalQuestion(c *call) (agent.Question, *mcp.CallToolResult) {
 	}
 	if args != nil {
 		q.Message += "\n\nThe arguments are what the agent proposes: change them before you approve, if needed."
-		q.Fields = agent.ApprovalFields(agent.ArgumentsSchema(args), args)
+		q.Fields = domain.ApprovalFields(domain.ArgumentsSchema(args), args)
 	}
 	return q, nil
 }
 
 // approvalResult tells request_approval's outcome: approved (with the arguments as
 // approved), rejected, or how else the question stands.
-func approvalResult(c *call, rec agent.QuestionRecord) *mcp.CallToolResult {
+func approvalResult(c *call, rec domain.QuestionRecord) *mcp.CallToolResult {
 	v := map[string]any{"approved": false}
 	switch o := outcome(rec); o {
 	case "answered":
 		v["outcome"], v["approved"] = "approved", true
 		v["arguments"] = json.RawMessage("{}")
 		if args, _ := c.proposed(); args != nil {
-			approved, err := agent.ApprovedArguments(&rec.Question, rec.Resolution, args)
+			approved, err := domain.ApprovedArguments(&rec.Question, rec.Resolution, args)
 			if err != nil {
 				return badArgs("%v", err)
 			}

@@ -19,19 +19,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/runner"
 )
 
 // Options configures New.
 type Options struct {
-	Runner *agent.Runner
+	Runner *runner.Runner
 	// Authenticate reads a request's bearer token: the person it acts as and the token's
 	// name. An error (agent.EUNAUTHORIZED) when there is none, or it is unknown or revoked.
-	Authenticate func(r *http.Request) (agent.User, string, error)
+	Authenticate func(r *http.Request) (domain.User, string, error)
 	// Group finds a group by name (ENOTFOUND when there is none), for "to".
-	Group func(ctx context.Context, name string) (agent.Group, error)
+	Group func(ctx context.Context, name string) (domain.Group, error)
 	// GroupsOf finds the groups a person is in, for "escalate_to".
-	GroupsOf func(ctx context.Context, userID int64) ([]agent.Group, error)
+	GroupsOf func(ctx context.Context, userID int64) ([]domain.Group, error)
 	// Notify tells the notifier that word of a new question may be due.
 	Notify func()
 	// OwnOrigin reports whether a browser's Origin header names Parley itself.
@@ -108,7 +109,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, token, err := s.opts.Authenticate(r)
-	if err != nil && agent.ErrorCode(err) != agent.EUNAUTHORIZED {
+	if err != nil && domain.ErrorCode(err) != domain.EUNAUTHORIZED {
 		// The token could not be checked (the database is down): not the client's fault.
 		s.opts.Logger.Error("mcp: token", "error", err)
 		http.Error(w, "Parley cannot check the token right now; try again in a moment.", http.StatusServiceUnavailable)
@@ -116,7 +117,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
-		http.Error(w, agent.ErrorMessage(err), http.StatusUnauthorized)
+		http.Error(w, domain.ErrorMessage(err), http.StatusUnauthorized)
 		return
 	}
 	who := &caller{user: u, token: token, base: s.opts.BaseURL(r)}
@@ -178,13 +179,13 @@ func (s *Server) Close() {
 
 // caller is who calls: the token's person and the token's name.
 type caller struct {
-	user  agent.User
+	user  domain.User
 	token string
 	base  string
 }
 
 // link is the address of a question's card.
-func (c *caller) link(q agent.QuestionRecord) string { return c.base + q.Path() }
+func (c *caller) link(q domain.QuestionRecord) string { return c.base + q.Path() }
 
 type callerKey struct{}
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parley-chat/parley/agent"
+	"github.com/parley-chat/parley/domain"
 )
 
 // The tools' arguments shared by both.
@@ -58,7 +58,7 @@ func (s *Server) addTools() {
 		Name: "ask_person", Title: "Ask a person", Description: askDescription,
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
 			"message": map[string]any{"type": "string", "description": "The question, as the person will read it (Markdown): what you need and why."},
-			"fields": map[string]any{"type": "array", "items": agent.FieldSchema,
+			"fields": map[string]any{"type": "array", "items": domain.FieldSchema,
 				"description": "The form's fields, in order: kinds text, textarea, number, integer, select, multiselect, boolean, date. Give fields or requestedSchema."},
 			"requestedSchema": map[string]any{"type": "object",
 				"description": "The form as MCP elicitation's requestedSchema: an object of flat string (format date, date-time, uri), number, integer, boolean and enum properties, with required. Give fields or requestedSchema."},
@@ -103,12 +103,12 @@ func (s *Server) addTools() {
 // checks the call's audience and asks the question build makes of it; it waits for the
 // outcome as the call asks, and done tells it.
 func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, known []string,
-	build func(*call) (agent.Question, *mcp.CallToolResult), done func(*call, agent.QuestionRecord) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	build func(*call) (domain.Question, *mcp.CallToolResult), done func(*call, domain.QuestionRecord) *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 	c, bad := s.readCall(req, known...)
 	if bad != nil {
 		return bad, nil
 	}
-	rec, found, err := s.opts.Runner.AskedBefore(ctx, agent.InboundRequest{UserID: c.who.user.ID, RequestID: c.requestID, Digest: c.digest()})
+	rec, found, err := s.opts.Runner.AskedBefore(ctx, domain.InboundRequest{UserID: c.who.user.ID, RequestID: c.requestID, Digest: c.digest()})
 	if err != nil {
 		return s.failed(c, err), nil
 	}
@@ -132,25 +132,25 @@ func (s *Server) handle(ctx context.Context, req *mcp.CallToolRequest, known []s
 
 // failed is the tool result of an error: the caller's (EINVALID), else Parley's.
 func (s *Server) failed(c *call, err error) *mcp.CallToolResult {
-	if agent.ErrorCode(err) == agent.EINVALID {
-		return badArgs("%s", agent.ErrorMessage(err))
+	if domain.ErrorCode(err) == domain.EINVALID {
+		return badArgs("%s", domain.ErrorMessage(err))
 	}
 	s.opts.Logger.Error("mcp: ask", "person", c.who.user.Name, "error", err)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Parley could not store the question: " + agent.ErrorMessage(err) + " Try again."}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Parley could not store the question: " + domain.ErrorMessage(err) + " Try again."}}}
 }
 
 // ask stores a new question.
-func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q agent.Question) (agent.QuestionRecord, *mcp.CallToolResult) {
+func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q domain.Question) (domain.QuestionRecord, *mcp.CallToolResult) {
 	q.Asker, q.Key, q.To, q.Escalate = client(req, c.who), c.requestID, c.group.Name, c.escalate
 	if timeout, ok, bad := c.duration("timeout"); bad != nil {
-		return agent.QuestionRecord{}, bad
+		return domain.QuestionRecord{}, bad
 	} else if ok {
 		if timeout < time.Second {
-			return agent.QuestionRecord{}, badArgs("timeout must be at least 1s.")
+			return domain.QuestionRecord{}, badArgs("timeout must be at least 1s.")
 		}
 		q.Deadline = time.Now().Add(timeout).Truncate(time.Second)
 	}
-	rec, created, err := s.opts.Runner.AskInbound(ctx, agent.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
+	rec, created, err := s.opts.Runner.AskInbound(ctx, domain.InboundRequest{UserID: c.who.user.ID, Client: q.Asker,
 		RequestID: c.requestID, Digest: c.digest(), Via: "token " + c.who.token, ToGroup: c.group.ID, Question: q})
 	if err != nil {
 		return rec, s.failed(c, err)
@@ -163,7 +163,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, c *call, q a
 
 // await waits for the question's outcome as the call asks (wait), and returns the question
 // as it stands then: still pending when the wait ended first.
-func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, c *call, rec agent.QuestionRecord) agent.QuestionRecord {
+func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, c *call, rec domain.QuestionRecord) domain.QuestionRecord {
 	if !rec.Pending() || c.wait == 0 || !s.startWaiting(c.who.user.ID) {
 		return rec // pending: calling again with the request_id waits on
 	}
@@ -194,18 +194,18 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, c *call, r
 }
 
 // outcome is how a question stands, in the tools' terms.
-func outcome(rec agent.QuestionRecord) string {
+func outcome(rec domain.QuestionRecord) string {
 	switch {
 	case rec.Pending():
 		return "pending"
-	case rec.Resolution.Outcome == agent.Superseded:
-		return string(agent.Cancelled)
+	case rec.Resolution.Outcome == domain.Superseded:
+		return string(domain.Cancelled)
 	}
 	return string(rec.Resolution.Outcome)
 }
 
 // result is a tool's result: the same JSON as structured content and as text.
-func result(v map[string]any, rec agent.QuestionRecord, who *caller) *mcp.CallToolResult {
+func result(v map[string]any, rec domain.QuestionRecord, who *caller) *mcp.CallToolResult {
 	v["question_id"] = rec.ID
 	v["url"] = who.link(rec)
 	if r := rec.Resolution; r != nil {

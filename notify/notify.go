@@ -1,0 +1,308 @@
+// Package notify delivers word of questions to the channels people and groups set up
+// (webhooks and email), from the outbox the ledger fills in the transaction that asks: a
+// crash loses none, a failing channel is retried with backoff, and a question resolved
+// meanwhile is skipped. Each notification links to the question's card; following it needs
+// the person to be signed in, and nothing is answered by following a link.
+package notify
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parley-chat/parley/domain"
+)
+
+// Outbox is where the deliveries wait (the store).
+type Outbox interface {
+	DueNotifications(ctx context.Context, now time.Time, limit int) ([]domain.Notification, error)
+	NextNotification(ctx context.Context) (time.Time, error)
+	NotificationTried(ctx context.Context, id int64, state, errText string, next time.Time) error
+}
+
+// Options configures New.
+type Options struct {
+	Outbox Outbox
+	// BaseURL is Parley's public address ("https://parley.example"): links start with it.
+	BaseURL string
+	// SMTP sends the emails; without it, email channels fail, saying so.
+	SMTP *SMTP
+	// HTTP posts the webhooks (default: a client with a 10 s timeout).
+	HTTP *http.Client
+	// Backoff is the wait before the first retry, doubled each time up to an hour
+	// (default 30 s); Attempts how many tries at most (default 8).
+	Backoff  time.Duration
+	Attempts int
+	Logger   *slog.Logger
+}
+
+// Notifier delivers what the outbox holds.
+type Notifier struct {
+	opts Options
+	wake chan struct{}
+	wg   sync.WaitGroup
+	stop context.CancelFunc
+}
+
+// New returns a Notifier; Start runs it.
+func New(opts Options) *Notifier {
+	opts.Backoff = cmp.Or(opts.Backoff, 30*time.Second)
+	opts.Attempts = cmp.Or(opts.Attempts, 8)
+	if opts.HTTP == nil {
+		opts.HTTP = &http.Client{Timeout: 10 * time.Second,
+			// A webhook is the URL given: a redirect is an answer, not a way elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	return &Notifier{opts: opts, wake: make(chan struct{}, 1)}
+}
+
+// Start delivers until Stop.
+func (n *Notifier) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.stop = cancel
+	n.wg.Add(1)
+	go n.run(ctx)
+}
+
+// Stop ends the deliveries under way (they are tried again after a restart) and waits.
+func (n *Notifier) Stop() {
+	if n.stop != nil {
+		n.stop()
+	}
+	n.wg.Wait()
+}
+
+// Wake tells the notifier something may be due now.
+func (n *Notifier) Wake() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run picks the deliveries due and sends each on its own (a slow webhook holds up no other),
+// at most maxSending at once.
+func (n *Notifier) run(ctx context.Context) {
+	defer n.wg.Done()
+	var mu sync.Mutex
+	// sending are the deliveries under way; finished, those that ended since the outbox was
+	// last read, which that read may still show due.
+	sending, finished := map[int64]bool{}, map[int64]bool{}
+	slots := make(chan struct{}, maxSending)
+	for {
+		mu.Lock()
+		clear(finished)
+		mu.Unlock()
+		due, err := n.opts.Outbox.DueNotifications(ctx, time.Now(), 2*maxSending)
+		if err != nil && ctx.Err() == nil {
+			n.opts.Logger.Error("notifications due", "error", err)
+		}
+		for _, d := range due {
+			mu.Lock()
+			busy := sending[d.ID] || finished[d.ID]
+			if !busy {
+				sending[d.ID] = true
+			}
+			mu.Unlock()
+			if busy {
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			n.wg.Add(1)
+			go func() {
+				defer n.wg.Done()
+				n.deliver(ctx, d)
+				<-slots
+				mu.Lock()
+				delete(sending, d.ID)
+				finished[d.ID] = true
+				mu.Unlock()
+				n.Wake() // a retry may be due sooner than the loop thought
+			}()
+		}
+		wait := time.Minute
+		if next, err := n.opts.Outbox.NextNotification(ctx); err == nil && !next.IsZero() {
+			wait = min(wait, time.Until(next))
+		}
+		if wait <= 0 {
+			// Due now, and being sent: its end wakes the loop. A second bounds the wait for
+			// those beyond the ones picked.
+			wait = time.Second
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-n.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// maxSending bounds the deliveries under way at once.
+const maxSending = 16
+
+// deliver sends one notification and records how it went.
+func (n *Notifier) deliver(ctx context.Context, d domain.Notification) {
+	record := func(state, errText string, next time.Time) {
+		if err := n.opts.Outbox.NotificationTried(context.WithoutCancel(ctx), d.ID, state, errText, next); err != nil {
+			n.opts.Logger.Error("notification", "id", d.ID, "error", err)
+		}
+	}
+	if !d.Question.Pending() {
+		record("skipped", "", time.Time{})
+		return
+	}
+	var err error
+	switch d.Channel.Kind {
+	case domain.ChannelWebhook:
+		err = n.webhook(ctx, d)
+	case domain.ChannelEmail:
+		err = n.email(ctx, d)
+	default:
+		err = permanent{fmt.Errorf("unknown channel kind %q", d.Channel.Kind)}
+	}
+	if ctx.Err() != nil {
+		return // stopping: it stays due, and goes after the restart
+	}
+	if err == nil {
+		record("sent", "", time.Time{})
+		return
+	}
+	var next time.Time
+	var p permanent
+	if !errors.As(err, &p) && d.Attempts+1 < n.opts.Attempts {
+		next = time.Now().Add(min(n.opts.Backoff<<d.Attempts, time.Hour))
+	}
+	msg := err.Error()
+	if next.IsZero() {
+		msg += " (given up)"
+	} else {
+		msg += fmt.Sprintf(" (trying again at %s)", next.UTC().Format("15:04:05 UTC"))
+	}
+	n.opts.Logger.Warn("notification failed", "channel", d.Channel.ID, "kind", d.Channel.Kind, "question", d.Question.ID, "error", msg)
+	record("pending", msg, next)
+}
+
+// permanent is a failure that trying again would not mend (a webhook that answers 404).
+type permanent struct{ error }
+
+// Link is the address of the question's card.
+func (n *Notifier) Link(q domain.QuestionRecord) string { return n.opts.BaseURL + q.Path() }
+
+// summary is the notification in a line: who asks whom what.
+func summary(d domain.Notification) string {
+	q := d.Question
+	// The asker names itself (its MCP clientInfo): the person whose token it used is said too.
+	// The message's first line, without the Markdown marks a chat or a subject would show.
+	msg := strings.NewReplacer("**", "", "__", "", "`", "").Replace(firstLine(q.Message))
+	line := fmt.Sprintf("%s asks %s: %s", firstLine(q.Asker), d.Owner, msg)
+	if q.Routed() {
+		line = fmt.Sprintf("%s, for %s, asks %s: %s", firstLine(q.Asker), d.Owner, q.Audience().Words(), msg)
+	}
+	if d.Reason == "escalated" {
+		line = "Still waiting, now for you too: " + line
+	}
+	return line
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' ' // no control character reaches a header or a chat line
+		}
+		return r
+	}, s)
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
+
+// WebhookBody is what a webhook gets: Slack's and Mattermost's "text", and the question.
+type WebhookBody struct {
+	Text   string        `json:"text"`
+	Parley WebhookParley `json:"parley"`
+}
+
+// WebhookParley is the question, for programs.
+type WebhookParley struct {
+	Event    string          `json:"event"` // question.asked or question.escalated
+	URL      string          `json:"url"`
+	Owner    string          `json:"owner"`
+	Question WebhookQuestion `json:"question"`
+}
+
+// WebhookQuestion is the question as asked (the API's question model), with where it is.
+type WebhookQuestion struct {
+	domain.Question
+	ConversationID int64     `json:"conversation_id"`
+	AskedAt        time.Time `json:"asked_at"`
+}
+
+func (n *Notifier) webhook(ctx context.Context, d domain.Notification) error {
+	link := n.Link(d.Question)
+	// No "<" or ">" reaches a chat: "<!channel>" would call everyone in it.
+	text := strings.NewReplacer("<", "‹", ">", "›").Replace(summary(d))
+	q := d.Question.Question
+	q.Fields = make([]domain.Field, len(q.Fields))
+	for i, f := range d.Question.Fields {
+		f.Default = nil // what an agent proposes (an approval's arguments) stays in Parley
+		q.Fields[i] = f
+	}
+	body, err := json.Marshal(WebhookBody{Text: text + "\nAnswer in Parley: " + link,
+		Parley: WebhookParley{Event: "question." + d.Reason, URL: link, Owner: d.Owner,
+			Question: WebhookQuestion{Question: q, ConversationID: d.Question.ConversationID, AskedAt: d.Question.AskedAt}}})
+	if err != nil {
+		return permanent{err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Channel.Target, bytes.NewReader(body))
+	if err != nil {
+		return permanent{err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Parley")
+	resp, err := n.opts.HTTP.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold the webhook's secret
+		}
+		return fmt.Errorf("the webhook could not be reached: %v", err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	// Its status alone: what a URL inside the network answers is not for the page to show.
+	err = fmt.Errorf("the webhook answered %s", resp.Status)
+	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
+		return permanent{err}
+	}
+	return err
+}

@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/parley-chat/parley/domain"
+)
+
+// ErrTakenOver is why a step stops when another instance took its run over: this instance
+// had failed to renew its lease (see Ledger.Renew), and the run is interrupted already.
+var ErrTakenOver = errors.New("another instance took the run over")
+
+// ErrLeaseLapsing is why a step stops when this instance could not renew its lease for two
+// thirds of it: another instance will take the run over soon, and the step must not go on
+// (calling tools, say) beside the one that takes it up.
+var ErrLeaseLapsing = errors.New("this instance lost touch with the database for most of its lease")
+
+// renew keeps this instance's lease every so often, and runs the work it takes over from
+// instances gone: their queued steps here, and their interrupted runs of agents that
+// reattach again (as Start does after a crash).
+func (r *Runner) renew(every time.Duration) {
+	defer r.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	bg := context.WithoutCancel(r.ctx)
+	renewed, fenced := time.Now(), false
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(bg, every)
+		took, err := r.ledger.Renew(ctx)
+		cancel()
+		if err != nil {
+			r.log.Error("renew the lease", "error", err)
+			if !fenced && time.Since(renewed) > 2*every {
+				r.log.Error("stopping the running steps: the lease runs out soon, and another instance will take them over")
+				r.cancelRunning(ErrLeaseLapsing)
+				fenced = true
+			}
+			continue
+		}
+		renewed, fenced = time.Now(), false
+		if took.Lost {
+			r.log.Error("this instance was taken for gone (it could not renew its lease in time): its running steps were interrupted by another; stopping them here")
+			r.cancelRunning(ErrTakenOver)
+		}
+		r.takeOver(bg, took)
+	}
+}
+
+// takeOver runs what a Renew took over.
+func (r *Runner) takeOver(ctx context.Context, took domain.Takeover) {
+	if len(took.Interrupted) > 0 {
+		if err := r.expireLive(ctx); err != nil {
+			r.log.Error("take over", "error", err)
+		}
+	}
+	for _, q := range took.Queued {
+		r.log.Info("took over a queued step", "conversation", q.ConversationID, "step", q.ID)
+		r.dispatch(q.ConversationID, q.ID)
+	}
+	for _, id := range took.Interrupted {
+		r.log.Info("took over an interrupted run", "conversation", id)
+		c, err := r.ledger.Conversation(ctx, id)
+		if err != nil {
+			continue
+		}
+		if ra, ok := r.agents[c.Agent].(domain.Reattacher); ok && ra.Reattaches() {
+			if err := r.Retry(ctx, id); err != nil {
+				r.log.Error("reattach", "conversation", id, "agent", c.Agent, "error", err)
+			}
+		}
+	}
+}
+
+// cancelRunning stops every running step with cause.
+func (r *Runner) cancelRunning(cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.running {
+		s.cancel(cause)
+	}
+}
+
+// liveDrafts writes the text another instance's steps are writing, as their drafts arrive,
+// into the hub, for the streams that follow it here. A stream that began in the middle of a
+// message gets its text so far from the drafts stored.
+func (r *Runner) liveDrafts(drafts []domain.Draft) {
+	for _, d := range drafts {
+		if !r.hub.Followed(d.ConversationID) {
+			continue
+		}
+		w := r.hub.RunWriter(d.ConversationID, d.RunID, 0, d.MessageID, d.Author)
+		n, open := w.Len()
+		switch {
+		case !open || d.At+len(d.Text) <= n:
+		case d.At <= n:
+			w.Write(d.Text[n-d.At:])
+		default:
+			text, err := r.ledger.DraftText(context.WithoutCancel(r.ctx), d.ConversationID, d.MessageID)
+			if err != nil {
+				r.log.Error("live text of another instance", "conversation", d.ConversationID, "error", err)
+			} else if len(text) > n {
+				w.Write(text[n:])
+			}
+		}
+	}
+}
