@@ -232,7 +232,7 @@ type ApprovalFacts struct {
 func CheckApproval(f ApprovalFacts) error {
 	switch {
 	case !f.Pending:
-		return Errorf(ECONFLICT, "This question was already resolved.")
+		return ErrResolved
 	case f.Owner == f.By:
 		return Errorf(EFORBIDDEN, "You asked for this approval: other people approve it.")
 	case f.Before > 0:

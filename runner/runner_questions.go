@@ -126,7 +126,7 @@ func rejects(q domain.Question, values map[string]any) bool {
 func (r *Runner) pending(ctx context.Context, questionID int64) (domain.QuestionRecord, error) {
 	q, err := r.ledger.Question(ctx, questionID)
 	if err == nil && !q.Pending() {
-		err = domain.Errorf(domain.ECONFLICT, "This question was already resolved.")
+		err = domain.ErrResolved
 	}
 	return q, err
 }

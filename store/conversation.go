@@ -126,7 +126,7 @@ type queryer interface {
 func conversation(ctx context.Context, q queryer, id int64) (domain.Conversation, error) {
 	c, err := scanConversation(q.QueryRowContext(ctx, `SELECT `+conversationColumns+conversationsFrom+` WHERE c.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+		return c, domain.ConversationNotFound(id)
 	}
 	if err != nil {
 		return c, fmt.Errorf("conversation %d: %w", id, err)

@@ -36,7 +36,7 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 			var uid int64
 			err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ? AND role <> ?`, strings.TrimSpace(p), domain.RoleService).Scan(&uid)
 			if errors.Is(err, sql.ErrNoRows) {
-				return domain.Errorf(domain.ENOTFOUND, "There is no person named %q.", p)
+				return domain.NoPerson(p)
 			}
 			if err != nil {
 				return fmt.Errorf("add to group: %w", err)
@@ -103,7 +103,7 @@ func groupID(ctx context.Context, q queryer, name string) (int64, error) {
 	var id int64
 	err := q.QueryRowContext(ctx, `SELECT id FROM groups WHERE name = ? COLLATE NOCASE`, strings.TrimSpace(name)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, domain.Errorf(domain.ENOTFOUND, "There is no group named %q.", name)
+		return 0, domain.NoGroup(name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("group %q: %w", name, err)
@@ -119,7 +119,7 @@ func (db *DB) Group(ctx context.Context, name string) (domain.Group, error) {
 	}
 	gs, err := db.groups(ctx, `WHERE g.id = ?`, id)
 	if err != nil || len(gs) == 0 {
-		return domain.Group{}, cmpErr(err, domain.Errorf(domain.ENOTFOUND, "There is no group named %q.", name))
+		return domain.Group{}, cmpErr(err, domain.NoGroup(name))
 	}
 	return gs[0], nil
 }

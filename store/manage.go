@@ -55,7 +55,7 @@ func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...an
 		return fmt.Errorf("conversation %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+		return domain.ConversationNotFound(id)
 	}
 	return nil
 }

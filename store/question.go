@@ -174,7 +174,7 @@ func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, er
 	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, created_at FROM questions WHERE id = ?`, id).
 		Scan(&rec.ConversationID, &rec.RunID, &spec, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return rec, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", id)
+		return rec, domain.QuestionNotFound(id)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("question %d: %w", id, err)
@@ -222,7 +222,7 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolut
 	var convID, runID int64
 	err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", r.QuestionID)
+		return 0, domain.QuestionNotFound(r.QuestionID)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)
@@ -269,7 +269,7 @@ func (db *DB) Approve(ctx context.Context, r domain.Resolution, need int) (int64
 		var state string
 		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id, state FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID, &state)
 		if errors.Is(err, sql.ErrNoRows) {
-			return domain.Errorf(domain.ENOTFOUND, "Question %d not found.", r.QuestionID)
+			return domain.QuestionNotFound(r.QuestionID)
 		}
 		if err != nil {
 			return fmt.Errorf("approve: %w", err)
@@ -368,7 +368,7 @@ func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r do
 		return fmt.Errorf("resolve: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return domain.Errorf(domain.ECONFLICT, "This question was already resolved.")
+		return domain.ErrResolved
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, via, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, r.Via, now); err != nil {

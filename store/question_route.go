@@ -149,5 +149,5 @@ func personNamed(ctx context.Context, q queryer, name string) (int64, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	return 0, domain.Errorf(domain.ENOTFOUND, "There is no person named %q.", name)
+	return 0, domain.NoPerson(name)
 }

@@ -95,14 +95,14 @@ func (db *DB) Session(ctx context.Context, token string, lim SessionLimits) (dom
 // its idle limit past its last-seen time, or its age limit, whichever comes first.
 func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits) (domain.User, time.Time, error) {
 	if token == "" {
-		return domain.User{}, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
+		return domain.User{}, time.Time{}, domain.ErrSignIn
 	}
 	id := hashToken(token)
 	var userID int64
 	var created, seen string
 	err := db.read.QueryRowContext(ctx, `SELECT user_id, created_at, last_seen_at FROM sessions WHERE id_hash = ?`, id).Scan(&userID, &created, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
-		return domain.User{}, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
+		return domain.User{}, time.Time{}, domain.ErrSignIn
 	}
 	if err != nil {
 		return domain.User{}, time.Time{}, fmt.Errorf("session: %w", err)
@@ -120,7 +120,7 @@ func (db *DB) SessionUntil(ctx context.Context, token string, lim SessionLimits)
 	}
 	u, err := db.User(ctx, userID)
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
-		return u, time.Time{}, domain.Errorf(domain.EUNAUTHORIZED, "Sign in first.")
+		return u, time.Time{}, domain.ErrSignIn
 	}
 	return u, ends, err
 }

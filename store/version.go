@@ -37,7 +37,7 @@ func versionsOf(ctx context.Context, q queryer, convID int64) (domain.Versions, 
 		return nil, 0, fmt.Errorf("versions: %w", err)
 	}
 	if !found {
-		return nil, 0, domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", convID)
+		return nil, 0, domain.ConversationNotFound(convID)
 	}
 	if len(vs) == 0 {
 		vs = domain.Versions{{N: 0}}
@@ -57,7 +57,7 @@ func (db *DB) VersionEvents(ctx context.Context, convID, n, after int64) ([]doma
 		return nil, err
 	}
 	if _, ok := vs.Find(n); !ok {
-		return nil, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+		return nil, domain.NoVersion(convID, n)
 	}
 	return pathEvents(ctx, db.read, convID, vs.Path(n), after)
 }
@@ -335,7 +335,7 @@ func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) err
 			return err
 		}
 		if _, ok := vs.Find(n); !ok {
-			return domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", convID, n)
+			return domain.NoVersion(convID, n)
 		}
 		if n == shown {
 			return nil

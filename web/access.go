@@ -13,7 +13,7 @@ import (
 // notFound is what anyone gets for a conversation that is not theirs to read: the same as
 // for one that does not exist, so that ids tell nothing.
 func notFound(id int64) error {
-	return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+	return domain.ConversationNotFound(id)
 }
 
 // readableConversation returns the conversation of the :id parameter when the signed-in
@@ -134,7 +134,7 @@ func (s *Server) answerable(c echo.Context, id int64) (domain.QuestionRecord, vi
 		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(slices.Clip(s.viewerGroups(c)), rec.To)}, nil
 	}
 	if !u.CanRead(conv) {
-		return domain.QuestionRecord{}, views.Mode{}, domain.Errorf(domain.ENOTFOUND, "Question %d not found.", id)
+		return domain.QuestionRecord{}, views.Mode{}, domain.QuestionNotFound(id)
 	}
 	m := s.modeFor(u, conv)
 	if rec.Routed() {

@@ -60,7 +60,7 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 func (s *Server) apiAnswer(c echo.Context) error {
 	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
 		if !rec.Pending() {
-			return rec, domain.Errorf(domain.ECONFLICT, "This question was already resolved.")
+			return rec, domain.ErrResolved
 		}
 		body, form, err := apiForm(c)
 		if err != nil {

@@ -264,7 +264,7 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 func requireStaff(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !currentUser(c).IsStaff() {
-			return domain.Errorf(domain.ENOTFOUND, "Not found.")
+			return domain.ErrNotFound
 		}
 		return next(c)
 	}

@@ -82,7 +82,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 func paramID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return 0, domain.ErrNotFound
 	}
 	return id, nil
 }

@@ -37,7 +37,7 @@ func (s *Server) handleLoginPage(c echo.Context) error {
 // a success starts a new session (a new id, whatever cookie came in) and ends the old one.
 func (s *Server) handleLogin(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	name, pw, next := strings.TrimSpace(c.FormValue("name")), c.FormValue("password"), safeNext(c.FormValue("next"))
 	u, ok, err := s.passwordAttempt(c, name, pw, "Too many failed sign-ins.")

@@ -24,7 +24,7 @@ import (
 // (503), and Parley keeps trying.
 func (s *Server) handleOIDCLogin(c echo.Context) error {
 	if s.oidc == nil {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	if err := s.allowProviderSignIn(c, s.providerSignIns); err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Server) handleOIDCLogin(c echo.Context) error {
 // subject, its groups and role set as the provider says, and a session starts.
 func (s *Server) handleOIDCCallback(c echo.Context) error {
 	if s.oidc == nil {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	if err := s.allowProviderSignIn(c, s.providerCallbacks); err != nil {
 		return err

@@ -119,7 +119,7 @@ func (s *Server) questionVisible(c echo.Context, rec domain.QuestionRecord) erro
 		return err
 	}
 	if _, err := s.readable(c, rec.ConversationID); err != nil {
-		return domain.Errorf(domain.ENOTFOUND, "Question %d not found.", rec.ID)
+		return domain.QuestionNotFound(rec.ID)
 	}
 	return nil
 }

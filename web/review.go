@@ -168,7 +168,7 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 		r.version = r.conv.Version
 	}
 	if _, ok := r.versions.Find(r.version); !ok {
-		return r, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", r.conv.ID, r.version)
+		return r, domain.NoVersion(r.conv.ID, r.version)
 	}
 	if r.events, err = s.ledger.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
 		return r, err

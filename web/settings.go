@@ -85,7 +85,7 @@ func (s *Server) handleSaveSettings(c echo.Context) error {
 // other session of the account ends; this one goes on in a new session.
 func (s *Server) handleChangePassword(c echo.Context) error {
 	if s.auth.Mode != AuthLocal {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	ctx := c.Request().Context()
 	u := currentUser(c)

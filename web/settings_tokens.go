@@ -21,7 +21,7 @@ import (
 func (s *Server) handleCreateToken(c echo.Context) error {
 	u := currentUser(c)
 	if u.Role == domain.RoleService {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	name := strings.TrimSpace(c.FormValue("name"))
 	secret, _, cerr := s.tokens.CreateToken(c.Request().Context(), u.ID, name)
@@ -48,7 +48,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 func (s *Server) handleRevokeToken(c echo.Context) error {
 	u := currentUser(c)
 	if u.Role == domain.RoleService {
-		return domain.Errorf(domain.ENOTFOUND, "Not found.")
+		return domain.ErrNotFound
 	}
 	name := c.FormValue("name")
 	t, err := s.tokens.RevokeToken(c.Request().Context(), u.ID, name)

@@ -48,7 +48,7 @@ func (s *Server) versionThread(ctx context.Context, conv domain.Conversation, n 
 		n = shown
 	}
 	if _, ok := vs.Find(n); !ok {
-		return views.Thread{}, nil, 0, 0, domain.Errorf(domain.ENOTFOUND, "Conversation %d has no version %d.", conv.ID, n)
+		return views.Thread{}, nil, 0, 0, domain.NoVersion(conv.ID, n)
 	}
 	path := vs.Path(n)
 	events, err := s.ledger.PathEvents(ctx, conv.ID, path, 0)
