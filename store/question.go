@@ -58,10 +58,10 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req domain.InboundRe
 		}
 		if !domain.InboundJoins(state) {
 			now := formatTime(db.Now())
-			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, 'waiting', ?, ?)`, convID, now, now); err != nil {
+			if runID, err = insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, created_at, updated_at) VALUES (?, ?, ?, ?)`, convID, domain.RunStartsWithQuestion, now, now); err != nil {
 				return fmt.Errorf("ask inbound: %w", err)
 			}
-			if err := db.setRunState(ctx, tx, convID, runID, domain.StateWaiting, ""); err != nil {
+			if err := db.setRunState(ctx, tx, convID, runID, domain.RunStartsWithQuestion, ""); err != nil {
 				return err
 			}
 		}

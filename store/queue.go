@@ -102,8 +102,8 @@ func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 		if n == 0 {
 			return domain.Errorf(domain.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
 		}
-		if c.State == domain.StateRunning {
-			return domain.ErrRunning
+		if err := domain.CheckBranching(c.State, domain.SendQueued); err != nil {
+			return err
 		}
 		msgs, err := db.takeQueued(ctx, tx, convID)
 		if err != nil {

@@ -101,8 +101,8 @@ func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c domain.Conversation, non
 		return 0, err
 	}
 	now := formatTime(db.Now())
-	runID, err := insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at, version) VALUES (?, 'running', ?, ?, ?, ?)`,
-		c.ID, nonce, now, now, c.Version)
+	runID, err := insertID(ctx, tx, `INSERT INTO runs (conversation_id, state, nonce, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?)`,
+		c.ID, domain.RunStartsWithStep, nonce, now, now, c.Version)
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}

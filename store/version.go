@@ -176,8 +176,8 @@ func (db *DB) leave(ctx context.Context, tx *sql.Tx, c domain.Conversation, left
 		if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, run).Scan(&state); err != nil {
 			return fmt.Errorf("leave version %d: %w", left, err)
 		}
-		if domain.RunState(state) == domain.StateWaiting {
-			if err := db.setRunState(ctx, tx, c.ID, run, domain.StateStopped, ""); err != nil {
+		if ch := domain.AfterLeave(domain.RunState(state)); ch.State != "" {
+			if err := db.setRunState(ctx, tx, c.ID, run, ch.State, ch.Error); err != nil {
 				return err
 			}
 		}
@@ -197,8 +197,8 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 		if used, err := runNonceUsed(ctx, tx, convID, nonce); err != nil || used {
 			return err
 		}
-		if c.State == domain.StateRunning {
-			return domain.ErrRunning
+		if err := domain.CheckBranching(c.State, domain.Regenerate); err != nil {
+			return err
 		}
 		fork := regenerateFork(evs)
 		if fork == 0 {
@@ -265,8 +265,8 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m domain.Messag
 		if used, err := runNonceUsed(ctx, tx, convID, m.Nonce); err != nil || used {
 			return err
 		}
-		if c.State == domain.StateRunning {
-			return domain.ErrRunning
+		if err := domain.CheckBranching(c.State, domain.EditMessage); err != nil {
+			return err
 		}
 		fork, found := int64(0), false
 		var kept []domain.DocumentRef // the files sent with the message stay with it
@@ -340,8 +340,8 @@ func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) err
 		if n == shown {
 			return nil
 		}
-		if c.State == domain.StateRunning {
-			return domain.Errorf(domain.ECONFLICT, "The agent is still working on this version: stop it, or wait for it to finish, before turning to another.")
+		if err := domain.CheckBranching(c.State, domain.TurnToVersion); err != nil {
+			return err
 		}
 		return db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again.")
 	})
