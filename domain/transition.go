@@ -251,3 +251,16 @@ func Approved(r Resolution, by []string, need int) (res Resolution, ok bool) {
 	r.By, r.OnBehalfOf = strings.Join(by, ", "), ""
 	return r, true
 }
+
+// ShownState is a run's state as a person is told it: a running run whose step waits for the
+// answer to a live question (one held on the agent's connection, livePending of them) waits
+// for the person, though it runs.
+func ShownState(s RunState, livePending int) RunState {
+	if s == StateRunning && livePending > 0 {
+		return StateWaiting
+	}
+	return s
+}
+
+// HoldsStep reports whether the question holds its step: a live question still pending.
+func (r QuestionRecord) HoldsStep() bool { return r.Live && r.Pending() }

@@ -47,3 +47,22 @@ func TestCheckBranching(t *testing.T) {
 		t.Error("turning to another version while the agent works should say why turning is refused, not that a message is")
 	}
 }
+
+func TestShownState(t *testing.T) {
+	for _, tc := range []struct {
+		state domain.RunState
+		held  int
+		want  domain.RunState
+	}{
+		{domain.StateRunning, 0, domain.StateRunning},
+		{domain.StateRunning, 1, domain.StateWaiting},
+		{domain.StateRunning, 3, domain.StateWaiting},
+		{domain.StateWaiting, 0, domain.StateWaiting},
+		{domain.StateDone, 1, domain.StateDone},
+		{domain.StateStopped, 2, domain.StateStopped},
+	} {
+		if got := domain.ShownState(tc.state, tc.held); got != tc.want {
+			t.Errorf("ShownState(%s, %d) = %s, want %s", tc.state, tc.held, got, tc.want)
+		}
+	}
+}

@@ -101,3 +101,35 @@ func TestDB_MigrateNameKeys_LookAlikesFromBefore(t *testing.T) {
 		t.Errorf("bob: %v", err)
 	}
 }
+
+// A database from before the live column keeps knowing which pending questions are live
+// (held on an agent's connection): after the migration the restart's sweep finds exactly
+// those, and not a question that waits for its answer between steps.
+func TestDB_MigrateQuestionLive_FromSpec(t *testing.T) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	for _, n := range names {
+		if n < "0022" {
+			before = append(before, n)
+		}
+	}
+	path, exec, done := oldDB(t, before...)
+	now := "2026-11-01T09:00:00.000000000Z"
+	exec(`INSERT INTO users (id, name, name_key, role, created_at) VALUES (1, 'ann', 'ann', 'user', ?)`, now)
+	exec(`INSERT INTO conversations (id, user_id, agent, title, created_at, updated_at) VALUES (1, 1, 'x', 'old one', ?, ?)`, now, now)
+	exec(`INSERT INTO runs (id, conversation_id, state, created_at, updated_at) VALUES (1, 1, 'running', ?, ?)`, now, now)
+	exec(`INSERT INTO questions (id, conversation_id, run_id, asker, spec, state, created_at) VALUES (1, 1, 1, 'a', '{"id":1,"live":true}', 'pending', ?)`, now)
+	exec(`INSERT INTO questions (id, conversation_id, run_id, asker, spec, state, created_at) VALUES (2, 1, 1, 'a', '{"id":2}', 'pending', ?)`, now)
+	done()
+	db := storetest.Open(t, path)
+	live, err := db.LiveQuestions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live) != 1 || live[0] != 1 {
+		t.Errorf("live questions after the migration = %v, want [1]", live)
+	}
+}

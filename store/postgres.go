@@ -90,9 +90,6 @@ var pgFragmentPairs = []string{
 	`min(deadline, escalate_at)`, `least(deadline, escalate_at)`,
 	// JSON held as text: SQLite's json_extract gives a flag as 1 or 0, PostgreSQL's ->> as text.
 	// It is read as json, not jsonb: jsonb refuses a text holding \u0000, json keeps it.
-	`coalesce(json_extract(spec, '$.live'), 0) = 0`, `coalesce((spec::json->>'live')::boolean, false) = false`,
-	`json_extract(spec, '$.live') = 1`, `coalesce((spec::json->>'live')::boolean, false)`,
-	`json_extract(q.spec, '$.live') IS NOT 1`, `(q.spec::json->>'live')::boolean IS NOT TRUE`,
 	`json_extract(payload, '$.message_id')`, `(payload::json->>'message_id')`,
 	`json_extract(payload, '$.nonce')`, `(payload::json->>'nonce')`,
 	`json_extract(e.payload, '$.resolution.question_id')`, `(e.payload::json#>>'{resolution,question_id}')::bigint`,

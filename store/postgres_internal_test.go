@@ -48,7 +48,7 @@ func TestPgFragments_CoverTheStoresSQL(t *testing.T) {
 			}
 		}
 	}
-	if got := pgSQL("SELECT a FROM t WHERE json_extract(spec, '$.live') = 1 AND x = ? AND y = ?2"); got != "SELECT a FROM t WHERE coalesce((spec::json->>'live')::boolean, false) AND x = $1 AND y = $2" {
+	if got := pgSQL("SELECT a FROM t WHERE json_extract(payload, '$.nonce') = ? AND x = ? AND y = ?2"); got != "SELECT a FROM t WHERE (payload::json->>'nonce') = $1 AND x = $2 AND y = $2" {
 		t.Errorf("pgSQL = %q", got)
 	}
 }

@@ -139,8 +139,8 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain
 	}
 	now := db.Now()
 	// The event id is not known yet: insert the question first, then the event, then link them.
-	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, deadline, created_at)
-		VALUES (?, ?, NULL, ?, '{}', ?, ?)`, convID, runID, q.Asker, deadline, formatTime(now))
+	id, err := insertID(ctx, tx, `INSERT INTO questions (conversation_id, run_id, event_id, asker, spec, live, deadline, created_at)
+		VALUES (?, ?, NULL, ?, '{}', ?, ?, ?)`, convID, runID, q.Asker, flag(q.Live), deadline, formatTime(now))
 	if err != nil {
 		return domain.QuestionRecord{}, fmt.Errorf("ask: %w", err)
 	}
@@ -231,7 +231,7 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolut
 		return 0, err
 	}
 	// Cancel takes the run's other questions along, not a live one (see agent.CancelAlongside).
-	others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND coalesce(json_extract(spec, '$.live'), 0) = 0 ORDER BY id`, runID)
+	others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND live = 0 ORDER BY id`, runID)
 	if err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)
 	}
@@ -402,7 +402,7 @@ func (db *DB) DueQuestions(ctx context.Context, now time.Time) ([]int64, error) 
 // whose step no longer runs (a crash, or an instance gone, cut it off): the connection went
 // with it.
 func (db *DB) LiveQuestions(ctx context.Context) ([]int64, error) {
-	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions q WHERE state = 'pending' AND json_extract(spec, '$.live') = 1
+	ids, err := queryColumn[int64](ctx, db.read, `SELECT id FROM questions q WHERE state = 'pending' AND live = 1
 		AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = q.run_id AND s.state = 'started') ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("live questions: %w", err)
@@ -461,4 +461,12 @@ func (db *DB) InboundRequest(ctx context.Context, userID int64, requestID string
 	}
 	rec, err := db.Question(ctx, id)
 	return rec, digest, err
+}
+
+// flag is a bool as the 0 or 1 of an integer column, which both databases store alike.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

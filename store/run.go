@@ -54,7 +54,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (dom
 			f.Recorded = n > 0
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE conversation_id = ? AND state = 'pending'
-				AND json_extract(spec, '$.live') = 1`, convID).Scan(&f.LivePending); err != nil {
+				AND live = 1`, convID).Scan(&f.LivePending); err != nil {
 			return fmt.Errorf("start run: %w", err)
 		}
 		route, err := domain.RouteMessage(f)
@@ -208,7 +208,7 @@ func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *domai
 		return err
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
-			WHERE q.run_id = ? AND a.id > ? AND json_extract(q.spec, '$.live') IS NOT 1`, runID, seen).Scan(&end.ResolvedMeanwhile); err != nil {
+			WHERE q.run_id = ? AND a.id > ? AND q.live = 0`, runID, seen).Scan(&end.ResolvedMeanwhile); err != nil {
 		return err
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&end.Queued); err != nil {
@@ -274,7 +274,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	// A live question does not count (see agent.AfterInterrupt).
 	var pending int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'
-		AND coalesce(json_extract(spec, '$.live'), 0) = 0`, runID).Scan(&pending); err != nil {
+		AND live = 0`, runID).Scan(&pending); err != nil {
 		return err
 	}
 	_, err := db.changeRun(ctx, tx, convID, runID, domain.AfterInterrupt(pending))

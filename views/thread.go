@@ -165,14 +165,13 @@ func (t Thread) WithVersions(convID int64, choices []domain.Choice) Thread {
 // step, for the answer to a live question (a tool server's or a coding agent's) waits for
 // the person, though it runs.
 func (t Thread) Shown() domain.RunState {
-	if t.State == domain.StateRunning {
-		for _, it := range t.Items {
-			if it.Kind == ItemQuestion && it.Question.Record.Live && it.Question.Record.Pending() {
-				return domain.StateWaiting
-			}
+	held := 0
+	for _, it := range t.Items {
+		if it.Kind == ItemQuestion && it.Question.Record.HoldsStep() {
+			held++
 		}
 	}
-	return t.State
+	return domain.ShownState(t.State, held)
 }
 
 // PendingQuestions counts the questions of the thread still waiting.

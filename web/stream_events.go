@@ -154,7 +154,7 @@ func (ls *liveStream) Event(ev domain.Event) error {
 				ls.live = map[int64]bool{}
 			}
 			ls.live[rec.ID] = true
-			ls.patch(views.RunStatus(ls.conv, domain.StateWaiting, ""), "", "", "")
+			ls.patch(views.RunStatus(ls.conv, domain.ShownState(domain.StateRunning, len(ls.live)), ""), "", "", "")
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#thread", "append", ls.id())
 	case domain.EventQuestionApproved:
@@ -173,7 +173,7 @@ func (ls *liveStream) Event(ev domain.Event) error {
 			// of the runs it cut off): the status line says what the run does now.
 			delete(ls.live, rec.ID)
 			if c, err := ls.s.ledger.Conversation(ctx, ls.conv.ID); err == nil && len(ls.live) == 0 && c.State == domain.StateRunning {
-				ls.patch(views.RunStatus(ls.conv, domain.StateRunning, ""), "", "", "")
+				ls.patch(views.RunStatus(ls.conv, domain.ShownState(c.State, len(ls.live)), ""), "", "", "")
 			}
 		}
 		ls.patch(views.QuestionCard(views.QuestionView{Record: rec}), "#"+views.QuestionID(rec.ID), "replace", ls.id())
