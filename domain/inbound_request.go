@@ -1,13 +1,21 @@
 package domain
 
-// InboundAgent is the agent of the conversations that hold the questions of agents reaching
-// Parley from outside (through its MCP server): one per person and client, "Questions from
-// <client>". No agent runs in them: a question is the whole of its run's work, and the asker
-// learns the outcome through its own call. Nobody writes messages into them.
-const InboundAgent = "parley:mcp"
+// ConversationKind says what a conversation holds.
+type ConversationKind string
 
-// InboundTitle is how pages name InboundAgent ("Questions from Claude Code, with agents
-// over MCP").
+// The kinds of conversation.
+const (
+	// KindChat is a person's conversation with one of Parley's agents.
+	KindChat ConversationKind = "chat"
+	// KindInbound holds the questions of agents reaching Parley from outside (through its MCP
+	// server): one per person and client, "Questions from <client>", of no agent of Parley's.
+	// No agent runs in them: a question is the whole of its run's work, and the asker learns
+	// the outcome through its own call. Nobody writes messages into them.
+	KindInbound ConversationKind = "inbound"
+)
+
+// InboundTitle is how pages name the agents of KindInbound conversations ("Questions from
+// Claude Code, with agents over MCP").
 const InboundTitle = "agents over MCP"
 
 // InboundRequest is a question an agent outside Parley asks a person.

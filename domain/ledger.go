@@ -8,7 +8,10 @@ import (
 
 // Conversation is one chat between a person and an agent.
 type Conversation struct {
-	ID    int64
+	ID int64
+	// Kind is what the conversation holds; Agent the agent a KindChat conversation is with
+	// (empty for KindInbound).
+	Kind  ConversationKind
 	Agent string
 	Title string
 	State RunState
@@ -28,6 +31,10 @@ type Conversation struct {
 	// group, the agent's approvers): none waits for the owner's answer.
 	AwaitsOthers bool
 }
+
+// Inbound reports whether the conversation holds questions asked from outside Parley
+// (KindInbound), with no agent of Parley's in it.
+func (c Conversation) Inbound() bool { return c.Kind == KindInbound }
 
 // QuestionRecord is a stored question with where it belongs and, once resolved, how.
 type QuestionRecord struct {
@@ -56,6 +63,9 @@ type Ledger interface {
 	// CreateConversation starts a conversation of the user's; a used non-empty nonce returns
 	// its conversation.
 	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)
+	// CreateInboundConversation starts (or, by nonce, finds) a person's KindInbound
+	// conversation.
+	CreateInboundConversation(ctx context.Context, userID int64, title, nonce string) (Conversation, error)
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// StartRun records the person's message, supersedes questions still pending, and queues a
 	// step; messages queued before go first, in the same run. While a run is running the

@@ -8,7 +8,9 @@ import (
 )
 
 // inboundNonce is the nonce that finds a person's conversation with a client.
-func inboundNonce(client string) string { return domain.InboundAgent + ":" + client }
+// It was the made-up agent name of those conversations, and stays so that the conversations
+// made then are found.
+func inboundNonce(client string) string { return "parley:mcp:" + client }
 
 // AskInbound stores an outside agent's question in the person's conversation with the
 // client (created on the first question). created is false when req.RequestID found the
@@ -17,7 +19,7 @@ func (r *Runner) AskInbound(ctx context.Context, req domain.InboundRequest) (rec
 	if err := req.Question.Check(); err != nil {
 		return rec, false, domain.Errorf(domain.EINVALID, "%v", err)
 	}
-	conv, err := r.ledger.CreateConversation(ctx, req.UserID, domain.InboundAgent, domain.Title("Questions from "+req.Client), inboundNonce(req.Client))
+	conv, err := r.ledger.CreateInboundConversation(ctx, req.UserID, domain.Title("Questions from "+req.Client), inboundNonce(req.Client))
 	if err != nil {
 		return rec, false, err
 	}

@@ -105,7 +105,7 @@ func New(opts Options) *Runner {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.watch = NewWatch(r.ctx, func(ctx context.Context, id int64) (int64, bool, error) {
 		c, err := r.ledger.Conversation(ctx, id)
-		return c.UserID, c.Agent == domain.InboundAgent, err // an inbound question may be a group's
+		return c.UserID, c.Inbound(), err // an inbound question may be a group's
 	}, r.ledger.Audience)
 	r.ledger.Observe(func(evs []domain.Event) {
 		r.hub.Publish(evs)

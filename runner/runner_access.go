@@ -41,11 +41,8 @@ func (r *Runner) PersonOf(ctx context.Context, u domain.User) (domain.Person, er
 }
 
 // MayUse reports whether the person may use the named agent: it is served here, and its
-// access list lets them in. The agent of the questions asked over MCP is everyone's.
+// access list lets them in.
 func (r *Runner) MayUse(p domain.Person, name string) bool {
-	if name == domain.InboundAgent {
-		return true
-	}
 	if _, ok := r.agents[name]; !ok {
 		return false
 	}
@@ -71,7 +68,7 @@ func NoSuchAgent(name string) error {
 
 // mayStart checks that the account may start a conversation with the named agent.
 func (r *Runner) mayStart(ctx context.Context, userID int64, name string) error {
-	if _, ok := r.agents[name]; !ok || name == domain.InboundAgent {
+	if _, ok := r.agents[name]; !ok {
 		return NoSuchAgent(name)
 	}
 	if r.Policy(name).Access.Open() {
@@ -105,7 +102,7 @@ func (r *Runner) mayContinue(ctx context.Context, conversationID int64) error {
 
 // mayContinueIn is mayContinue of a conversation already read.
 func (r *Runner) mayContinueIn(ctx context.Context, c domain.Conversation) error {
-	if c.Agent == domain.InboundAgent || r.Policy(c.Agent).Access.Open() {
+	if c.Inbound() || r.Policy(c.Agent).Access.Open() {
 		return nil
 	}
 	p, err := r.Person(ctx, c.UserID)

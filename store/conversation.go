@@ -14,6 +14,16 @@ import (
 // non-empty nonce the user has used already, it returns that conversation instead (a
 // double-clicked start form); another person's nonce finds nothing of theirs.
 func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (domain.Conversation, error) {
+	return db.createConversation(ctx, domain.KindChat, userID, agentName, title, nonce)
+}
+
+// CreateInboundConversation starts the person's conversation of the questions an agent
+// outside Parley asks (domain.KindInbound): of no agent of Parley's, found again by nonce.
+func (db *DB) CreateInboundConversation(ctx context.Context, userID int64, title, nonce string) (domain.Conversation, error) {
+	return db.createConversation(ctx, domain.KindInbound, userID, "", title, nonce)
+}
+
+func (db *DB) createConversation(ctx context.Context, kind domain.ConversationKind, userID int64, agentName, title, nonce string) (domain.Conversation, error) {
 	var c domain.Conversation
 	err := db.tx(ctx, func(tx *sql.Tx) error {
 		if nonce != "" {
@@ -33,13 +43,13 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 			owner = userID
 		}
 		// Ids go above every id deleted, too (see DeleteConversation).
-		id, err := insertID(ctx, tx, `INSERT INTO conversations (id, agent, title, nonce, user_id, created_at, updated_at)
+		id, err := insertID(ctx, tx, `INSERT INTO conversations (id, kind, agent, title, nonce, user_id, created_at, updated_at)
 			VALUES (max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1,
-			?, ?, ?, ?, ?, ?)`, agentName, title, nonce, owner, formatTime(now), formatTime(now))
+			?, ?, ?, ?, ?, ?, ?)`, kind, agentName, title, nonce, owner, formatTime(now), formatTime(now))
 		if err != nil {
 			return fmt.Errorf("create conversation: %w", err)
 		}
-		c = domain.Conversation{ID: id, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
+		c = domain.Conversation{ID: id, Kind: kind, Agent: agentName, Title: title, UserID: userID, CreatedAt: now, UpdatedAt: now}
 		return nil
 	})
 	return c, err
@@ -50,7 +60,7 @@ func (db *DB) CreateConversation(ctx context.Context, userID int64, agentName, t
 // runs_current finds that run.
 const conversationState = `coalesce((SELECT r.state FROM runs r WHERE r.conversation_id = c.id AND r.version = c.version ORDER BY r.id DESC LIMIT 1), '')`
 
-const conversationColumns = `c.id, c.agent, c.title, ` + conversationState + `, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version, ` + awaitsOthers
+const conversationColumns = `c.id, c.kind, c.agent, c.title, ` + conversationState + `, c.language, coalesce(c.user_id, 0), coalesce(u.name, ''), c.created_at, c.updated_at, coalesce(c.archived_at, ''), c.version, ` + awaitsOthers
 
 // awaitsOthers is whether the conversation's questions still waiting are all put to others
 // than its owner (a group, an agent's approvers), and there is one: 1 or 0.
@@ -74,10 +84,10 @@ func scanConversation(row interface{ Scan(...any) error }) (domain.Conversation,
 // conversationDest is where a row's conversationColumns go, for a query that reads more
 // columns before them; done fills in what needs converting once the row is scanned.
 func conversationDest(c *domain.Conversation) (dest []any, done func()) {
-	var state, created, updated, archived string
+	var state, kind, created, updated, archived string
 	var others int
-	return []any{&c.ID, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version, &others}, func() {
-		c.State, c.AwaitsOthers = domain.RunState(state), others == 1
+	return []any{&c.ID, &kind, &c.Agent, &c.Title, &state, &c.Language, &c.UserID, &c.Owner, &created, &updated, &archived, &c.Version, &others}, func() {
+		c.Kind, c.State, c.AwaitsOthers = domain.ConversationKind(kind), domain.RunState(state), others == 1
 		c.CreatedAt, c.UpdatedAt = parseTime(created), parseTime(updated)
 		if archived != "" {
 			c.Archived = parseTime(archived)

@@ -88,7 +88,7 @@ func fillInstall(t *testing.T) install {
 
 	// Asked of the group, through an MCP client's token: its audience, its notification,
 	// its request id; and one approval of two.
-	inbound, err := db.CreateConversation(ctx, in.bob.ID, domain.InboundAgent, "Claude Code", "")
+	inbound, err := db.CreateInboundConversation(ctx, in.bob.ID, "Claude Code", "")
 	must(err)
 	rec, _, err := db.AskInbound(ctx, inbound.ID, domain.InboundRequest{UserID: in.bob.ID, Client: "Claude Code", RequestID: "req-1", Digest: "d1",
 		ToGroup: in.group.ID, Via: "token laptop", Question: domain.Question{Message: "Deploy the hotfix?", Asker: "Claude Code",

@@ -133,3 +133,38 @@ func TestDB_MigrateQuestionLive_FromSpec(t *testing.T) {
 		t.Errorf("live questions after the migration = %v, want [1]", live)
 	}
 }
+
+// The conversations of questions asked over MCP, made when they were those of a made-up
+// agent "parley:mcp", become of kind inbound and of no agent; the others stay chats.
+func TestDB_MigrateConversationKind_FromAgentName(t *testing.T) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	for _, n := range names {
+		if n < "0023" {
+			before = append(before, n)
+		}
+	}
+	path, exec, done := oldDB(t, before...)
+	now := "2026-11-01T09:00:00.000000000Z"
+	exec(`INSERT INTO users (id, name, name_key, role, created_at) VALUES (1, 'ann', 'ann', 'user', ?)`, now)
+	exec(`INSERT INTO conversations (id, user_id, agent, title, nonce, created_at, updated_at) VALUES (1, 1, 'parley:mcp', 'Questions from Claude Code', 'parley:mcp:Claude Code', ?, ?)`, now, now)
+	exec(`INSERT INTO conversations (id, user_id, agent, title, created_at, updated_at) VALUES (2, 1, 'planner', 'A party', ?, ?)`, now, now)
+	done()
+	db := storetest.Open(t, path)
+	for _, want := range []domain.Conversation{{ID: 1, Kind: domain.KindInbound}, {ID: 2, Kind: domain.KindChat, Agent: "planner"}} {
+		c, err := db.Conversation(ctx, want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Kind != want.Kind || c.Agent != want.Agent {
+			t.Errorf("conversation %d after the migration: kind %q, agent %q; want %q, %q", want.ID, c.Kind, c.Agent, want.Kind, want.Agent)
+		}
+	}
+	again, err := db.CreateInboundConversation(ctx, 1, "Questions from Claude Code", "parley:mcp:Claude Code")
+	if err != nil || again.ID != 1 {
+		t.Errorf("the person's conversation with the client is found again by its nonce: got %d, %v", again.ID, err)
+	}
+}

@@ -252,11 +252,11 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolut
 		return 0, err
 	}
 	f.State = domain.RunState(state)
-	var agentName string
-	if err := tx.QueryRowContext(ctx, `SELECT agent FROM conversations WHERE id = ?`, convID).Scan(&agentName); err != nil {
+	var kind string
+	if err := tx.QueryRowContext(ctx, `SELECT kind FROM conversations WHERE id = ?`, convID).Scan(&kind); err != nil {
 		return 0, err
 	}
-	f.Inbound = agentName == domain.InboundAgent
+	f.Inbound = domain.ConversationKind(kind) == domain.KindInbound
 	return db.changeRun(ctx, tx, convID, runID, domain.AfterResolve(f))
 }
 

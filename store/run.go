@@ -42,7 +42,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (dom
 		if err != nil {
 			return err
 		}
-		f := domain.MessageFacts{Inbound: c.Agent == domain.InboundAgent, State: c.State, Interrupt: m.Interrupt}
+		f := domain.MessageFacts{Inbound: c.Inbound(), State: c.State, Interrupt: m.Interrupt}
 		if m.Nonce != "" {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)

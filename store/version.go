@@ -310,7 +310,7 @@ func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (domain.
 	if err != nil {
 		return c, nil, 0, nil, err
 	}
-	if c.Agent == domain.InboundAgent {
+	if c.Inbound() {
 		return c, nil, 0, nil, domain.Errorf(domain.EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
 	}
 	vs, shown, err := versionsOf(ctx, tx, convID)

@@ -28,7 +28,7 @@ func BenchmarkWaiting(b *testing.B) {
 	}
 	for i := range 4000 {
 		uid := users[i%len(users)]
-		c, err := db.CreateConversation(ctx, uid, domain.InboundAgent, "Questions", fmt.Sprint("n", i))
+		c, err := db.CreateInboundConversation(ctx, uid, "Questions", fmt.Sprint("n", i))
 		if err != nil {
 			b.Fatal(err)
 		}

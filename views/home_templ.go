@@ -5,11 +5,11 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
+
 import (
 	"fmt"
-
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -384,7 +384,7 @@ func AgentTitle(agents []domain.Info, name string) string {
 			return a.Title
 		}
 	}
-	if name == domain.InboundAgent {
+	if name == "" { // a conversation of domain.KindInbound is of no agent of Parley's
 		return domain.InboundTitle
 	}
 	return name

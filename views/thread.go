@@ -422,5 +422,5 @@ func editClick(convID int64) string {
 // regenerable reports whether the page offers Regenerate: the person's own conversation
 // with an agent, whose run has ended (or waits).
 func regenerable(ctx context.Context, conv domain.Conversation, s domain.RunState) bool {
-	return modeOf(ctx).Writes() && conv.Agent != domain.InboundAgent && s != "" && s != domain.StateRunning
+	return modeOf(ctx).Writes() && !conv.Inbound() && s != "" && s != domain.StateRunning
 }

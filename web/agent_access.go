@@ -38,7 +38,7 @@ func (s *Server) agentsFor(c echo.Context) ([]domain.Info, error) {
 // closedReason says why nothing new may start in the person's own conversation: they may no
 // longer use its agent ("" when they may, or the conversation is not theirs).
 func (s *Server) closedReason(c echo.Context, conv domain.Conversation) (string, error) {
-	if !currentUser(c).CanWrite(conv) || conv.Agent == domain.InboundAgent || s.runner.Policy(conv.Agent).Access.Open() {
+	if !currentUser(c).CanWrite(conv) || conv.Inbound() || s.runner.Policy(conv.Agent).Access.Open() {
 		return "", nil
 	}
 	p, err := s.person(c)

@@ -339,9 +339,6 @@ func buildAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error)
 	if c.Name == "" {
 		return nil, errors.New("name is required")
 	}
-	if c.Name == domain.InboundAgent {
-		return nil, fmt.Errorf("name: %q is Parley's own, for the questions agents ask through its MCP server; choose another", c.Name)
-	}
 	key := c.APIKey
 	if c.APIKeyEnv != "" {
 		if key = getenv(c.APIKeyEnv); key == "" {
