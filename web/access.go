@@ -52,16 +52,13 @@ func (s *Server) writableConversation(c echo.Context) (domain.Conversation, erro
 	return conv, nil
 }
 
-// modeFor is how conv renders for u, which is also what u may do in it: its owner writes;
-// staff read, and with StaffAnswer resolve its questions on the owner's behalf.
+// modeFor is how conv renders for u, which is also what u may do in it (domain.CapacityIn):
+// its owner writes; staff read, and with StaffAnswer resolve its questions on the owner's
+// behalf.
 func (s *Server) modeFor(u domain.User, conv domain.Conversation) views.Mode {
-	m := views.Mode{Owner: ownerName(conv), Name: u.Name}
-	if !u.CanWrite(conv) {
-		m.ReadOnly = true
-		if s.auth.StaffAnswer && u.IsStaff() {
-			m.OnBehalfOf = m.Owner
-		}
-	} else {
+	k := domain.CapacityIn(u, conv, s.auth.StaffAnswer)
+	m := views.Mode{Owner: ownerName(conv), Name: u.Name, ReadOnly: !k.Owner, OnBehalfOf: k.OnBehalfOf}
+	if k.Owner {
 		m.Asker = u.Name
 	}
 	return m
@@ -102,49 +99,44 @@ func (s *Server) memberGroups(ctx context.Context, userID int64) []string {
 	return gs
 }
 
-// answerable checks that the signed-in person may resolve question id (see modeFor), and
-// returns it with how its conversation renders for them. Staff who may not answer get
-// EFORBIDDEN, anyone else ENOTFOUND.
-//
-// A question routed to others (a group's, an agent's approvers') is theirs to resolve: not
-// its conversation owner's, on whose behalf it is asked (even as a member), nor staff's on
-// anyone's behalf (see agent.CheckAnswerer and store.QuestionFor).
+// answerable reads question id and its conversation, and checks that the signed-in person
+// may resolve it (see answererMode).
 func (s *Server) answerable(c echo.Context, id int64) (domain.QuestionRecord, views.Mode, error) {
 	ctx := c.Request().Context()
 	rec, err := s.questions.Question(ctx, id)
 	if err != nil {
 		return rec, views.Mode{}, err
 	}
-	u := currentUser(c)
 	conv, err := s.ledger.Conversation(ctx, rec.ConversationID)
 	if err != nil {
 		return rec, views.Mode{}, err
 	}
-	if rec.Routed() && u.CanWrite(conv) {
-		// Asked on the owner's behalf: never theirs to resolve; the error says whose it is.
-		return domain.QuestionRecord{}, views.Mode{}, domain.CheckAnswerer(rec.Question, domain.User{ID: conv.UserID, Name: conv.Owner}, domain.Actor{Name: u.Name, UserID: u.ID})
-	}
-	forYou, err := s.questions.QuestionFor(ctx, id, u.ID)
+	m, err := s.answererMode(c, rec, conv)
 	if err != nil {
-		return rec, views.Mode{}, err
-	}
-	if forYou {
-		// It is theirs to answer: a group's they are in, an approval routed to them, or an
-		// escalation to them.
-		return rec, views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(slices.Clip(s.viewerGroups(c)), rec.To)}, nil
-	}
-	if !u.CanRead(conv) {
-		return domain.QuestionRecord{}, views.Mode{}, domain.QuestionNotFound(id)
-	}
-	m := s.modeFor(u, conv)
-	if rec.Routed() {
-		// Its people's alone: not staff's on the asker's behalf.
-		return domain.QuestionRecord{}, m, domain.Errorf(domain.EFORBIDDEN, "This question is for %s: they answer it.", rec.Audience().Words())
-	}
-	if m.ReadOnly && m.OnBehalfOf == "" {
-		return domain.QuestionRecord{}, m, domain.Errorf(domain.EFORBIDDEN, "Staff read other people's questions; answering for them is turned off.")
+		return domain.QuestionRecord{}, m, err
 	}
 	return rec, m, nil
+}
+
+// answererMode asks the domain whether the signed-in person may resolve question rec of
+// conversation conv (domain.MayResolve: the one rule), and returns how the question renders
+// for them. Staff who may not answer get EFORBIDDEN, anyone else ENOTFOUND.
+func (s *Server) answererMode(c echo.Context, rec domain.QuestionRecord, conv domain.Conversation) (views.Mode, error) {
+	u := currentUser(c)
+	forYou, err := s.questions.QuestionFor(c.Request().Context(), rec.ID, u.ID)
+	if err != nil {
+		return views.Mode{}, err
+	}
+	a, err := domain.MayResolve(domain.AnswererFacts{Question: rec.Question, Conversation: conv, By: u, ForThem: forYou, StaffAnswer: s.auth.StaffAnswer})
+	switch {
+	case err != nil:
+		return views.Mode{}, err
+	case a.ForThem:
+		// It is theirs to answer: a group's they are in, an approval routed to them, or an
+		// escalation to them.
+		return views.Mode{Name: u.Name, Owner: ownerName(conv), Answers: true, Groups: append(slices.Clip(s.viewerGroups(c)), rec.To)}, nil
+	}
+	return s.modeFor(u, conv), nil
 }
 
 // actor is who resolves a question in this request: the signed-in person (on the owner's

@@ -148,7 +148,7 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		// The owner's own question (escalated to others too, maybe): in their conversation.
 		return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID)+"#"+views.QuestionID(rec.ID))
 	}
-	_, mode, err := s.answerable(c, id)
+	mode, err := s.answererMode(c, rec, conv)
 	if err != nil && domain.ErrorCode(err) != domain.EFORBIDDEN {
 		return err
 	}

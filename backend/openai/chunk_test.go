@@ -187,7 +187,7 @@ func FuzzChunkStream(f *testing.F) {
 			return
 		}
 		if duplicateKeys(data) || oddTypes(data) {
-			return // JSON leaves a repeated name's meaning open; the leniencies named in the README
+			return // JSON leaves a repeated name's meaning open; the leniencies named in docs/benchmarks.md
 		}
 		sdk, sdkEnd := readSDK(data)
 		ours, end := readOurs(data)
