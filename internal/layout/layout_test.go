@@ -47,7 +47,8 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 
 // TestImportDirection: the domain imports nothing of Parley's; no back end imports another;
 // nothing but cmd and web's own tests' helpers imports web; views knows neither the store nor
-// the server; the terminal client and the benchmark know neither the server nor its pages.
+// the server; the terminal client knows only the API, and the benchmark neither the server
+// nor its pages.
 func TestImportDirection(t *testing.T) {
 	m := imports(t)
 	for _, want := range []string{"domain", "runner", "store", "web", "views"} {
@@ -67,8 +68,10 @@ func TestImportDirection(t *testing.T) {
 				why = "only cmd imports the server"
 			case under(pkg, "views") && (under(imp, "store") || under(imp, "web") || under(imp, "runner")):
 				why = "views render domain values; they know neither the store, the runner nor the server"
-			case (under(pkg, "chat") || under(pkg, "bench")) && (under(imp, "web") || under(imp, "views") || under(imp, "store") || under(imp, "cmd")):
-				why = "the terminal client and the benchmark talk to a server over its API"
+			case under(pkg, "chat") && (under(imp, "web") || under(imp, "views") || under(imp, "store") || under(imp, "runner")):
+				why = "the terminal client talks to a server over its API"
+			case under(pkg, "bench") && (under(imp, "web") || under(imp, "views")):
+				why = "the benchmark runs the server as a child process, and reads it as a browser would"
 			case under(imp, "cmd"):
 				why = "nothing imports cmd"
 			}
