@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/internal/httpserve"
 )
 
 // runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx
@@ -36,19 +37,7 @@ func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
 		h = serveAGUI
 	}
 	fmt.Fprintln(stdio.out, l.Addr().String())
-	return serveUntil(ctx, &http.Server{Handler: h}, l)
-}
-
-// serveUntil serves on l until ctx ends.
-func serveUntil(ctx context.Context, srv *http.Server, l net.Listener) error {
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return httpserve.Until(ctx, &http.Server{Handler: h}, l)
 }
 
 // sleepUntil waits for t, reusing one timer.
