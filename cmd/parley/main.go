@@ -18,6 +18,7 @@ import (
 	"time"
 	_ "time/tzdata" // people's time zones, on machines without a zone database
 
+	"github.com/parley-chat/parley/bench"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
@@ -114,9 +115,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 	case "chat":
 		return runChat(ctx, args, getenv, stdio)
 	case "bench":
-		return runBench(ctx, args, stdio)
+		return bench.Run(ctx, args, stdio.out, stdio.err)
 	case "bench-serve":
-		return runBenchServe(ctx, args, stdio)
+		return bench.ServePeer(ctx, args, stdio.out)
 	case "mcp-demo":
 		return runMCPDemo(ctx, args, stdio)
 	case "help":

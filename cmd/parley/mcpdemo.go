@@ -15,6 +15,7 @@ import (
 	"github.com/parley-chat/parley/backend/acp"
 	"github.com/parley-chat/parley/backend/openai"
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/httpserve"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/toolserver"
 	"github.com/parley-chat/parley/toolserver/demo"
@@ -54,7 +55,7 @@ func runMCPDemo(ctx context.Context, args []string, stdio stdio) error {
 	if *stateful {
 		h = s.StatefulHandler()
 	}
-	return serveUntil(ctx, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, l)
+	return httpserve.Until(ctx, &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, l)
 }
 
 // children are what Parley runs beside its agents and must end when it stops: the tool

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/config"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
@@ -26,11 +27,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	for _, a := range agents {
 		taken[a.Info().Name] = true
 	}
-	cfgs, problems, err := loadConfig(cfg.ConfigFile, getenv)
+	cfgs, problems, err := config.LoadAgents(cfg.ConfigFile, getenv)
 	if err != nil {
 		return err
 	}
-	configured, policies, notes, more := buildAgentsWith(cfgs, getenv, taken)
+	configured, policies, notes, more := config.BuildAgentsWith(cfgs, getenv, taken)
 	problems = append(problems, more...)
 	for _, p := range problems {
 		log.Error("agent not available", "problem", p)
@@ -44,17 +45,17 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	}
 	var a2aOpts *a2aserver.Options
 	if cfg.A2A {
-		settings, err := loadA2ASettings(cfg.ConfigFile)
+		settings, err := config.LoadA2ASettings(cfg.ConfigFile)
 		if err != nil {
 			return err
 		}
 		a2aOpts = &a2aserver.Options{LegacyToken: cfg.A2AToken, StructuredOutput: cfg.StructuredOutput || settings.StructuredOutput, DefaultAgent: "platform-engineer"}
 	}
-	settings, err := loadIntakeSettings(cfg.ConfigFile)
+	settings, err := config.LoadIntakeSettings(cfg.ConfigFile)
 	if err != nil {
 		return err
 	}
-	smtpServer, err := loadSMTP(cfg.ConfigFile, getenv)
+	smtpServer, err := config.LoadSMTP(cfg.ConfigFile, getenv)
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	for _, a := range configured {
 		built[a.Info().Name] = true
 	}
-	analyzer, analyzers := buildAnalyzers(cfgs, built, settings, getenv, log)
+	analyzer, analyzers := config.BuildAnalyzers(cfgs, built, settings, getenv, log)
 	for name, note := range notes {
 		log.Warn("agent for staff only", "agent", name, "why", note)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/parley-chat/parley/config"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
@@ -27,7 +28,7 @@ func mcpCall(t *testing.T, url, token, rev string, args map[string]any) map[stri
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		HTTPClient: &http.Client{Transport: config.BearerTransport{Token: token}}}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
 	if err != nil {
 		t.Fatalf("connect over %s: %v", rev, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/backend/builtin"
+	"github.com/parley-chat/parley/internal/httpserve"
 )
 
-// runBenchServe serves one of the peers `parley bench` measures Parley against, until ctx
-// ends: "bare", a plain net/http SSE server that sends the benchmark's tokens as Parley's
+// ServePeer is `parley bench-serve`: it serves one of the peers `parley bench` measures
+// Parley against, until ctx ends: "bare", a plain net/http SSE server that sends the benchmark's tokens as Parley's
 // stream would, with nothing else; "model", a fake OpenAI-compatible endpoint that streams
 // them as chat-completion chunks; or "agui", a fake AG-UI agent that streams them as
 // TEXT_MESSAGE_CONTENT events. It prints its address on its first line.
-func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
+func ServePeer(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) != 1 || (args[0] != "bare" && args[0] != "model" && args[0] != "agui") {
 		return errors.New("usage: parley bench-serve bare|model|agui")
 	}
@@ -35,20 +36,8 @@ func runBenchServe(ctx context.Context, args []string, stdio stdio) error {
 	case "agui":
 		h = serveAGUI
 	}
-	fmt.Fprintln(stdio.out, l.Addr().String())
-	return serveUntil(ctx, &http.Server{Handler: h}, l)
-}
-
-// serveUntil serves on l until ctx ends.
-func serveUntil(ctx context.Context, srv *http.Server, l net.Listener) error {
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	fmt.Fprintln(out, l.Addr().String())
+	return httpserve.Until(ctx, &http.Server{Handler: h}, l)
 }
 
 // sleepUntil waits for t, reusing one timer.

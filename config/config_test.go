@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 
 	"github.com/parley-chat/parley/domain"
 )
+
+// env is an environment of the variables in m alone.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
@@ -41,7 +44,7 @@ base_url = "https://api.openai.com/v1"
 api_key_env = "MY_KEY"
 model = "gpt-4o-mini"
 `)
-		cfgs, problems, err := loadConfig(path, env(nil))
+		cfgs, problems, err := LoadAgents(path, env(nil))
 		if err != nil || len(problems) > 0 {
 			t.Fatal(err, problems)
 		}
@@ -50,19 +53,19 @@ model = "gpt-4o-mini"
 		}
 	})
 	t.Run("env shortcut adds one agent named after the model", func(t *testing.T) {
-		cfgs, _, err := loadConfig("", env(map[string]string{"PARLEY_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "PARLEY_OPENAI_MODEL": "qwen2.5"}))
+		cfgs, _, err := LoadAgents("", env(map[string]string{"PARLEY_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "PARLEY_OPENAI_MODEL": "qwen2.5"}))
 		if err != nil || len(cfgs) != 1 || cfgs[0].Name != "qwen2.5" || cfgs[0].BaseURL != "http://127.0.0.1:11434/v1" {
 			t.Fatalf("cfgs = %+v, %v", cfgs, err)
 		}
 	})
 	t.Run("syntax error names the line", func(t *testing.T) {
-		_, _, err := loadConfig(writeConfig(t, "[[agents]]\nname = \"x\nmodel = 1\n"), env(nil))
+		_, _, err := LoadAgents(writeConfig(t, "[[agents]]\nname = \"x\nmodel = 1\n"), env(nil))
 		if err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Fatalf("err = %v, want the line", err)
 		}
 	})
 	t.Run("a bad entry is its own problem; the others load", func(t *testing.T) {
-		cfgs, problems, err := loadConfig(writeConfig(t, `
+		cfgs, problems, err := LoadAgents(writeConfig(t, `
 [[agents]]
 name = "x"
 modle = "y"
@@ -94,14 +97,14 @@ temperature = 1
 		}
 	})
 	t.Run("missing file", func(t *testing.T) {
-		if _, _, err := loadConfig(filepath.Join(t.TempDir(), "nope.toml"), env(nil)); err == nil {
+		if _, _, err := LoadAgents(filepath.Join(t.TempDir(), "nope.toml"), env(nil)); err == nil {
 			t.Fatal("want an error")
 		}
 	})
 }
 
 func TestBuildAgents_BadAgentsAreReportedOthersServe(t *testing.T) {
-	cfgs, _, err := loadConfig(writeConfig(t, `
+	cfgs, _, err := LoadAgents(writeConfig(t, `
 [[agents]]
 name = "good"
 base_url = "http://127.0.0.1:1/v1"
@@ -147,7 +150,7 @@ model = "m"
 }
 
 func TestLoadConfig_A2AAgents(t *testing.T) {
-	cfgs, _, err := loadConfig(writeConfig(t, `
+	cfgs, _, err := LoadAgents(writeConfig(t, `
 [[agents]]
 name = "remote"
 backend = "a2a"
@@ -173,7 +176,7 @@ backend = "a2a"
 }
 
 func TestLoadConfig_AGUIAgents(t *testing.T) {
-	cfgs, problems, err := loadConfig(writeConfig(t, `
+	cfgs, problems, err := LoadAgents(writeConfig(t, `
 [[agents]]
 name = "research"
 title = "Research assistant"
@@ -225,7 +228,7 @@ urll = "http://127.0.0.1:9/agent"
 
 func TestLoadConfig_CodingAgents(t *testing.T) {
 	work := t.TempDir()
-	cfgs, problems, err := loadConfig(writeConfig(t, `
+	cfgs, problems, err := LoadAgents(writeConfig(t, `
 [[agents]]
 name = "coder"
 title = "Coding agent"
@@ -297,11 +300,11 @@ url = "http://127.0.0.1:9/agent"
 
 func TestLoadA2ASettings(t *testing.T) {
 	path := writeConfig(t, "[a2a]\nstructured_output = true\n\n[[agents]]\nname = \"m\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:1/v1\"\n")
-	s, err := loadA2ASettings(path)
+	s, err := LoadA2ASettings(path)
 	if err != nil || !s.StructuredOutput {
 		t.Fatalf("settings = %+v, %v", s, err)
 	}
-	if _, problems, err := loadConfig(path, env(nil)); err != nil || len(problems) != 0 {
+	if _, problems, err := LoadAgents(path, env(nil)); err != nil || len(problems) != 0 {
 		t.Fatalf("the [a2a] section is reported: %v %v", problems, err)
 	}
 }
@@ -331,15 +334,15 @@ backend = "a2a"
 card_url = "http://10.0.0.6:8000"
 analyzer = "model"
 `)
-	cfgs, _, err := loadConfig(path, env(nil))
+	cfgs, _, err := LoadAgents(path, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings, err := loadIntakeSettings(path)
+	settings, err := LoadIntakeSettings(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, per := buildAnalyzers(cfgs, map[string]bool{"qwen": true, "ops": true}, settings, env(nil), slog.New(slog.DiscardHandler))
+	def, per := BuildAnalyzers(cfgs, map[string]bool{"qwen": true, "ops": true}, settings, env(nil), slog.New(slog.DiscardHandler))
 	threshold := func(az domain.Analyzer) int {
 		t.Helper()
 		a, err := az.Analyze(context.Background(), "hello")
@@ -408,7 +411,7 @@ model = "qwen2.5"
   command = "npx"
   max_sessions = -1
 `)
-	cfgs, problems, err := loadConfig(path, env(nil))
+	cfgs, problems, err := LoadAgents(path, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 // [a2a] section, their bearer tokens), AG-UI agents, and coding agents (ACP) run as
 // processes of their own.
 
-// bearerTransport sends the agent's API key as a bearer token to a remote A2A agent.
-type bearerTransport struct{ token string }
+// BearerTransport sends the agent's API key as a bearer token to a remote A2A agent.
+type BearerTransport struct{ Token string }
 
 // RoundTrip implements http.RoundTripper.
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b BearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
+	r.Header.Set("Authorization", "Bearer "+b.Token)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -64,16 +64,16 @@ func a2aName(u string, i int) string {
 	return "a2a-" + slug
 }
 
-// a2aSettings is the [a2a] section: settings of Parley's own A2A server.
-type a2aSettings struct {
+// A2ASettings is the [a2a] section: settings of Parley's own A2A server.
+type A2ASettings struct {
 	// StructuredOutput sends final results as a DataPart (also ENABLE_STRUCTURED_OUTPUT=true).
 	StructuredOutput bool `toml:"structured_output"`
 }
 
-// loadA2ASettings reads the [a2a] section of the config file, if there is one.
-func loadA2ASettings(path string) (a2aSettings, error) {
+// LoadA2ASettings reads the [a2a] section of the config file, if there is one.
+func LoadA2ASettings(path string) (A2ASettings, error) {
 	var file struct {
-		A2A a2aSettings `toml:"a2a"`
+		A2A A2ASettings `toml:"a2a"`
 	}
 	if path == "" {
 		return file.A2A, nil

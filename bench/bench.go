@@ -1,4 +1,6 @@
-package main
+// Package bench is `parley bench`: it measures Parley's streams, answers, pages and memory
+// against bare and fake peers, running Parley and the peers as child processes.
+package bench
 
 import (
 	"context"
@@ -98,13 +100,13 @@ func parseBench(args []string, stderr io.Writer) (benchOptions, error) {
 	return o, nil
 }
 
-// runBench is `parley bench`.
-func runBench(ctx context.Context, args []string, stdio stdio) error {
-	o, err := parseBench(args, stdio.err)
+// Run is `parley bench`: it runs this binary's `parley serve` and `parley bench-serve` (see
+// ServePeer) as child processes, and writes its figures on out, flag errors and help on stderr.
+func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
+	o, err := parseBench(args, stderr)
 	if err != nil {
 		return err
 	}
-	out := stdio.out
 	tokens := int(o.rate * o.seconds)
 	fmt.Fprintf(out, "parley bench: %d CPUs, replies of %d tokens (%.1f bytes each on average) at %g tokens/s, on %s, %d instance(s)\n\n",
 		runtime.NumCPU(), tokens, avgTokenBytes(tokens), o.rate, benchDescribe(o), o.instances)

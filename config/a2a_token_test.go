@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"encoding/json"
@@ -62,9 +62,9 @@ func TestA2AShortcutCarriesATokenPerAgent(t *testing.T) {
 			for k, v := range tt.vars {
 				vars[k] = v
 			}
-			cfgs, problems, err := loadConfig("", env(vars))
+			cfgs, problems, err := LoadAgents("", env(vars))
 			if err != nil || len(problems) != 0 || len(cfgs) != 2 || cfgs[1].CardURL != url {
-				t.Fatalf("loadConfig: %+v %v %v", cfgs, problems, err)
+				t.Fatalf("LoadAgents: %+v %v %v", cfgs, problems, err)
 			}
 			agents, problems := buildAgents(cfgs[1:], env(vars), map[string]bool{})
 			if len(agents) != 1 || len(problems) != 0 {
@@ -96,7 +96,7 @@ func TestA2AShortcutMistakes(t *testing.T) {
 		"http://a.example token=x token_env=Y":   "one token per agent",
 		"http://a.example/x token_env=NOT_SET_X": "",
 	} {
-		cfgs, problems, err := loadConfig("", env(map[string]string{"PARLEY_A2A_AGENTS": entry}))
+		cfgs, problems, err := LoadAgents("", env(map[string]string{"PARLEY_A2A_AGENTS": entry}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,7 @@
-package main
+// Package config reads what Parley serves from its agents file (TOML) and the environment
+// variables that stand for it: the agents, who may use them, their intake analyzers, and
+// the [a2a], [intake] and [smtp] sections.
+package config
 
 import (
 	"bytes"
@@ -137,9 +140,9 @@ func mcpServers(c AgentConfig, getenv func(string) string) ([]toolserver.ServerC
 	return out, nil
 }
 
-// intakeSettings is the [intake] section: how messages are analyzed for agents that say
+// IntakeSettings is the [intake] section: how messages are analyzed for agents that say
 // nothing of their own (the built-in agents, remote A2A agents).
-type intakeSettings struct {
+type IntakeSettings struct {
 	ContextWindow int     `toml:"context_window"`
 	Share         float64 `toml:"share"`
 }
@@ -166,10 +169,10 @@ var agentKeys = map[string]bool{"name": true, "title": true, "description": true
 	"command": true, "args": true, "env": true, "cwd": true, "max_sessions": true, "keep_alive": true, "ask_timeout": true,
 	"access": true, "approvers": true, "approvals": true, "approval_timeout": true, "escalate_after": true, "escalate_to": true}
 
-// loadConfig reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
+// LoadAgents reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
 // agent alone (naming it and the key), and the others still serve.
-func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []string, error) {
+func LoadAgents(path string, getenv func(string) string) ([]AgentConfig, []string, error) {
 	var cfgs []AgentConfig
 	var problems []string
 	if path != "" {
@@ -179,8 +182,8 @@ func loadConfig(path string, getenv func(string) string) ([]AgentConfig, []strin
 		}
 		var file struct {
 			Agents []map[string]any `toml:"agents"`
-			A2A    a2aSettings      `toml:"a2a"`
-			Intake intakeSettings   `toml:"intake"`
+			A2A    A2ASettings      `toml:"a2a"`
+			Intake IntakeSettings   `toml:"intake"`
 			SMTP   smtpSettings     `toml:"smtp"`
 		}
 		md, err := toml.Decode(string(b), &file)
@@ -294,13 +297,13 @@ func decodeAgent(entry map[string]any) (AgentConfig, error) {
 // buildAgents makes the configured agents. A bad agent does not stop the others: its problem
 // is returned, naming the agent and the field, for the log and the home page.
 func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, []string) {
-	agents, _, _, problems := buildAgentsWith(cfgs, getenv, taken)
+	agents, _, _, problems := BuildAgentsWith(cfgs, getenv, taken)
 	return agents, problems
 }
 
-// buildAgentsWith is buildAgents, with the policy of each agent made (who may use it, its
+// BuildAgentsWith is buildAgents, with the policy of each agent made (who may use it, its
 // approvers: from the very entry that made the agent) and the notes of the policies to log.
-func buildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, map[string]domain.Policy, map[string]string, []string) {
+func BuildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, map[string]domain.Policy, map[string]string, []string) {
 	var agents []domain.Agent
 	var problems []string
 	policies, notes := map[string]domain.Policy{}, map[string]string{}
@@ -369,7 +372,7 @@ func buildAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error)
 		}
 		var client *http.Client
 		if key != "" {
-			client = &http.Client{Transport: bearerTransport{token: key}}
+			client = &http.Client{Transport: BearerTransport{Token: key}}
 		}
 		return a2aagent.New(context.Background(), a2aagent.Config{Name: c.Name, Title: c.Title, Description: c.Description,
 			CardURL: c.CardURL, HTTPClient: client, IdleTimeout: c.IdleTimeout.Duration, Credential: credentialOf(c)})
@@ -403,10 +406,10 @@ func openaiConfig(c AgentConfig, key string) openai.Config {
 	}
 }
 
-// loadIntakeSettings reads the [intake] section of the config file, if there is one.
-func loadIntakeSettings(path string) (intakeSettings, error) {
+// LoadIntakeSettings reads the [intake] section of the config file, if there is one.
+func LoadIntakeSettings(path string) (IntakeSettings, error) {
 	var file struct {
-		Intake intakeSettings `toml:"intake"`
+		Intake IntakeSettings `toml:"intake"`
 	}
 	if path == "" {
 		return file.Intake, nil
@@ -420,11 +423,11 @@ func loadIntakeSettings(path string) (intakeSettings, error) {
 	return file.Intake, nil
 }
 
-// buildAnalyzers makes each configured agent's intake analyzer, and the default one for
+// BuildAnalyzers makes each configured agent's intake analyzer, and the default one for
 // every other agent: a configured agent (model-backed or A2A) splits above its own context
 // window's share, the [intake] section filling in what it leaves out, with its own endpoint
 // when analyzer = "model". built names the agents that could be built.
-func buildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings intakeSettings, getenv func(string) string, log *slog.Logger) (domain.Analyzer, map[string]domain.Analyzer) {
+func BuildAnalyzers(cfgs []AgentConfig, built map[string]bool, settings IntakeSettings, getenv func(string) string, log *slog.Logger) (domain.Analyzer, map[string]domain.Analyzer) {
 	def := intake.New(intake.Options{ContextWindow: settings.ContextWindow, Share: settings.Share, Logger: log})
 	out := map[string]domain.Analyzer{}
 	for _, c := range cfgs {
@@ -464,9 +467,9 @@ type smtpSettings struct {
 	TLS         string `toml:"tls"`
 }
 
-// loadSMTP reads the [smtp] section of the config file: nil when there is none. The
+// LoadSMTP reads the [smtp] section of the config file: nil when there is none. The
 // password comes from the environment variable password_env names.
-func loadSMTP(path string, getenv func(string) string) (*notify.SMTP, error) {
+func LoadSMTP(path string, getenv func(string) string) (*notify.SMTP, error) {
 	var file struct {
 		SMTP *smtpSettings `toml:"smtp"`
 	}
