@@ -99,7 +99,7 @@ type Ledger interface {
 	// AskQuestion stores a pending question together with its question_asked event.
 	AskQuestion(ctx context.Context, runID int64, q Question) (QuestionRecord, error)
 	// AskInbound stores a question an agent outside Parley asks, in the conversation given
-	// (one of InboundAgent's): it joins the conversation's waiting run or starts one. A
+	// (a KindInbound one): it joins the conversation's waiting run or starts one. A
 	// request id the person used before returns its question and created false; used with
 	// another digest, EINVALID. When such a run's last question is resolved, the run is done:
 	// no step runs.

@@ -115,7 +115,7 @@ func Retry(state RunState) (RunChange, error) {
 
 // MessageFacts are what the ledger knows when a person sends a message.
 type MessageFacts struct {
-	// Inbound says the conversation is InboundAgent's: no agent reads messages there.
+	// Inbound says the conversation is KindInbound: no agent reads messages there.
 	Inbound bool
 	// Recorded says a message with the same nonce was recorded before (a double Enter, a
 	// retried request).
@@ -190,7 +190,7 @@ type ResolveFacts struct {
 	State RunState
 	// Pending counts the run's questions still pending; Active its steps queued or started.
 	Pending, Active int
-	// Inbound says the conversation is InboundAgent's: no agent runs in it.
+	// Inbound says the conversation is KindInbound: no agent runs in it.
 	Inbound bool
 }
 

@@ -364,7 +364,7 @@ func documentKind(d domain.DocumentRef) string {
 	return strings.ToUpper(ext)
 }
 
-// inboundClient is the client that asks in a conversation of agent.InboundAgent, read from
+// inboundClient is the client that asks in a domain.KindInbound conversation, read from
 // its title ("Questions from Claude Code").
 func inboundClient(title string) string {
 	if c, ok := strings.CutPrefix(title, "Questions from "); ok && c != "" {
