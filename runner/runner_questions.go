@@ -10,12 +10,13 @@ import (
 	"github.com/parley-chat/parley/domain"
 )
 
-// Answer validates form against the question and stores the answer; invalid input returns
-// FieldErrors and stores nothing. A second answer to the same question gives ECONFLICT.
-// Files answer the question's file fields, by field name.
-func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, files map[string]domain.File, by domain.Actor) (domain.QuestionRecord, error) {
-	q, err := r.pendingFor(ctx, questionID, by)
-	if err != nil {
+// Answer validates form against question q, as its caller read it, and stores the answer;
+// invalid input returns FieldErrors and stores nothing. An answer to a question resolved
+// meanwhile gives ErrResolved (the store resolves a question once). Files answer the
+// question's file fields, by field name.
+func (r *Runner) Answer(ctx context.Context, q domain.QuestionRecord, form url.Values, files map[string]domain.File, by domain.Actor) (domain.QuestionRecord, error) {
+	questionID := q.ID
+	if err := r.pendingFor(ctx, q, by); err != nil {
 		return q, err
 	}
 	clean, answered := domain.AnswerForm(q.Question, form, files)
@@ -42,10 +43,10 @@ func (r *Runner) Answer(ctx context.Context, questionID int64, form url.Values, 
 
 // Decline resolves a question as declined, with the person's optional reason (EINVALID,
 // and the question as it stands, when the reason is too long or not text: see ReasonText).
-func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, by domain.Actor) (domain.QuestionRecord, error) {
-	res := by.Resolution(questionID, domain.Declined)
+func (r *Runner) Decline(ctx context.Context, q domain.QuestionRecord, reason string, by domain.Actor) (domain.QuestionRecord, error) {
+	res := by.Resolution(q.ID, domain.Declined)
 	res.Reason = strings.TrimSpace(domain.NormalizeNewlines(reason))
-	q, err := r.pendingFor(ctx, questionID, by)
+	err := r.pendingFor(ctx, q, by)
 	if err == nil {
 		err = domain.ReasonText.Check(res.Reason)
 	}
@@ -56,15 +57,14 @@ func (r *Runner) Decline(ctx context.Context, questionID int64, reason string, b
 }
 
 // Cancel resolves a question as cancelled; only where the asking agent allows it.
-func (r *Runner) Cancel(ctx context.Context, questionID int64, by domain.Actor) (domain.QuestionRecord, error) {
-	q, err := r.pendingFor(ctx, questionID, by)
-	if err != nil {
+func (r *Runner) Cancel(ctx context.Context, q domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
+	if err := r.pendingFor(ctx, q, by); err != nil {
 		return q, err
 	}
 	if !q.AllowCancel {
 		return q, domain.Errorf(domain.EINVALID, "This agent does not allow cancelling here; decline instead.")
 	}
-	return q, r.resolve(ctx, q, by.Resolution(questionID, domain.Cancelled))
+	return q, r.resolve(ctx, q, by.Resolution(q.ID, domain.Cancelled))
 }
 
 // Withdraw resolves a question as cancelled whatever its agent allows: whoever asked for the
@@ -91,19 +91,27 @@ func (r *Runner) expire(ctx context.Context, questionID int64, reason string) er
 	return err
 }
 
-// pendingFor reads a question that still waits for by to resolve it: a routed one (a
-// group's, an agent's approvers') not by the person on whose behalf it was asked, nor by
-// anyone on another's behalf (see CheckAnswerer).
-func (r *Runner) pendingFor(ctx context.Context, questionID int64, by domain.Actor) (domain.QuestionRecord, error) {
-	q, err := r.pending(ctx, questionID)
-	if err != nil || !q.Routed() {
-		return q, err
+// pendingFor checks that question q, as its caller read it, still waits for by to resolve
+// it: a routed one (a group's, an agent's approvers') not by the person on whose behalf it
+// was asked, nor by anyone on another's behalf (see CheckAnswerer). Whoever called checked
+// whom it is for; the store refuses it if it was resolved since.
+func (r *Runner) pendingFor(ctx context.Context, q domain.QuestionRecord, by domain.Actor) error {
+	if !q.Pending() {
+		return domain.ErrResolved
+	}
+	if !q.Routed() {
+		return nil
 	}
 	c, err := r.ledger.Conversation(ctx, q.ConversationID)
 	if err != nil {
-		return q, err
+		return err
 	}
-	return q, domain.CheckAnswerer(q.Question, domain.User{ID: c.UserID, Name: c.Owner}, by)
+	return domain.CheckAnswerer(q.Question, domain.User{ID: c.UserID, Name: c.Owner}, by)
+}
+
+// Question reads question id as it stands.
+func (r *Runner) Question(ctx context.Context, id int64) (domain.QuestionRecord, error) {
+	return r.ledger.Question(ctx, id)
 }
 
 // rejects reports whether the answer picks an option that refuses, on a Choice question:

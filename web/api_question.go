@@ -83,7 +83,7 @@ func (s *Server) apiAnswer(c echo.Context) error {
 				return rec, errs
 			}
 		}
-		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
+		return s.runner.Answer(c.Request().Context(), rec, form, files, by)
 	})
 }
 
@@ -97,13 +97,13 @@ func (s *Server) apiDecline(c echo.Context) error {
 		if err != nil {
 			return rec, err
 		}
-		return s.runner.Decline(c.Request().Context(), rec.ID, reason, by)
+		return s.runner.Decline(c.Request().Context(), rec, reason, by)
 	})
 }
 
 func (s *Server) apiCancel(c echo.Context) error {
 	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
-		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
+		return s.runner.Cancel(c.Request().Context(), rec, by)
 	})
 }
 

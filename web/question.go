@@ -30,19 +30,19 @@ func (s *Server) handleAnswer(c echo.Context) error {
 			// keeps the files it was given (the form is morphed, and its file inputs with it).
 			return rec, domain.AnswerErrors(rec.Question, form, files, refused)
 		}
-		return s.runner.Answer(c.Request().Context(), rec.ID, form, files, by)
+		return s.runner.Answer(c.Request().Context(), rec, form, files, by)
 	})
 }
 
 func (s *Server) handleDecline(c echo.Context) error {
 	return s.resolveQuestion(c, func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error) {
-		return s.runner.Decline(c.Request().Context(), rec.ID, first(form["_reason"]), by)
+		return s.runner.Decline(c.Request().Context(), rec, first(form["_reason"]), by)
 	})
 }
 
 func (s *Server) handleCancel(c echo.Context) error {
 	return s.resolveQuestion(c, func(rec domain.QuestionRecord, form map[string][]string, by domain.Actor) (domain.QuestionRecord, error) {
-		return s.runner.Cancel(c.Request().Context(), rec.ID, by)
+		return s.runner.Cancel(c.Request().Context(), rec, by)
 	})
 }
 

@@ -85,7 +85,11 @@ func startTools(agents []domain.Agent, runner *runner.Runner, log *slog.Logger) 
 		p := oa.Tools()
 		p.SetLogger(log)
 		p.OnComplete(func(server string, questionID int64) {
-			_, err := runner.Answer(context.Background(), questionID, url.Values{}, nil, domain.Actor{Name: toolserver.Asker(server)})
+			ctx := context.Background()
+			rec, err := runner.Question(ctx, questionID)
+			if err == nil {
+				_, err = runner.Answer(ctx, rec, url.Values{}, nil, domain.Actor{Name: toolserver.Asker(server)})
+			}
 			if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 				log.Error("answer a completed URL question", "question", questionID, "error", err)
 			}

@@ -119,7 +119,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return true, q.Write(ctx, e)
 	}
 	if declined, reason := declineOf(values); declined {
-		_, err := x.s.runner.Decline(ctx, rec.ID, reason, x.actor(ctx))
+		_, err := x.s.runner.Decline(ctx, rec, reason, x.actor(ctx))
 		return false, err
 	}
 	answerFiles := fileAnswers(rec.Question, files)
@@ -134,7 +134,7 @@ func (x *executor) reply(ctx context.Context, rc *a2asrv.RequestContext, q event
 		return false, nil
 	}
 	form := answerForm(rec.Question, text, values)
-	_, err = x.s.runner.Answer(ctx, rec.ID, form, answerFiles, x.actor(ctx))
+	_, err = x.s.runner.Answer(ctx, rec, form, answerFiles, x.actor(ctx))
 	var ferrs domain.FieldErrors
 	if errors.As(err, &ferrs) {
 		// Asked again, naming the fields to fix.
