@@ -112,21 +112,6 @@ func isAPI(r *http.Request) bool {
 	return r.URL.Path == apiPrefix || strings.HasPrefix(r.URL.Path, apiPrefix+"/")
 }
 
-// APIError is the body of every API error.
-type APIError struct {
-	Error APIErrorBody `json:"error"`
-}
-
-// APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
-// it applies the message of each bad field or the question as it stands.
-type APIErrorBody struct {
-	Code    string             `json:"code"`
-	Message string             `json:"message"`
-	Fields  domain.FieldErrors `json:"fields,omitempty"`
-	// Question is the question as it stands, when it was resolved before.
-	Question *APIQuestion `json:"question,omitempty"`
-}
-
 // apiCodes name the HTTP statuses of errors for programs.
 var apiCodes = map[int]string{
 	http.StatusBadRequest: "bad_request", http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",

@@ -136,7 +136,7 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 		}
 		for _, q := range queued {
 			if q.ID == sent.Queued {
-				out["queued"] = apiQueuedOf(q)
+				out["queued"] = APIQueuedOf(q)
 			}
 		}
 	}

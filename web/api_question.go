@@ -31,7 +31,7 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 	}
 	out := make([]APIQuestion, 0, len(items))
 	for _, it := range items {
-		q := apiQuestionOf(it.Question)
+		q := APIQuestionOf(it.Question)
 		conv := s.apiConversation(it.Conversation)
 		q.Conversation = &conv
 		out = append(out, q)
@@ -51,7 +51,7 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 	if err := s.questionVisible(c, rec); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiQuestionOf(rec))
+	return c.JSON(http.StatusOK, APIQuestionOf(rec))
 }
 
 // apiAnswer validates and stores an answer: {"values": {...}} as JSON, or a multipart form
@@ -131,7 +131,7 @@ func (s *Server) apiResolve(c echo.Context, resolve func(domain.QuestionRecord, 
 	if rerr != nil {
 		return rerr
 	}
-	q := apiQuestionOf(now)
+	q := APIQuestionOf(now)
 	if err != nil {
 		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: domain.ErrorMessage(err), Question: &q})
 	}

@@ -149,17 +149,17 @@ func (as *apiStream) Event(ev domain.Event) error {
 	}
 	switch ev.Kind {
 	case domain.EventUserMessage:
-		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
+		as.send(APIMessageDone, as.id(), APIMessageOf(ev))
 	case domain.EventAgentMessage:
 		if ev.MessageID == as.Cur.Message {
 			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
-		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
+		as.send(APIMessageDone, as.id(), APIMessageOf(ev))
 	case domain.EventPlan:
 		as.send(APIPlan, as.id(), APIPlanEvent{head, ev.Plan})
 	case domain.EventQuestionAsked:
 		rec := ev.AskedRecord()
-		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
+		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, APIQuestionOf(rec)})
 	case domain.EventQuestionResolved:
 		as.send(APIQuestionResolved, as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
 	case domain.EventRunState:

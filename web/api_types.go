@@ -75,7 +75,8 @@ type APIQueued struct {
 	At        time.Time            `json:"at"`
 }
 
-func apiQueuedOf(q domain.QueuedMessage) APIQueued {
+// APIQueuedOf is a queued message as the API shows it.
+func APIQueuedOf(q domain.QueuedMessage) APIQueued {
 	return APIQueued{ID: q.ID, Author: q.Author, Text: q.Text, Documents: q.Documents, At: q.At}
 }
 
@@ -169,17 +170,8 @@ type (
 	}
 )
 
-func (s *Server) apiConversation(conv domain.Conversation) APIConversation {
-	state := string(conv.State)
-	if state == "" {
-		state = "new"
-	}
-	return APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
-		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID), Version: conv.Version}
-}
-
-// apiMessageOf is the message of a user_message or agent_message event.
-func apiMessageOf(ev domain.Event) APIMessage {
+// APIMessageOf is the message of a user_message or agent_message event.
+func APIMessageOf(ev domain.Event) APIMessage {
 	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Nonce: ev.Nonce, Text: ev.Text, Documents: ev.Documents, At: ev.At}
 	if ev.Kind == domain.EventAgentMessage {
 		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
@@ -187,7 +179,9 @@ func apiMessageOf(ev domain.Event) APIMessage {
 	return m
 }
 
-func apiQuestionOf(rec domain.QuestionRecord) APIQuestion {
+// APIQuestionOf is a question as the API shows it: pending until resolved, then as it
+// was resolved.
+func APIQuestionOf(rec domain.QuestionRecord) APIQuestion {
 	q := APIQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
 		State: "pending", Resolution: rec.Resolution, Approved: rec.Approved}
 	if rec.Resolution != nil {
@@ -199,31 +193,35 @@ func apiQuestionOf(rec domain.QuestionRecord) APIQuestion {
 	return q
 }
 
-// apiState reads a conversation's log into what a client shows: its messages, its
-// questions and how each was resolved, its plan as it stands.
-func (s *Server) apiState(conv domain.Conversation, events []domain.Event) APIConversationState {
-	out := APIConversationState{Conversation: s.apiConversation(conv), Messages: []APIMessage{}, Questions: []APIQuestion{}}
-	var asked []domain.QuestionRecord
-	at := map[int64]int{}
-	for _, ev := range events {
-		out.LastEventID = ev.ID
-		switch ev.Kind {
-		case domain.EventUserMessage, domain.EventAgentMessage:
-			out.Messages = append(out.Messages, apiMessageOf(ev))
-		case domain.EventPlan:
-			out.Plan = ev.Plan
-		case domain.EventQuestionAsked:
-			at[ev.Question.ID] = len(asked)
-			asked = append(asked, ev.AskedRecord())
-		case domain.EventQuestionResolved:
-			if i, ok := at[ev.Resolution.QuestionID]; ok {
-				r := *ev.Resolution
-				asked[i].Resolution = &r
-			}
-		}
-	}
-	for _, rec := range asked {
-		out.Questions = append(out.Questions, apiQuestionOf(rec))
-	}
-	return out
+// APIError is the body of every API error.
+type APIError struct {
+	Error APIErrorBody `json:"error"`
+}
+
+// APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
+// it applies the message of each bad field or the question as it stands.
+type APIErrorBody struct {
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Fields  domain.FieldErrors `json:"fields,omitempty"`
+	// Question is the question as it stands, when it was resolved before.
+	Question *APIQuestion `json:"question,omitempty"`
+}
+
+// APIVersion is one version of a conversation: where it branched, and why.
+type APIVersion struct {
+	Version     int64                `json:"version"`
+	Parent      int64                `json:"parent"`
+	ForkEventID int64                `json:"fork_event_id"`
+	Reason      domain.VersionReason `json:"reason,omitempty"`
+	By          string               `json:"by,omitempty"`
+	CreatedAt   *time.Time           `json:"created_at,omitempty"`
+}
+
+// APIChoice is a point of the version shown where versions differ: after event
+// fork_event_id it goes on as each of versions; current is the index of the one shown.
+type APIChoice struct {
+	ForkEventID int64   `json:"fork_event_id"`
+	Versions    []int64 `json:"versions"`
+	Current     int     `json:"current"`
 }

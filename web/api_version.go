@@ -3,30 +3,11 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/domain"
 )
-
-// APIVersion is one version of a conversation: where it branched, and why.
-type APIVersion struct {
-	Version     int64                `json:"version"`
-	Parent      int64                `json:"parent"`
-	ForkEventID int64                `json:"fork_event_id"`
-	Reason      domain.VersionReason `json:"reason,omitempty"`
-	By          string               `json:"by,omitempty"`
-	CreatedAt   *time.Time           `json:"created_at,omitempty"`
-}
-
-// APIChoice is a point of the version shown where versions differ: after event
-// fork_event_id it goes on as each of versions; current is the index of the one shown.
-type APIChoice struct {
-	ForkEventID int64   `json:"fork_event_id"`
-	Versions    []int64 `json:"versions"`
-	Current     int     `json:"current"`
-}
 
 // apiVersions lists the conversation's versions and the points where the one shown has others.
 func (s *Server) apiVersions(c echo.Context) error {
@@ -187,7 +168,7 @@ func (s *Server) apiWriteState(c echo.Context, convID, n int64) error {
 	out.Version = n
 	out.Queued = []APIQueued{}
 	for _, q := range queued {
-		out.Queued = append(out.Queued, apiQueuedOf(q))
+		out.Queued = append(out.Queued, APIQueuedOf(q))
 	}
 	return c.JSON(http.StatusOK, out)
 }
