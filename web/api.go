@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
@@ -121,14 +122,14 @@ var apiCodes = map[int]string{
 }
 
 // apiFail answers an API request that failed, as JSON.
-func (s *Server) apiFail(c echo.Context, status int, body APIErrorBody) error {
+func (s *Server) apiFail(c echo.Context, status int, body api.APIErrorBody) error {
 	if body.Code = apiCodes[status]; body.Code == "" {
 		body.Code = "internal"
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 	}
-	return c.JSON(status, APIError{Error: body})
+	return c.JSON(status, api.APIError{Error: body})
 }
 
 // apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a

@@ -1,30 +1,31 @@
 package web
 
 import (
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 )
 
 // apiConversation is conv as the API shows it.
-func (s *Server) apiConversation(conv domain.Conversation) APIConversation {
+func (s *Server) apiConversation(conv domain.Conversation) api.APIConversation {
 	state := string(conv.State)
 	if state == "" {
 		state = "new"
 	}
-	return APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	return api.APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID), Version: conv.Version}
 }
 
 // apiState reads a conversation's log into what a client shows: its messages, its
 // questions and how each was resolved, its plan as it stands.
-func (s *Server) apiState(conv domain.Conversation, events []domain.Event) APIConversationState {
-	out := APIConversationState{Conversation: s.apiConversation(conv), Messages: []APIMessage{}, Questions: []APIQuestion{}}
+func (s *Server) apiState(conv domain.Conversation, events []domain.Event) api.APIConversationState {
+	out := api.APIConversationState{Conversation: s.apiConversation(conv), Messages: []api.APIMessage{}, Questions: []api.APIQuestion{}}
 	var asked []domain.QuestionRecord
 	at := map[int64]int{}
 	for _, ev := range events {
 		out.LastEventID = ev.ID
 		switch ev.Kind {
 		case domain.EventUserMessage, domain.EventAgentMessage:
-			out.Messages = append(out.Messages, APIMessageOf(ev))
+			out.Messages = append(out.Messages, api.APIMessageOf(ev))
 		case domain.EventPlan:
 			out.Plan = ev.Plan
 		case domain.EventQuestionAsked:
@@ -38,7 +39,7 @@ func (s *Server) apiState(conv domain.Conversation, events []domain.Event) APICo
 		}
 	}
 	for _, rec := range asked {
-		out.Questions = append(out.Questions, APIQuestionOf(rec))
+		out.Questions = append(out.Questions, api.APIQuestionOf(rec))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
@@ -76,7 +77,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 			return
 		case <-f.Wake():
 			if f.Gone() {
-				as.send(APIConversationDeleted, "", struct{}{})
+				as.send(api.APIConversationDeleted, "", struct{}{})
 				_ = w.flush()
 				return
 			}
@@ -119,7 +120,7 @@ func (as *apiStream) send(event, id string, v any) {
 // send nothing, and their id comes with the next event.
 func (as *apiStream) Event(ev domain.Event) error {
 	as.Cur.Event = ev.ID
-	head := APIEventHead{EventID: ev.ID, At: ev.At}
+	head := api.APIEventHead{EventID: ev.ID, At: ev.At}
 	show, switched := as.shows(ev)
 	if switched {
 		// Another version shows from here: the client reads the conversation again.
@@ -131,7 +132,7 @@ func (as *apiStream) Event(ev domain.Event) error {
 			return err
 		}
 		as.Cur.Message, as.Cur.Bytes = "", 0
-		as.send(APIVersionShown, as.id(), APIVersionEvent{head, ev.Shown, ev.Reason})
+		as.send(api.APIVersionShown, as.id(), api.APIVersionEvent{APIEventHead: head, Version: ev.Shown, Reason: ev.Reason})
 		return nil
 	}
 	if !show {
@@ -139,37 +140,37 @@ func (as *apiStream) Event(ev domain.Event) error {
 	}
 	switch ev.Kind {
 	case domain.EventMessageQueued:
-		as.send(APIMessageQueued, as.id(), APIQueuedEvent{head, APIQueued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
+		as.send(api.APIMessageQueued, as.id(), api.APIQueuedEvent{APIEventHead: head, Queued: api.APIQueued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
 	case domain.EventMessageUnqueued:
-		as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, false})
+		as.send(api.APIMessageUnqueued, as.id(), api.APIUnqueuedEvent{APIEventHead: head, ID: ev.Queued, Sent: false})
 	case domain.EventUserMessage:
 		if ev.Queued != 0 {
-			as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, true})
+			as.send(api.APIMessageUnqueued, as.id(), api.APIUnqueuedEvent{APIEventHead: head, ID: ev.Queued, Sent: true})
 		}
 	}
 	switch ev.Kind {
 	case domain.EventUserMessage:
-		as.send(APIMessageDone, as.id(), APIMessageOf(ev))
+		as.send(api.APIMessageDone, as.id(), api.APIMessageOf(ev))
 	case domain.EventAgentMessage:
 		if ev.MessageID == as.Cur.Message {
 			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
-		as.send(APIMessageDone, as.id(), APIMessageOf(ev))
+		as.send(api.APIMessageDone, as.id(), api.APIMessageOf(ev))
 	case domain.EventPlan:
-		as.send(APIPlan, as.id(), APIPlanEvent{head, ev.Plan})
+		as.send(api.APIPlan, as.id(), api.APIPlanEvent{APIEventHead: head, Plan: ev.Plan})
 	case domain.EventQuestionAsked:
 		rec := ev.AskedRecord()
-		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, APIQuestionOf(rec)})
+		as.send(api.APIQuestionAsked, as.id(), api.APIAskedEvent{APIEventHead: head, Question: api.APIQuestionOf(rec)})
 	case domain.EventQuestionResolved:
-		as.send(APIQuestionResolved, as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
+		as.send(api.APIQuestionResolved, as.id(), api.APIResolvedEvent{APIEventHead: head, QuestionID: ev.Resolution.QuestionID, Resolution: ev.Resolution})
 	case domain.EventRunState:
 		if ev.State != domain.StateRunning {
 			as.Cur.Message, as.Cur.Bytes = "", 0 // the step ended: its message with it
 		}
-		as.send(APIRunState, as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
+		as.send(api.APIRunState, as.id(), api.APIRunStateEvent{APIEventHead: head, RunID: ev.RunID, State: ev.State, Error: ev.Error})
 	case domain.EventToolCall:
 		if ev.ToolCall != nil {
-			as.send(APIToolCall, as.id(), APIToolEvent{head, ev.ToolCall})
+			as.send(api.APIToolCall, as.id(), api.APIToolEvent{APIEventHead: head, ToolCall: ev.ToolCall})
 		}
 	}
 	return nil
@@ -181,6 +182,6 @@ func (as *apiStream) Live(m runner.LiveText) error {
 		return nil
 	}
 	as.Cur.Message, as.Cur.Bytes = m.ID, m.From+len(m.Text)
-	as.send(APIMessageDelta, as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	as.send(api.APIMessageDelta, as.id(), api.APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
 	return nil
 }

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/internal/wire"
-	"github.com/parley-chat/parley/web"
 )
 
 // chatClient speaks Parley's JSON API (/api/v1) with a personal access token. The token goes
@@ -37,7 +37,7 @@ type chatClient struct {
 // question's answer the message of each bad field or the question as it stands.
 type apiError struct {
 	Status int
-	web.APIErrorBody
+	api.APIErrorBody
 }
 
 func (e *apiError) Error() string {
@@ -62,11 +62,11 @@ func statusOf(err error) int {
 
 // The API's objects, as the server defines them (web/api_types.go).
 type (
-	apiAgent            = web.APIAgent
-	apiConversation     = web.APIConversation
-	apiMessage          = web.APIMessage
-	apiQuestion         = web.APIQuestion
-	apiConversationPage = web.APIConversationState
+	apiAgent            = api.APIAgent
+	apiConversation     = api.APIConversation
+	apiMessage          = api.APIMessage
+	apiQuestion         = api.APIQuestion
+	apiConversationPage = api.APIConversationState
 )
 
 // call sends a request to path under /api/v1 with body as JSON (or as it is, when it is a
@@ -393,7 +393,7 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 		case <-ctx.Done():
 			return true, ctx.Err()
 		}
-		if ev.Type == web.APIConversationDeleted {
+		if ev.Type == api.APIConversationDeleted {
 			return true, errStreamOver
 		}
 	}

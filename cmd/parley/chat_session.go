@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/web"
 )
 
 // session is one run of parley chat: the conversation as the event stream tells it, what
@@ -221,23 +221,23 @@ func (s *session) handle(ev sseEvent) error {
 		return ev.Err
 	}
 	switch ev.Type {
-	case web.APIMessageDelta:
-		var d web.APIDelta
+	case api.APIMessageDelta:
+		var d api.APIDelta
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
 		}
-	case web.APIMessageDone:
+	case api.APIMessageDone:
 		var m apiMessage
 		if json.Unmarshal(ev.Data, &m) == nil {
 			s.done(m)
 		}
-	case web.APIPlan:
-		var d web.APIPlanEvent
+	case api.APIPlan:
+		var d api.APIPlanEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
 			s.showPlan(d.Plan)
 		}
-	case web.APIQuestionAsked:
-		var d web.APIAskedEvent
+	case api.APIQuestionAsked:
+		var d api.APIAskedEvent
 		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
 			s.expect = false
 			for _, q := range s.pending {
@@ -247,28 +247,28 @@ func (s *session) handle(ev sseEvent) error {
 			}
 			s.pending = append(s.pending, d.Question)
 		}
-	case web.APIQuestionResolved:
-		var d web.APIResolvedEvent
+	case api.APIQuestionResolved:
+		var d api.APIResolvedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.resolved(d.QuestionID, d.Resolution)
 		}
-	case web.APIRunState:
-		var d web.APIRunStateEvent
+	case api.APIRunState:
+		var d api.APIRunStateEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.runState(d.RunID, string(d.State), d.Error)
 		}
-	case web.APIToolCall:
-		var d web.APIToolEvent
+	case api.APIToolCall:
+		var d api.APIToolEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
-	case web.APIVersionShown:
+	case api.APIVersionShown:
 		return s.versionShown(ev.Data)
-	case web.APIMessageQueued:
+	case api.APIMessageQueued:
 		s.queuedNote(ev.Data)
-	case web.APIMessageUnqueued:
+	case api.APIMessageUnqueued:
 		s.unqueuedNote(ev.Data)
-	case web.APIConversationDeleted:
+	case api.APIConversationDeleted:
 		return errDeleted
 	}
 	return nil

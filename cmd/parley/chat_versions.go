@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/web"
 )
 
 // A conversation has versions: regenerating the last reply or editing a message already
@@ -24,7 +24,7 @@ import (
 // (the conversation as first written) included.
 type apiVersions struct {
 	Current  int64            `json:"current"`
-	Versions []web.APIVersion `json:"versions"`
+	Versions []api.APIVersion `json:"versions"`
 }
 
 // regenerate asks for another answer to the person's last message, as a new version.
@@ -110,7 +110,7 @@ func firstLine(text string, max int) string {
 // versionShown takes a conversation.version event: the conversation shows another version.
 // It says which, and prints what the terminal has not shown of it.
 func (s *session) versionShown(data json.RawMessage) error {
-	var v web.APIVersionEvent
+	var v api.APIVersionEvent
 	if json.Unmarshal(data, &v) != nil {
 		return nil
 	}
@@ -175,7 +175,7 @@ func (s *session) recorded(m apiMessage) bool {
 
 // queuedNote takes a message.queued event: a message waits for the agent to finish.
 func (s *session) queuedNote(data json.RawMessage) {
-	var d web.APIQueuedEvent
+	var d api.APIQueuedEvent
 	if json.Unmarshal(data, &d) != nil {
 		return
 	}
@@ -189,7 +189,7 @@ func (s *session) queuedNote(data json.RawMessage) {
 // unqueuedNote takes a message.unqueued event: a queued message was sent (its message
 // follows) or withdrawn.
 func (s *session) unqueuedNote(data json.RawMessage) {
-	var d web.APIUnqueuedEvent
+	var d api.APIUnqueuedEvent
 	if json.Unmarshal(data, &d) == nil && !d.Sent {
 		s.note("(a queued message was withdrawn)")
 	}

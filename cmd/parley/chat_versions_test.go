@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/api"
 )
 
 // fakeAPI is a Parley API for one conversation (7): it answers each "METHOD /path" with
@@ -94,7 +94,7 @@ func (f *fakeAPI) sent() []fakeRequest {
 // agent's answers (events 1 to 4), and bob's question (5).
 func versionSession(t *testing.T) (*session, *fakeAPI, *strings.Builder) {
 	t.Helper()
-	api, c := newFakeAPI(t)
+	fake, c := newFakeAPI(t)
 	var out strings.Builder
 	s := &session{c: c, ctx: context.Background(), out: &out, errw: &out, me: "ann",
 		sent: map[string]bool{}, ours: map[int64]bool{}}
@@ -106,7 +106,7 @@ func versionSession(t *testing.T) (*session, *fakeAPI, *strings.Builder) {
 		{EventID: 5, Role: "user", Author: "bob", Text: "And me?"},
 	}})
 	out.Reset()
-	return s, api, &out
+	return s, fake, &out
 }
 
 // event hands the session an event of the stream.
@@ -125,18 +125,18 @@ func event(t *testing.T, s *session, typ string, v any) {
 func streamReply(t *testing.T, s *session, m apiMessage) {
 	t.Helper()
 	half := len(m.Text) / 2
-	event(t, s, web.APIMessageDelta, web.APIDelta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
-	event(t, s, web.APIMessageDelta, web.APIDelta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
-	event(t, s, web.APIMessageDone, m)
+	event(t, s, api.APIMessageDelta, api.APIDelta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
+	event(t, s, api.APIMessageDelta, api.APIDelta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
+	event(t, s, api.APIMessageDone, m)
 }
 
 const twoVersions = `{"current": 1, "versions": [{"version": 0}, {"version": 1, "parent": 0, "fork_event_id": 5, "reason": "regenerate", "by": "ann"}]}`
 
 func TestChat_RegenerateFollowsTheNewReply(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("POST /conversations/7/regenerate", http.StatusAccepted, `{"conversation": {"id": 7, "version": 1, "versions": 2}}`)
+	s, fake, out := versionSession(t)
+	fake.answer("POST /conversations/7/regenerate", http.StatusAccepted, `{"conversation": {"id": 7, "version": 1, "versions": 2}}`)
 	s.command("/regenerate")
-	posts := api.sent()
+	posts := fake.sent()
 	if len(posts) != 1 || posts[0].route != "POST /conversations/7/regenerate" || posts[0].body["nonce"] == "" {
 		t.Fatalf("requests %+v, want one POST of regenerate with a nonce", posts)
 	}
@@ -145,13 +145,13 @@ func TestChat_RegenerateFollowsTheNewReply(t *testing.T) {
 	}
 
 	// The new version shows the messages up to ann's last; the new reply streams.
-	api.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "agent": "fake", "state": "running"}, "messages": [
+	fake.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "agent": "fake", "state": "running"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 3, "role": "user", "author": "ann", "text": "30 people\nin May"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 9, "version": 1})
-	event(t, s, web.APIRunState, web.APIRunStateEvent{RunID: 3, State: "running"})
+	event(t, s, api.APIVersionShown, map[string]any{"event_id": 9, "version": 1})
+	event(t, s, api.APIRunState, api.APIRunStateEvent{RunID: 3, State: "running"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "Here is another plan."})
 	if got, want := out.String(), "— version 2 of 2 —\nfake> Here is another plan.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -167,8 +167,8 @@ func TestChat_RegenerateRefused(t *testing.T) {
 		{"AProblem", `{"type": "about:blank", "title": "Conflict", "status": 409, "detail": "The agent is still working."}`, "error: The agent is still working.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, api, out := versionSession(t)
-			api.answer("POST /conversations/7/regenerate", http.StatusConflict, tc.body)
+			s, fake, out := versionSession(t)
+			fake.answer("POST /conversations/7/regenerate", http.StatusConflict, tc.body)
 			s.command("/regenerate")
 			if out.String() != tc.want || s.busy() {
 				t.Errorf("output %q (busy %v), want %q and the prompt back", out.String(), s.busy(), tc.want)
@@ -195,8 +195,8 @@ func TestChat_Edit(t *testing.T) {
 		{"TheServerRefuses", "/edit 40", http.StatusUnprocessableEntity, "POST /conversations/7/messages/3/edit", "40", "error: The message is empty.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, api, out := versionSession(t)
-			api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7}, "messages": [
+			s, fake, out := versionSession(t)
+			fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7}, "messages": [
 				{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 				{"event_id": 2, "role": "agent", "author": "fake", "text": "For how many?"},
 				{"event_id": 3, "role": "user", "author": "ann", "text": "30 people\nin May"},
@@ -205,10 +205,10 @@ func TestChat_Edit(t *testing.T) {
 			if tc.status >= 400 {
 				body = `{"error": {"code": "invalid", "message": "The message is empty."}}`
 			}
-			api.answer("POST /conversations/7/messages/3/edit", tc.status, body)
-			api.answer("POST /conversations/7/messages/1/edit", tc.status, body)
+			fake.answer("POST /conversations/7/messages/3/edit", tc.status, body)
+			fake.answer("POST /conversations/7/messages/1/edit", tc.status, body)
 			s.command(tc.line)
-			posts := api.sent()
+			posts := fake.sent()
 			switch {
 			case tc.wantRoute == "" && len(posts) > 0:
 				t.Errorf("requests %+v, want none", posts)
@@ -226,15 +226,15 @@ func TestChat_Edit(t *testing.T) {
 }
 
 func TestChat_EditShowsTheNewMessageOnceThenTheReply(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
+	s, fake, out := versionSession(t)
+	fake.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
 	// The new version forks before ann's second message, edited.
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "running"}, "messages": [
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "running"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 9, "role": "user", "author": "ann", "text": "40 people"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 8, "version": 1})
-	event(t, s, web.APIMessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
+	event(t, s, api.APIVersionShown, map[string]any{"event_id": 8, "version": 1})
+	event(t, s, api.APIMessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "A party for 40."})
 	if got, want := out.String(), "— version 2 of 2 —\nyou> 40 people\nfake> A party for 40.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -242,15 +242,15 @@ func TestChat_EditShowsTheNewMessageOnceThenTheReply(t *testing.T) {
 }
 
 func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("GET /conversations/7/versions", http.StatusOK, `{"current": 2, "versions": [{"version": 0}, {"version": 1}, {"version": 2}]}`)
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "done"}, "messages": [
+	s, fake, out := versionSession(t)
+	fake.answer("GET /conversations/7/versions", http.StatusOK, `{"current": 2, "versions": [{"version": 0}, {"version": 1}, {"version": 2}]}`)
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "done"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 12, "role": "user", "author": "ann", "text": "12 people"},
 		{"event_id": 13, "role": "agent", "message_id": "m13", "author": "fake", "text": "A dinner for 12."}],
 		"questions": [{"id": 4, "state": "pending", "message": "Which day?"}, {"id": 3, "state": "answered"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 20, "version": 2})
+	event(t, s, api.APIVersionShown, map[string]any{"event_id": 20, "version": 2})
 	// The stream may still carry what the conversation already showed: it is not shown twice.
 	streamReply(t, s, apiMessage{EventID: 13, MessageID: "m13", Role: "agent", Author: "fake", Text: "A dinner for 12."})
 	if got, want := out.String(), "— version 3 of 3 —\nyou> 12 people\nfake> A dinner for 12.\n"; got != want {
@@ -266,10 +266,10 @@ func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
 
 func TestChat_QueuedMessages(t *testing.T) {
 	s, _, out := versionSession(t)
-	event(t, s, web.APIMessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
-	event(t, s, web.APIMessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
-	event(t, s, web.APIMessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
-	event(t, s, web.APIMessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
+	event(t, s, api.APIMessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
+	event(t, s, api.APIMessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
+	event(t, s, api.APIMessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
+	event(t, s, api.APIMessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
 	want := "(queued: will be sent when the agent finishes)\n(bob's message is queued: it will be sent when the agent finishes)\n(a queued message was withdrawn)\n"
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -279,7 +279,7 @@ func TestChat_QueuedMessages(t *testing.T) {
 func TestChat_ShowPageSaysWhatIsQueued(t *testing.T) {
 	s, _, out := versionSession(t)
 	s.showPage(apiConversationPage{Conversation: apiConversation{ID: 7, Agent: "fake", State: "running"},
-		Queued: []web.APIQueued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
+		Queued: []api.APIQueued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
 	if want := "(queued: \"Also a cake…\", will be sent when the agent finishes)\n"; !strings.HasSuffix(out.String(), want) {
 		t.Errorf("output:\n%s\nwant it to end with %q", out.String(), want)
 	}
