@@ -8,17 +8,17 @@ import (
 
 // The kinds of the API's stream events (the SSE event name; the JSON's "type").
 const (
-	APIMessageDelta        = "message.delta"
-	APIMessageDone         = "message.done"
-	APIPlan                = "plan"
-	APIQuestionAsked       = "question.asked"
-	APIQuestionResolved    = "question.resolved"
-	APIRunState            = "run.state"
-	APIVersionShown        = "conversation.version"
-	APIMessageQueued       = "message.queued"
-	APIMessageUnqueued     = "message.unqueued"
-	APIToolCall            = "tool.call"
-	APIConversationDeleted = "conversation.deleted"
+	MessageDelta        = "message.delta"
+	MessageDone         = "message.done"
+	Plan                = "plan"
+	QuestionAsked       = "question.asked"
+	QuestionResolved    = "question.resolved"
+	RunState            = "run.state"
+	VersionShown        = "conversation.version"
+	MessageQueued       = "message.queued"
+	MessageUnqueued     = "message.unqueued"
+	ToolCall            = "tool.call"
+	ConversationDeleted = "conversation.deleted"
 )
 
 // The JSON API's objects (/api/v1; documented in web/openapi.json). Each is built from the
@@ -26,16 +26,16 @@ const (
 // describe a thing the same way; they are exported so that `parley chat` decodes what the
 // server encodes from the same definitions.
 
-// APIAgent is an agent people can talk to.
-type APIAgent struct {
+// Agent is an agent people can talk to.
+type Agent struct {
 	Name        string `json:"name"`
 	Title       string `json:"title"`
 	Description string `json:"description"`
 	Builtin     bool   `json:"builtin"`
 }
 
-// APIConversation is a conversation as lists and pages show it.
-type APIConversation struct {
+// Conversation is a conversation as lists and pages show it.
+type Conversation struct {
 	ID         int64     `json:"id"`
 	Title      string    `json:"title"`
 	Agent      string    `json:"agent"`
@@ -50,8 +50,8 @@ type APIConversation struct {
 	Version int64 `json:"version"`
 }
 
-// APIMessage is a finished message, the person's or an agent's.
-type APIMessage struct {
+// Message is a finished message, the person's or an agent's.
+type Message struct {
 	EventID   int64  `json:"event_id"`
 	MessageID string `json:"message_id,omitempty"`
 	Role      string `json:"role"`
@@ -66,8 +66,8 @@ type APIMessage struct {
 	At          time.Time            `json:"at"`
 }
 
-// APIQueued is a message the person sent while the agent worked, waiting for the run to end.
-type APIQueued struct {
+// Queued is a message the person sent while the agent worked, waiting for the run to end.
+type Queued struct {
 	ID        int64                `json:"id"`
 	Author    string               `json:"author"`
 	Text      string               `json:"text"`
@@ -75,13 +75,13 @@ type APIQueued struct {
 	At        time.Time            `json:"at"`
 }
 
-// APIQueuedOf is a queued message as the API shows it.
-func APIQueuedOf(q domain.QueuedMessage) APIQueued {
-	return APIQueued{ID: q.ID, Author: q.Author, Text: q.Text, Documents: q.Documents, At: q.At}
+// QueuedOf is a queued message as the API shows it.
+func QueuedOf(q domain.QueuedMessage) Queued {
+	return Queued{ID: q.ID, Author: q.Author, Text: q.Text, Documents: q.Documents, At: q.At}
 }
 
-// APIQuestion is a question as asked, with where it belongs and, once resolved, how.
-type APIQuestion struct {
+// Question is a question as asked, with where it belongs and, once resolved, how.
+type Question struct {
 	domain.Question
 	ConversationID int64              `json:"conversation_id"`
 	RunID          int64              `json:"run_id"`
@@ -91,98 +91,98 @@ type APIQuestion struct {
 	// Approved are the approvals so far of a question that needs several.
 	Approved []domain.Resolution `json:"approved,omitempty"`
 	// Conversation is set where questions of many conversations are listed.
-	Conversation *APIConversation `json:"conversation,omitempty"`
+	Conversation *Conversation `json:"conversation,omitempty"`
 }
 
-// APIConversationState is a conversation as GET /conversations/{id} gives it.
-type APIConversationState struct {
-	Conversation APIConversation `json:"conversation"`
-	Messages     []APIMessage    `json:"messages"`
-	Questions    []APIQuestion   `json:"questions"`
-	Plan         *domain.Plan    `json:"plan"`
-	LastEventID  int64           `json:"last_event_id"`
+// ConversationState is a conversation as GET /conversations/{id} gives it.
+type ConversationState struct {
+	Conversation Conversation `json:"conversation"`
+	Messages     []Message    `json:"messages"`
+	Questions    []Question   `json:"questions"`
+	Plan         *domain.Plan `json:"plan"`
+	LastEventID  int64        `json:"last_event_id"`
 	// Version is the version read; Queued the messages waiting for the agent to finish.
-	Version int64       `json:"version"`
-	Queued  []APIQueued `json:"queued"`
+	Version int64    `json:"version"`
+	Queued  []Queued `json:"queued"`
 }
 
 // The data of the event stream's events (see the OpenAPI document's description of it).
 type (
-	// APIDelta is a message.delta: the next piece of the message being written.
-	APIDelta struct {
+	// Delta is a message.delta: the next piece of the message being written.
+	Delta struct {
 		EventID   int64  `json:"event_id"`
 		MessageID string `json:"message_id"`
 		Author    string `json:"author"`
 		Offset    int    `json:"offset"`
 		Text      string `json:"text"`
 	}
-	// APIEventHead is what every event of the log carries: its id and time.
-	APIEventHead struct {
+	// EventHead is what every event of the log carries: its id and time.
+	EventHead struct {
 		EventID int64     `json:"event_id"`
 		At      time.Time `json:"at"`
 	}
-	// APIVersionEvent is a conversation.version: the conversation shows another version
+	// VersionEvent is a conversation.version: the conversation shows another version
 	// from here (a reply regenerated, a message edited, a version chosen); a client reads
 	// the conversation again.
-	APIVersionEvent struct {
-		APIEventHead
+	VersionEvent struct {
+		EventHead
 		Version int64                `json:"version"`
 		Reason  domain.VersionReason `json:"reason,omitempty"`
 	}
-	// APIQueuedEvent is a message.queued: a message sent while the agent works waits.
-	APIQueuedEvent struct {
-		APIEventHead
-		Queued APIQueued `json:"queued"`
+	// QueuedEvent is a message.queued: a message sent while the agent works waits.
+	QueuedEvent struct {
+		EventHead
+		Queued Queued `json:"queued"`
 	}
-	// APIUnqueuedEvent is a message.unqueued: a queued message was sent, or removed.
-	APIUnqueuedEvent struct {
-		APIEventHead
+	// UnqueuedEvent is a message.unqueued: a queued message was sent, or removed.
+	UnqueuedEvent struct {
+		EventHead
 		ID   int64 `json:"id"`
 		Sent bool  `json:"sent"`
 	}
-	// APIPlanEvent is a plan event: the plan as it now stands.
-	APIPlanEvent struct {
-		APIEventHead
+	// PlanEvent is a plan event: the plan as it now stands.
+	PlanEvent struct {
+		EventHead
 		Plan *domain.Plan `json:"plan"`
 	}
-	// APIAskedEvent is a question.asked.
-	APIAskedEvent struct {
-		APIEventHead
-		Question APIQuestion `json:"question"`
+	// AskedEvent is a question.asked.
+	AskedEvent struct {
+		EventHead
+		Question Question `json:"question"`
 	}
-	// APIResolvedEvent is a question.resolved.
-	APIResolvedEvent struct {
-		APIEventHead
+	// ResolvedEvent is a question.resolved.
+	ResolvedEvent struct {
+		EventHead
 		QuestionID int64              `json:"question_id"`
 		Resolution *domain.Resolution `json:"resolution"`
 	}
-	// APIRunStateEvent is a run.state.
-	APIRunStateEvent struct {
-		APIEventHead
+	// RunStateEvent is a run.state.
+	RunStateEvent struct {
+		EventHead
 		RunID int64           `json:"run_id"`
 		State domain.RunState `json:"state"`
 		Error string          `json:"error,omitempty"`
 	}
-	// APIToolEvent is a tool.call.
-	APIToolEvent struct {
-		APIEventHead
+	// ToolEvent is a tool.call.
+	ToolEvent struct {
+		EventHead
 		ToolCall *domain.ToolCall `json:"tool_call"`
 	}
 )
 
-// APIMessageOf is the message of a user_message or agent_message event.
-func APIMessageOf(ev domain.Event) APIMessage {
-	m := APIMessage{EventID: ev.ID, Role: "user", Author: ev.Author, Nonce: ev.Nonce, Text: ev.Text, Documents: ev.Documents, At: ev.At}
+// MessageOf is the message of a user_message or agent_message event.
+func MessageOf(ev domain.Event) Message {
+	m := Message{EventID: ev.ID, Role: "user", Author: ev.Author, Nonce: ev.Nonce, Text: ev.Text, Documents: ev.Documents, At: ev.At}
 	if ev.Kind == domain.EventAgentMessage {
 		m.Role, m.MessageID, m.Interrupted, m.Stopped = "agent", ev.MessageID, ev.Interrupted, ev.Stopped
 	}
 	return m
 }
 
-// APIQuestionOf is a question as the API shows it: pending until resolved, then as it
+// QuestionOf is a question as the API shows it: pending until resolved, then as it
 // was resolved.
-func APIQuestionOf(rec domain.QuestionRecord) APIQuestion {
-	q := APIQuestion{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
+func QuestionOf(rec domain.QuestionRecord) Question {
+	q := Question{Question: rec.Question, ConversationID: rec.ConversationID, RunID: rec.RunID, AskedAt: rec.AskedAt,
 		State: "pending", Resolution: rec.Resolution, Approved: rec.Approved}
 	if rec.Resolution != nil {
 		q.State = string(rec.Resolution.Outcome)
@@ -193,23 +193,23 @@ func APIQuestionOf(rec domain.QuestionRecord) APIQuestion {
 	return q
 }
 
-// APIError is the body of every API error.
-type APIError struct {
-	Error APIErrorBody `json:"error"`
+// Error is the body of every API error.
+type Error struct {
+	Error ErrorBody `json:"error"`
 }
 
-// APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
+// ErrorBody is what went wrong: a code for programs, a sentence for people, and where
 // it applies the message of each bad field or the question as it stands.
-type APIErrorBody struct {
+type ErrorBody struct {
 	Code    string             `json:"code"`
 	Message string             `json:"message"`
 	Fields  domain.FieldErrors `json:"fields,omitempty"`
 	// Question is the question as it stands, when it was resolved before.
-	Question *APIQuestion `json:"question,omitempty"`
+	Question *Question `json:"question,omitempty"`
 }
 
-// APIVersion is one version of a conversation: where it branched, and why.
-type APIVersion struct {
+// Version is one version of a conversation: where it branched, and why.
+type Version struct {
 	Version     int64                `json:"version"`
 	Parent      int64                `json:"parent"`
 	ForkEventID int64                `json:"fork_event_id"`
@@ -218,9 +218,9 @@ type APIVersion struct {
 	CreatedAt   *time.Time           `json:"created_at,omitempty"`
 }
 
-// APIChoice is a point of the version shown where versions differ: after event
+// Choice is a point of the version shown where versions differ: after event
 // fork_event_id it goes on as each of versions; current is the index of the one shown.
-type APIChoice struct {
+type Choice struct {
 	ForkEventID int64   `json:"fork_event_id"`
 	Versions    []int64 `json:"versions"`
 	Current     int     `json:"current"`

@@ -122,14 +122,14 @@ var apiCodes = map[int]string{
 }
 
 // apiFail answers an API request that failed, as JSON.
-func (s *Server) apiFail(c echo.Context, status int, body api.APIErrorBody) error {
+func (s *Server) apiFail(c echo.Context, status int, body api.ErrorBody) error {
 	if body.Code = apiCodes[status]; body.Code == "" {
 		body.Code = "internal"
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 	}
-	return c.JSON(status, api.APIError{Error: body})
+	return c.JSON(status, api.Error{Error: body})
 }
 
 // apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a

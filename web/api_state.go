@@ -6,26 +6,26 @@ import (
 )
 
 // apiConversation is conv as the API shows it.
-func (s *Server) apiConversation(conv domain.Conversation) api.APIConversation {
+func (s *Server) apiConversation(conv domain.Conversation) api.Conversation {
 	state := string(conv.State)
 	if state == "" {
 		state = "new"
 	}
-	return api.APIConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	return api.Conversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID), Version: conv.Version}
 }
 
 // apiState reads a conversation's log into what a client shows: its messages, its
 // questions and how each was resolved, its plan as it stands.
-func (s *Server) apiState(conv domain.Conversation, events []domain.Event) api.APIConversationState {
-	out := api.APIConversationState{Conversation: s.apiConversation(conv), Messages: []api.APIMessage{}, Questions: []api.APIQuestion{}}
+func (s *Server) apiState(conv domain.Conversation, events []domain.Event) api.ConversationState {
+	out := api.ConversationState{Conversation: s.apiConversation(conv), Messages: []api.Message{}, Questions: []api.Question{}}
 	var asked []domain.QuestionRecord
 	at := map[int64]int{}
 	for _, ev := range events {
 		out.LastEventID = ev.ID
 		switch ev.Kind {
 		case domain.EventUserMessage, domain.EventAgentMessage:
-			out.Messages = append(out.Messages, api.APIMessageOf(ev))
+			out.Messages = append(out.Messages, api.MessageOf(ev))
 		case domain.EventPlan:
 			out.Plan = ev.Plan
 		case domain.EventQuestionAsked:
@@ -39,7 +39,7 @@ func (s *Server) apiState(conv domain.Conversation, events []domain.Event) api.A
 		}
 	}
 	for _, rec := range asked {
-		out.Questions = append(out.Questions, api.APIQuestionOf(rec))
+		out.Questions = append(out.Questions, api.QuestionOf(rec))
 	}
 	return out
 }

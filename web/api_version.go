@@ -21,19 +21,19 @@ func (s *Server) apiVersions(c echo.Context) error {
 		return err
 	}
 	out := struct {
-		Current  int64            `json:"current"`
-		Versions []api.APIVersion `json:"versions"`
-		Choices  []api.APIChoice  `json:"choices"`
-	}{Current: shown, Versions: []api.APIVersion{}, Choices: []api.APIChoice{}}
+		Current  int64         `json:"current"`
+		Versions []api.Version `json:"versions"`
+		Choices  []api.Choice  `json:"choices"`
+	}{Current: shown, Versions: []api.Version{}, Choices: []api.Choice{}}
 	for _, v := range vs {
-		av := api.APIVersion{Version: v.N, Parent: v.Parent, ForkEventID: v.Fork, Reason: v.Reason, By: v.By}
+		av := api.Version{Version: v.N, Parent: v.Parent, ForkEventID: v.Fork, Reason: v.Reason, By: v.By}
 		if !v.CreatedAt.IsZero() {
 			av.CreatedAt = &v.CreatedAt
 		}
 		out.Versions = append(out.Versions, av)
 	}
 	for _, ch := range vs.Choices(shown) {
-		out.Choices = append(out.Choices, api.APIChoice{ForkEventID: ch.Fork, Versions: ch.Versions, Current: ch.Current})
+		out.Choices = append(out.Choices, api.Choice{ForkEventID: ch.Fork, Versions: ch.Versions, Current: ch.Current})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -167,9 +167,9 @@ func (s *Server) apiWriteState(c echo.Context, convID, n int64) error {
 	}
 	out := s.apiState(conv, events)
 	out.Version = n
-	out.Queued = []api.APIQueued{}
+	out.Queued = []api.Queued{}
 	for _, q := range queued {
-		out.Queued = append(out.Queued, api.APIQueuedOf(q))
+		out.Queued = append(out.Queued, api.QueuedOf(q))
 	}
 	return c.JSON(http.StatusOK, out)
 }

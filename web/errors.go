@@ -67,7 +67,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
 	}
 	if forAPI {
-		_ = s.apiFail(c, status, api.APIErrorBody{Message: msg})
+		_ = s.apiFail(c, status, api.ErrorBody{Message: msg})
 		return
 	}
 	if r.Method == http.MethodGet && r.Header.Get("Datastar-Request") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {

@@ -37,9 +37,9 @@ func stream(t *testing.T, s *session, text string, n int) {
 		}
 	}
 	for off := 0; off < len(text); off += n {
-		event(api.APIMessageDelta, api.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
+		event(api.MessageDelta, api.Delta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
 	}
-	event(api.APIMessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
+	event(api.MessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
 }
 
 // screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
@@ -106,8 +106,8 @@ func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
 	s, out := testSession(true)
 	delta := func(off int, text string) {
 		t.Helper()
-		data, _ := json.Marshal(api.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text})
-		if err := s.handle(sseEvent{Type: api.APIMessageDelta, Data: data}); err != nil {
+		data, _ := json.Marshal(api.Delta{MessageID: "m1", Author: "fake", Offset: off, Text: text})
+		if err := s.handle(sseEvent{Type: api.MessageDelta, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,8 +122,8 @@ func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
 	}
 	out.Reset()
 	// The run ends before the message does: what streamed stays, rendered.
-	data, _ := json.Marshal(api.APIRunStateEvent{State: "stopped"})
-	s.handle(sseEvent{Type: api.APIRunState, Data: data})
+	data, _ := json.Marshal(api.RunStateEvent{State: "stopped"})
+	s.handle(sseEvent{Type: api.RunState, Data: data})
 	if got, want := ansi.Strip(screen(out.String())), "\n  Next\n(stopped)\n"; got != want {
 		t.Errorf("stopped: %q, want %q", got, want)
 	}

@@ -221,23 +221,23 @@ func (s *session) handle(ev sseEvent) error {
 		return ev.Err
 	}
 	switch ev.Type {
-	case api.APIMessageDelta:
-		var d api.APIDelta
+	case api.MessageDelta:
+		var d api.Delta
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
 		}
-	case api.APIMessageDone:
+	case api.MessageDone:
 		var m apiMessage
 		if json.Unmarshal(ev.Data, &m) == nil {
 			s.done(m)
 		}
-	case api.APIPlan:
-		var d api.APIPlanEvent
+	case api.Plan:
+		var d api.PlanEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
 			s.showPlan(d.Plan)
 		}
-	case api.APIQuestionAsked:
-		var d api.APIAskedEvent
+	case api.QuestionAsked:
+		var d api.AskedEvent
 		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
 			s.expect = false
 			for _, q := range s.pending {
@@ -247,28 +247,28 @@ func (s *session) handle(ev sseEvent) error {
 			}
 			s.pending = append(s.pending, d.Question)
 		}
-	case api.APIQuestionResolved:
-		var d api.APIResolvedEvent
+	case api.QuestionResolved:
+		var d api.ResolvedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.resolved(d.QuestionID, d.Resolution)
 		}
-	case api.APIRunState:
-		var d api.APIRunStateEvent
+	case api.RunState:
+		var d api.RunStateEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.runState(d.RunID, string(d.State), d.Error)
 		}
-	case api.APIToolCall:
-		var d api.APIToolEvent
+	case api.ToolCall:
+		var d api.ToolEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
-	case api.APIVersionShown:
+	case api.VersionShown:
 		return s.versionShown(ev.Data)
-	case api.APIMessageQueued:
+	case api.MessageQueued:
 		s.queuedNote(ev.Data)
-	case api.APIMessageUnqueued:
+	case api.MessageUnqueued:
 		s.unqueuedNote(ev.Data)
-	case api.APIConversationDeleted:
+	case api.ConversationDeleted:
 		return errDeleted
 	}
 	return nil

@@ -23,8 +23,8 @@ import (
 // apiVersions is what GET /conversations/{id}/versions answers: the versions, version 0
 // (the conversation as first written) included.
 type apiVersions struct {
-	Current  int64            `json:"current"`
-	Versions []api.APIVersion `json:"versions"`
+	Current  int64         `json:"current"`
+	Versions []api.Version `json:"versions"`
 }
 
 // regenerate asks for another answer to the person's last message, as a new version.
@@ -110,7 +110,7 @@ func firstLine(text string, max int) string {
 // versionShown takes a conversation.version event: the conversation shows another version.
 // It says which, and prints what the terminal has not shown of it.
 func (s *session) versionShown(data json.RawMessage) error {
-	var v api.APIVersionEvent
+	var v api.VersionEvent
 	if json.Unmarshal(data, &v) != nil {
 		return nil
 	}
@@ -175,7 +175,7 @@ func (s *session) recorded(m apiMessage) bool {
 
 // queuedNote takes a message.queued event: a message waits for the agent to finish.
 func (s *session) queuedNote(data json.RawMessage) {
-	var d api.APIQueuedEvent
+	var d api.QueuedEvent
 	if json.Unmarshal(data, &d) != nil {
 		return
 	}
@@ -189,7 +189,7 @@ func (s *session) queuedNote(data json.RawMessage) {
 // unqueuedNote takes a message.unqueued event: a queued message was sent (its message
 // follows) or withdrawn.
 func (s *session) unqueuedNote(data json.RawMessage) {
-	var d api.APIUnqueuedEvent
+	var d api.UnqueuedEvent
 	if json.Unmarshal(data, &d) == nil && !d.Sent {
 		s.note("(a queued message was withdrawn)")
 	}

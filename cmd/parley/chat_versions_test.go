@@ -125,9 +125,9 @@ func event(t *testing.T, s *session, typ string, v any) {
 func streamReply(t *testing.T, s *session, m apiMessage) {
 	t.Helper()
 	half := len(m.Text) / 2
-	event(t, s, api.APIMessageDelta, api.APIDelta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
-	event(t, s, api.APIMessageDelta, api.APIDelta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
-	event(t, s, api.APIMessageDone, m)
+	event(t, s, api.MessageDelta, api.Delta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
+	event(t, s, api.MessageDelta, api.Delta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
+	event(t, s, api.MessageDone, m)
 }
 
 const twoVersions = `{"current": 1, "versions": [{"version": 0}, {"version": 1, "parent": 0, "fork_event_id": 5, "reason": "regenerate", "by": "ann"}]}`
@@ -150,8 +150,8 @@ func TestChat_RegenerateFollowsTheNewReply(t *testing.T) {
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 3, "role": "user", "author": "ann", "text": "30 people\nin May"}]}`)
-	event(t, s, api.APIVersionShown, map[string]any{"event_id": 9, "version": 1})
-	event(t, s, api.APIRunState, api.APIRunStateEvent{RunID: 3, State: "running"})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 9, "version": 1})
+	event(t, s, api.RunState, api.RunStateEvent{RunID: 3, State: "running"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "Here is another plan."})
 	if got, want := out.String(), "— version 2 of 2 —\nfake> Here is another plan.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -233,8 +233,8 @@ func TestChat_EditShowsTheNewMessageOnceThenTheReply(t *testing.T) {
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 9, "role": "user", "author": "ann", "text": "40 people"}]}`)
-	event(t, s, api.APIVersionShown, map[string]any{"event_id": 8, "version": 1})
-	event(t, s, api.APIMessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 8, "version": 1})
+	event(t, s, api.MessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "A party for 40."})
 	if got, want := out.String(), "— version 2 of 2 —\nyou> 40 people\nfake> A party for 40.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -250,7 +250,7 @@ func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
 		{"event_id": 12, "role": "user", "author": "ann", "text": "12 people"},
 		{"event_id": 13, "role": "agent", "message_id": "m13", "author": "fake", "text": "A dinner for 12."}],
 		"questions": [{"id": 4, "state": "pending", "message": "Which day?"}, {"id": 3, "state": "answered"}]}`)
-	event(t, s, api.APIVersionShown, map[string]any{"event_id": 20, "version": 2})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 20, "version": 2})
 	// The stream may still carry what the conversation already showed: it is not shown twice.
 	streamReply(t, s, apiMessage{EventID: 13, MessageID: "m13", Role: "agent", Author: "fake", Text: "A dinner for 12."})
 	if got, want := out.String(), "— version 3 of 3 —\nyou> 12 people\nfake> A dinner for 12.\n"; got != want {
@@ -266,10 +266,10 @@ func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
 
 func TestChat_QueuedMessages(t *testing.T) {
 	s, _, out := versionSession(t)
-	event(t, s, api.APIMessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
-	event(t, s, api.APIMessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
-	event(t, s, api.APIMessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
-	event(t, s, api.APIMessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
+	event(t, s, api.MessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
+	event(t, s, api.MessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
+	event(t, s, api.MessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
+	event(t, s, api.MessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
 	want := "(queued: will be sent when the agent finishes)\n(bob's message is queued: it will be sent when the agent finishes)\n(a queued message was withdrawn)\n"
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -279,7 +279,7 @@ func TestChat_QueuedMessages(t *testing.T) {
 func TestChat_ShowPageSaysWhatIsQueued(t *testing.T) {
 	s, _, out := versionSession(t)
 	s.showPage(apiConversationPage{Conversation: apiConversation{ID: 7, Agent: "fake", State: "running"},
-		Queued: []api.APIQueued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
+		Queued: []api.Queued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
 	if want := "(queued: \"Also a cake…\", will be sent when the agent finishes)\n"; !strings.HasSuffix(out.String(), want) {
 		t.Errorf("output:\n%s\nwant it to end with %q", out.String(), want)
 	}
