@@ -225,3 +225,11 @@ type Choice struct {
 	Versions    []int64 `json:"versions"`
 	Current     int     `json:"current"`
 }
+
+// Versions is what GET /conversations/{id}/versions answers: the versions, version 0 (the
+// conversation as first written) included, and the points where the one shown has others.
+type Versions struct {
+	Current  int64     `json:"current"`
+	Versions []Version `json:"versions"`
+	Choices  []Choice  `json:"choices"`
+}

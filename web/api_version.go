@@ -20,11 +20,7 @@ func (s *Server) apiVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Current  int64         `json:"current"`
-		Versions []api.Version `json:"versions"`
-		Choices  []api.Choice  `json:"choices"`
-	}{Current: shown, Versions: []api.Version{}, Choices: []api.Choice{}}
+	out := api.Versions{Current: shown, Versions: []api.Version{}, Choices: []api.Choice{}}
 	for _, v := range vs {
 		av := api.Version{Version: v.N, Parent: v.Parent, ForkEventID: v.Fork, Reason: v.Reason, By: v.By}
 		if !v.CreatedAt.IsZero() {

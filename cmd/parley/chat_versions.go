@@ -20,13 +20,6 @@ import (
 // prints what the terminal has not shown of it (the edited message, or a whole other
 // branch chosen in the browser). A message sent while the agent works is queued.
 
-// apiVersions is what GET /conversations/{id}/versions answers: the versions, version 0
-// (the conversation as first written) included.
-type apiVersions struct {
-	Current  int64         `json:"current"`
-	Versions []api.Version `json:"versions"`
-}
-
 // regenerate asks for another answer to the person's last message, as a new version.
 func (c *chatClient) regenerate(ctx context.Context, id int64, nonce string) error {
 	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/regenerate", id), map[string]string{"nonce": nonce}, nil)
@@ -37,8 +30,8 @@ func (c *chatClient) editMessage(ctx context.Context, id, event int64, text, non
 	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages/%d/edit", id, event), map[string]string{"text": text, "nonce": nonce}, nil)
 }
 
-func (c *chatClient) versions(ctx context.Context, id int64) (apiVersions, error) {
-	var out apiVersions
+func (c *chatClient) versions(ctx context.Context, id int64) (api.Versions, error) {
+	var out api.Versions
 	err := c.call(ctx, http.MethodGet, fmt.Sprintf("/conversations/%d/versions", id), nil, &out)
 	return out, err
 }

@@ -321,7 +321,7 @@ func TestChat_TerminalRegeneratesAndEdits(t *testing.T) {
 	}
 
 	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var vs apiVersions
+	var vs api.Versions
 	l.api(t, http.MethodGet, "/conversations/"+id+"/versions", nil, &vs)
 	if len(vs.Versions) != 3 || vs.Current != 2 || vs.Versions[1].Reason != "regenerate" || vs.Versions[2].Reason != "edit" || vs.Versions[2].By != "ann" {
 		t.Errorf("versions %+v, want 3: the first, regenerated, edited by ann (shown)", vs)
