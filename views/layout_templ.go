@@ -5,14 +5,14 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
+
 import (
 	"fmt"
+	"github.com/parley-chat/parley/domain"
 	"strconv"
 	"time"
-
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-	"github.com/parley-chat/parley/domain"
 )
 
 // Layout is the page shell: styles, the Datastar client, the top bar and, for a signed-in
