@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"encoding/json"
@@ -165,35 +165,6 @@ func TestChatMarkdown_Terminal(t *testing.T) {
 func TestPrintable(t *testing.T) {
 	if got, want := printable("a\x1b]0;title\x07b\tc\nd\u009be"), "a]0;titleb\tc\nde"; got != want {
 		t.Errorf("printable = %q, want %q", got, want)
-	}
-}
-
-func TestChat_TerminalRendersMarkdown(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, append(l.chatEnv(t), "TERM=xterm-256color", "NO_COLOR="), "--agent", "fake", "markdown")
-	tm.expect("you> ")
-	shown := ansi.Strip(screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
-	for _, raw := range []string{"**", "| --- |", "```"} {
-		if strings.Contains(shown, raw) {
-			t.Errorf("the terminal shows %q:\n%s", raw, shown)
-		}
-	}
-	for _, want := range []string{"fake> Event: Offsite in Chicago.", "Venue", "$1,200", "• two", "That is all."} {
-		if !strings.Contains(shown, want) {
-			t.Errorf("the terminal lacks %q:\n%s", want, shown)
-		}
-	}
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
-	}
-}
-
-func TestChat_PipedOutputKeepsMarkdownAsItCame(t *testing.T) {
-	l := live(t)
-	out, code := chatRun(t, l, "", "--agent", "fake", "markdown")
-	if code != 0 || !strings.Contains(out, "fake> "+reply+"\n") || strings.Contains(out, "\x1b") {
-		t.Fatalf("exit %d, want 0 with the reply as it came and no escape sequences:\n%q", code, out)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"regexp"
@@ -10,7 +10,7 @@ import (
 	"github.com/parley-chat/parley/internal/mdblock"
 )
 
-// Agents write Markdown. On a terminal parley chat shows it rendered (chat_render.go); anywhere
+// Agents write Markdown. On a terminal parley chat shows it rendered (render.go); anywhere
 // else (a pipe, a file, a test) it prints the source as it came, so that what a script
 // reads is the agent's text byte for byte, with no escape sequences.
 //

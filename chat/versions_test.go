@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -292,78 +291,5 @@ func TestChat_HelpListsTheCommands(t *testing.T) {
 		if !strings.Contains(out.String(), cmd) || !strings.Contains(chatUsage, cmd) {
 			t.Errorf("/help or chat -h does not list %s:\n%s", cmd, out.String())
 		}
-	}
-}
-
-func TestChat_TerminalRegeneratesAndEdits(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "echo hello")
-	tm.expect("You said: echo hello (answer ")
-	tm.expect("you> ")
-	tm.send("/regenerate\r")
-	tm.expect("— version 2 of 2 —")
-	tm.expect("You said: echo hello (answer ")
-	tm.expect("you> ")
-	tm.send("/edit\r")
-	tm.expect("#1  echo hello")
-	tm.expect("you> ")
-	tm.send("/edit echo again\r")
-	tm.expect("— version 3 of 3 —")
-	tm.expect("you> echo again")
-	tm.expect("You said: echo again (answer ")
-	tm.expect("you> ")
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
-	}
-	if n := strings.Count(screen(tm.text()), "You said:"); n != 3 {
-		t.Errorf("%d answers shown, want 3 (one per version):\n%s", n, tm.text())
-	}
-
-	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var vs api.Versions
-	l.api(t, http.MethodGet, "/conversations/"+id+"/versions", nil, &vs)
-	if len(vs.Versions) != 3 || vs.Current != 2 || vs.Versions[1].Reason != "regenerate" || vs.Versions[2].Reason != "edit" || vs.Versions[2].By != "ann" {
-		t.Errorf("versions %+v, want 3: the first, regenerated, edited by ann (shown)", vs)
-	}
-}
-
-func TestChat_PipedRegenerateAndEdit(t *testing.T) {
-	l := live(t)
-	out, code := chatRun(t, l, "/regenerate\n/edit echo bye\n", "--agent", "fake", "echo hi")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", code, out)
-	}
-	answers := regexp.MustCompile(`fake> You said: (echo \w+) \(answer \d+\)`).FindAllStringSubmatch(out, -1)
-	if len(answers) != 3 || answers[0][1] != "echo hi" || answers[1][1] != "echo hi" || answers[0][0] == answers[1][0] || answers[2][1] != "echo bye" {
-		t.Fatalf("answers %q, want two to echo hi, then one to echo bye:\n%s", answers, out)
-	}
-	for _, want := range []string{"you> echo hi\n", "— version 2 of 2 —\n", "— version 3 of 3 —\nyou> echo bye\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestChat_TerminalSaysAMessageIsQueued(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "slow")
-	tm.expect("Working")
-	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var sent struct {
-		Queued *struct {
-			ID int64 `json:"id"`
-		} `json:"queued"`
-	}
-	if status := l.api(t, http.MethodPost, "/conversations/"+id+"/messages", map[string]string{"text": "and a cake"}, &sent); status != http.StatusAccepted || sent.Queued == nil {
-		t.Fatalf("send while the agent works: %d %+v, want 202 and queued", status, sent)
-	}
-	tm.expect("(queued: will be sent when the agent finishes)")
-	tm.send("\x03")
-	tm.expect("(stopped)")
-	tm.expect("you> ")
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
 	}
 }
