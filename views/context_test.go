@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/humantext"
 )
 
 // withContext renders a pending question card with the given context and returns its
@@ -291,8 +292,8 @@ func TestQuestionContext_Limits(t *testing.T) {
 			v = map[string]any{"down": v}
 		}
 		c := withContext(t, v)
-		if n := len(tags(c, "dl")); n > contextDepth+1 {
-			t.Errorf("%d nested lists, deeper than %d", n, contextDepth)
+		if n := len(tags(c, "dl")); n > humantext.ContextDepth+1 {
+			t.Errorf("%d nested lists, deeper than %d", n, humantext.ContextDepth)
 		}
 		if !strings.Contains(text(c), `{"down":{"down"`) {
 			t.Errorf("the deepest values are not shown as JSON: %s", text(c))
@@ -309,8 +310,8 @@ func TestQuestionContext_Limits(t *testing.T) {
 		}
 		c := withContext(t, rows)
 		// The budget is checked row by row: a row may pass it, no more.
-		if n := len(tags(c, "td")); n > 2*contextBudget {
-			t.Errorf("%d cells for a budget of %d values", n, contextBudget)
+		if n := len(tags(c, "td")); n > 2*humantext.ContextBudget {
+			t.Errorf("%d cells for a budget of %d values", n, humantext.ContextBudget)
 		}
 		if !strings.Contains(text(c), "more rows not shown") {
 			t.Error("the cut is not said")

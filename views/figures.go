@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/humantext"
 )
 
 // FiguresData is what the staff figures page shows: the question figures of the last Days
@@ -210,7 +211,7 @@ func LabelEvery(n, most int) int {
 // dayTitle is a day's tooltip: its date and every count.
 func dayTitle(d domain.DayFigures) string {
 	return fmt.Sprintf("%s: %s asked, %d answered, %d declined, %d expired, %d other, %d pending",
-		dayName(d.Day), plural(d.Asked, "question"), d.Answered, d.Declined, d.Expired, d.Other, d.Pending)
+		dayName(d.Day), humantext.Plural(d.Asked, "question"), d.Answered, d.Declined, d.Expired, d.Other, d.Pending)
 }
 
 func dayName(t time.Time) string { return t.UTC().Format("Mon Jan 2") }
@@ -223,7 +224,7 @@ func dayChartText(f domain.QuestionFigures) (label, desc string) {
 		span = dayName(f.Days[0].Day) + " to " + dayName(f.Days[len(f.Days)-1].Day)
 	}
 	label = fmt.Sprintf("Questions per day, %s: %s asked, %d answered, %d declined, %d expired",
-		span, plural(t.Asked, "question"), t.Answered, t.Declined, t.Expired)
+		span, humantext.Plural(t.Asked, "question"), t.Answered, t.Declined, t.Expired)
 	var busiest domain.DayFigures
 	for _, d := range f.Days {
 		if d.Asked > busiest.Asked {
@@ -233,17 +234,9 @@ func dayChartText(f domain.QuestionFigures) (label, desc string) {
 	desc = fmt.Sprintf("Stacked bars, one per day (UTC), split into answered, declined, expired, other "+
 		"(cancelled or superseded) and pending questions. In all %d other and %d pending.", t.Other, t.Pending)
 	if busiest.Asked > 0 {
-		desc += fmt.Sprintf(" The busiest day was %s with %s.", dayName(busiest.Day), plural(busiest.Asked, "question"))
+		desc += fmt.Sprintf(" The busiest day was %s with %s.", dayName(busiest.Day), humantext.Plural(busiest.Asked, "question"))
 	}
 	return label, desc
-}
-
-// plural counts n of a word: "1 question", "3 questions".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // answerTime is one of an agent's answer times (median or p90) for a table or a chart;

@@ -6,10 +6,12 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parley-chat/parley/internal/mdblock"
 )
 
 // MarkdownStream renders a message as it is written, for a page that shows it growing. The
-// text is cut into the blocks Markdown renders (see blockScanner): a finished block is
+// text is cut into the blocks Markdown renders (see mdblock.Scanner): a finished block is
 // rendered once, exactly as the finished message shows it, and never changes on the page
 // again; only the last, open block changes. Text that cannot change how the open block
 // renders (plain words in a paragraph, code inside a fence) is appended at its end as it
@@ -17,7 +19,7 @@ import (
 // its end. Every render is sanitized like Markdown's.
 type MarkdownStream struct {
 	src     []byte
-	scan    blockScanner
+	scan    mdblock.Scanner
 	scanned int // where the first line the scanner has not read starts
 	start   int // where the open block starts
 
@@ -91,7 +93,7 @@ func (m *MarkdownStream) Write(delta string) MarkdownPatch {
 // tableRow reports an open block whose last line, not finished yet, is a table row.
 func (m *MarkdownStream) tableRow() bool {
 	line := bytes.TrimLeft(m.src[m.scanned:], " \t")
-	return m.scan.fence == 0 && len(line) > 0 && line[0] == '|'
+	return !m.scan.InFence() && len(line) > 0 && line[0] == '|'
 }
 
 // End finishes the message: the open block is rendered as the finished message shows it.
@@ -113,7 +115,7 @@ func (m *MarkdownStream) readLines() []int {
 			return cuts
 		}
 		end := m.scanned + nl + 1
-		cuts = append(cuts, m.scan.line(string(m.src[m.scanned:end]), m.scanned)...)
+		cuts = append(cuts, m.scan.Line(string(m.src[m.scanned:end]), m.scanned)...)
 		m.scanned = end
 	}
 }
@@ -152,8 +154,8 @@ func (m *MarkdownStream) renderOpen(p *MarkdownPatch) {
 	if !plain {
 		h, container = withCaret(renderBlock(src), src)
 	}
-	fast := container == "code" && m.scan.fence != 0 ||
-		m.scan.fence == 0 && (container == "p" || container == "li" || heading(container)) && !risky(src)
+	fast := container == "code" && m.scan.InFence() ||
+		!m.scan.InFence() && (container == "p" || container == "li" || heading(container)) && !risky(src)
 	m.heading = heading(container)
 	m.rendered = len(m.src)
 	if m.hasOpen {
@@ -258,7 +260,7 @@ func (m *MarkdownStream) splice(p *MarkdownPatch, h string) {
 // elsewhere.
 func (m *MarkdownStream) appendable(delta string) bool {
 	at := len(m.src) - len(delta)
-	if m.scan.fence != 0 {
+	if m.scan.InFence() {
 		// Code but a fence's own characters opening a line, which may close the fence.
 		for i := 0; i < len(delta); i++ {
 			if (delta[i] == '`' || delta[i] == '~') && lineStart(m.src, at+i) {
@@ -368,7 +370,7 @@ func risky(src string) bool {
 		return true
 	}
 	for _, line := range strings.Split(src, "\n") {
-		if _, rest := indentOf(line); strings.HasPrefix(rest, "<") || strings.HasPrefix(rest, "[") {
+		if _, rest := mdblock.IndentOf(line); strings.HasPrefix(rest, "<") || strings.HasPrefix(rest, "[") {
 			return true
 		}
 	}

@@ -229,38 +229,6 @@ func (q QuestionView) checked(f domain.Field) bool {
 	return false
 }
 
-// AnswerText renders one answered value for people to read.
-func AnswerText(f domain.Field, v any) string {
-	switch x := v.(type) {
-	case nil, bool, float64:
-		return scalarText(x)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = optionLabel(f, fmt.Sprint(e))
-		}
-		return strings.Join(parts, ", ")
-	case []string:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = optionLabel(f, e)
-		}
-		return strings.Join(parts, ", ")
-	case string:
-		return optionLabel(f, x)
-	}
-	return fmt.Sprint(v)
-}
-
-func optionLabel(f domain.Field, v string) string {
-	for _, o := range f.Options {
-		if o.Value == v {
-			return o.Text()
-		}
-	}
-	return v
-}
-
 // Waited says how long a question waited, as people say it.
 func Waited(d time.Duration) string {
 	switch {

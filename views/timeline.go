@@ -11,6 +11,7 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/humantext"
 )
 
 // EntryKind is the kind of an entry in a conversation's timeline.
@@ -100,7 +101,7 @@ func BuildTimeline(events []domain.Event, audit []domain.AuditEntry) []Entry {
 			asked[ev.Question.ID] = ev
 			q := *ev.Question
 			e.Kind, e.Who, e.Question, e.Text, e.Markdown = EntryQuestion, q.Asker, &q, q.Message, true
-			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, plural(len(q.Fields), "field"))
+			e.Summary = fmt.Sprintf("asked question %d (%s)", q.ID, humantext.Plural(len(q.Fields), "field"))
 		case domain.EventQuestionResolved:
 			r := *ev.Resolution
 			e.Kind, e.Who, e.Resolution = EntryResolved, r.By, &r
@@ -164,7 +165,7 @@ func intakeSummary(in domain.Intake) string {
 	if len(in.Documents) == 0 {
 		return "passed the message to the agent whole"
 	}
-	return fmt.Sprintf("split the message (%d tokens, threshold %d) into an intent and %s", in.Tokens, in.Threshold, plural(len(in.Documents), "document"))
+	return fmt.Sprintf("split the message (%d tokens, threshold %d) into an intent and %s", in.Tokens, in.Threshold, humantext.Plural(len(in.Documents), "document"))
 }
 
 // resolutionSummary says how a question was resolved, by whom, after how long.
@@ -191,7 +192,7 @@ func answers(q domain.Question, r domain.Resolution) []Answer {
 			out = append(out, Answer{Field: f.Title(), Value: d.Name, Document: &d})
 			return
 		}
-		out = append(out, Answer{Field: f.Title(), Value: AnswerText(f, v)})
+		out = append(out, Answer{Field: f.Title(), Value: humantext.AnswerText(f, v)})
 	}
 	for _, f := range q.Fields {
 		if v, ok := r.Values[f.Name]; ok {
@@ -293,7 +294,7 @@ func firstLine(s string) string {
 			line = text
 		}
 	}
-	return cut(line, 140)
+	return humantext.Cut(line, 140)
 }
 
 // textOnly keeps the text of sanitized HTML, without its elements.

@@ -13,6 +13,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/humantext"
 )
 
 // ToolCardID is the HTML id of a tool call's card. Keys are digits and dashes; anything
@@ -63,42 +64,7 @@ func prettyJSON(raw json.RawMessage) string {
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		return string(raw)
 	}
-	return unescapeHTMLEscapes(b.String())
-}
-
-// unescapeHTMLEscapes turns \u003c, \u003e and \u0026 of JSON text back into <, > and &,
-// which are as valid in a JSON string; other escapes (an escaped backslash among them)
-// stay as they are.
-func unescapeHTMLEscapes(s string) string {
-	if !strings.Contains(s, `\u00`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		if s[i+1] == 'u' && i+6 <= len(s) {
-			switch s[i+2 : i+6] {
-			case "003c":
-				b.WriteByte('<')
-				i += 5
-				continue
-			case "003e":
-				b.WriteByte('>')
-				i += 5
-				continue
-			case "0026":
-				b.WriteByte('&')
-				i += 5
-				continue
-			}
-		}
-		b.WriteString(s[i : i+2])
-		i++
-	}
-	return b.String()
+	return humantext.UnescapeHTMLEscapes(b.String())
 }
 
 // imageTypes are the images a tool's result may show: raster formats a browser draws

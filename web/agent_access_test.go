@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
@@ -62,7 +63,7 @@ func TestAgentAccess_PickerAndStart(t *testing.T) {
 			if strings.Contains(home, `value="deploy"`) != tt.sees || !strings.Contains(home, `value="open"`) {
 				t.Errorf("the picker shows deploy: %v, want %v", !tt.sees, tt.sees)
 			}
-			var agents struct{ Agents []web.APIAgent }
+			var agents struct{ Agents []api.Agent }
 			tt.api.json("GET", "/api/v1/agents", nil, 200, &agents)
 			seen := false
 			for _, a := range agents.Agents {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 )
@@ -112,21 +113,6 @@ func isAPI(r *http.Request) bool {
 	return r.URL.Path == apiPrefix || strings.HasPrefix(r.URL.Path, apiPrefix+"/")
 }
 
-// APIError is the body of every API error.
-type APIError struct {
-	Error APIErrorBody `json:"error"`
-}
-
-// APIErrorBody is what went wrong: a code for programs, a sentence for people, and where
-// it applies the message of each bad field or the question as it stands.
-type APIErrorBody struct {
-	Code    string             `json:"code"`
-	Message string             `json:"message"`
-	Fields  domain.FieldErrors `json:"fields,omitempty"`
-	// Question is the question as it stands, when it was resolved before.
-	Question *APIQuestion `json:"question,omitempty"`
-}
-
 // apiCodes name the HTTP statuses of errors for programs.
 var apiCodes = map[int]string{
 	http.StatusBadRequest: "bad_request", http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
@@ -136,14 +122,14 @@ var apiCodes = map[int]string{
 }
 
 // apiFail answers an API request that failed, as JSON.
-func (s *Server) apiFail(c echo.Context, status int, body APIErrorBody) error {
+func (s *Server) apiFail(c echo.Context, status int, body api.ErrorBody) error {
 	if body.Code = apiCodes[status]; body.Code == "" {
 		body.Code = "internal"
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
 	}
-	return c.JSON(status, APIError{Error: body})
+	return c.JSON(status, api.Error{Error: body})
 }
 
 // apiForm reads a request's fields, from a JSON object (values are returned as JSON) or a

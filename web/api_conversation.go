@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -19,9 +20,9 @@ func (s *Server) apiAgents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := []APIAgent{}
+	out := []api.Agent{}
 	for _, a := range agents {
-		out = append(out, APIAgent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
+		out = append(out, api.Agent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"agents": out})
 }
@@ -41,14 +42,14 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]APIConversation, 0, len(list))
+	out := make([]api.Conversation, 0, len(list))
 	for _, conv := range list {
 		out = append(out, s.apiConversation(conv))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"conversations": out})
 }
 
-// APIMessage reads a message to send from a request: its text and nonce, and its files
+// api.Message reads a message to send from a request: its text and nonce, and its files
 // when the request is multipart.
 func (s *Server) readMessage(c echo.Context) (domain.Message, string, error) {
 	body, form, err := apiForm(c)
@@ -136,7 +137,7 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 		}
 		for _, q := range queued {
 			if q.ID == sent.Queued {
-				out["queued"] = apiQueuedOf(q)
+				out["queued"] = api.QueuedOf(q)
 			}
 		}
 	}

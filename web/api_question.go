@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -29,9 +30,9 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]APIQuestion, 0, len(items))
+	out := make([]api.Question, 0, len(items))
 	for _, it := range items {
-		q := apiQuestionOf(it.Question)
+		q := api.QuestionOf(it.Question)
 		conv := s.apiConversation(it.Conversation)
 		q.Conversation = &conv
 		out = append(out, q)
@@ -51,7 +52,7 @@ func (s *Server) apiGetQuestion(c echo.Context) error {
 	if err := s.questionVisible(c, rec); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, apiQuestionOf(rec))
+	return c.JSON(http.StatusOK, api.QuestionOf(rec))
 }
 
 // apiAnswer validates and stores an answer: {"values": {...}} as JSON, or a multipart form
@@ -121,7 +122,7 @@ func (s *Server) apiResolve(c echo.Context, resolve func(domain.QuestionRecord, 
 	_, err = resolve(rec, actor(c, mode))
 	var ferrs domain.FieldErrors
 	if errors.As(err, &ferrs) {
-		return s.apiFail(c, http.StatusUnprocessableEntity, APIErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
+		return s.apiFail(c, http.StatusUnprocessableEntity, api.ErrorBody{Message: "Some answers need attention: see fields.", Fields: ferrs})
 	}
 	if err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
 		return err
@@ -131,9 +132,9 @@ func (s *Server) apiResolve(c echo.Context, resolve func(domain.QuestionRecord, 
 	if rerr != nil {
 		return rerr
 	}
-	q := apiQuestionOf(now)
+	q := api.QuestionOf(now)
 	if err != nil {
-		return s.apiFail(c, http.StatusConflict, APIErrorBody{Message: domain.ErrorMessage(err), Question: &q})
+		return s.apiFail(c, http.StatusConflict, api.ErrorBody{Message: domain.ErrorMessage(err), Question: &q})
 	}
 	return c.JSON(http.StatusOK, q)
 }

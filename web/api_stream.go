@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
@@ -76,7 +77,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 			return
 		case <-f.Wake():
 			if f.Gone() {
-				as.send(APIConversationDeleted, "", struct{}{})
+				as.send(api.ConversationDeleted, "", struct{}{})
 				_ = w.flush()
 				return
 			}
@@ -119,7 +120,7 @@ func (as *apiStream) send(event, id string, v any) {
 // send nothing, and their id comes with the next event.
 func (as *apiStream) Event(ev domain.Event) error {
 	as.Cur.Event = ev.ID
-	head := APIEventHead{EventID: ev.ID, At: ev.At}
+	head := api.EventHead{EventID: ev.ID, At: ev.At}
 	show, switched := as.shows(ev)
 	if switched {
 		// Another version shows from here: the client reads the conversation again.
@@ -131,7 +132,7 @@ func (as *apiStream) Event(ev domain.Event) error {
 			return err
 		}
 		as.Cur.Message, as.Cur.Bytes = "", 0
-		as.send(APIVersionShown, as.id(), APIVersionEvent{head, ev.Shown, ev.Reason})
+		as.send(api.VersionShown, as.id(), api.VersionEvent{EventHead: head, Version: ev.Shown, Reason: ev.Reason})
 		return nil
 	}
 	if !show {
@@ -139,37 +140,37 @@ func (as *apiStream) Event(ev domain.Event) error {
 	}
 	switch ev.Kind {
 	case domain.EventMessageQueued:
-		as.send(APIMessageQueued, as.id(), APIQueuedEvent{head, APIQueued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
+		as.send(api.MessageQueued, as.id(), api.QueuedEvent{EventHead: head, Queued: api.Queued{ID: ev.ID, Author: ev.Author, Text: ev.Text, Documents: ev.Documents, At: ev.At}})
 	case domain.EventMessageUnqueued:
-		as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, false})
+		as.send(api.MessageUnqueued, as.id(), api.UnqueuedEvent{EventHead: head, ID: ev.Queued, Sent: false})
 	case domain.EventUserMessage:
 		if ev.Queued != 0 {
-			as.send(APIMessageUnqueued, as.id(), APIUnqueuedEvent{head, ev.Queued, true})
+			as.send(api.MessageUnqueued, as.id(), api.UnqueuedEvent{EventHead: head, ID: ev.Queued, Sent: true})
 		}
 	}
 	switch ev.Kind {
 	case domain.EventUserMessage:
-		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
+		as.send(api.MessageDone, as.id(), api.MessageOf(ev))
 	case domain.EventAgentMessage:
 		if ev.MessageID == as.Cur.Message {
 			as.Cur.Message, as.Cur.Bytes = "", 0
 		}
-		as.send(APIMessageDone, as.id(), apiMessageOf(ev))
+		as.send(api.MessageDone, as.id(), api.MessageOf(ev))
 	case domain.EventPlan:
-		as.send(APIPlan, as.id(), APIPlanEvent{head, ev.Plan})
+		as.send(api.Plan, as.id(), api.PlanEvent{EventHead: head, Plan: ev.Plan})
 	case domain.EventQuestionAsked:
 		rec := ev.AskedRecord()
-		as.send(APIQuestionAsked, as.id(), APIAskedEvent{head, apiQuestionOf(rec)})
+		as.send(api.QuestionAsked, as.id(), api.AskedEvent{EventHead: head, Question: api.QuestionOf(rec)})
 	case domain.EventQuestionResolved:
-		as.send(APIQuestionResolved, as.id(), APIResolvedEvent{head, ev.Resolution.QuestionID, ev.Resolution})
+		as.send(api.QuestionResolved, as.id(), api.ResolvedEvent{EventHead: head, QuestionID: ev.Resolution.QuestionID, Resolution: ev.Resolution})
 	case domain.EventRunState:
 		if ev.State != domain.StateRunning {
 			as.Cur.Message, as.Cur.Bytes = "", 0 // the step ended: its message with it
 		}
-		as.send(APIRunState, as.id(), APIRunStateEvent{head, ev.RunID, ev.State, ev.Error})
+		as.send(api.RunState, as.id(), api.RunStateEvent{EventHead: head, RunID: ev.RunID, State: ev.State, Error: ev.Error})
 	case domain.EventToolCall:
 		if ev.ToolCall != nil {
-			as.send(APIToolCall, as.id(), APIToolEvent{head, ev.ToolCall})
+			as.send(api.ToolCall, as.id(), api.ToolEvent{EventHead: head, ToolCall: ev.ToolCall})
 		}
 	}
 	return nil
@@ -181,6 +182,6 @@ func (as *apiStream) Live(m runner.LiveText) error {
 		return nil
 	}
 	as.Cur.Message, as.Cur.Bytes = m.ID, m.From+len(m.Text)
-	as.send(APIMessageDelta, as.id(), APIDelta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
+	as.send(api.MessageDelta, as.id(), api.Delta{EventID: as.Cur.Event, MessageID: m.ID, Author: m.Author, Offset: m.From, Text: string(m.Text)})
 	return nil
 }

@@ -3,30 +3,12 @@ package web
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 )
-
-// APIVersion is one version of a conversation: where it branched, and why.
-type APIVersion struct {
-	Version     int64                `json:"version"`
-	Parent      int64                `json:"parent"`
-	ForkEventID int64                `json:"fork_event_id"`
-	Reason      domain.VersionReason `json:"reason,omitempty"`
-	By          string               `json:"by,omitempty"`
-	CreatedAt   *time.Time           `json:"created_at,omitempty"`
-}
-
-// APIChoice is a point of the version shown where versions differ: after event
-// fork_event_id it goes on as each of versions; current is the index of the one shown.
-type APIChoice struct {
-	ForkEventID int64   `json:"fork_event_id"`
-	Versions    []int64 `json:"versions"`
-	Current     int     `json:"current"`
-}
 
 // apiVersions lists the conversation's versions and the points where the one shown has others.
 func (s *Server) apiVersions(c echo.Context) error {
@@ -38,20 +20,16 @@ func (s *Server) apiVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Current  int64        `json:"current"`
-		Versions []APIVersion `json:"versions"`
-		Choices  []APIChoice  `json:"choices"`
-	}{Current: shown, Versions: []APIVersion{}, Choices: []APIChoice{}}
+	out := api.Versions{Current: shown, Versions: []api.Version{}, Choices: []api.Choice{}}
 	for _, v := range vs {
-		av := APIVersion{Version: v.N, Parent: v.Parent, ForkEventID: v.Fork, Reason: v.Reason, By: v.By}
+		av := api.Version{Version: v.N, Parent: v.Parent, ForkEventID: v.Fork, Reason: v.Reason, By: v.By}
 		if !v.CreatedAt.IsZero() {
 			av.CreatedAt = &v.CreatedAt
 		}
 		out.Versions = append(out.Versions, av)
 	}
 	for _, ch := range vs.Choices(shown) {
-		out.Choices = append(out.Choices, APIChoice{ForkEventID: ch.Fork, Versions: ch.Versions, Current: ch.Current})
+		out.Choices = append(out.Choices, api.Choice{ForkEventID: ch.Fork, Versions: ch.Versions, Current: ch.Current})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -185,9 +163,9 @@ func (s *Server) apiWriteState(c echo.Context, convID, n int64) error {
 	}
 	out := s.apiState(conv, events)
 	out.Version = n
-	out.Queued = []APIQueued{}
+	out.Queued = []api.Queued{}
 	for _, q := range queued {
-		out.Queued = append(out.Queued, apiQueuedOf(q))
+		out.Queued = append(out.Queued, api.QueuedOf(q))
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
@@ -45,15 +46,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	r := c.Request()
-	api := isAPI(r)
+	forAPI := isAPI(r)
 	status := statusOf(err)
 	msg := domain.ErrorMessage(err)
 	var he *echo.HTTPError
 	var mbe *http.MaxBytesError
 	switch {
-	case api && errors.As(err, &mbe):
+	case forAPI && errors.As(err, &mbe):
 		status, msg = http.StatusRequestEntityTooLarge, fmt.Sprintf("The request is too large (at most %s).", domain.ByteSize(mbe.Limit))
-	case api && errors.As(err, &he) && he.Code == http.StatusNotFound:
+	case forAPI && errors.As(err, &he) && he.Code == http.StatusNotFound:
 		msg = "There is no such API route: see " + apiPrefix + "/openapi.json."
 	case errors.As(err, &he):
 		msg = http.StatusText(he.Code)
@@ -65,8 +66,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if errors.As(err, &ra) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(ra.wait.Seconds())))
 	}
-	if api {
-		_ = s.apiFail(c, status, APIErrorBody{Message: msg})
+	if forAPI {
+		_ = s.apiFail(c, status, api.ErrorBody{Message: msg})
 		return
 	}
 	if r.Method == http.MethodGet && r.Header.Get("Datastar-Request") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {

@@ -1,14 +1,18 @@
 package web_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parley-chat/parley/api"
 )
 
 // openAPIDoc reads web/openapi.json, the document the server embeds.
@@ -177,5 +181,81 @@ func TestOpenAPI_ServedWithoutAToken(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &doc); err != nil || !strings.HasPrefix(doc.OpenAPI, "3.1") {
 		t.Errorf("served document: %v, openapi %q", err, doc.OpenAPI)
+	}
+}
+
+// jsonFields adds the JSON fields a struct type encodes to out (the fields of an embedded
+// struct as its own), each with whether it may be left out (omitempty).
+func jsonFields(t reflect.Type, out map[string]bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" {
+			fields := f.Type
+			if fields.Kind() == reflect.Pointer {
+				fields = fields.Elem()
+			}
+			jsonFields(fields, out)
+			continue
+		}
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		out[cmp.Or(name, f.Name)] = strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+	}
+}
+
+// TestOpenAPI_SchemasAreTheWireTypes holds the document to package api, which the server
+// encodes and parley chat decodes: each schema has exactly the fields of its type, and
+// requires every field the type always writes.
+func TestOpenAPI_SchemasAreTheWireTypes(t *testing.T) {
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for schema, v := range map[string]any{
+		"Agent": api.Agent{}, "Conversation": api.Conversation{}, "Message": api.Message{}, "Queued": api.Queued{},
+		"Question": api.Question{}, "ConversationState": api.ConversationState{}, "Version": api.Version{},
+		"Choice": api.Choice{}, "Versions": api.Versions{}, "ErrorResponse": api.Error{}, "Error": api.ErrorBody{},
+		"MessageDelta": api.Delta{}, "VersionEvent": api.VersionEvent{}, "QueuedEvent": api.QueuedEvent{},
+		"UnqueuedEvent": api.UnqueuedEvent{}, "PlanEvent": api.PlanEvent{}, "QuestionAsked": api.AskedEvent{},
+		"QuestionResolved": api.ResolvedEvent{}, "RunState": api.RunStateEvent{}, "ToolCallEvent": api.ToolEvent{},
+	} {
+		s, ok := doc.Components.Schemas[schema]
+		if !ok {
+			t.Errorf("no schema %s for %T", schema, v)
+			continue
+		}
+		fields := map[string]bool{}
+		jsonFields(reflect.TypeOf(v), fields)
+		for name, optional := range fields {
+			if _, ok := s.Properties[name]; !ok {
+				t.Errorf("%s lacks %q, which %T writes", schema, name, v)
+			} else if !optional && !slices.Contains(s.Required, name) {
+				t.Errorf("%s does not require %q, which %T always writes", schema, name, v)
+			}
+		}
+		for name := range s.Properties {
+			if _, ok := fields[name]; !ok {
+				t.Errorf("%s has %q, which %T does not write", schema, name, v)
+			}
+		}
+		for _, name := range s.Required {
+			if _, ok := s.Properties[name]; !ok {
+				t.Errorf("%s requires %q, which it does not describe", schema, name)
+			}
+		}
 	}
 }

@@ -21,7 +21,8 @@ import (
 
 // The chat tests run Parley itself: `parley serve` on a temporary database, with a fake
 // model behind an agent, and `parley chat` against it, each a child process of the test
-// binary (TestMain runs main when PARLEY_TEST_MAIN is set).
+// binary (TestMain runs main when PARLEY_TEST_MAIN is set). The tests of the client's
+// parts, without a server, are package chat's.
 
 func TestMain(m *testing.M) {
 	if os.Getenv("PARLEY_TEST_MAIN") == "1" {

@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
 
+	"github.com/parley-chat/parley/api"
+	"github.com/parley-chat/parley/chat"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -195,8 +198,8 @@ func TestChat_TerminalCtrlDDeclinesCtrlCQuits(t *testing.T) {
 		t.Fatalf("questions = %+v, want one declined with the reason", qs)
 	}
 	tm.send("\x03")
-	if code := tm.exitCode(); code != exitInterrupt {
-		t.Fatalf("Ctrl-C at you> exited %d, want %d", code, exitInterrupt)
+	if code := tm.exitCode(); code != chat.ExitInterrupt {
+		t.Fatalf("Ctrl-C at you> exited %d, want %d", code, chat.ExitInterrupt)
 	}
 }
 
@@ -301,8 +304,8 @@ func TestChat_PipedInputEndDeclinesOnlyWhatIsPending(t *testing.T) {
 	l := live(t)
 	// Declined, the first question is followed by a second: that one is left pending.
 	out, code := chatRun(t, l, "", "--agent", "fake", "two questions")
-	if code != exitNoScript || strings.Count(out, "(declined)") != 1 || !strings.Contains(out, "came after the input ended") {
-		t.Fatalf("exit %d, want %d after one decline:\n%s", code, exitNoScript, out)
+	if code != chat.ExitNoScript || strings.Count(out, "(declined)") != 1 || !strings.Contains(out, "came after the input ended") {
+		t.Fatalf("exit %d, want %d after one decline:\n%s", code, chat.ExitNoScript, out)
 	}
 	if qs := l.questions(t, out); len(qs) != 2 || qs[0].State != "declined" || qs[1].State != "pending" {
 		t.Fatalf("questions = %+v, want the first declined, the second pending", qs)
@@ -338,11 +341,235 @@ func TestChat_PipedInputReportsAMessageNotSent(t *testing.T) {
 	}
 }
 
-func TestChatUsage_ListsEveryExitCode(t *testing.T) {
-	usage := strings.Join(strings.Fields(chatUsage), " ")
-	for _, code := range []int{exitNoScript, exitRejected, exitRunFailed, exitLeftOver, exitInterrupt, exitTerminate} {
-		if !strings.Contains(usage, fmt.Sprintf("; %d ", code)) {
-			t.Errorf("chat -h does not list exit code %d", code)
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestChat_AnswersFileRunsTheConversationToItsEnd(t *testing.T) {
+	l := live(t)
+	answers := writeFile(t, "answers.yaml", `
+message: two questions
+answers:
+  - {city: Chicago, guests: 20}
+  - choice: other
+    other: The Art Institute
+`)
+	out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+	if code != 0 || !strings.Contains(out, "Thanks, all noted.") {
+		t.Fatalf("exit %d, want 0 at the end of the run:\n%s", code, out)
+	}
+	qs := l.questions(t, out)
+	if len(qs) != 2 || qs[0].Resolution == nil || qs[1].Resolution == nil {
+		t.Fatalf("questions = %+v, want two answered", qs)
+	}
+	if got, want := qs[0].Resolution.Values, map[string]any{"city": "Chicago", "guests": json.Number("20")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first answer = %v, want %v", got, want)
+	}
+	if got, want := qs[1].Resolution.Values, map[string]any{"choice": "other", "other": "The Art Institute"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("second answer = %v, want %v", got, want)
+	}
+}
+
+// A CI job runs the built-in event planner end to end from a file of answers, as the
+// README shows.
+func TestChat_AnswersFileRunsTheEventPlanner(t *testing.T) {
+	l := live(t)
+	answers := writeFile(t, "offsite.yaml", `
+message: Plan a team offsite for 30 people in Seattle
+answers:
+  - choice: south-lake-union-hall
+  - budget: 2500
+  - decision: approve
+  - dietary: [vegetarian, gluten-free]
+    notes: One guest is coeliac.
+  - {date: `+time.Now().AddDate(0, 0, 21).Format(time.DateOnly)+`, time: evening}
+`)
+	out, code := chatRun(t, l, "", "--agent", "event-planner", "--answers", answers)
+	if code != 0 || !strings.Contains(out, "Your event plan") {
+		t.Fatalf("exit %d, want 0 with the plan:\n%s", code, out)
+	}
+	qs := l.questions(t, out)
+	if len(qs) != 5 {
+		t.Fatalf("%d questions, want 5", len(qs))
+	}
+	for _, q := range qs {
+		if q.Resolution == nil || q.Resolution.Outcome != string(domain.Answered) || q.Resolution.Via != "token laptop" {
+			t.Errorf("question %d = %+v, want answered with the token", q.ID, q.Resolution)
 		}
+	}
+}
+
+func TestChat_AnswersFileExitCodes(t *testing.T) {
+	l := live(t)
+	t.Run("a question without an answer leaves it pending, exit 3", func(t *testing.T) {
+		answers := writeFile(t, "answers.json", `{"message": "two questions", "answers": [{"city": "Chicago", "guests": 20}]}`)
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != chat.ExitNoScript || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "no scripted answer for question 2") {
+			t.Fatalf("exit %d, want %d naming question 2:\n%s", code, chat.ExitNoScript, out)
+		}
+		if qs := l.questions(t, out); len(qs) != 2 || qs[1].State != "pending" {
+			t.Fatalf("questions = %+v, want the second pending", qs)
+		}
+		// The same conversation goes on from where it stands, its question still pending.
+		id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(out)[1]
+		rest := writeFile(t, "rest.yaml", "answers:\n  - {choice: Museum}\n")
+		out, code = chatRun(t, l, "", "--conversation", id, "--answers", rest)
+		if code != 0 || !strings.Contains(out, "you> two questions") || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "Thanks, all noted.") {
+			t.Fatalf("going on: exit %d, want 0 with the conversation so far and its end:\n%s", code, out)
+		}
+	})
+	t.Run("a refused answer, exit 4", func(t *testing.T) {
+		answers := writeFile(t, "answers.yml", "answers:\n  - {city: Chicago, guests: 600}\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers, "two questions")
+		if code != chat.ExitRejected || !strings.Contains(out, "Guests: Must be between 1 and 500.") {
+			t.Fatalf("exit %d, want %d with the server's message:\n%s", code, chat.ExitRejected, out)
+		}
+	})
+	t.Run("answers left over, exit 6", func(t *testing.T) {
+		answers := writeFile(t, "answers.yaml", "message: one question\nanswers:\n  - {name: Ann}\n  - {name: Bob}\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != chat.ExitLeftOver || !strings.Contains(out, "1 scripted answers unused") {
+			t.Fatalf("exit %d, want %d:\n%s", code, chat.ExitLeftOver, out)
+		}
+	})
+	t.Run("a failed run, exit 5", func(t *testing.T) {
+		answers := writeFile(t, "answers.yaml", "message: fail\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != chat.ExitRunFailed || !strings.Contains(out, "The run failed: ") || !strings.Contains(out, "the model is overloaded") {
+			t.Fatalf("exit %d, want %d with the error:\n%s", code, chat.ExitRunFailed, out)
+		}
+	})
+	t.Run("a decline", func(t *testing.T) {
+		answers := writeFile(t, "answers", "message: one question\nanswers:\n  - decline: not today\n")
+		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0:\n%s", code, out)
+		}
+		if qs := l.questions(t, out); len(qs) != 1 || qs[0].Resolution == nil || qs[0].Resolution.Reason != "not today" {
+			t.Fatalf("questions = %+v, want one declined with the reason", qs)
+		}
+	})
+}
+
+// reply is the fake model's answer to "markdown".
+const reply = "**Event:** Offsite in *Chicago*.\n\n| Item | Cost |\n| --- | --- |\n| Venue | $1,200 |\n| Food | $800 |\n\n" +
+	"- one\n- two\n\n```go\nfunc main() {}\n\n// still code\n```\n\nThat is **all**."
+
+// screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
+// what was drawn last.
+func screen(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if j := strings.LastIndex(l, "\r\x1b[K"); j >= 0 {
+			lines[i] = l[j+len("\r\x1b[K"):]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestChat_TerminalRendersMarkdown(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, append(l.chatEnv(t), "TERM=xterm-256color", "NO_COLOR="), "--agent", "fake", "markdown")
+	tm.expect("you> ")
+	shown := ansi.Strip(screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
+	for _, raw := range []string{"**", "| --- |", "```"} {
+		if strings.Contains(shown, raw) {
+			t.Errorf("the terminal shows %q:\n%s", raw, shown)
+		}
+	}
+	for _, want := range []string{"fake> Event: Offsite in Chicago.", "Venue", "$1,200", "• two", "That is all."} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal lacks %q:\n%s", want, shown)
+		}
+	}
+	tm.send("/quit\r")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("/quit exited %d, want 0", code)
+	}
+}
+
+func TestChat_PipedOutputKeepsMarkdownAsItCame(t *testing.T) {
+	l := live(t)
+	out, code := chatRun(t, l, "", "--agent", "fake", "markdown")
+	if code != 0 || !strings.Contains(out, "fake> "+reply+"\n") || strings.Contains(out, "\x1b") {
+		t.Fatalf("exit %d, want 0 with the reply as it came and no escape sequences:\n%q", code, out)
+	}
+}
+
+func TestChat_TerminalRegeneratesAndEdits(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "echo hello")
+	tm.expect("You said: echo hello (answer ")
+	tm.expect("you> ")
+	tm.send("/regenerate\r")
+	tm.expect("— version 2 of 2 —")
+	tm.expect("You said: echo hello (answer ")
+	tm.expect("you> ")
+	tm.send("/edit\r")
+	tm.expect("#1  echo hello")
+	tm.expect("you> ")
+	tm.send("/edit echo again\r")
+	tm.expect("— version 3 of 3 —")
+	tm.expect("you> echo again")
+	tm.expect("You said: echo again (answer ")
+	tm.expect("you> ")
+	tm.send("/quit\r")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("/quit exited %d, want 0", code)
+	}
+	if n := strings.Count(screen(tm.text()), "You said:"); n != 3 {
+		t.Errorf("%d answers shown, want 3 (one per version):\n%s", n, tm.text())
+	}
+
+	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
+	var vs api.Versions
+	l.api(t, http.MethodGet, "/conversations/"+id+"/versions", nil, &vs)
+	if len(vs.Versions) != 3 || vs.Current != 2 || vs.Versions[1].Reason != "regenerate" || vs.Versions[2].Reason != "edit" || vs.Versions[2].By != "ann" {
+		t.Errorf("versions %+v, want 3: the first, regenerated, edited by ann (shown)", vs)
+	}
+}
+
+func TestChat_PipedRegenerateAndEdit(t *testing.T) {
+	l := live(t)
+	out, code := chatRun(t, l, "/regenerate\n/edit echo bye\n", "--agent", "fake", "echo hi")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	answers := regexp.MustCompile(`fake> You said: (echo \w+) \(answer \d+\)`).FindAllStringSubmatch(out, -1)
+	if len(answers) != 3 || answers[0][1] != "echo hi" || answers[1][1] != "echo hi" || answers[0][0] == answers[1][0] || answers[2][1] != "echo bye" {
+		t.Fatalf("answers %q, want two to echo hi, then one to echo bye:\n%s", answers, out)
+	}
+	for _, want := range []string{"you> echo hi\n", "— version 2 of 2 —\n", "— version 3 of 3 —\nyou> echo bye\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestChat_TerminalSaysAMessageIsQueued(t *testing.T) {
+	l := live(t)
+	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "slow")
+	tm.expect("Working")
+	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
+	var sent struct {
+		Queued *struct {
+			ID int64 `json:"id"`
+		} `json:"queued"`
+	}
+	if status := l.api(t, http.MethodPost, "/conversations/"+id+"/messages", map[string]string{"text": "and a cake"}, &sent); status != http.StatusAccepted || sent.Queued == nil {
+		t.Fatalf("send while the agent works: %d %+v, want 202 and queued", status, sent)
+	}
+	tm.expect("(queued: will be sent when the agent finishes)")
+	tm.send("\x03")
+	tm.expect("(stopped)")
+	tm.expect("you> ")
+	tm.send("/quit\r")
+	if code := tm.exitCode(); code != 0 {
+		t.Fatalf("/quit exited %d, want 0", code)
 	}
 }

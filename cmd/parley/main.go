@@ -19,6 +19,7 @@ import (
 	_ "time/tzdata" // people's time zones, on machines without a zone database
 
 	"github.com/parley-chat/parley/bench"
+	"github.com/parley-chat/parley/chat"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
@@ -113,7 +114,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 	case "migrate-to":
 		return runMigrateTo(ctx, args, getenv, stdio)
 	case "chat":
-		return runChat(ctx, args, getenv, stdio)
+		return chat.Run(ctx, args, getenv, stdio.in, stdio.out, stdio.err)
 	case "bench":
 		return bench.Run(ctx, args, stdio.out, stdio.err)
 	case "bench-serve":

@@ -1,4 +1,4 @@
-package views
+package humantext
 
 import (
 	"bytes"
@@ -14,38 +14,39 @@ import (
 	"github.com/parley-chat/parley/domain"
 )
 
-// contextKind is what a piece of a question's context is, as people are shown it.
-type contextKind int
+// ContextKind is what a piece of a question's context is, as people are shown it.
+type ContextKind int
 
 const (
-	// ctxMarkdown is a context that is a text: the agent's Markdown, rendered sanitized.
-	ctxMarkdown contextKind = iota
-	// ctxText is one value: a string, a number as people write it, Yes or No, "—" for null.
-	ctxText
-	// ctxList is a list of values.
-	ctxList
-	// ctxObject is an object: its keys, humanized and sorted, with their values.
-	ctxObject
-	// ctxTable is a list of objects: one row each, a column per key.
-	ctxTable
+	// CtxMarkdown is a context that is a text: the agent's Markdown, rendered sanitized.
+	CtxMarkdown ContextKind = iota
+	// CtxText is one value: a string, a number as people write it, Yes or No, "—" for null.
+	CtxText
+	// CtxList is a list of values.
+	CtxList
+	// CtxObject is an object: its keys, humanized and sorted, with their values.
+	CtxObject
+	// CtxTable is a list of objects: one row each, a column per key.
+	CtxTable
 )
 
 // The limits of what a context shows, so that a huge one cannot swamp the page: deeper
 // values are shown as compact JSON, longer lists, objects and tables are cut ("… 3 more"),
-// and once contextBudget values are shown, every list still open is cut where it stands.
+// and once ContextBudget values are shown, every list still open is cut where it stands.
 const (
-	contextDepth   = 4
-	contextItems   = 200
-	contextColumns = 50
-	contextBudget  = 2000
-	contextJSONCut = 200
+	ContextDepth   = 4
+	ContextItems   = 200
+	ContextColumns = 50
+	ContextBudget  = 2000
+	ContextJSONCut = 200
 )
 
-// contextNode is a question's context, or a piece of it, ready to show: the one tree the
-// page (QuestionContext) and the Markdown export (contextMarkdown) both walk.
-type contextNode struct {
-	Kind contextKind
-	// Text is the value of a ctxText, the Markdown of a ctxMarkdown.
+// ContextNode is a question's context, or a piece of it, ready to show: the one tree the
+// page (views.QuestionContext) and the Markdown of the export and the terminal
+// (ContextMarkdown) both walk.
+type ContextNode struct {
+	Kind ContextKind
+	// Text is the value of a CtxText, the Markdown of a CtxMarkdown.
 	Text string
 	// Label names the value: its key in the object that holds it, else "Context".
 	Label string
@@ -55,49 +56,49 @@ type contextNode struct {
 	// Inline is a list of values shown on one line ("a, b, c"), where it is not the whole
 	// context.
 	Inline  bool
-	Items   []contextNode  // ctxList
-	Fields  []contextField // ctxObject
-	Columns []string       // ctxTable, humanized
-	Rows    [][]contextNode
+	Items   []ContextNode  // CtxList
+	Fields  []ContextField // CtxObject
+	Columns []string       // CtxTable, humanized
+	Rows    [][]ContextNode
 	// More counts the items, fields or rows left out; MoreColumns a table's columns.
 	More, MoreColumns int
 }
 
-// contextField is one key of an object and its value.
-type contextField struct {
+// ContextField is one key of an object and its value.
+type ContextField struct {
 	Key   string
-	Value contextNode
+	Value ContextNode
 }
 
-// contextTree makes a question's context ready to show; false when there is nothing to
+// ContextTree makes a question's context ready to show; false when there is nothing to
 // show (no context, an empty text, object or list).
-func contextTree(v any) (contextNode, bool) {
+func ContextTree(v any) (ContextNode, bool) {
 	if v == nil {
-		return contextNode{}, false
+		return ContextNode{}, false
 	}
 	if s, ok := v.(string); ok {
-		return contextNode{Kind: ctxMarkdown, Text: s, Label: "Context"}, strings.TrimSpace(s) != ""
+		return ContextNode{Kind: CtxMarkdown, Text: s, Label: "Context"}, strings.TrimSpace(s) != ""
 	}
 	norm, err := normalizeContext(v)
 	if err != nil {
 		// Not JSON (a NaN, a channel): shown as Go prints it, cut like a value too deep.
-		return contextNode{Kind: ctxText, Text: cut(fmt.Sprint(v), contextJSONCut), Label: "Context"}, true
+		return ContextNode{Kind: CtxText, Text: Cut(fmt.Sprint(v), ContextJSONCut), Label: "Context"}, true
 	}
 	switch x := norm.(type) {
 	case nil:
-		return contextNode{}, false
+		return ContextNode{}, false
 	case string:
-		return contextNode{Kind: ctxMarkdown, Text: x, Label: "Context"}, strings.TrimSpace(x) != ""
+		return ContextNode{Kind: CtxMarkdown, Text: x, Label: "Context"}, strings.TrimSpace(x) != ""
 	case map[string]any:
 		if len(x) == 0 {
-			return contextNode{}, false
+			return ContextNode{}, false
 		}
 	case []any:
 		if len(x) == 0 {
-			return contextNode{}, false
+			return ContextNode{}, false
 		}
 	}
-	b := contextBuilder{budget: contextBudget}
+	b := contextBuilder{budget: ContextBudget}
 	return b.node(norm, "Context", 0, false), true
 }
 
@@ -123,32 +124,32 @@ type contextBuilder struct {
 }
 
 // node is the value v, named label, depth levels down; inCell says it sits in a table.
-func (b *contextBuilder) node(v any, label string, depth int, inCell bool) contextNode {
+func (b *contextBuilder) node(v any, label string, depth int, inCell bool) ContextNode {
 	b.budget--
-	if depth > contextDepth {
+	if depth > ContextDepth {
 		raw, _ := json.Marshal(v)
-		return contextNode{Kind: ctxText, Text: cut(unescapeHTMLEscapes(string(raw)), contextJSONCut), Label: label}
+		return ContextNode{Kind: CtxText, Text: Cut(UnescapeHTMLEscapes(string(raw)), ContextJSONCut), Label: label}
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		n := contextNode{Kind: ctxObject, Label: label, Folded: depth > 0}
+		n := ContextNode{Kind: CtxObject, Label: label, Folded: depth > 0}
 		keys := slices.Sorted(maps.Keys(x))
 		for i, k := range keys {
-			if i == contextItems || b.budget <= 0 {
+			if i == ContextItems || b.budget <= 0 {
 				n.More = len(keys) - i
 				break
 			}
 			key := contextKey(k)
-			n.Fields = append(n.Fields, contextField{Key: key, Value: b.node(x[k], key, depth+1, false)})
+			n.Fields = append(n.Fields, ContextField{Key: key, Value: b.node(x[k], key, depth+1, false)})
 		}
 		return n
 	case []any:
 		if rows, ok := objects(x); ok {
 			return b.table(rows, label, depth, inCell)
 		}
-		n := contextNode{Kind: ctxList, Label: label}
+		n := ContextNode{Kind: CtxList, Label: label}
 		for i, e := range x {
-			if i == contextItems || b.budget <= 0 {
+			if i == ContextItems || b.budget <= 0 {
 				n.More = len(x) - i
 				break
 			}
@@ -159,13 +160,13 @@ func (b *contextBuilder) node(v any, label string, depth int, inCell bool) conte
 		n.Folded = inCell && !n.Inline
 		return n
 	}
-	return contextNode{Kind: ctxText, Text: scalarText(v), Label: label}
+	return ContextNode{Kind: CtxText, Text: scalarText(v), Label: label}
 }
 
 // table is a list of objects as a table: a column per key, in the order keys first appear
 // (each object's sorted), each cell a value.
-func (b *contextBuilder) table(rows []map[string]any, label string, depth int, inCell bool) contextNode {
-	n := contextNode{Kind: ctxTable, Label: label, Folded: inCell}
+func (b *contextBuilder) table(rows []map[string]any, label string, depth int, inCell bool) ContextNode {
+	n := ContextNode{Kind: CtxTable, Label: label, Folded: inCell}
 	var keys []string
 	seen := map[string]bool{}
 	for _, r := range rows {
@@ -176,23 +177,23 @@ func (b *contextBuilder) table(rows []map[string]any, label string, depth int, i
 			}
 		}
 	}
-	if len(keys) > contextColumns {
-		n.MoreColumns = len(keys) - contextColumns
-		keys = keys[:contextColumns]
+	if len(keys) > ContextColumns {
+		n.MoreColumns = len(keys) - ContextColumns
+		keys = keys[:ContextColumns]
 	}
 	for _, k := range keys {
 		n.Columns = append(n.Columns, contextKey(k))
 	}
 	for i, r := range rows {
-		if i == contextItems || b.budget <= 0 {
+		if i == ContextItems || b.budget <= 0 {
 			n.More = len(rows) - i
 			break
 		}
-		row := make([]contextNode, len(keys))
+		row := make([]ContextNode, len(keys))
 		for j, k := range keys {
 			v, ok := r[k]
 			if !ok {
-				row[j] = contextNode{Kind: ctxText, Label: n.Columns[j]}
+				row[j] = ContextNode{Kind: CtxText, Label: n.Columns[j]}
 				continue
 			}
 			row[j] = b.node(v, n.Columns[j], depth+2, true)
@@ -219,36 +220,36 @@ func objects(list []any) ([]map[string]any, bool) {
 }
 
 // scalars reports whether a list holds single values only: it is shown as one line.
-func (n contextNode) scalars() bool {
+func (n ContextNode) scalars() bool {
 	for _, it := range n.Items {
-		if it.Kind != ctxText {
+		if it.Kind != CtxText {
 			return false
 		}
 	}
-	return n.Kind == ctxList
+	return n.Kind == CtxList
 }
 
-// inline is a piece of the context on one line: values as they are, a list's joined by
+// InlineText is a piece of the context on one line: values as they are, a list's joined by
 // commas, an object's keys with their values, a table's rows one after the other.
-func (n contextNode) inline() string {
+func (n ContextNode) InlineText() string {
 	var parts []string
 	switch n.Kind {
-	case ctxText, ctxMarkdown:
+	case CtxText, CtxMarkdown:
 		return n.Text
-	case ctxList:
+	case CtxList:
 		for _, it := range n.Items {
-			parts = append(parts, it.inline())
+			parts = append(parts, it.InlineText())
 		}
-	case ctxObject:
+	case CtxObject:
 		for _, f := range n.Fields {
-			parts = append(parts, f.Key+": "+f.Value.inline())
+			parts = append(parts, f.Key+": "+f.Value.InlineText())
 		}
-	case ctxTable:
+	case CtxTable:
 		for _, r := range n.Rows {
 			var cells []string
 			for j, c := range r {
-				if c.Text != "" || c.Kind != ctxText {
-					cells = append(cells, n.Columns[j]+": "+c.inline())
+				if c.Text != "" || c.Kind != CtxText {
+					cells = append(cells, n.Columns[j]+": "+c.InlineText())
 				}
 			}
 			parts = append(parts, "("+strings.Join(cells, "; ")+")")
@@ -258,17 +259,17 @@ func (n contextNode) inline() string {
 		parts = append(parts, fmt.Sprintf("… %d more", n.More))
 	}
 	sep := ", "
-	if n.Kind == ctxObject {
+	if n.Kind == CtxObject {
 		sep = "; "
 	}
 	return strings.Join(parts, sep)
 }
 
-// summary is what a folded piece says while closed: an object's first keys, a list's or a
+// Summary is what a folded piece says while closed: an object's first keys, a list's or a
 // table's length.
-func (n contextNode) summary() string {
+func (n ContextNode) Summary() string {
 	switch n.Kind {
-	case ctxObject:
+	case CtxObject:
 		var keys []string
 		for i, f := range n.Fields {
 			if i == 3 {
@@ -284,23 +285,23 @@ func (n contextNode) summary() string {
 			return "Nothing"
 		}
 		return s
-	case ctxList:
-		return plural(len(n.Items)+n.More, "item")
-	case ctxTable:
-		return plural(len(n.Rows)+n.More, "row")
+	case CtxList:
+		return Plural(len(n.Items)+n.More, "item")
+	case CtxTable:
+		return Plural(len(n.Rows)+n.More, "row")
 	}
 	return n.Text
 }
 
-// moreLabel says what was left out of a list, an object or a table; "" when nothing was.
-func (n contextNode) moreLabel() string {
+// MoreLabel says what was left out of a list, an object or a table; "" when nothing was.
+func (n ContextNode) MoreLabel() string {
 	var parts []string
 	if n.More > 0 {
-		what := map[contextKind]string{ctxList: "item", ctxObject: "field", ctxTable: "row"}[n.Kind]
-		parts = append(parts, plural(n.More, "more "+what))
+		what := map[ContextKind]string{CtxList: "item", CtxObject: "field", CtxTable: "row"}[n.Kind]
+		parts = append(parts, Plural(n.More, "more "+what))
 	}
 	if n.MoreColumns > 0 {
-		parts = append(parts, plural(n.MoreColumns, "more column"))
+		parts = append(parts, Plural(n.MoreColumns, "more column"))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -357,8 +358,8 @@ func contextKey(k string) string {
 	return domain.HumanizeName(k)
 }
 
-// cut shortens s to about n bytes, on a rune boundary, with "…".
-func cut(s string, n int) string {
+// Cut shortens s to about n bytes, on a rune boundary, with "…".
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

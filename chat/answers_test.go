@@ -1,11 +1,10 @@
-package main
+package chat
 
 import (
-	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,112 +19,6 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func TestChat_AnswersFileRunsTheConversationToItsEnd(t *testing.T) {
-	l := live(t)
-	answers := writeFile(t, "answers.yaml", `
-message: two questions
-answers:
-  - {city: Chicago, guests: 20}
-  - choice: other
-    other: The Art Institute
-`)
-	out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
-	if code != 0 || !strings.Contains(out, "Thanks, all noted.") {
-		t.Fatalf("exit %d, want 0 at the end of the run:\n%s", code, out)
-	}
-	qs := l.questions(t, out)
-	if len(qs) != 2 || qs[0].Resolution == nil || qs[1].Resolution == nil {
-		t.Fatalf("questions = %+v, want two answered", qs)
-	}
-	if got, want := qs[0].Resolution.Values, map[string]any{"city": "Chicago", "guests": json.Number("20")}; !reflect.DeepEqual(got, want) {
-		t.Errorf("first answer = %v, want %v", got, want)
-	}
-	if got, want := qs[1].Resolution.Values, map[string]any{"choice": "other", "other": "The Art Institute"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("second answer = %v, want %v", got, want)
-	}
-}
-
-// A CI job runs the built-in event planner end to end from a file of answers, as the
-// README shows.
-func TestChat_AnswersFileRunsTheEventPlanner(t *testing.T) {
-	l := live(t)
-	answers := writeFile(t, "offsite.yaml", `
-message: Plan a team offsite for 30 people in Seattle
-answers:
-  - choice: south-lake-union-hall
-  - budget: 2500
-  - decision: approve
-  - dietary: [vegetarian, gluten-free]
-    notes: One guest is coeliac.
-  - {date: `+time.Now().AddDate(0, 0, 21).Format(time.DateOnly)+`, time: evening}
-`)
-	out, code := chatRun(t, l, "", "--agent", "event-planner", "--answers", answers)
-	if code != 0 || !strings.Contains(out, "Your event plan") {
-		t.Fatalf("exit %d, want 0 with the plan:\n%s", code, out)
-	}
-	qs := l.questions(t, out)
-	if len(qs) != 5 {
-		t.Fatalf("%d questions, want 5", len(qs))
-	}
-	for _, q := range qs {
-		if q.Resolution == nil || q.Resolution.Outcome != string(domain.Answered) || q.Resolution.Via != "token laptop" {
-			t.Errorf("question %d = %+v, want answered with the token", q.ID, q.Resolution)
-		}
-	}
-}
-
-func TestChat_AnswersFileExitCodes(t *testing.T) {
-	l := live(t)
-	t.Run("a question without an answer leaves it pending, exit 3", func(t *testing.T) {
-		answers := writeFile(t, "answers.json", `{"message": "two questions", "answers": [{"city": "Chicago", "guests": 20}]}`)
-		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
-		if code != exitNoScript || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "no scripted answer for question 2") {
-			t.Fatalf("exit %d, want %d naming question 2:\n%s", code, exitNoScript, out)
-		}
-		if qs := l.questions(t, out); len(qs) != 2 || qs[1].State != "pending" {
-			t.Fatalf("questions = %+v, want the second pending", qs)
-		}
-		// The same conversation goes on from where it stands, its question still pending.
-		id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(out)[1]
-		rest := writeFile(t, "rest.yaml", "answers:\n  - {choice: Museum}\n")
-		out, code = chatRun(t, l, "", "--conversation", id, "--answers", rest)
-		if code != 0 || !strings.Contains(out, "you> two questions") || !strings.Contains(out, "Which venue?") || !strings.Contains(out, "Thanks, all noted.") {
-			t.Fatalf("going on: exit %d, want 0 with the conversation so far and its end:\n%s", code, out)
-		}
-	})
-	t.Run("a refused answer, exit 4", func(t *testing.T) {
-		answers := writeFile(t, "answers.yml", "answers:\n  - {city: Chicago, guests: 600}\n")
-		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers, "two questions")
-		if code != exitRejected || !strings.Contains(out, "Guests: Must be between 1 and 500.") {
-			t.Fatalf("exit %d, want %d with the server's message:\n%s", code, exitRejected, out)
-		}
-	})
-	t.Run("answers left over, exit 6", func(t *testing.T) {
-		answers := writeFile(t, "answers.yaml", "message: one question\nanswers:\n  - {name: Ann}\n  - {name: Bob}\n")
-		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
-		if code != exitLeftOver || !strings.Contains(out, "1 scripted answers unused") {
-			t.Fatalf("exit %d, want %d:\n%s", code, exitLeftOver, out)
-		}
-	})
-	t.Run("a failed run, exit 5", func(t *testing.T) {
-		answers := writeFile(t, "answers.yaml", "message: fail\n")
-		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
-		if code != exitRunFailed || !strings.Contains(out, "The run failed: ") || !strings.Contains(out, "the model is overloaded") {
-			t.Fatalf("exit %d, want %d with the error:\n%s", code, exitRunFailed, out)
-		}
-	})
-	t.Run("a decline", func(t *testing.T) {
-		answers := writeFile(t, "answers", "message: one question\nanswers:\n  - decline: not today\n")
-		out, code := chatRun(t, l, "", "--agent", "fake", "--answers", answers)
-		if code != 0 {
-			t.Fatalf("exit %d, want 0:\n%s", code, out)
-		}
-		if qs := l.questions(t, out); len(qs) != 1 || qs[0].Resolution == nil || qs[0].Resolution.Reason != "not today" {
-			t.Fatalf("questions = %+v, want one declined with the reason", qs)
-		}
-	})
 }
 
 func TestLoadAnswers(t *testing.T) {
@@ -189,7 +82,7 @@ func TestParseChat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o, err := parseChat(tt.args, env(tt.env), &syncBuffer{})
+			o, err := parseChat(tt.args, env(tt.env), io.Discard)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"bytes"
@@ -161,10 +161,10 @@ func (s *session) askScripted(q apiQuestion) (int, error) {
 		for _, f := range q.Fields {
 			s.line(fmt.Sprintf("  %s (%s%s)", f.Name, f.Kind, map[bool]string{true: ", required"}[f.Required]))
 		}
-		return exitNoScript, fmt.Errorf("no scripted answer for question %d", s.asked)
+		return ExitNoScript, fmt.Errorf("no scripted answer for question %d", s.asked)
 	}
 	if err != nil {
-		return exitRejected, err
+		return ExitRejected, err
 	}
 	switch {
 	case sc.decline != nil:
@@ -190,7 +190,7 @@ func (s *session) askScripted(q apiQuestion) (int, error) {
 			s.problem(err)
 		}
 		s.fieldErrors(q, ae.Fields)
-		return exitRejected, fmt.Errorf("the server refused the scripted answer to question %d", s.asked)
+		return ExitRejected, fmt.Errorf("the server refused the scripted answer to question %d", s.asked)
 	}
 	return 1, err
 }

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"encoding/json"
@@ -8,8 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/parley-chat/parley/views"
-	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/api"
 )
 
 const reply = "**Event:** Offsite in *Chicago*.\n\n| Item | Cost |\n| --- | --- |\n| Venue | $1,200 |\n| Food | $800 |\n\n" +
@@ -37,9 +36,9 @@ func stream(t *testing.T, s *session, text string, n int) {
 		}
 	}
 	for off := 0; off < len(text); off += n {
-		event(web.APIMessageDelta, web.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
+		event(api.MessageDelta, api.Delta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
 	}
-	event(web.APIMessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
+	event(api.MessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
 }
 
 // screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
@@ -106,8 +105,8 @@ func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
 	s, out := testSession(true)
 	delta := func(off int, text string) {
 		t.Helper()
-		data, _ := json.Marshal(web.APIDelta{MessageID: "m1", Author: "fake", Offset: off, Text: text})
-		if err := s.handle(sseEvent{Type: web.APIMessageDelta, Data: data}); err != nil {
+		data, _ := json.Marshal(api.Delta{MessageID: "m1", Author: "fake", Offset: off, Text: text})
+		if err := s.handle(sseEvent{Type: api.MessageDelta, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,8 +121,8 @@ func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
 	}
 	out.Reset()
 	// The run ends before the message does: what streamed stays, rendered.
-	data, _ := json.Marshal(web.APIRunStateEvent{State: "stopped"})
-	s.handle(sseEvent{Type: web.APIRunState, Data: data})
+	data, _ := json.Marshal(api.RunStateEvent{State: "stopped"})
+	s.handle(sseEvent{Type: api.RunState, Data: data})
 	if got, want := ansi.Strip(screen(out.String())), "\n  Next\n(stopped)\n"; got != want {
 		t.Errorf("stopped: %q, want %q", got, want)
 	}
@@ -163,65 +162,9 @@ func TestChatMarkdown_Terminal(t *testing.T) {
 	}
 }
 
-func TestMarkdownBlocks(t *testing.T) {
-	for _, tc := range []struct {
-		name, src string
-		want      []string // the finished blocks
-	}{
-		{"AParagraphBeingWritten", "Hello\nthere", nil},
-		{"AParagraphEnded", "Hello\n\nNe", []string{"Hello\n\n"}},
-		{"ATable", "| a | b |\n| --- | --- |\n| 1 | 2 |\n\nx", []string{"| a | b |\n| --- | --- |\n| 1 | 2 |\n\n"}},
-		{"AListAcrossBlankLines", "- one\n\n- two\n\n  more\n\nAfter\n", []string{"- one\n\n- two\n\n  more\n\n"}},
-		{"AListNotYetOver", "1. one\n\n", nil},
-		// A fence ends with its closing line; the blank line after it opens the next block.
-		{"AFenceWithBlankLines", "```\na\n\nb\n```\n\nc", []string{"```\na\n\nb\n```\n"}},
-		{"AnOpenFence", "```\na\n\nb\n", nil},
-		{"ATildeFence", "~~~~\n```\n\n~~~~\n\n", []string{"~~~~\n```\n\n~~~~\n"}},
-		{"BlankLinesFirst", "\n\nHi\n\n", []string{"\n\nHi\n\n"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := views.MarkdownBlocks(tc.src, false); !slices.Equal(got, tc.want) {
-				t.Errorf("views.MarkdownBlocks(%q) = %q, want %q", tc.src, got, tc.want)
-			}
-			if got := strings.Join(views.MarkdownBlocks(tc.src, true), ""); got != tc.src && strings.TrimSpace(tc.src) != "" {
-				t.Errorf("final blocks join to %q, want all of %q", got, tc.src)
-			}
-		})
-	}
-}
-
 func TestPrintable(t *testing.T) {
 	if got, want := printable("a\x1b]0;title\x07b\tc\nd\u009be"), "a]0;titleb\tc\nde"; got != want {
 		t.Errorf("printable = %q, want %q", got, want)
-	}
-}
-
-func TestChat_TerminalRendersMarkdown(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, append(l.chatEnv(t), "TERM=xterm-256color", "NO_COLOR="), "--agent", "fake", "markdown")
-	tm.expect("you> ")
-	shown := ansi.Strip(screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
-	for _, raw := range []string{"**", "| --- |", "```"} {
-		if strings.Contains(shown, raw) {
-			t.Errorf("the terminal shows %q:\n%s", raw, shown)
-		}
-	}
-	for _, want := range []string{"fake> Event: Offsite in Chicago.", "Venue", "$1,200", "• two", "That is all."} {
-		if !strings.Contains(shown, want) {
-			t.Errorf("the terminal lacks %q:\n%s", want, shown)
-		}
-	}
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
-	}
-}
-
-func TestChat_PipedOutputKeepsMarkdownAsItCame(t *testing.T) {
-	l := live(t)
-	out, code := chatRun(t, l, "", "--agent", "fake", "markdown")
-	if code != 0 || !strings.Contains(out, "fake> "+reply+"\n") || strings.Contains(out, "\x1b") {
-		t.Fatalf("exit %d, want 0 with the reply as it came and no escape sequences:\n%q", code, out)
 	}
 }
 

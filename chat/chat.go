@@ -1,4 +1,8 @@
-package main
+// Package chat is `parley chat`, the terminal client: it talks to a Parley server over the
+// JSON API (the wire types of package api) with a personal access token, prints the
+// conversation as it streams (Markdown rendered on a terminal), and asks the agent's
+// questions field by field, or answers them from piped input or a file of answers.
+package chat
 
 import (
 	"cmp"
@@ -36,12 +40,12 @@ type chatOptions struct {
 
 // The exit codes of parley chat, beyond 0 and 1 (an error).
 const (
-	exitNoScript   = 3   // a question came with no scripted answer left, or after piped input ended
-	exitRejected   = 4   // --answers: the server refused a scripted answer
-	exitRunFailed  = 5   // the run failed or was stopped (with --answers, or input not a terminal)
-	exitLeftOver   = 6   // --answers: the run ended with scripted answers left unused
-	exitInterrupt  = 130 // Ctrl-C
-	exitTerminate  = 143 // SIGTERM
+	ExitNoScript   = 3   // a question came with no scripted answer left, or after piped input ended
+	ExitRejected   = 4   // --answers: the server refused a scripted answer
+	ExitRunFailed  = 5   // the run failed or was stopped (with --answers, or input not a terminal)
+	ExitLeftOver   = 6   // --answers: the run ended with scripted answers left unused
+	ExitInterrupt  = 130 // Ctrl-C
+	ExitTerminate  = 143 // SIGTERM
 	defaultServer  = "http://127.0.0.1:8080"
 	chatConfigName = "parley/chat.toml"
 )
@@ -79,9 +83,18 @@ ended with scripted answers unused; 130 Ctrl-C; 143 SIGTERM.
 
 Flags:`
 
-// runChat is `parley chat`. Exit codes other than 0 and 1 end the process here, since run
-// reports only errors.
-func runChat(ctx context.Context, args []string, getenv func(string) string, std stdio) error {
+// stdio is where parley chat reads and writes: what the person types on in, the
+// conversation on out, notes and errors on err.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// Run is `parley chat`: args are what follows "chat" on the command line, getenv reads the
+// environment. Exit codes other than 0 and 1 end the process here, since Run reports only
+// errors.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	std := stdio{in: stdin, out: stdout, err: stderr}
 	opts, err := parseChat(args, getenv, std.err)
 	if err != nil {
 		return err
@@ -303,10 +316,10 @@ func (s *session) exitCode(err error) (int, error) {
 		return 0, nil
 	case errors.Is(err, errInterrupt):
 		s.endStream()
-		return exitInterrupt, nil
+		return ExitInterrupt, nil
 	case errors.Is(err, errTerminate):
 		s.endStream()
-		return exitTerminate, nil
+		return ExitTerminate, nil
 	}
 	return 1, err
 }
@@ -318,7 +331,7 @@ func (s *session) loop() (int, error) {
 		if len(s.pending) > 0 {
 			q := s.pending[0]
 			if s.inputOver && !slices.Contains(s.declineAtEnd, q.ID) {
-				return exitNoScript, fmt.Errorf("question %d came after the input ended: it is left pending", q.ID)
+				return ExitNoScript, fmt.Errorf("question %d came after the input ended: it is left pending", q.ID)
 			}
 			code, err := s.ask(q)
 			s.drop(q.ID)
@@ -380,7 +393,7 @@ func (s *session) finish(code int, err error) (int, error) {
 		return 1, fmt.Errorf("not sent: %d message(s) (see above)", s.unsent)
 	}
 	if err := s.runFailed(); err != nil && !s.tty {
-		return exitRunFailed, err
+		return ExitRunFailed, err
 	}
 	return 0, nil
 }
@@ -388,10 +401,10 @@ func (s *session) finish(code int, err error) (int, error) {
 // scriptEnd is the end of an unattended run: its exit code says how it went.
 func (s *session) scriptEnd() (int, error) {
 	if err := s.runFailed(); err != nil {
-		return exitRunFailed, err
+		return ExitRunFailed, err
 	}
 	if s.script.left() > 0 {
-		return exitLeftOver, fmt.Errorf("the run ended with %d scripted answers unused", s.script.left())
+		return ExitLeftOver, fmt.Errorf("the run ended with %d scripted answers unused", s.script.left())
 	}
 	return 0, nil
 }

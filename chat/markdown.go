@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"regexp"
@@ -7,10 +7,10 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 	xterm "github.com/charmbracelet/x/term"
-	"github.com/parley-chat/parley/views"
+	"github.com/parley-chat/parley/internal/mdblock"
 )
 
-// Agents write Markdown. On a terminal parley chat shows it rendered (chat_render.go); anywhere
+// Agents write Markdown. On a terminal parley chat shows it rendered (render.go); anywhere
 // else (a pipe, a file, a test) it prints the source as it came, so that what a script
 // reads is the agent's text byte for byte, with no escape sequences.
 //
@@ -145,7 +145,7 @@ func (s *session) showBlock(author string, first bool, src string) bool {
 // showMarkdown prints a finished agent message, rendered block by block as if it streamed.
 func (s *session) showMarkdown(author, text string) {
 	shown := false
-	for _, b := range views.MarkdownBlocks(text, true) {
+	for _, b := range mdblock.Blocks(text, true) {
 		if s.showBlock(author, !shown, b) {
 			shown = true
 		}
@@ -159,7 +159,7 @@ func (s *session) showMarkdown(author, text string) {
 // it ended, rendered, then the live line of the block still being written.
 func (s *session) streamMarkdown() {
 	src := s.streamed.String()
-	blocks := views.MarkdownBlocks(src[s.rendered:], false)
+	blocks := mdblock.Blocks(src[s.rendered:], false)
 	for _, b := range blocks {
 		if s.showBlock(s.streamBy, s.blocks == 0, b) {
 			s.blocks++
@@ -177,7 +177,7 @@ func (s *session) flushStream() {
 	}
 	src := s.streamed.String()
 	s.clearLive()
-	for _, b := range views.MarkdownBlocks(src[s.rendered:], true) {
+	for _, b := range mdblock.Blocks(src[s.rendered:], true) {
 		if s.showBlock(s.streamBy, s.blocks == 0, b) {
 			s.blocks++
 		}
@@ -191,7 +191,7 @@ func (s *session) doneMarkdown(m apiMessage) {
 	s.clearLive()
 	switch {
 	case strings.HasPrefix(m.Text, shown):
-		for _, b := range views.MarkdownBlocks(m.Text[s.rendered:], true) {
+		for _, b := range mdblock.Blocks(m.Text[s.rendered:], true) {
 			if s.showBlock(s.streamBy, s.blocks == 0, b) {
 				s.blocks++
 			}

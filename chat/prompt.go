@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/views"
+	"github.com/parley-chat/parley/internal/humantext"
 )
 
 // errCancelAsked says the person typed /cancel at a question that allows it.
@@ -182,7 +182,7 @@ func (s *session) showQuestion(q apiQuestion) {
 // contextLines writes a question's context as the Markdown export does (a text quoted, an
 // object as a list, a list of objects as a table), cut to max lines.
 func contextLines(v any, max int) []string {
-	text := views.ContextMarkdown(v)
+	text := humantext.ContextMarkdown(v)
 	if text == "" {
 		return nil
 	}
@@ -406,7 +406,7 @@ func defaultText(f domain.Field, def []string) string {
 		}
 		return "no"
 	case domain.KindSelect, domain.KindMultiselect:
-		return views.AnswerText(f, def) // options by their labels (Question.Check keeps values unique)
+		return humantext.AnswerText(f, def) // options by their labels (Question.Check keeps values unique)
 	}
 	return strings.Join(def, ", ")
 }

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/internal/wire"
-	"github.com/parley-chat/parley/web"
 )
 
 // chatClient speaks Parley's JSON API (/api/v1) with a personal access token. The token goes
@@ -37,7 +37,7 @@ type chatClient struct {
 // question's answer the message of each bad field or the question as it stands.
 type apiError struct {
 	Status int
-	web.APIErrorBody
+	api.ErrorBody
 }
 
 func (e *apiError) Error() string {
@@ -60,13 +60,13 @@ func statusOf(err error) int {
 	return 0
 }
 
-// The API's objects, as the server defines them (web/api_types.go).
+// The API's objects, as package api defines them for the server and its clients.
 type (
-	apiAgent            = web.APIAgent
-	apiConversation     = web.APIConversation
-	apiMessage          = web.APIMessage
-	apiQuestion         = web.APIQuestion
-	apiConversationPage = web.APIConversationState
+	apiAgent            = api.Agent
+	apiConversation     = api.Conversation
+	apiMessage          = api.Message
+	apiQuestion         = api.Question
+	apiConversationPage = api.ConversationState
 )
 
 // call sends a request to path under /api/v1 with body as JSON (or as it is, when it is a
@@ -393,7 +393,7 @@ func (c *chatClient) followOnce(ctx context.Context, id int64, cursor string, fi
 		case <-ctx.Done():
 			return true, ctx.Err()
 		}
-		if ev.Type == web.APIConversationDeleted {
+		if ev.Type == api.ConversationDeleted {
 			return true, errStreamOver
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"cmp"
@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/web"
 )
 
 // session is one run of parley chat: the conversation as the event stream tells it, what
@@ -221,23 +221,23 @@ func (s *session) handle(ev sseEvent) error {
 		return ev.Err
 	}
 	switch ev.Type {
-	case web.APIMessageDelta:
-		var d web.APIDelta
+	case api.MessageDelta:
+		var d api.Delta
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.delta(d.MessageID, d.Author, d.Offset, d.Text)
 		}
-	case web.APIMessageDone:
+	case api.MessageDone:
 		var m apiMessage
 		if json.Unmarshal(ev.Data, &m) == nil {
 			s.done(m)
 		}
-	case web.APIPlan:
-		var d web.APIPlanEvent
+	case api.Plan:
+		var d api.PlanEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.Plan != nil {
 			s.showPlan(d.Plan)
 		}
-	case web.APIQuestionAsked:
-		var d web.APIAskedEvent
+	case api.QuestionAsked:
+		var d api.AskedEvent
 		if json.Unmarshal(ev.Data, &d) == nil && !s.ours[d.Question.ID] && (d.Question.State == "" || d.Question.State == "pending") {
 			s.expect = false
 			for _, q := range s.pending {
@@ -247,28 +247,28 @@ func (s *session) handle(ev sseEvent) error {
 			}
 			s.pending = append(s.pending, d.Question)
 		}
-	case web.APIQuestionResolved:
-		var d web.APIResolvedEvent
+	case api.QuestionResolved:
+		var d api.ResolvedEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.resolved(d.QuestionID, d.Resolution)
 		}
-	case web.APIRunState:
-		var d web.APIRunStateEvent
+	case api.RunState:
+		var d api.RunStateEvent
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.runState(d.RunID, string(d.State), d.Error)
 		}
-	case web.APIToolCall:
-		var d web.APIToolEvent
+	case api.ToolCall:
+		var d api.ToolEvent
 		if json.Unmarshal(ev.Data, &d) == nil && d.ToolCall != nil {
 			s.toolCall(d.ToolCall)
 		}
-	case web.APIVersionShown:
+	case api.VersionShown:
 		return s.versionShown(ev.Data)
-	case web.APIMessageQueued:
+	case api.MessageQueued:
 		s.queuedNote(ev.Data)
-	case web.APIMessageUnqueued:
+	case api.MessageUnqueued:
 		s.unqueuedNote(ev.Data)
-	case web.APIConversationDeleted:
+	case api.ConversationDeleted:
 		return errDeleted
 	}
 	return nil

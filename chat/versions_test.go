@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"context"
@@ -6,12 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/api"
 )
 
 // fakeAPI is a Parley API for one conversation (7): it answers each "METHOD /path" with
@@ -94,7 +93,7 @@ func (f *fakeAPI) sent() []fakeRequest {
 // agent's answers (events 1 to 4), and bob's question (5).
 func versionSession(t *testing.T) (*session, *fakeAPI, *strings.Builder) {
 	t.Helper()
-	api, c := newFakeAPI(t)
+	fake, c := newFakeAPI(t)
 	var out strings.Builder
 	s := &session{c: c, ctx: context.Background(), out: &out, errw: &out, me: "ann",
 		sent: map[string]bool{}, ours: map[int64]bool{}}
@@ -106,7 +105,7 @@ func versionSession(t *testing.T) (*session, *fakeAPI, *strings.Builder) {
 		{EventID: 5, Role: "user", Author: "bob", Text: "And me?"},
 	}})
 	out.Reset()
-	return s, api, &out
+	return s, fake, &out
 }
 
 // event hands the session an event of the stream.
@@ -125,18 +124,18 @@ func event(t *testing.T, s *session, typ string, v any) {
 func streamReply(t *testing.T, s *session, m apiMessage) {
 	t.Helper()
 	half := len(m.Text) / 2
-	event(t, s, web.APIMessageDelta, web.APIDelta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
-	event(t, s, web.APIMessageDelta, web.APIDelta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
-	event(t, s, web.APIMessageDone, m)
+	event(t, s, api.MessageDelta, api.Delta{MessageID: m.MessageID, Author: m.Author, Text: m.Text[:half]})
+	event(t, s, api.MessageDelta, api.Delta{MessageID: m.MessageID, Author: m.Author, Offset: half, Text: m.Text[half:]})
+	event(t, s, api.MessageDone, m)
 }
 
 const twoVersions = `{"current": 1, "versions": [{"version": 0}, {"version": 1, "parent": 0, "fork_event_id": 5, "reason": "regenerate", "by": "ann"}]}`
 
 func TestChat_RegenerateFollowsTheNewReply(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("POST /conversations/7/regenerate", http.StatusAccepted, `{"conversation": {"id": 7, "version": 1, "versions": 2}}`)
+	s, fake, out := versionSession(t)
+	fake.answer("POST /conversations/7/regenerate", http.StatusAccepted, `{"conversation": {"id": 7, "version": 1, "versions": 2}}`)
 	s.command("/regenerate")
-	posts := api.sent()
+	posts := fake.sent()
 	if len(posts) != 1 || posts[0].route != "POST /conversations/7/regenerate" || posts[0].body["nonce"] == "" {
 		t.Fatalf("requests %+v, want one POST of regenerate with a nonce", posts)
 	}
@@ -145,13 +144,13 @@ func TestChat_RegenerateFollowsTheNewReply(t *testing.T) {
 	}
 
 	// The new version shows the messages up to ann's last; the new reply streams.
-	api.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "agent": "fake", "state": "running"}, "messages": [
+	fake.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "agent": "fake", "state": "running"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 3, "role": "user", "author": "ann", "text": "30 people\nin May"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 9, "version": 1})
-	event(t, s, web.APIRunState, web.APIRunStateEvent{RunID: 3, State: "running"})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 9, "version": 1})
+	event(t, s, api.RunState, api.RunStateEvent{RunID: 3, State: "running"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "Here is another plan."})
 	if got, want := out.String(), "— version 2 of 2 —\nfake> Here is another plan.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -167,8 +166,8 @@ func TestChat_RegenerateRefused(t *testing.T) {
 		{"AProblem", `{"type": "about:blank", "title": "Conflict", "status": 409, "detail": "The agent is still working."}`, "error: The agent is still working.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, api, out := versionSession(t)
-			api.answer("POST /conversations/7/regenerate", http.StatusConflict, tc.body)
+			s, fake, out := versionSession(t)
+			fake.answer("POST /conversations/7/regenerate", http.StatusConflict, tc.body)
 			s.command("/regenerate")
 			if out.String() != tc.want || s.busy() {
 				t.Errorf("output %q (busy %v), want %q and the prompt back", out.String(), s.busy(), tc.want)
@@ -195,8 +194,8 @@ func TestChat_Edit(t *testing.T) {
 		{"TheServerRefuses", "/edit 40", http.StatusUnprocessableEntity, "POST /conversations/7/messages/3/edit", "40", "error: The message is empty.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, api, out := versionSession(t)
-			api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7}, "messages": [
+			s, fake, out := versionSession(t)
+			fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7}, "messages": [
 				{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 				{"event_id": 2, "role": "agent", "author": "fake", "text": "For how many?"},
 				{"event_id": 3, "role": "user", "author": "ann", "text": "30 people\nin May"},
@@ -205,10 +204,10 @@ func TestChat_Edit(t *testing.T) {
 			if tc.status >= 400 {
 				body = `{"error": {"code": "invalid", "message": "The message is empty."}}`
 			}
-			api.answer("POST /conversations/7/messages/3/edit", tc.status, body)
-			api.answer("POST /conversations/7/messages/1/edit", tc.status, body)
+			fake.answer("POST /conversations/7/messages/3/edit", tc.status, body)
+			fake.answer("POST /conversations/7/messages/1/edit", tc.status, body)
 			s.command(tc.line)
-			posts := api.sent()
+			posts := fake.sent()
 			switch {
 			case tc.wantRoute == "" && len(posts) > 0:
 				t.Errorf("requests %+v, want none", posts)
@@ -226,15 +225,15 @@ func TestChat_Edit(t *testing.T) {
 }
 
 func TestChat_EditShowsTheNewMessageOnceThenTheReply(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
+	s, fake, out := versionSession(t)
+	fake.answer("GET /conversations/7/versions", http.StatusOK, twoVersions)
 	// The new version forks before ann's second message, edited.
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "running"}, "messages": [
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "running"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 9, "role": "user", "author": "ann", "text": "40 people"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 8, "version": 1})
-	event(t, s, web.APIMessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 8, "version": 1})
+	event(t, s, api.MessageDone, apiMessage{EventID: 9, Role: "user", Author: "ann", Nonce: "n1", Text: "40 people"})
 	streamReply(t, s, apiMessage{EventID: 10, MessageID: "m10", Role: "agent", Author: "fake", Text: "A party for 40."})
 	if got, want := out.String(), "— version 2 of 2 —\nyou> 40 people\nfake> A party for 40.\n"; got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -242,15 +241,15 @@ func TestChat_EditShowsTheNewMessageOnceThenTheReply(t *testing.T) {
 }
 
 func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
-	s, api, out := versionSession(t)
-	api.answer("GET /conversations/7/versions", http.StatusOK, `{"current": 2, "versions": [{"version": 0}, {"version": 1}, {"version": 2}]}`)
-	api.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "done"}, "messages": [
+	s, fake, out := versionSession(t)
+	fake.answer("GET /conversations/7/versions", http.StatusOK, `{"current": 2, "versions": [{"version": 0}, {"version": 1}, {"version": 2}]}`)
+	fake.answer("GET /conversations/7", http.StatusOK, `{"conversation": {"id": 7, "state": "done"}, "messages": [
 		{"event_id": 1, "role": "user", "author": "ann", "text": "Plan a party"},
 		{"event_id": 2, "role": "agent", "message_id": "m2", "author": "fake", "text": "For how many?"},
 		{"event_id": 12, "role": "user", "author": "ann", "text": "12 people"},
 		{"event_id": 13, "role": "agent", "message_id": "m13", "author": "fake", "text": "A dinner for 12."}],
 		"questions": [{"id": 4, "state": "pending", "message": "Which day?"}, {"id": 3, "state": "answered"}]}`)
-	event(t, s, web.APIVersionShown, map[string]any{"event_id": 20, "version": 2})
+	event(t, s, api.VersionShown, map[string]any{"event_id": 20, "version": 2})
 	// The stream may still carry what the conversation already showed: it is not shown twice.
 	streamReply(t, s, apiMessage{EventID: 13, MessageID: "m13", Role: "agent", Author: "fake", Text: "A dinner for 12."})
 	if got, want := out.String(), "— version 3 of 3 —\nyou> 12 people\nfake> A dinner for 12.\n"; got != want {
@@ -266,10 +265,10 @@ func TestChat_AnotherVersionChosenElsewhereIsShown(t *testing.T) {
 
 func TestChat_QueuedMessages(t *testing.T) {
 	s, _, out := versionSession(t)
-	event(t, s, web.APIMessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
-	event(t, s, web.APIMessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
-	event(t, s, web.APIMessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
-	event(t, s, web.APIMessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
+	event(t, s, api.MessageQueued, map[string]any{"event_id": 6, "queued": map[string]any{"id": 6, "text": "Also a cake", "author": "ann"}})
+	event(t, s, api.MessageQueued, map[string]any{"event_id": 7, "queued": map[string]any{"id": 7, "text": "And music", "author": "bob"}})
+	event(t, s, api.MessageUnqueued, map[string]any{"event_id": 8, "id": 7, "sent": false})
+	event(t, s, api.MessageUnqueued, map[string]any{"event_id": 9, "id": 6, "sent": true})
 	want := "(queued: will be sent when the agent finishes)\n(bob's message is queued: it will be sent when the agent finishes)\n(a queued message was withdrawn)\n"
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
@@ -279,7 +278,7 @@ func TestChat_QueuedMessages(t *testing.T) {
 func TestChat_ShowPageSaysWhatIsQueued(t *testing.T) {
 	s, _, out := versionSession(t)
 	s.showPage(apiConversationPage{Conversation: apiConversation{ID: 7, Agent: "fake", State: "running"},
-		Queued: []web.APIQueued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
+		Queued: []api.Queued{{ID: 6, Author: "ann", Text: "Also a cake\nand candles"}}})
 	if want := "(queued: \"Also a cake…\", will be sent when the agent finishes)\n"; !strings.HasSuffix(out.String(), want) {
 		t.Errorf("output:\n%s\nwant it to end with %q", out.String(), want)
 	}
@@ -292,78 +291,5 @@ func TestChat_HelpListsTheCommands(t *testing.T) {
 		if !strings.Contains(out.String(), cmd) || !strings.Contains(chatUsage, cmd) {
 			t.Errorf("/help or chat -h does not list %s:\n%s", cmd, out.String())
 		}
-	}
-}
-
-func TestChat_TerminalRegeneratesAndEdits(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "echo hello")
-	tm.expect("You said: echo hello (answer ")
-	tm.expect("you> ")
-	tm.send("/regenerate\r")
-	tm.expect("— version 2 of 2 —")
-	tm.expect("You said: echo hello (answer ")
-	tm.expect("you> ")
-	tm.send("/edit\r")
-	tm.expect("#1  echo hello")
-	tm.expect("you> ")
-	tm.send("/edit echo again\r")
-	tm.expect("— version 3 of 3 —")
-	tm.expect("you> echo again")
-	tm.expect("You said: echo again (answer ")
-	tm.expect("you> ")
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
-	}
-	if n := strings.Count(screen(tm.text()), "You said:"); n != 3 {
-		t.Errorf("%d answers shown, want 3 (one per version):\n%s", n, tm.text())
-	}
-
-	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var vs apiVersions
-	l.api(t, http.MethodGet, "/conversations/"+id+"/versions", nil, &vs)
-	if len(vs.Versions) != 3 || vs.Current != 2 || vs.Versions[1].Reason != "regenerate" || vs.Versions[2].Reason != "edit" || vs.Versions[2].By != "ann" {
-		t.Errorf("versions %+v, want 3: the first, regenerated, edited by ann (shown)", vs)
-	}
-}
-
-func TestChat_PipedRegenerateAndEdit(t *testing.T) {
-	l := live(t)
-	out, code := chatRun(t, l, "/regenerate\n/edit echo bye\n", "--agent", "fake", "echo hi")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", code, out)
-	}
-	answers := regexp.MustCompile(`fake> You said: (echo \w+) \(answer \d+\)`).FindAllStringSubmatch(out, -1)
-	if len(answers) != 3 || answers[0][1] != "echo hi" || answers[1][1] != "echo hi" || answers[0][0] == answers[1][0] || answers[2][1] != "echo bye" {
-		t.Fatalf("answers %q, want two to echo hi, then one to echo bye:\n%s", answers, out)
-	}
-	for _, want := range []string{"you> echo hi\n", "— version 2 of 2 —\n", "— version 3 of 3 —\nyou> echo bye\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the output lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestChat_TerminalSaysAMessageIsQueued(t *testing.T) {
-	l := live(t)
-	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "slow")
-	tm.expect("Working")
-	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var sent struct {
-		Queued *struct {
-			ID int64 `json:"id"`
-		} `json:"queued"`
-	}
-	if status := l.api(t, http.MethodPost, "/conversations/"+id+"/messages", map[string]string{"text": "and a cake"}, &sent); status != http.StatusAccepted || sent.Queued == nil {
-		t.Fatalf("send while the agent works: %d %+v, want 202 and queued", status, sent)
-	}
-	tm.expect("(queued: will be sent when the agent finishes)")
-	tm.send("\x03")
-	tm.expect("(stopped)")
-	tm.expect("you> ")
-	tm.send("/quit\r")
-	if code := tm.exitCode(); code != 0 {
-		t.Fatalf("/quit exited %d, want 0", code)
 	}
 }

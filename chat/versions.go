@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/web"
 )
 
 // A conversation has versions: regenerating the last reply or editing a message already
@@ -19,13 +19,6 @@ import (
 // conversation shows another version; parley chat then reads the conversation again and
 // prints what the terminal has not shown of it (the edited message, or a whole other
 // branch chosen in the browser). A message sent while the agent works is queued.
-
-// apiVersions is what GET /conversations/{id}/versions answers: the versions, version 0
-// (the conversation as first written) included.
-type apiVersions struct {
-	Current  int64            `json:"current"`
-	Versions []web.APIVersion `json:"versions"`
-}
 
 // regenerate asks for another answer to the person's last message, as a new version.
 func (c *chatClient) regenerate(ctx context.Context, id int64, nonce string) error {
@@ -37,8 +30,8 @@ func (c *chatClient) editMessage(ctx context.Context, id, event int64, text, non
 	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages/%d/edit", id, event), map[string]string{"text": text, "nonce": nonce}, nil)
 }
 
-func (c *chatClient) versions(ctx context.Context, id int64) (apiVersions, error) {
-	var out apiVersions
+func (c *chatClient) versions(ctx context.Context, id int64) (api.Versions, error) {
+	var out api.Versions
 	err := c.call(ctx, http.MethodGet, fmt.Sprintf("/conversations/%d/versions", id), nil, &out)
 	return out, err
 }
@@ -110,7 +103,7 @@ func firstLine(text string, max int) string {
 // versionShown takes a conversation.version event: the conversation shows another version.
 // It says which, and prints what the terminal has not shown of it.
 func (s *session) versionShown(data json.RawMessage) error {
-	var v web.APIVersionEvent
+	var v api.VersionEvent
 	if json.Unmarshal(data, &v) != nil {
 		return nil
 	}
@@ -175,7 +168,7 @@ func (s *session) recorded(m apiMessage) bool {
 
 // queuedNote takes a message.queued event: a message waits for the agent to finish.
 func (s *session) queuedNote(data json.RawMessage) {
-	var d web.APIQueuedEvent
+	var d api.QueuedEvent
 	if json.Unmarshal(data, &d) != nil {
 		return
 	}
@@ -189,7 +182,7 @@ func (s *session) queuedNote(data json.RawMessage) {
 // unqueuedNote takes a message.unqueued event: a queued message was sent (its message
 // follows) or withdrawn.
 func (s *session) unqueuedNote(data json.RawMessage) {
-	var d web.APIUnqueuedEvent
+	var d api.UnqueuedEvent
 	if json.Unmarshal(data, &d) == nil && !d.Sent {
 		s.note("(a queued message was withdrawn)")
 	}
