@@ -158,7 +158,7 @@ func parseChat(args []string, getenv func(string) string, stderr io.Writer) (cha
 			return o, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
-	// PARLEY_URL is the name the README's API tour exports; PARLEY_SERVER, the older one, stays.
+	// PARLEY_URL is the name docs/api.md's tour exports; PARLEY_SERVER, the older one, stays.
 	o.Server = cmp.Or(*server, getenv("PARLEY_URL"), getenv("PARLEY_SERVER"), file.Server, defaultServer)
 	if !strings.Contains(o.Server, "://") {
 		o.Server = "http://" + o.Server

@@ -376,7 +376,7 @@ answers:
 }
 
 // A CI job runs the built-in event planner end to end from a file of answers, as the
-// README shows.
+// API page shows (docs/api.md).
 func TestChat_AnswersFileRunsTheEventPlanner(t *testing.T) {
 	l := live(t)
 	answers := writeFile(t, "offsite.yaml", `
