@@ -36,8 +36,11 @@ type Agent struct {
 
 // Conversation is a conversation as lists and pages show it.
 type Conversation struct {
-	ID         int64     `json:"id"`
-	Title      string    `json:"title"`
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	// Kind is "chat" (a conversation with one of Parley's agents) or "inbound" (the
+	// questions an agent outside Parley asks over its MCP server, of no agent: Agent empty).
+	Kind       string    `json:"kind"`
 	Agent      string    `json:"agent"`
 	AgentTitle string    `json:"agent_title"`
 	Owner      string    `json:"owner"`

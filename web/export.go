@@ -26,6 +26,7 @@ func (s *Server) handleExportMarkdown(c echo.Context) error {
 type exportedConversation struct {
 	ID         int64     `json:"id"`
 	Title      string    `json:"title"`
+	Kind       string    `json:"kind"`
 	Agent      string    `json:"agent"`
 	AgentTitle string    `json:"agent_title"`
 	Owner      string    `json:"owner"`
@@ -79,7 +80,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	if out.Audit == nil {
 		out.Audit = []domain.AuditEntry{}
 	}
-	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
 		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt,
 		Version: r.version, Shown: conv.Version, Versions: len(r.versions)}
 	asked := map[int64]int{}

@@ -135,8 +135,8 @@ func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
 					t.Fatalf("%s's question as stored: %v", name, q)
 				}
 				conv := q["conversation"].(map[string]any)
-				if conv["title"] != "Questions from Claude Code" {
-					t.Fatalf("conversation %v", conv)
+				if conv["title"] != "Questions from Claude Code" || conv["kind"] != "inbound" || conv["agent"] != "" || conv["agent_title"] != "agents over MCP" {
+					t.Fatalf("conversation %v: want the person's inbound conversation with the client, of no agent", conv)
 				}
 				// An invalid answer is refused and loses nothing; then the real one.
 				if st, body := s.API(t, token, "POST", fmt.Sprintf("/questions/%d/answer", qid(q)), map[string]any{"values": map[string]any{"branch": ""}}); st != 422 {
