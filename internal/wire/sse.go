@@ -85,6 +85,10 @@ type Reader struct {
 	max     int
 	started bool // the byte-order mark has been looked for
 	afterCR bool // the last line ended in a CR: a LF right after it belongs to that end
+	// cr is the index in buf of the next CR from where lines are looked for, -1 when
+	// buf[:crSeen] has none there: so that a stream without CR is looked through for one
+	// once, not at every line.
+	cr, crSeen int
 
 	lastID   string
 	retry    time.Duration
@@ -103,7 +107,7 @@ func NewReader(r io.Reader, max int) *Reader {
 }
 
 func newReader(r io.Reader, limit, size int) *Reader {
-	return &Reader{src: r, buf: make([]byte, max(size, len(bom))), max: limit}
+	return &Reader{src: r, buf: make([]byte, max(size, len(bom))), max: limit, cr: -1}
 }
 
 // Retry is the reconnection time the stream asked for last with a "retry:" field, and
@@ -216,8 +220,8 @@ func (s *Reader) readLine() ([]byte, error) {
 				b = b[1:]
 			}
 		}
-		if i := lineEnd(b[seen:]); i >= 0 {
-			i += seen
+		if i := s.lineEnd(s.r + seen); i >= 0 {
+			i -= s.r
 			s.afterCR = b[i] == '\r'
 			s.r += i + 1
 			if long {
@@ -237,6 +241,7 @@ func (s *Reader) readLine() ([]byte, error) {
 			return nil, s.err
 		}
 		if s.w == len(s.buf) {
+			s.cr, s.crSeen = -1, 0
 			if s.r > 0 {
 				s.w, s.r = copy(s.buf, b), 0
 			} else {
@@ -262,16 +267,27 @@ func (s *Reader) longer(b []byte) ([]byte, error) {
 	return s.line, nil
 }
 
-// lineEnd is the index of the first CR or LF in b, -1 when there is none.
-func lineEnd(b []byte) int {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		return bytes.IndexByte(b, '\r')
+// lineEnd is the index in buf of the first CR or LF in buf[from:w], -1 when there is none.
+// from only grows until the buffer's bytes move.
+func (s *Reader) lineEnd(from int) int {
+	lf := bytes.IndexByte(s.buf[from:s.w], '\n')
+	if lf >= 0 {
+		lf += from
 	}
-	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
-		return j
+	if s.cr < from {
+		s.cr = -1
+		if start := max(from, s.crSeen); start < s.w {
+			if i := bytes.IndexByte(s.buf[start:s.w], '\r'); i >= 0 {
+				s.cr = start + i
+			} else {
+				s.crSeen = s.w
+			}
+		}
 	}
-	return i
+	if s.cr >= 0 && (lf < 0 || s.cr < lf) {
+		return s.cr
+	}
+	return lf
 }
 
 // fill reads once more into the buffer's free end, which the caller has made room at.

@@ -245,3 +245,24 @@ func TestReader_ReadsNoFurtherThanTheEvent(t *testing.T) {
 		t.Errorf("a split byte-order mark: got %v (%v)", evs, err)
 	}
 }
+
+// BenchmarkReader reads a model's stream: an event a token, each a line of JSON.
+func BenchmarkReader(b *testing.B) {
+	chunk := `data: {"id":"chatcmpl-CkvQ2Yq8rL0aT1xJp3uTQ4mWbZnEf","object":"chat.completion.chunk","created":1764201610,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"content":" the"},"finish_reason":null}]}` + "\n\n"
+	stream := strings.Repeat(chunk, 1000)
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := wire.NewReader(strings.NewReader(stream), 1<<20)
+		n := 0
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+			n++
+		}
+		if n != 1000 {
+			b.Fatal(n)
+		}
+	}
+}
