@@ -1,8 +1,10 @@
-// Package a2a is the back end for remote agents that speak the A2A protocol (v0.3, JSON-RPC
-// binding), with the official Go SDK's types. It reads the agent card, streams message/stream
-// into the conversation (status updates as progress, partial_result artifacts as live text,
+// Package a2a is the back end for remote agents that speak the A2A protocol over JSON-RPC,
+// v1.0 or v0.3, with the official Go SDK's (v0.3) types; a v1.0 agent's calls and answers
+// are translated by internal/a2av1. It reads the agent card, streams message/stream into the
+// conversation (status updates as progress, partial_result artifacts as live text,
 // final_result as the end of the message), turns input-required into Parley questions, and
-// answers back into the same task and context.
+// answers back into the same task and context. Its client (client.go) reads each stream once,
+// with internal/wire's event-stream reader.
 //
 // The agent keeps nothing between steps: the remote task id, context id and last seen state
 // live in the conversation's checkpoints (see checkpoint.go), so that a resume, a Retry or a
@@ -78,7 +80,7 @@ type Agent struct {
 	cardPath string
 	endpoint string // the card URL as shown in errors, without credentials
 	http     *http.Client
-	http1    *http.Client // for agents that speak v1.0
+	limits   limits
 
 	conn    atomic.Pointer[conn]
 	dial    sync.Mutex // one card fetch at a time
@@ -122,27 +124,15 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, endpoint: u.Redacted()}
 	a.base, a.cardPath = splitCardURL(u)
 
-	var hc http.Client
+	a.http = http.DefaultClient
 	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
-	}
-	next := hc.Transport
-	if next == nil {
-		next = http.DefaultTransport
+		a.http = cfg.HTTPClient
 	}
 	// Events carry at most one artifact chunk plus its envelope. A Task may also carry the
 	// message Parley sent, its documents in base64, in its history: that much more is read,
 	// and the history dropped, before the limit applies.
-	w := tap{next: next, idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
+	a.limits = limits{idle: cfg.IdleTimeout, maxEvent: cfg.MaxArtifactBytes + 64<<10,
 		echo: base64.StdEncoding.EncodedLen(cfg.MaxDocumentBytes) + 64<<10}
-	hc1 := hc
-	hc.Transport = &w
-	a.http = &hc
-	// v1.0 agents: the same watch, on the answers translated back to v0.3.
-	w1 := w
-	w1.next = &a2av1.Transport{Next: next}
-	hc1.Transport = &w1
-	a.http1 = &hc1
 
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -243,14 +233,12 @@ func (a *Agent) connect(ctx context.Context) (*conn, error) {
 	if dialCard.URL == "" {
 		dialCard.URL = a.base
 	}
-	hc := a.http
 	if v1URL != "" {
-		// The newest version the card offers: v1.0, through a2a-go's v0.3 client and a
-		// transport that translates.
+		// The newest version the card offers: v1.0, each call translated from v0.3 and
+		// each answer back.
 		dialCard.URL, dialCard.PreferredTransport, dialCard.AdditionalInterfaces = v1URL, sdk.TransportProtocolJSONRPC, nil
-		hc = a.http1
 	}
-	client, err := newClient(&dialCard, hc)
+	client, err := newClient(&dialCard, a.http, v1URL != "", a.limits)
 	if err != nil {
 		return nil, a.faultf(err, "cannot talk to the agent described at %s: %v (Parley speaks A2A v1.0 and v0.3 over JSON-RPC)", a.endpoint, err)
 	}

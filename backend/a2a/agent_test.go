@@ -499,3 +499,25 @@ func TestAgent_RegenerateStartsANewTask(t *testing.T) {
 		t.Errorf("got messages %q", m)
 	}
 }
+
+// The main flows hold as well with an agent that speaks A2A v1.0: each call goes out as
+// v1.0, and each event of its streams is read back as v0.3, once.
+func TestAgent_V1(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"Streaming", TestAgent_Streaming},
+		{"FinalInChunks", TestAgent_FinalInChunks},
+		{"InputRequired", TestAgent_InputRequired},
+		{"Cancel", TestAgent_Cancel},
+		{"Resubscribe", TestAgent_Resubscribe},
+		{"Documents", TestAgent_Documents},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			remoteV1 = true
+			defer func() { remoteV1 = false }()
+			tt.test(t)
+		})
+	}
+}

@@ -2,6 +2,8 @@ package a2a_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -187,6 +189,43 @@ func TestAgent_UnknownPartKind(t *testing.T) {
 	if len(m) != 1 || !strings.HasPrefix(m[0], "Here is the chart.") ||
 		!strings.Contains(m[0], `skipped a part of kind "image"`) || !strings.Contains(m[0], `skipped a part of kind "(none)"`) {
 		t.Errorf("got messages %q, want the text and notes for the skipped parts", m)
+	}
+}
+
+// The agent's stream is read by the WHATWG's rules for an event stream, whatever line ends,
+// byte-order mark, comments, fields and data lines it comes with.
+func TestAgent_StreamForms(t *testing.T) {
+	// The first event holds the text, so that it is not lost to a byte-order mark.
+	events := []string{rawArtifactResult("final_result", `{"kind":"text","text":"Done."}`), result(rawTask), result(rawDone)}
+	for name, form := range map[string]func(i int, e string) string{
+		"CR":   func(_ int, e string) string { return "data: " + e + "\r\r" },
+		"CRLF": func(_ int, e string) string { return "data: " + e + "\r\n\r\n" },
+		"BOM": func(i int, e string) string {
+			if i == 0 {
+				return "\xef\xbb\xbfdata: " + e + "\n\n"
+			}
+			return "data: " + e + "\n\n"
+		},
+		"Comments":  func(_ int, e string) string { return ": keep-alive\r\n\r\ndata: " + e + "\r\n: more\r\n\r\n" },
+		"DataLines": func(_ int, e string) string { return "data: " + strings.ReplaceAll(e, ",", ",\rdata:") + "\r\n\n" },
+		"Fields": func(i int, e string) string {
+			return fmt.Sprintf("id: %d\nevent: message\nretry: 10\ndata:%s\n\n", i, e)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newRemote(t)
+			r.setOverride(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for i, e := range events {
+					_, _ = io.WriteString(w, form(i, e))
+					w.(http.Flusher).Flush()
+				}
+			}))
+			rec := newConvo(t, r.agent()).MustSend("Do it")
+			if m := rec.Messages(); len(m) != 1 || m[0] != "Done." {
+				t.Errorf("got messages %q, want the result", m)
+			}
+		})
 	}
 }
 

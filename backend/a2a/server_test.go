@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
 	"github.com/parley-chat/parley/backend/a2a"
+	"github.com/parley-chat/parley/internal/a2av1"
 )
 
 // remote is an in-process A2A agent: the SDK's JSON-RPC server with a scripted executor,
@@ -30,7 +32,15 @@ type remote struct {
 
 	// gets signals every subscription to a task's events (sends and resubscribes).
 	gets chan sdk.TaskID
+
+	// v1 serves A2A v1.0 (the card offers it, a2av1.Server translates); calls counts the
+	// JSON-RPC calls by version.
+	v1    bool
+	calls map[string]int
 }
+
+// remoteV1 makes newRemote's agents speak A2A v1.0 (TestAgent_V1).
+var remoteV1 bool
 
 // received is a message the remote agent got, with the task and context it ran in.
 type received struct {
@@ -52,13 +62,17 @@ type turnState struct {
 
 func newRemote(t *testing.T, turns ...turn) *remote {
 	t.Helper()
-	r := &remote{t: t, turns: turns, gets: make(chan sdk.TaskID, 64)}
+	r := &remote{t: t, turns: turns, gets: make(chan sdk.TaskID, 64), v1: remoteV1, calls: map[string]int{}}
 	queues := &spyQueues{Manager: eventqueue.NewInMemoryManager(), gets: r.gets}
-	handler := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(r, a2asrv.WithEventQueueManager(queues)))
+	var handler http.Handler = a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(r, a2asrv.WithEventQueueManager(queues)))
+	if r.v1 {
+		handler = a2av1.Server(handler)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/rpc", func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		o := r.override
+		r.calls[req.Header.Get("A2A-Version")]++
 		r.mu.Unlock()
 		if o != nil {
 			o.ServeHTTP(w, req)
@@ -67,10 +81,29 @@ func newRemote(t *testing.T, turns ...turn) *remote {
 		handler.ServeHTTP(w, req)
 	})
 	mux.HandleFunc(a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, req *http.Request) {
-		a2asrv.NewStaticAgentCardHandler(r.card()).ServeHTTP(w, req)
+		if !r.v1 {
+			a2asrv.NewStaticAgentCardHandler(r.card()).ServeHTTP(w, req)
+			return
+		}
+		// A v1.0 card names its JSON-RPC interface and version among its interfaces.
+		var card map[string]any
+		b, _ := json.Marshal(r.card())
+		_ = json.Unmarshal(b, &card)
+		card["supportedInterfaces"] = []any{map[string]any{"url": r.srv.URL + "/rpc", "protocolBinding": "JSONRPC", "protocolVersion": a2av1.Version}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(card)
 	})
 	r.srv = httptest.NewServer(mux)
 	t.Cleanup(r.srv.Close)
+	if r.v1 {
+		t.Cleanup(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.calls[a2av1.Version] == 0 || len(r.calls) != 1 {
+				t.Errorf("the calls by A2A-Version: %v, want all in %s", r.calls, a2av1.Version)
+			}
+		})
+	}
 	return r
 }
 

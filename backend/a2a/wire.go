@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
-	"net/http"
 	"sync"
-	"time"
 
 	"github.com/parley-chat/parley/internal/wire"
 )
@@ -28,8 +25,9 @@ type rpcError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// watch records what one protocol call saw on the wire, so that a fault can say what
-// happened, and holds the events too large for the SDK's SSE reader.
+// watch records what one protocol call saw on the wire (the answer's status, content type
+// and, for an error, the start of its body; the agent's JSON-RPC error; a stall; an event
+// past the limit), so that a fault can say what happened.
 type watch struct {
 	mu          sync.Mutex
 	status      int
@@ -46,16 +44,21 @@ func (w *watch) snapshot() (status int, contentType string, body []byte, rpcErr 
 	return w.status, w.contentType, w.body, w.rpcErr, w.stalled, w.oversized
 }
 
-func (w *watch) setRPCError(raw json.RawMessage) {
-	var e rpcError
-	if json.Unmarshal(raw, &e) != nil {
-		return
-	}
+// setRPCError records the first error object the agent answered with.
+func (w *watch) setRPCError(e *rpcError) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.rpcErr == nil {
-		w.rpcErr = &e
+		w.rpcErr = e
 	}
+}
+
+// tooLarge records an event of n bytes, past the limit, and returns errEventTooLarge.
+func (w *watch) tooLarge(n int) error {
+	w.mu.Lock()
+	w.oversized = n
+	w.mu.Unlock()
+	return errEventTooLarge
 }
 
 type watchKey struct{}
@@ -66,144 +69,12 @@ func withWatch(ctx context.Context) (context.Context, *watch) {
 	return context.WithValue(ctx, watchKey{}, w), w
 }
 
+// watchFrom returns the watch of a context, or a new one that nobody reads.
 func watchFrom(ctx context.Context) *watch {
-	w, _ := ctx.Value(watchKey{}).(*watch)
-	return w
-}
-
-// tap sits under the JSON-RPC client (client.go). For each watched call it records status and
-// errors, cuts streams that stall, refuses events above the size limit, rewrites the parts
-// the SDK's types would fail on (unknown part kinds) in a form they read, and joins
-// multi-line SSE data.
-type tap struct {
-	next     http.RoundTripper
-	idle     time.Duration
-	maxEvent int
-	// echo is how much longer than maxEvent an event may arrive when it is a Task whose
-	// history (which Parley never reads) holds the documents Parley sent.
-	echo int
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := watchFrom(req.Context())
-	if w == nil || req.Method != http.MethodPost {
-		return t.next.RoundTrip(req)
+	if w, ok := ctx.Value(watchKey{}).(*watch); ok {
+		return w
 	}
-	ctx, cancel := context.WithCancel(req.Context())
-	stream := req.Header.Get("Accept") == "text/event-stream"
-	var timer *time.Timer
-	if stream {
-		timer = time.AfterFunc(t.idle, func() {
-			w.mu.Lock()
-			w.stalled = true
-			w.mu.Unlock()
-			cancel()
-		})
-	}
-	stop := func() {
-		if timer != nil {
-			timer.Stop()
-		}
-		cancel()
-	}
-	resp, err := t.next.RoundTrip(req.WithContext(ctx))
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	ct := resp.Header.Get("Content-Type")
-	w.mu.Lock()
-	w.status, w.contentType = resp.StatusCode, ct
-	w.mu.Unlock()
-	if resp.StatusCode == http.StatusOK && isEventStream(ct) {
-		resp.Body = &sseFilter{src: resp.Body, r: wire.NewReader(&activity{r: resp.Body, timer: timer, idle: t.idle}, t.maxEvent+t.echo), w: w, max: t.maxEvent, echo: t.echo, stop: stop}
-		return resp, nil
-	}
-	// Anything else is read whole here (bounded), inspected, and served again.
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxEvent+t.echo)+1))
-	_ = resp.Body.Close()
-	stop()
-	if rerr != nil {
-		return nil, rerr
-	}
-	if body, rerr = fit(w, body, t.maxEvent, t.echo); rerr != nil {
-		return nil, rerr
-	}
-	if resp.StatusCode != http.StatusOK {
-		w.mu.Lock()
-		w.body = body[:min(len(body), 4096)]
-		w.mu.Unlock()
-	} else {
-		body = filterResponse(w, body, false)
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
-	return resp, nil
-}
-
-// activity resets the idle timer whenever bytes arrive.
-type activity struct {
-	r     io.Reader
-	timer *time.Timer
-	idle  time.Duration
-}
-
-func (a *activity) Read(p []byte) (int, error) {
-	n, err := a.r.Read(p)
-	if n > 0 && a.timer != nil {
-		a.timer.Reset(a.idle)
-	}
-	return n, err
-}
-
-// sseFilter re-emits an SSE stream one "data: <json>" event at a time, filtered.
-type sseFilter struct {
-	src  io.ReadCloser
-	r    *wire.Reader
-	w    *watch
-	max  int
-	echo int
-	stop func()
-	out  bytes.Buffer
-	err  error
-}
-
-func (f *sseFilter) Read(p []byte) (int, error) {
-	for f.out.Len() == 0 && f.err == nil {
-		data, err := f.next()
-		if len(data) > 0 {
-			f.out.WriteString("data: ")
-			f.out.Write(filterResponse(f.w, data, true))
-			f.out.WriteString("\n\n")
-		}
-		f.err = err
-	}
-	if f.out.Len() > 0 {
-		return f.out.Read(p)
-	}
-	return 0, f.err
-}
-
-// next reads one event's data (data lines joined).
-func (f *sseFilter) next() ([]byte, error) {
-	ev, err := f.r.Next()
-	var tl *wire.TooLargeError
-	if errors.As(err, &tl) {
-		f.w.mu.Lock()
-		f.w.oversized = tl.Size
-		f.w.mu.Unlock()
-		return nil, errEventTooLarge
-	}
-	if err != nil {
-		return nil, err
-	}
-	return fit(f.w, ev.Data, f.max, f.echo)
-}
-
-func (f *sseFilter) Close() error {
-	f.stop()
-	return f.src.Close()
+	return &watch{}
 }
 
 // fit returns a response of at most limit bytes, or errEventTooLarge. One of up to limit+echo
@@ -213,10 +84,7 @@ func fit(w *watch, data []byte, limit, echo int) ([]byte, error) {
 		data = dropHistory(data)
 	}
 	if len(data) > limit {
-		w.mu.Lock()
-		w.oversized = len(data)
-		w.mu.Unlock()
-		return nil, errEventTooLarge
+		return nil, w.tooLarge(len(data))
 	}
 	return data, nil
 }
@@ -237,32 +105,6 @@ func dropHistory(data []byte) []byte {
 	}
 	delete(result, "history")
 	resp["result"] = mustMarshal(result)
-	return mustMarshal(resp)
-}
-
-// filterResponse inspects one JSON-RPC response: it records an error object and rewrites parts
-// the SDK cannot decode. Anything it cannot parse is passed on for the client to report.
-func filterResponse(w *watch, data []byte, stream bool) []byte {
-	resp, ok := wire.Members(data)
-	if !ok {
-		return data
-	}
-	if e, ok := resp["error"]; ok && string(e) != "null" {
-		w.setRPCError(e)
-		return data
-	}
-	result, ok := resp["result"]
-	if !ok {
-		return data
-	}
-	fixed, changed := sanitize(result)
-	if !changed {
-		if stream && bytes.ContainsAny(data, "\r\n") {
-			return mustMarshal(resp) // a multi-line event on one line
-		}
-		return data
-	}
-	resp["result"] = fixed
 	return mustMarshal(resp)
 }
 

@@ -2,7 +2,9 @@
 // the a2a-go SDK speaks: method names, the A2A-Version header, parts and events without
 // "kind", enum names (ROLE_USER, TASK_STATE_WORKING), stream results wrapped by type and
 // error.data as a list. One codec serves both directions: Server puts a v1.0 front on a v0.3
-// JSON-RPC handler, Transport lets a v0.3 client talk to a v1.0 agent.
+// JSON-RPC handler; RequestToV1 and ResponseToV03 let a v0.3 client (Parley's A2A back end)
+// talk to a v1.0 agent, a call and an answer or event at a time, and Transport does the same
+// under a client that reads the HTTP answers itself (a2a-go's).
 package a2av1
 
 import (

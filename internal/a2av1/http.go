@@ -178,8 +178,38 @@ func rewriteLine(line []byte, f func(obj) obj) (out []byte, keep bool) {
 	return append(append([]byte("data: "), b...), '\n'), true
 }
 
-// Transport lets a v0.3 JSON-RPC client (a2a-go's) talk to a v1.0 agent: it sends each
-// request as v1.0, with A2A-Version: 1.0, and reads each answer back as v0.3.
+// RequestToV1 translates the body of a v0.3 JSON-RPC request to v1.0; method is the request's
+// v1.0 method. A request without a v1.0 form is an error.
+func RequestToV1(body []byte) (out []byte, method string, err error) {
+	var req request
+	if err := decode(body, &req); err != nil || MethodV1(req.Method) == "" {
+		return nil, "", fmt.Errorf("a2a v1.0: the request %q has no v1.0 form", req.Method)
+	}
+	method = MethodV1(req.Method)
+	out, err = json.Marshal(request{JSONRPC: "2.0", ID: req.ID, Method: method, Params: ParamsToV1(req.Method, req.Params)})
+	return out, method, err
+}
+
+// ResponseToV03 translates one v1.0 JSON-RPC response to a v1.0 method, or the data of one
+// event of its stream, to v0.3. What is not a JSON object is returned as it is, for the
+// client to report.
+func ResponseToV03(method string, data []byte) []byte {
+	var o obj
+	if decode(data, &o) != nil {
+		return data
+	}
+	out, err := json.Marshal(responseToV03(method, o))
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// Transport lets a v0.3 JSON-RPC client that reads the HTTP answers itself (a2a-go's) talk to
+// a v1.0 agent: it sends each request as v1.0, with A2A-Version: 1.0, and reads each answer
+// back as v0.3, an event stream line by line. Parley's inbound server's tests talk to it
+// so; Parley's A2A back end translates each request and event itself (RequestToV1,
+// ResponseToV03), reading its streams once.
 type Transport struct {
 	// Next sends the requests; nil means http.DefaultTransport.
 	Next http.RoundTripper
@@ -199,12 +229,10 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	var req request
-	if err := decode(body, &req); err != nil || MethodV1(req.Method) == "" {
-		return nil, fmt.Errorf("a2a v1.0: the request %q has no v1.0 form", req.Method)
+	out, method, err := RequestToV1(body)
+	if err != nil {
+		return nil, err
 	}
-	method := MethodV1(req.Method)
-	out, _ := json.Marshal(request{JSONRPC: "2.0", ID: req.ID, Method: method, Params: ParamsToV1(req.Method, req.Params)})
 	r2 := r.Clone(r.Context())
 	r2.Body, r2.ContentLength = io.NopCloser(bytes.NewReader(out)), int64(len(out))
 	r2.Header.Set("A2A-Version", Version)
