@@ -27,7 +27,10 @@ type SearchHit struct {
 // QuestionFact is one question as the figures count it: the agent of its conversation,
 // when it was asked, and how (and when) it was resolved; Outcome is empty while pending.
 type QuestionFact struct {
+	// Agent is the agent that asked; Inbound says an agent outside Parley asked, over its MCP
+	// server (a KindInbound conversation, of no agent).
 	Agent      string
+	Inbound    bool
 	AskedAt    time.Time
 	Outcome    Outcome
 	ResolvedAt time.Time

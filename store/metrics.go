@@ -67,7 +67,7 @@ func (db *DB) ResolvedSince(ctx context.Context, after int64) ([]domain.Question
 	if upTo <= after {
 		return nil, after, nil
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, q.created_at, q.state, coalesce(q.resolved_at, '')
+	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, CASE WHEN c.kind = 'inbound' THEN 1 ELSE 0 END, q.created_at, q.state, coalesce(q.resolved_at, '')
 		FROM events e JOIN questions q ON q.id = json_extract(e.payload, '$.resolution.question_id')
 		JOIN conversations c ON c.id = q.conversation_id
 		WHERE e.id > ? AND e.id <= ? AND e.kind = 'question_resolved' ORDER BY e.id`, after, upTo)

@@ -183,7 +183,7 @@ func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilt
 // QuestionFacts returns the questions asked in [from, to), with their agent and outcome,
 // for the figures.
 func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]domain.QuestionFact, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, q.created_at, coalesce(a.outcome, ''), coalesce(a.created_at, '')
+	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, CASE WHEN c.kind = 'inbound' THEN 1 ELSE 0 END, q.created_at, coalesce(a.outcome, ''), coalesce(a.created_at, '')
 		FROM questions q JOIN conversations c ON c.id = q.conversation_id LEFT JOIN answers a ON a.question_id = q.id
 		WHERE q.created_at >= ? AND q.created_at < ? ORDER BY q.created_at, q.id`, formatTime(from), formatTime(to))
 	if err != nil {
@@ -196,7 +196,7 @@ func (db *DB) QuestionFacts(ctx context.Context, from, to time.Time) ([]domain.Q
 	return facts, nil
 }
 
-// scanQuestionFacts reads rows of (agent, asked at, outcome, resolved at) and closes them;
+// scanQuestionFacts reads rows of (agent, inbound, asked at, outcome, resolved at) and closes them;
 // an outcome and a time of resolution may be empty.
 func scanQuestionFacts(rows *sql.Rows) ([]domain.QuestionFact, error) {
 	defer rows.Close()
@@ -204,10 +204,11 @@ func scanQuestionFacts(rows *sql.Rows) ([]domain.QuestionFact, error) {
 	for rows.Next() {
 		var f domain.QuestionFact
 		var asked, outcome, resolved string
-		if err := rows.Scan(&f.Agent, &asked, &outcome, &resolved); err != nil {
+		var inbound int
+		if err := rows.Scan(&f.Agent, &inbound, &asked, &outcome, &resolved); err != nil {
 			return nil, err
 		}
-		f.AskedAt, f.Outcome = parseTime(asked), domain.Outcome(outcome)
+		f.AskedAt, f.Outcome, f.Inbound = parseTime(asked), domain.Outcome(outcome), inbound == 1
 		if resolved != "" {
 			f.ResolvedAt = parseTime(resolved)
 		}

@@ -22,19 +22,35 @@ type FiguresData struct {
 	Days    int
 	Spans   []int
 	Titles  map[string]string
-	// Agent is the one agent the figures are of ("" for all); Agents are those with
-	// questions in the span, to choose from.
-	Agent  string
-	Agents []string
+	// Agent is the one agent the figures are of ("" for all), or Inbound the agents outside
+	// Parley that ask over its MCP server; Agents are Parley's agents with questions in the
+	// span, to choose from, and HasInbound says agents over MCP asked some too.
+	Agent      string
+	Inbound    bool
+	Agents     []string
+	HasInbound bool
 }
 
-// figuresURL is the figures page for a span and an agent ("" for all).
-func figuresURL(days int, agentName string) templ.SafeURL {
+// figuresURL is the figures page for a span and an agent ("" for all), or for the agents
+// over MCP (inbound).
+func figuresURL(days int, agentName string, inbound bool) templ.SafeURL {
 	u := fmt.Sprintf("/review/figures?days=%d", days)
-	if agentName != "" {
+	switch {
+	case inbound:
+		u += "&kind=inbound"
+	case agentName != "":
 		u += "&agent=" + url.QueryEscape(agentName)
 	}
 	return templ.SafeURL(u)
+}
+
+// choices counts the sources of questions to choose from.
+func (d FiguresData) choices() int {
+	n := len(d.Agents)
+	if d.HasInbound {
+		n++
+	}
+	return n
 }
 
 // title is an agent's display title; the name itself for an agent no longer configured.

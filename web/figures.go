@@ -19,7 +19,8 @@ var figureSpans = []int{7, 30, 90}
 const defaultFigureDays = 30
 
 // handleFigures shows staff the question figures of the last 7, 30 or 90 days (?days=,
-// 30 by default): whole UTC days, today's included; of all agents, or one (?agent=).
+// 30 by default): whole UTC days, today's included; of all agents, one (?agent=), or the
+// agents outside Parley that ask over its MCP server (?kind=inbound).
 func (s *Server) handleFigures(c echo.Context) error {
 	days, err := strconv.Atoi(c.QueryParam("days"))
 	if err != nil || !slices.Contains(figureSpans, days) {
@@ -33,16 +34,23 @@ func (s *Server) handleFigures(c echo.Context) error {
 		return err
 	}
 	// The agents to choose from are those of the span; the figures, of the one chosen.
-	d := views.FiguresData{Days: days, Spans: figureSpans, Titles: map[string]string{}, Agent: c.QueryParam("agent")}
+	d := views.FiguresData{Days: days, Spans: figureSpans, Titles: map[string]string{}, Agent: c.QueryParam("agent"),
+		Inbound: c.QueryParam("kind") == string(domain.KindInbound)}
 	for _, f := range facts {
-		if _, ok := d.Titles[f.Agent]; !ok {
+		if f.Inbound {
+			d.HasInbound = true
+			d.Titles[f.Agent] = domain.InboundTitle
+		} else if _, ok := d.Titles[f.Agent]; !ok {
 			d.Titles[f.Agent] = s.agentTitle(f.Agent)
 			d.Agents = append(d.Agents, f.Agent)
 		}
 	}
 	slices.Sort(d.Agents)
-	if d.Agent != "" {
-		facts = slices.DeleteFunc(facts, func(f domain.QuestionFact) bool { return f.Agent != d.Agent })
+	switch {
+	case d.Inbound:
+		facts = slices.DeleteFunc(facts, func(f domain.QuestionFact) bool { return !f.Inbound })
+	case d.Agent != "":
+		facts = slices.DeleteFunc(facts, func(f domain.QuestionFact) bool { return f.Inbound || f.Agent != d.Agent })
 	}
 	d.Figures = domain.FigureQuestions(facts, from, to)
 	return s.page(c, http.StatusOK, views.Figures(d))

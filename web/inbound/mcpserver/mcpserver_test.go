@@ -168,6 +168,12 @@ func TestAskPerson_TheAnswerComesBackOverBothRevisions(t *testing.T) {
 			if strings.Count(page, "Questions from Claude Code") != len(people) {
 				t.Fatalf("the review desk lists %d of the MCP conversations: %.3000s", strings.Count(page, "Questions from Claude Code"), page)
 			}
+			// Their figures are of the agents over MCP, chosen apart from Parley's agents.
+			figures := get(t, desk, s.URL+"/review/figures?days=7&kind=inbound")
+			if !strings.Contains(figures, `<strong aria-current="page">agents over MCP</strong>`) || !strings.Contains(figures, `href="/review/figures?days=7"`) ||
+				!strings.Contains(figures, fmt.Sprintf("%d questions asked", len(people))) {
+				t.Errorf("the figures of the agents over MCP: %.3000s", figures)
+			}
 			timeline := get(t, desk, fmt.Sprintf("%s/c/%d/timeline", s.URL, 1))
 			for _, want := range []string{"ask over mcp", "from Claude Code with token", "release-"} {
 				if !strings.Contains(timeline, want) {
