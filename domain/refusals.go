@@ -14,6 +14,12 @@ var ErrSignIn = Errorf(EUNAUTHORIZED, "Sign in first.")
 // which of the two it is.
 var ErrNotFound = Errorf(ENOTFOUND, "Not found.")
 
+// ErrNoChannel refuses a channel that does not exist or is not the person's.
+var ErrNoChannel = Errorf(ENOTFOUND, "No such channel.")
+
+// ErrNoUser refuses an account that does not exist.
+var ErrNoUser = Errorf(ENOTFOUND, "No such user.")
+
 // QuestionNotFound refuses a question that does not exist or is not the reader's to see.
 func QuestionNotFound(id int64) error { return Errorf(ENOTFOUND, "Question %d not found.", id) }
 

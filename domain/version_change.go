@@ -25,10 +25,14 @@ const (
 	SendQueued
 )
 
-// CheckBranching decides whether a conversation in state s may be branched as asked: not
-// while its agent works, whose step would write into a version no longer shown.
-func CheckBranching(s RunState, b Branching) error {
-	if s != StateRunning {
+// CheckBranching decides whether conversation c may be branched as asked: not while its
+// agent works, whose step would write into a version no longer shown; and an inbound one
+// (KindInbound) has no reply to regenerate nor message to edit.
+func CheckBranching(c Conversation, b Branching) error {
+	if c.Inbound() && (b == Regenerate || b == EditMessage) {
+		return Errorf(EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
+	}
+	if c.State != StateRunning {
 		return nil
 	}
 	if b == TurnToVersion {

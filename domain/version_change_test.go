@@ -39,11 +39,17 @@ func TestCheckBranching(t *testing.T) {
 		{domain.StateFailed, domain.SendQueued, ""},
 		{domain.StateStopped, domain.TurnToVersion, ""},
 	} {
-		if got := domain.ErrorCode(domain.CheckBranching(tc.state, tc.b)); got != tc.wantCode {
+		if got := domain.ErrorCode(domain.CheckBranching(domain.Conversation{Kind: domain.KindChat, State: tc.state}, tc.b)); got != tc.wantCode {
 			t.Errorf("CheckBranching(%s, %d) = %q, want %q", tc.state, tc.b, got, tc.wantCode)
 		}
 	}
-	if err := domain.CheckBranching(domain.StateRunning, domain.TurnToVersion); err == domain.ErrRunning {
+	inbound := domain.Conversation{Kind: domain.KindInbound, State: domain.StateWaiting}
+	for _, b := range []domain.Branching{domain.Regenerate, domain.EditMessage} {
+		if got := domain.ErrorCode(domain.CheckBranching(inbound, b)); got != domain.EINVALID {
+			t.Errorf("branching an inbound conversation (%d) = %q, want %q: it has no replies nor messages", b, got, domain.EINVALID)
+		}
+	}
+	if err := domain.CheckBranching(domain.Conversation{State: domain.StateRunning}, domain.TurnToVersion); err == domain.ErrRunning {
 		t.Error("turning to another version while the agent works should say why turning is refused, not that a message is")
 	}
 }

@@ -46,7 +46,7 @@ func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, acto
 			return fmt.Errorf("remove channel: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return domain.Errorf(domain.ENOTFOUND, "No such channel.")
+			return domain.ErrNoChannel
 		}
 		return db.audit(ctx, tx, actor, "remove channel", 0, fmt.Sprintf("channel %d", id))
 	})

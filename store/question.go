@@ -171,8 +171,9 @@ func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain
 func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, error) {
 	var rec domain.QuestionRecord
 	var spec, created string
-	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, created_at FROM questions WHERE id = ?`, id).
-		Scan(&rec.ConversationID, &rec.RunID, &spec, &created)
+	var live int
+	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, live, created_at FROM questions WHERE id = ?`, id).
+		Scan(&rec.ConversationID, &rec.RunID, &spec, &live, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, domain.QuestionNotFound(id)
 	}
@@ -182,7 +183,7 @@ func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, er
 	if err := json.Unmarshal([]byte(spec), &rec.Question); err != nil {
 		return rec, fmt.Errorf("question %d: %w", id, err)
 	}
-	rec.AskedAt = parseTime(created)
+	rec.AskedAt, rec.Live = parseTime(created), live == 1
 	if rec.Approvals > 1 {
 		if rec.Approved, err = db.approvals(ctx, id); err != nil {
 			return rec, err

@@ -102,7 +102,7 @@ func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 		if n == 0 {
 			return domain.Errorf(domain.ENOTFOUND, "Nothing is queued: the messages were sent or removed.")
 		}
-		if err := domain.CheckBranching(c.State, domain.SendQueued); err != nil {
+		if err := domain.CheckBranching(c, domain.SendQueued); err != nil {
 			return err
 		}
 		msgs, err := db.takeQueued(ctx, tx, convID)

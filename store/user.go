@@ -138,7 +138,7 @@ func userBy(ctx context.Context, q queryer, where string, args ...any) (domain.U
 	var created, hash string
 	err := q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE `+where, args...).Scan(&u.ID, &u.Name, &u.Role, &created, &hash, &u.DisplayName, &u.TimeZone)
 	if errors.Is(err, sql.ErrNoRows) {
-		return u, "", domain.Errorf(domain.ENOTFOUND, "No such user.")
+		return u, "", domain.ErrNoUser
 	}
 	if err != nil {
 		return u, "", fmt.Errorf("user: %w", err)
@@ -232,7 +232,7 @@ func (db *DB) SetProfile(ctx context.Context, id int64, displayName, timeZone st
 			return fmt.Errorf("set profile: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return domain.Errorf(domain.ENOTFOUND, "No such user.")
+			return domain.ErrNoUser
 		}
 		return nil
 	})

@@ -197,7 +197,7 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 		if used, err := runNonceUsed(ctx, tx, convID, nonce); err != nil || used {
 			return err
 		}
-		if err := domain.CheckBranching(c.State, domain.Regenerate); err != nil {
+		if err := domain.CheckBranching(c, domain.Regenerate); err != nil {
 			return err
 		}
 		fork := regenerateFork(evs)
@@ -265,7 +265,7 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m domain.Messag
 		if used, err := runNonceUsed(ctx, tx, convID, m.Nonce); err != nil || used {
 			return err
 		}
-		if err := domain.CheckBranching(c.State, domain.EditMessage); err != nil {
+		if err := domain.CheckBranching(c, domain.EditMessage); err != nil {
 			return err
 		}
 		fork, found := int64(0), false
@@ -310,9 +310,6 @@ func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (domain.
 	if err != nil {
 		return c, nil, 0, nil, err
 	}
-	if c.Inbound() {
-		return c, nil, 0, nil, domain.Errorf(domain.EINVALID, "This conversation holds questions that agents ask you through Parley; it has no replies to regenerate or messages to edit.")
-	}
 	vs, shown, err := versionsOf(ctx, tx, convID)
 	if err != nil {
 		return c, nil, 0, nil, err
@@ -340,7 +337,7 @@ func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) err
 		if n == shown {
 			return nil
 		}
-		if err := domain.CheckBranching(c.State, domain.TurnToVersion); err != nil {
+		if err := domain.CheckBranching(c, domain.TurnToVersion); err != nil {
 			return err
 		}
 		return db.show(ctx, tx, c, shown, n, "", by, "The person turned to another version of the conversation; Retry there asks again.")

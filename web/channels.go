@@ -29,7 +29,7 @@ func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
 func (s *Server) removeChannel(c echo.Context, userID, groupID int64) error {
 	id, err := strconv.ParseInt(c.FormValue("id"), 10, 64)
 	if err != nil {
-		return domain.Errorf(domain.ENOTFOUND, "No such channel.")
+		return domain.ErrNoChannel
 	}
 	return s.groups.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
 }
