@@ -46,7 +46,7 @@ func TestOpensUserInputMetaData(t *testing.T) {
 
 // Where a form opens a line: after the line's blanks, never across a line end, in any case;
 // a mention mid-line is prose. Many blank lines are read once each (BenchmarkWriter_Token
-// in agent/a2a measures the streaming side).
+// in backend/a2a measures the streaming side).
 func TestUserInputMetaDataIndex(t *testing.T) {
 	for text, want := range map[string]int{
 		"UserInputMetaData: {}": 0, " \t userinputmetadata:": 3, "Hi\n\n  UserInputMetaData:": 6,

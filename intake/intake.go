@@ -21,7 +21,7 @@ const (
 	DefaultShare         = 0.10
 )
 
-// Splitter is a model-backed analysis of a message (agent/openai has one): it is asked only
+// Splitter is a model-backed analysis of a message (backend/openai has one): it is asked only
 // about messages above the threshold, and its answer is checked with Validate.
 type Splitter interface {
 	Split(ctx context.Context, text string) (domain.Analysis, error)
@@ -41,7 +41,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// analyzer is the agent.Analyzer New returns.
+// analyzer is the domain.Analyzer New returns.
 type analyzer struct {
 	threshold int
 	// modelMax is the largest message the model is asked about, in tokens: half its window,
@@ -79,7 +79,7 @@ func New(opts Options) domain.Analyzer {
 	}
 }
 
-// Analyze implements agent.Analyzer. Text that is not valid UTF-8 or holds NUL bytes is
+// Analyze implements domain.Analyzer. Text that is not valid UTF-8 or holds NUL bytes is
 // analyzed with those bytes replaced by U+FFFD. The only error is the context's, when it
 // ends while the model is asked.
 func (az *analyzer) Analyze(ctx context.Context, text string) (domain.Analysis, error) {

@@ -76,7 +76,7 @@ var languages = map[string]codeLanguage{
 // fileNameRe finds file names with an extension people paste the contents of.
 var fileNameRe = regexp.MustCompile(`(?i)\b[a-z0-9_][\w.\-]*\.(?:log|txt|out|err|trace|json|jsonl|ndjson|ya?ml|csv|tsv|go|py|js|mjs|cjs|jsx|ts|tsx|java|rs|c|h|cc|cpp|cxx|hpp|sh|bash|zsh|sql|diff|patch|xml|html?|css|toml|md|markdown)\b`)
 
-// agentFileTitle is the rule agent.ContextDocumentName names documents by.
+// agentFileTitle is the rule domain.ContextDocumentName names documents by.
 var agentFileTitle = regexp.MustCompile(`^[\w][\w.-]{0,80}\.[A-Za-z0-9]{1,8}$`)
 
 // fileNameIn is the last file name in s (prose before a block, or a fence's info string)

@@ -141,7 +141,7 @@ func (db *DB) A2AClientByToken(ctx context.Context, secret string) (domain.A2ACl
 }
 
 // LegacyA2AClient returns the client of the old shared token (PARLEY_A2A_TOKEN), named
-// agent.LegacyA2AClient. The first time, it is made, and takes the tasks made before clients
+// domain.LegacyA2AClient. The first time, it is made, and takes the tasks made before clients
 // had tokens of their own; a new value of the shared token replaces the old one. Once the
 // client is revoked, the shared token is refused (EINVALID) rather than made a new client.
 func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (domain.A2AClient, error) {

@@ -28,7 +28,7 @@ func newInstance() (id, name string) {
 // Instance is the id this process's steps and drafts carry as their owner.
 func (db *DB) Instance() string { return db.instance }
 
-// RenewEvery is how often a server renews its lease (agent.Ledger): on PostgreSQL a third of
+// RenewEvery is how often a server renews its lease (domain.Ledger): on PostgreSQL a third of
 // the lease; never on SQLite, where one process holds the database.
 func (db *DB) RenewEvery() time.Duration {
 	if !db.pg {

@@ -207,7 +207,7 @@ func (db *DB) DraftText(ctx context.Context, convID int64, msgID string) (string
 	return "", nil
 }
 
-// ObserveRemote sets what the hub hears of the other instances (see agent.Remote).
+// ObserveRemote sets what the hub hears of the other instances (see domain.Remote).
 func (db *DB) ObserveRemote(r domain.Remote) {
 	db.obsMu.Lock()
 	db.remoteObs = r

@@ -32,7 +32,7 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (
 	return rec, err
 }
 
-// AskInbound stores a question an agent outside Parley asks (see agent.InboundRequest) in
+// AskInbound stores a question an agent outside Parley asks (see domain.InboundRequest) in
 // the conversation given: it joins the conversation's waiting run, or starts one that waits.
 // A request id the person used before returns that question, and created false; used for
 // other arguments (another digest), it gives EINVALID.
@@ -231,7 +231,7 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolut
 	if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 		return 0, err
 	}
-	// Cancel takes the run's other questions along, not a live one (see agent.CancelAlongside).
+	// Cancel takes the run's other questions along, not a live one (see domain.CancelAlongside).
 	others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND live = 0 ORDER BY id`, runID)
 	if err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)

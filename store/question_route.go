@@ -10,7 +10,7 @@ import (
 )
 
 // askRouted stores a question an agent asks that goes to others than the conversation's
-// owner (an approval gate routed to the agent's approvers, see agent.Policy.Route): it is in
+// owner (an approval gate routed to the agent's approvers, see domain.Policy.Route): it is in
 // their Inbox and told to their channels, not the owner's to answer. When they cannot
 // answer it (the group or person is gone, or fewer people than the approvals it needs are
 // there besides the owner), it is declined at once, saying why, so that the agent is told

@@ -165,7 +165,7 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation,
 }
 
 // FinishStep ends a step and moves its run to waiting, done, failed or (stepErr
-// agent.ErrStopped) stopped. partial is the message the step was cut off in, if any.
+// domain.ErrStopped) stopped. partial is the message the step was cut off in, if any.
 func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Event, stepErr error) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *sql.Tx) error {
@@ -198,7 +198,7 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Even
 }
 
 // MaxStepsPerRun is how many steps a run may take before it fails as stuck (see
-// agent.MaxStepsPerRun).
+// domain.MaxStepsPerRun).
 const MaxStepsPerRun = domain.MaxStepsPerRun
 
 // stepEndFacts adds to a step's end where its run stands: its pending questions, those
@@ -220,7 +220,7 @@ func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *domai
 	return nil
 }
 
-// changeRun writes what the domain decided for a run (see agent.RunChange) and returns the
+// changeRun writes what the domain decided for a run (see domain.RunChange) and returns the
 // step it queued or the run the queued messages started, if any.
 func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch domain.RunChange) (int64, error) {
 	if ch.Supersede != "" {
@@ -271,7 +271,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 	if err := db.endMessages(ctx, tx, convID, runID, partial, lost); err != nil {
 		return err
 	}
-	// A live question does not count (see agent.AfterInterrupt).
+	// A live question does not count (see domain.AfterInterrupt).
 	var pending int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'
 		AND live = 0`, runID).Scan(&pending); err != nil {

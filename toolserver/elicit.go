@@ -83,7 +83,7 @@ func urlQuestion(server string, p *sdk.ElicitParams) (domain.Question, string) {
 }
 
 // FormQuestion maps a form's requested schema onto the question model (see
-// agent.SchemaQuestion), asked by the server; refusal says why Parley will not ask it.
+// domain.SchemaQuestion), asked by the server; refusal says why Parley will not ask it.
 func FormQuestion(server, message string, schema json.RawMessage, allowEmail bool) (domain.Question, string) {
 	q := domain.Question{Asker: Asker(server), Message: strings.TrimSpace(message), AllowCancel: true}
 	if q.Message == "" {

@@ -341,7 +341,7 @@ func inboundClient(title string) string {
 	return "An agent"
 }
 
-// QuestionLink is where a question's card is (see agent.QuestionRecord.Path).
+// QuestionLink is where a question's card is (see domain.QuestionRecord.Path).
 func QuestionLink(q domain.QuestionRecord) string { return q.Path() }
 
 // QuestionPageData is what QuestionPage shows: the card, and whose agent asked.

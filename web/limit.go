@@ -47,7 +47,7 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// bucket is a token bucket per key (see agent.Bucket), counted in memory.
+// bucket is a token bucket per key (see domain.Bucket), counted in memory.
 type bucket struct {
 	mu    sync.Mutex
 	rule  domain.Bucket

@@ -13,7 +13,7 @@ import (
 // a file named "a\x01b.txt" arrives with a raw control byte in its Content-Disposition;
 // Go's MIME reader refuses such a header and with it the whole form: the answer, the
 // decline, the message. The control characters are dropped from the part headers (the file
-// name is cleaned later anyway, see agent.FileName); the parts' contents pass untouched.
+// name is cleaned later anyway, see domain.FileName); the parts' contents pass untouched.
 func tolerantParts(r *http.Request) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" || r.Body == nil {

@@ -56,7 +56,7 @@ func (o OIDCOptions) withDefaults() OIDCOptions {
 		}
 	}
 	if o.StaffGroup != "" {
-		// As the provider's groups are read at each sign-in (see agent.ProviderGroups).
+		// As the provider's groups are read at each sign-in (see domain.ProviderGroups).
 		if names, _ := domain.ProviderGroups([]string{o.StaffGroup}); len(names) == 1 {
 			o.StaffGroup = names[0]
 		}

@@ -100,7 +100,7 @@ type NewServerOptions struct {
 	Auth AuthOptions
 	// Limits cap each person's streams, messages and sign-in attempts.
 	Limits Limits
-	// Passwords hashes new passwords (default agent.Passwords; tests make it cheap).
+	// Passwords hashes new passwords (default domain.Passwords; tests make it cheap).
 	Passwords *domain.PasswordHasher
 	// Metrics says who may read GET /metrics (nobody by default: no such route).
 	Metrics MetricsOptions

@@ -71,7 +71,7 @@ func (ls *liveStream) id() string {
 	return id
 }
 
-// catchUp sends what the page lacks (see agent.Follower.CatchUp).
+// catchUp sends what the page lacks (see runner.Follower.CatchUp).
 func (ls *liveStream) catchUp(f *runner.Follower) error {
 	return f.CatchUp(ls.ctx, ls.s.ledger, &ls.Tail, &ls.in)
 }

@@ -73,7 +73,7 @@ type Config struct {
 	MaxDocumentBytes int
 }
 
-// Agent is an agent.Agent backed by a remote A2A agent.
+// Agent is a domain.Agent backed by a remote A2A agent.
 type Agent struct {
 	cfg      Config
 	base     string // the card's base URL

@@ -134,7 +134,7 @@ func splitPerson(cwd string) (base string, perPerson bool, err error) {
 	return filepath.Join(string(filepath.Separator), filepath.Join(parts[:at]...)), true, nil
 }
 
-// Agent is an agent.Agent backed by a coding agent's processes.
+// Agent is a domain.Agent backed by a coding agent's processes.
 type Agent struct {
 	cfg Config
 	log *slog.Logger

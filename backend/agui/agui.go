@@ -62,7 +62,7 @@ type Config struct {
 	IdleTimeout time.Duration
 }
 
-// Agent is an agent.Agent backed by an AG-UI agent.
+// Agent is a domain.Agent backed by an AG-UI agent.
 type Agent struct {
 	cfg      Config
 	http     *http.Client

@@ -56,7 +56,7 @@ func NewRecorder(t *testing.T, in domain.StepInput, author string, nextID *int64
 	return r
 }
 
-// Text implements agent.Output.
+// Text implements domain.Output.
 func (r *Recorder) Text(delta string) error {
 	if delta != "" {
 		r.Deltas = append(r.Deltas, delta)
@@ -69,13 +69,13 @@ func (r *Recorder) Text(delta string) error {
 	return err
 }
 
-// EndMessage implements agent.Output.
+// EndMessage implements domain.Output.
 func (r *Recorder) EndMessage() error {
 	r.sofar.Reset()
 	return r.StepOutput.EndMessage()
 }
 
-// Ask implements agent.Output.
+// Ask implements domain.Output.
 func (r *Recorder) Ask(q domain.Question) (int64, error) {
 	r.Asked++
 	r.asking = true

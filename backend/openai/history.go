@@ -11,7 +11,7 @@ import (
 // exactly where the last one stopped:
 //
 //   - a person's message is a user message: its prompt (the intent intake made of it, and the
-//     AVAILABLE_DOCUMENTS listing of its documents; see agent.Event.Prompt);
+//     AVAILABLE_DOCUMENTS listing of its documents; see domain.Event.Prompt);
 //   - a finished agent message is an assistant message; a partial one (cut off by a fault or
 //     a shutdown, see partial) is left out, so that a Retry asks the model afresh;
 //   - a checkpoint of this back end is the assistant's tool-call turn, followed at once by one

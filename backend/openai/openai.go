@@ -57,7 +57,7 @@ type Config struct {
 	Tools *toolserver.Pool
 }
 
-// Agent is an agent.Agent backed by an OpenAI-compatible chat-completions endpoint.
+// Agent is a domain.Agent backed by an OpenAI-compatible chat-completions endpoint.
 type Agent struct {
 	cfg  Config
 	info domain.Info

@@ -1,6 +1,6 @@
 // A tool server of MCP 2025-11-25, made with the official TypeScript SDK, whose tools go on
 // after their call was cancelled and ask the client then (elicitation/create), as a server
-// deaf to notifications/cancelled does. Run by agent/mcp's tests over stdio.
+// deaf to notifications/cancelled does. Run by toolserver's tests over stdio.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 

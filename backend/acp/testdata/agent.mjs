@@ -1,6 +1,6 @@
 // A test ACP agent (Agent Client Protocol v1) built on the official SDK,
 // @agentclientprotocol/sdk 2.4.0, speaking newline-delimited JSON-RPC on stdin/stdout.
-// The Go tests of agent/acp start it as `node agent.mjs`; a prompt's words choose what it
+// The Go tests of backend/acp start it as `node agent.mjs`; a prompt's words choose what it
 // does (see scenarioOf). Only protocol goes to stdout; diagnostics go to stderr.
 //
 // Environment:

@@ -1,4 +1,4 @@
-// Package aguitest runs the AG-UI test agent (agent/agui/testdata/agent.mjs, built on the
+// Package aguitest runs the AG-UI test agent (backend/agui/testdata/agent.mjs, built on the
 // protocol's official packages @ag-ui/core and @ag-ui/encoder) beside a test.
 package aguitest
 

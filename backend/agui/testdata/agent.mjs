@@ -5,7 +5,7 @@
 // the interrupt contract: a thread with open interrupts takes only a run whose resume answers
 // every one of them, exactly once.
 //
-//   node agent/agui/testdata/agent.mjs [port]     prints {"url": "http://127.0.0.1:PORT/agent"}
+//   node backend/agui/testdata/agent.mjs [port]     prints {"url": "http://127.0.0.1:PORT/agent"}
 //
 // What it does is chosen by the words of the person's last message:
 //   markdown   a Markdown answer, streamed      chunks     the same as TEXT_MESSAGE_CHUNKs

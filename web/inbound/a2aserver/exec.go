@@ -304,7 +304,7 @@ func ended(err error) error {
 	return err
 }
 
-// readerFuncs is an agent.Reader made of two functions.
+// readerFuncs is an runner.Reader made of two functions.
 type readerFuncs struct {
 	event func(domain.Event) error
 	live  func(runner.LiveText) error

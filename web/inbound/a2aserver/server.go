@@ -24,7 +24,7 @@ import (
 // Options configure the A2A server.
 type Options struct {
 	// LegacyToken is the one shared token of older Parleys (PARLEY_A2A_TOKEN), if still set:
-	// it is served as the client named agent.LegacyA2AClient. Every other client has a token
+	// it is served as the client named domain.LegacyA2AClient. Every other client has a token
 	// of its own (store.CreateA2AClient).
 	LegacyToken string
 	// Watch registers an open request with what ends the streams whose access went away

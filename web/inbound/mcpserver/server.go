@@ -27,7 +27,7 @@ import (
 type Options struct {
 	Runner *runner.Runner
 	// Authenticate reads a request's bearer token: the person it acts as and the token's
-	// name. An error (agent.EUNAUTHORIZED) when there is none, or it is unknown or revoked.
+	// name. An error (domain.EUNAUTHORIZED) when there is none, or it is unknown or revoked.
 	Authenticate func(r *http.Request) (domain.User, string, error)
 	// Group finds a group by name (ENOTFOUND when there is none), for "to".
 	Group func(ctx context.Context, name string) (domain.Group, error)
