@@ -111,7 +111,11 @@ func (s *Server) answerable(c echo.Context, id int64) (domain.QuestionRecord, vi
 	if err != nil {
 		return rec, views.Mode{}, err
 	}
-	m, err := s.answererMode(c, rec, conv)
+	forYou, err := s.questions.QuestionFor(ctx, rec.ID, currentUser(c).ID)
+	if err != nil {
+		return rec, views.Mode{}, err
+	}
+	m, err := s.answererMode(c, rec, conv, forYou)
 	if err != nil {
 		return domain.QuestionRecord{}, m, err
 	}
@@ -119,14 +123,11 @@ func (s *Server) answerable(c echo.Context, id int64) (domain.QuestionRecord, vi
 }
 
 // answererMode asks the domain whether the signed-in person may resolve question rec of
-// conversation conv (domain.MayResolve: the one rule), and returns how the question renders
-// for them. Staff who may not answer get EFORBIDDEN, anyone else ENOTFOUND.
-func (s *Server) answererMode(c echo.Context, rec domain.QuestionRecord, conv domain.Conversation) (views.Mode, error) {
+// conversation conv (domain.MayResolve: the one rule), forYou saying it is put to them (see
+// store.QuestionFor), and returns how the question renders for them. Staff who may not
+// answer get EFORBIDDEN, anyone else ENOTFOUND.
+func (s *Server) answererMode(c echo.Context, rec domain.QuestionRecord, conv domain.Conversation, forYou bool) (views.Mode, error) {
 	u := currentUser(c)
-	forYou, err := s.questions.QuestionFor(c.Request().Context(), rec.ID, u.ID)
-	if err != nil {
-		return views.Mode{}, err
-	}
 	a, err := domain.MayResolve(domain.AnswererFacts{Question: rec.Question, Conversation: conv, By: u, ForThem: forYou, StaffAnswer: s.auth.StaffAnswer})
 	switch {
 	case err != nil:

@@ -136,19 +136,23 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.questionVisible(c, rec); err != nil {
-		return err
-	}
 	conv, err := s.ledger.Conversation(ctx, rec.ConversationID)
 	if err != nil {
 		return err
 	}
 	u := currentUser(c)
+	forYou, err := s.questions.QuestionFor(ctx, rec.ID, u.ID)
+	if err != nil {
+		return err
+	}
+	if !forYou && !u.CanRead(conv) {
+		return domain.QuestionNotFound(rec.ID)
+	}
 	if !rec.Routed() && u.CanWrite(conv) {
 		// The owner's own question (escalated to others too, maybe): in their conversation.
 		return c.Redirect(http.StatusSeeOther, conversationURL(conv.ID)+"#"+views.QuestionID(rec.ID))
 	}
-	mode, err := s.answererMode(c, rec, conv)
+	mode, err := s.answererMode(c, rec, conv, forYou)
 	if err != nil && domain.ErrorCode(err) != domain.EFORBIDDEN {
 		return err
 	}
