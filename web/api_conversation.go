@@ -12,7 +12,7 @@ import (
 
 func (s *Server) apiMe(c echo.Context) error {
 	u := currentUser(c)
-	return c.JSON(http.StatusOK, map[string]string{"name": u.Name, "role": string(u.Role), "token": currentToken(c).Name})
+	return c.JSON(http.StatusOK, api.Me{Name: u.Name, Role: string(u.Role), Token: currentToken(c).Name})
 }
 
 func (s *Server) apiAgents(c echo.Context) error {
@@ -24,7 +24,7 @@ func (s *Server) apiAgents(c echo.Context) error {
 	for _, a := range agents {
 		out = append(out, api.Agent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"agents": out})
+	return c.JSON(http.StatusOK, api.AgentList{Agents: out})
 }
 
 // apiListConversations lists the person's conversations, newest first (?limit=, at most 200;
@@ -46,7 +46,7 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	for _, conv := range list {
 		out = append(out, s.apiConversation(conv))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conversations": out})
+	return c.JSON(http.StatusOK, api.ConversationList{Conversations: out})
 }
 
 // api.Message reads a message to send from a request: its text and nonce, and its files
@@ -91,7 +91,7 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, apiPrefix+"/conversations/"+strconv.FormatInt(conv.ID, 10))
-	return c.JSON(http.StatusCreated, map[string]any{"conversation": s.apiConversation(conv)})
+	return c.JSON(http.StatusCreated, api.ConversationCreated{Conversation: s.apiConversation(conv)})
 }
 
 // apiGetConversation answers with the conversation as it shows (?version=N: as version N
@@ -129,7 +129,7 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if conv, err = s.ledger.Conversation(ctx, conv.ID); err != nil {
 		return err
 	}
-	out := map[string]any{"conversation": s.apiConversation(conv)}
+	out := api.MessageSent{Conversation: s.apiConversation(conv)}
 	if sent.Queued != 0 {
 		queued, err := s.ledger.Queued(ctx, conv.ID)
 		if err != nil {
@@ -137,7 +137,8 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 		}
 		for _, q := range queued {
 			if q.ID == sent.Queued {
-				out["queued"] = api.QueuedOf(q)
+				aq := api.QueuedOf(q)
+				out.Queued = &aq
 			}
 		}
 	}

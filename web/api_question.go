@@ -37,7 +37,7 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 		q.Conversation = &conv
 		out = append(out, q)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"questions": out})
+	return c.JSON(http.StatusOK, api.QuestionList{Questions: out})
 }
 
 func (s *Server) apiGetQuestion(c echo.Context) error {

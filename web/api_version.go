@@ -111,7 +111,7 @@ func (s *Server) apiAccepted(c echo.Context, convID, version int64) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"conversation": s.apiConversation(conv), "version": version})
+	return c.JSON(http.StatusAccepted, api.VersionStarted{Conversation: s.apiConversation(conv), Version: version})
 }
 
 // apiRemoveQueued takes back a queued message before it is sent; 404 once it is gone.
