@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -49,27 +50,18 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	return c.JSON(http.StatusOK, api.ConversationList{Conversations: out})
 }
 
-// api.Message reads a message to send from a request: its text and nonce, and its files
-// when the request is multipart.
-func (s *Server) readMessage(c echo.Context) (domain.Message, string, error) {
-	body, form, err := apiForm(c)
-	if err != nil {
-		return domain.Message{}, "", err
-	}
+// newMessage is the message to send of a request read by apiRequest: its text and nonce,
+// and its files when the request was a form (multipart).
+func (s *Server) newMessage(c echo.Context, form url.Values, text, nonce string) (domain.Message, error) {
 	u := currentUser(c)
-	m := domain.Message{Author: u.Name, UserID: u.ID}
-	name := ""
-	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce, "agent": &name} {
-		if *dst, err = stringField(body, form, field); err != nil {
-			return m, "", err
-		}
-	}
+	m := domain.Message{Author: u.Name, UserID: u.ID, Text: text, Nonce: nonce}
 	if form != nil {
+		var err error
 		if m.Files, err = s.uploads.readFiles(c); err != nil {
-			return m, "", err
+			return m, err
 		}
 	}
-	return m, name, nil
+	return m, nil
 }
 
 // apiCreateConversation starts a conversation with an agent from its first message.
@@ -78,13 +70,18 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	m, name, err := s.readMessage(c)
+	var req api.NewConversation
+	form, err := apiRequest(c, &req)
 	if err != nil {
 		return err
 	}
-	conv, err := s.runner.NewConversation(c.Request().Context(), name, m)
+	m, err := s.newMessage(c, form, req.Text, req.Nonce)
 	if err != nil {
-		s.refusedStart(c, name, err)
+		return err
+	}
+	conv, err := s.runner.NewConversation(c.Request().Context(), req.Agent, m)
+	if err != nil {
+		s.refusedStart(c, req.Agent, err)
 		return err
 	}
 	if conv, err = s.ledger.Conversation(c.Request().Context(), conv.ID); err != nil {
@@ -117,7 +114,12 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	m, _, err := s.readMessage(c)
+	var req api.NewMessage
+	form, err := apiRequest(c, &req)
+	if err != nil {
+		return err
+	}
+	m, err := s.newMessage(c, form, req.Text, req.Nonce)
 	if err != nil {
 		return err
 	}
