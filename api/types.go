@@ -171,6 +171,9 @@ type (
 		EventHead
 		ToolCall *domain.ToolCall `json:"tool_call"`
 	}
+	// DeletedEvent is a conversation.deleted, an empty object: the conversation is gone,
+	// and the stream ends.
+	DeletedEvent struct{}
 )
 
 // MessageOf is the message of a user_message or agent_message event.

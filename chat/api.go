@@ -155,17 +155,13 @@ func readAPIError(resp *http.Response) error {
 }
 
 func (c *chatClient) me(ctx context.Context) (string, error) {
-	var me struct {
-		Name string `json:"name"`
-	}
+	var me api.Me
 	err := c.call(ctx, http.MethodGet, "/me", nil, &me)
 	return me.Name, err
 }
 
 func (c *chatClient) agents(ctx context.Context) ([]apiAgent, error) {
-	var out struct {
-		Agents []apiAgent `json:"agents"`
-	}
+	var out api.AgentList
 	err := c.call(ctx, http.MethodGet, "/agents", nil, &out)
 	return out.Agents, err
 }
@@ -177,15 +173,13 @@ func (c *chatClient) conversation(ctx context.Context, id int64) (apiConversatio
 }
 
 func (c *chatClient) startConversation(ctx context.Context, agentName, text, nonce string) (apiConversation, error) {
-	var out struct {
-		Conversation apiConversation `json:"conversation"`
-	}
-	err := c.call(ctx, http.MethodPost, "/conversations", map[string]string{"agent": agentName, "text": text, "nonce": nonce}, &out)
+	var out api.ConversationCreated
+	err := c.call(ctx, http.MethodPost, "/conversations", api.NewConversation{Agent: agentName, Text: text, Nonce: nonce}, &out)
 	return out.Conversation, err
 }
 
 func (c *chatClient) sendMessage(ctx context.Context, id int64, text, nonce string) error {
-	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages", id), map[string]string{"text": text, "nonce": nonce}, nil)
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages", id), api.NewMessage{Text: text, Nonce: nonce}, nil)
 }
 
 func (c *chatClient) stop(ctx context.Context, id int64) error {
@@ -202,7 +196,11 @@ func (c *chatClient) answer(ctx context.Context, q int64, values map[string]any,
 	var out apiQuestion
 	path := fmt.Sprintf("/questions/%d/answer", q)
 	if len(files) == 0 {
-		return out, c.call(ctx, http.MethodPost, path, map[string]any{"values": values}, &out)
+		body, err := answerJSON(values)
+		if err != nil {
+			return out, err
+		}
+		return out, c.call(ctx, http.MethodPost, path, body, &out)
 	}
 	body, err := answerMultipart(values, files)
 	if err != nil {
@@ -213,12 +211,28 @@ func (c *chatClient) answer(ctx context.Context, q int64, values map[string]any,
 
 func (c *chatClient) decline(ctx context.Context, q int64, reason string) (apiQuestion, error) {
 	var out apiQuestion
-	return out, c.call(ctx, http.MethodPost, fmt.Sprintf("/questions/%d/decline", q), map[string]string{"reason": reason}, &out)
+	return out, c.call(ctx, http.MethodPost, fmt.Sprintf("/questions/%d/decline", q), api.Decline{Reason: reason}, &out)
 }
 
 func (c *chatClient) cancel(ctx context.Context, q int64) (apiQuestion, error) {
 	var out apiQuestion
 	return out, c.call(ctx, http.MethodPost, fmt.Sprintf("/questions/%d/cancel", q), nil, &out)
+}
+
+// answerJSON is an answer of typed values as the API takes it in JSON.
+func answerJSON(values map[string]any) (api.Answer, error) {
+	var body api.Answer
+	if values != nil {
+		body.Values = make(map[string]json.RawMessage, len(values))
+	}
+	for name, v := range values {
+		j, err := json.Marshal(v)
+		if err != nil {
+			return body, fmt.Errorf("the answer to %s: %w", name, err)
+		}
+		body.Values[name] = j
+	}
+	return body, nil
 }
 
 // multipartBody is a request body already written as multipart/form-data.

@@ -22,12 +22,12 @@ import (
 
 // regenerate asks for another answer to the person's last message, as a new version.
 func (c *chatClient) regenerate(ctx context.Context, id int64, nonce string) error {
-	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/regenerate", id), map[string]string{"nonce": nonce}, nil)
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/regenerate", id), api.Regenerate{Nonce: nonce}, nil)
 }
 
 // editMessage replaces the person's message (its event id) with text, as a new version.
 func (c *chatClient) editMessage(ctx context.Context, id, event int64, text, nonce string) error {
-	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages/%d/edit", id, event), map[string]string{"text": text, "nonce": nonce}, nil)
+	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/messages/%d/edit", id, event), api.EditMessage{Text: text, Nonce: nonce}, nil)
 }
 
 func (c *chatClient) versions(ctx context.Context, id int64) (api.Versions, error) {

@@ -63,7 +63,7 @@ func TestAgentAccess_PickerAndStart(t *testing.T) {
 			if strings.Contains(home, `value="deploy"`) != tt.sees || !strings.Contains(home, `value="open"`) {
 				t.Errorf("the picker shows deploy: %v, want %v", !tt.sees, tt.sees)
 			}
-			var agents struct{ Agents []api.Agent }
+			var agents api.AgentList
 			tt.api.json("GET", "/api/v1/agents", nil, 200, &agents)
 			seen := false
 			for _, a := range agents.Agents {
@@ -80,7 +80,7 @@ func TestAgentAccess_PickerAndStart(t *testing.T) {
 				t.Errorf("the refused start does not say so, keeping the message: %s", body)
 			}
 			want := map[int]int{http.StatusSeeOther: http.StatusCreated, http.StatusNotFound: http.StatusNotFound}[tt.start]
-			if st, b, _ := tt.api.do("POST", "/api/v1/conversations", map[string]string{"agent": "deploy", "text": "Roll out 1433"}); st != want {
+			if st, b, _ := tt.api.do("POST", "/api/v1/conversations", api.NewConversation{Agent: "deploy", Text: "Roll out 1433"}); st != want {
 				t.Errorf("API start with deploy = %d %s, want %d", st, b, want)
 			}
 		})
@@ -114,7 +114,7 @@ func TestAgentAccess_ManyAtOnce(t *testing.T) {
 				if who == "bob" {
 					want = http.StatusNotFound
 				}
-				if st, b, _ := c.do("POST", "/api/v1/conversations", map[string]string{"agent": "deploy", "text": fmt.Sprintf("deploy %s %d", who, i)}); st != want {
+				if st, b, _ := c.do("POST", "/api/v1/conversations", api.NewConversation{Agent: "deploy", Text: fmt.Sprintf("deploy %s %d", who, i)}); st != want {
 					t.Errorf("%s's start %d = %d %s, want %d", who, i, st, b, want)
 				}
 			})

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -187,4 +188,27 @@ func stringField(jsonBody map[string]json.RawMessage, form url.Values, name stri
 		return "", domain.Errorf(domain.EINVALID, "%q must be a string.", name)
 	}
 	return v, nil
+}
+
+// apiRequest reads a request's body (see apiForm) into req, a pointer to one of package api's
+// request types: each of its text fields by its JSON name, as stringField reads it. form is
+// the form the body was, nil when it was JSON.
+func apiRequest(c echo.Context, req any) (form url.Values, err error) {
+	body, form, err := apiForm(c)
+	if err != nil {
+		return nil, err
+	}
+	v := reflect.ValueOf(req).Elem()
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if v.Field(i).Kind() != reflect.String || name == "" || name == "-" {
+			continue
+		}
+		text, err := stringField(body, form, name)
+		if err != nil {
+			return nil, err
+		}
+		v.Field(i).SetString(text)
+	}
+	return form, nil
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -12,7 +13,7 @@ import (
 
 func (s *Server) apiMe(c echo.Context) error {
 	u := currentUser(c)
-	return c.JSON(http.StatusOK, map[string]string{"name": u.Name, "role": string(u.Role), "token": currentToken(c).Name})
+	return c.JSON(http.StatusOK, api.Me{Name: u.Name, Role: string(u.Role), Token: currentToken(c).Name})
 }
 
 func (s *Server) apiAgents(c echo.Context) error {
@@ -24,7 +25,7 @@ func (s *Server) apiAgents(c echo.Context) error {
 	for _, a := range agents {
 		out = append(out, api.Agent{Name: a.Name, Title: a.Title, Description: a.Description, Builtin: a.Builtin})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"agents": out})
+	return c.JSON(http.StatusOK, api.AgentList{Agents: out})
 }
 
 // apiListConversations lists the person's conversations, newest first (?limit=, at most 200;
@@ -46,30 +47,21 @@ func (s *Server) apiListConversations(c echo.Context) error {
 	for _, conv := range list {
 		out = append(out, s.apiConversation(conv))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conversations": out})
+	return c.JSON(http.StatusOK, api.ConversationList{Conversations: out})
 }
 
-// api.Message reads a message to send from a request: its text and nonce, and its files
-// when the request is multipart.
-func (s *Server) readMessage(c echo.Context) (domain.Message, string, error) {
-	body, form, err := apiForm(c)
-	if err != nil {
-		return domain.Message{}, "", err
-	}
+// newMessage is the message to send of a request read by apiRequest: its text and nonce,
+// and its files when the request was a form (multipart).
+func (s *Server) newMessage(c echo.Context, form url.Values, text, nonce string) (domain.Message, error) {
 	u := currentUser(c)
-	m := domain.Message{Author: u.Name, UserID: u.ID}
-	name := ""
-	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce, "agent": &name} {
-		if *dst, err = stringField(body, form, field); err != nil {
-			return m, "", err
-		}
-	}
+	m := domain.Message{Author: u.Name, UserID: u.ID, Text: text, Nonce: nonce}
 	if form != nil {
+		var err error
 		if m.Files, err = s.uploads.readFiles(c); err != nil {
-			return m, "", err
+			return m, err
 		}
 	}
-	return m, name, nil
+	return m, nil
 }
 
 // apiCreateConversation starts a conversation with an agent from its first message.
@@ -78,20 +70,25 @@ func (s *Server) apiCreateConversation(c echo.Context) error {
 	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	m, name, err := s.readMessage(c)
+	var req api.NewConversation
+	form, err := apiRequest(c, &req)
 	if err != nil {
 		return err
 	}
-	conv, err := s.runner.NewConversation(c.Request().Context(), name, m)
+	m, err := s.newMessage(c, form, req.Text, req.Nonce)
 	if err != nil {
-		s.refusedStart(c, name, err)
+		return err
+	}
+	conv, err := s.runner.NewConversation(c.Request().Context(), req.Agent, m)
+	if err != nil {
+		s.refusedStart(c, req.Agent, err)
 		return err
 	}
 	if conv, err = s.ledger.Conversation(c.Request().Context(), conv.ID); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, apiPrefix+"/conversations/"+strconv.FormatInt(conv.ID, 10))
-	return c.JSON(http.StatusCreated, map[string]any{"conversation": s.apiConversation(conv)})
+	return c.JSON(http.StatusCreated, api.ConversationCreated{Conversation: s.apiConversation(conv)})
 }
 
 // apiGetConversation answers with the conversation as it shows (?version=N: as version N
@@ -117,7 +114,12 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if err := s.allowMessage(currentUser(c)); err != nil {
 		return err
 	}
-	m, _, err := s.readMessage(c)
+	var req api.NewMessage
+	form, err := apiRequest(c, &req)
+	if err != nil {
+		return err
+	}
+	m, err := s.newMessage(c, form, req.Text, req.Nonce)
 	if err != nil {
 		return err
 	}
@@ -129,7 +131,7 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 	if conv, err = s.ledger.Conversation(ctx, conv.ID); err != nil {
 		return err
 	}
-	out := map[string]any{"conversation": s.apiConversation(conv)}
+	out := api.MessageSent{Conversation: s.apiConversation(conv)}
 	if sent.Queued != 0 {
 		queued, err := s.ledger.Queued(ctx, conv.ID)
 		if err != nil {
@@ -137,7 +139,8 @@ func (s *Server) apiSendMessage(c echo.Context) error {
 		}
 		for _, q := range queued {
 			if q.ID == sent.Queued {
-				out["queued"] = api.QueuedOf(q)
+				aq := api.QueuedOf(q)
+				out.Queued = &aq
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func (s *Server) apiListQuestions(c echo.Context) error {
 		q.Conversation = &conv
 		out = append(out, q)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"questions": out})
+	return c.JSON(http.StatusOK, api.QuestionList{Questions: out})
 }
 
 func (s *Server) apiGetQuestion(c echo.Context) error {
@@ -69,7 +69,11 @@ func (s *Server) apiAnswer(c echo.Context) error {
 		}
 		var files map[string]domain.File
 		if body != nil {
-			if form, err = answerValues(rec.Question, body["values"]); err != nil {
+			var req api.Answer
+			if raw := body["values"]; len(raw) > 0 && string(raw) != "null" && json.Unmarshal(raw, &req.Values) != nil {
+				return rec, domain.Errorf(domain.EINVALID, `"values" must be an object of answers by field name.`)
+			}
+			if form, err = answerValues(rec.Question, req.Values); err != nil {
 				return rec, err
 			}
 		} else {
@@ -90,15 +94,11 @@ func (s *Server) apiAnswer(c echo.Context) error {
 
 func (s *Server) apiDecline(c echo.Context) error {
 	return s.apiResolve(c, func(rec domain.QuestionRecord, by domain.Actor) (domain.QuestionRecord, error) {
-		body, form, err := apiForm(c)
-		if err != nil {
+		var req api.Decline
+		if _, err := apiRequest(c, &req); err != nil {
 			return rec, err
 		}
-		reason, err := stringField(body, form, "reason")
-		if err != nil {
-			return rec, err
-		}
-		return s.runner.Decline(c.Request().Context(), rec, reason, by)
+		return s.runner.Decline(c.Request().Context(), rec, req.Reason, by)
 	})
 }
 
@@ -139,20 +139,13 @@ func (s *Server) apiResolve(c echo.Context, resolve func(domain.QuestionRecord, 
 	return c.JSON(http.StatusOK, q)
 }
 
-// answerValues turns the JSON values of an answer into the form the browser would send: a
-// string as it is, a number as written, a boolean as "true" or "false", a list as repeated
-// values, an object (for a JSON field) as its JSON text. A name the question has no field
-// for is an error of its own, so that a script's typo does not pass as an empty answer.
-func answerValues(q domain.Question, raw json.RawMessage) (url.Values, error) {
+// answerValues turns the JSON values of an answer (api.Answer's) into the form the browser
+// would send: a string as it is, a number as written, a boolean as "true" or "false", a list
+// as repeated values, an object (for a JSON field) as its JSON text. A name the question has
+// no field for is an error of its own, so that a script's typo does not pass as an empty
+// answer.
+func answerValues(q domain.Question, values map[string]json.RawMessage) (url.Values, error) {
 	form := url.Values{}
-	if len(raw) == 0 || string(raw) == "null" {
-		return form, nil
-	}
-	var values map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&values); err != nil {
-		return nil, domain.Errorf(domain.EINVALID, `"values" must be an object of answers by field name.`)
-	}
 	kinds := map[string]domain.FieldKind{}
 	for _, f := range q.Fields {
 		kinds[f.Name] = f.Kind

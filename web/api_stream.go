@@ -77,7 +77,7 @@ func (as *apiStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 			return
 		case <-f.Wake():
 			if f.Gone() {
-				as.send(api.ConversationDeleted, "", struct{}{})
+				as.send(api.ConversationDeleted, "", api.DeletedEvent{})
 				_ = w.flush()
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
@@ -44,18 +45,6 @@ func decode[T any](t *testing.T, ev sseEvent) T {
 	return v
 }
 
-type apiDelta struct {
-	EventID   int64  `json:"event_id"`
-	MessageID string `json:"message_id"`
-	Offset    int    `json:"offset"`
-	Text      string `json:"text"`
-}
-
-type apiMsg struct {
-	Role, Author, Text, Nonce string
-	Interrupted               bool
-}
-
 // nextOf reads events until one of the kind, failing on any kind not in skip.
 func nextOf(t *testing.T, r *sseReader, kind string, skip ...string) sseEvent {
 	t.Helper()
@@ -75,11 +64,11 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, gatedAgent([]string{"Hello ", "wide ", "world."}, gate))
 	ann := as.token(t, "ann")
 	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "gated", "text": "hi", "nonce": "n-1"}, 201, &started)
+	ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "gated", Text: "hi", Nonce: "n-1"}, 201, &started)
 	id := started.Conversation.ID
 	r, stop := ann.events(id, "")
 	// The person's message comes back with the key its sender gave it.
-	if m := decode[apiMsg](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" || m.Nonce != "n-1" {
+	if m := decode[api.Message](t, nextOf(t, r, "message.done")); m.Role != "user" || m.Text != "hi" || m.Author != "ann" || m.Nonce != "n-1" {
 		t.Fatalf("first message = %+v", m)
 	}
 	if st := nextOf(t, r, "run.state"); !strings.Contains(st.data(), `"state":"running"`) {
@@ -87,7 +76,7 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	}
 	gate <- struct{}{}
 	ev := nextOf(t, r, "message.delta")
-	d := decode[apiDelta](t, ev)
+	d := decode[api.Delta](t, ev)
 	if d.Text != "Hello " || d.Offset != 0 || !strings.HasSuffix(ev.ID, "/"+d.MessageID+"/6") {
 		t.Fatalf("first delta = %+v id %q", d, ev.ID)
 	}
@@ -98,7 +87,7 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	r, stop = ann.events(id, last)
 	defer stop()
 	ev = nextOf(t, r, "message.delta")
-	if d2 := decode[apiDelta](t, ev); d2.Text != "wide " || d2.Offset != 6 || d2.MessageID != d.MessageID {
+	if d2 := decode[api.Delta](t, ev); d2.Text != "wide " || d2.Offset != 6 || d2.MessageID != d.MessageID {
 		t.Fatalf("resumed delta = %+v, want exactly the missing piece", d2)
 	}
 	gate <- struct{}{}
@@ -106,14 +95,14 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	for {
 		ev := r.next()
 		if ev.Event == "message.delta" {
-			got += decode[apiDelta](t, ev).Text
+			got += decode[api.Delta](t, ev).Text
 			continue
 		}
 		if ev.Event != "message.done" {
 			t.Fatalf("got %s before the message ended", ev.Event)
 		}
 		// The last pieces may come with the end: the finished text goes on from the streamed.
-		if m := decode[apiMsg](t, ev); m.Role != "agent" || m.Text != "Hello wide world." || !strings.HasPrefix(m.Text, got) {
+		if m := decode[api.Message](t, ev); m.Role != "agent" || m.Text != "Hello wide world." || !strings.HasPrefix(m.Text, got) {
 			t.Fatalf("finished = %+v, streamed %q", m, got)
 		}
 		break
@@ -125,7 +114,7 @@ func TestAPI_EventsResumeAMessageByteForByte(t *testing.T) {
 	// once, and no piece of it.
 	r2, stop2 := ann.events(id, last)
 	defer stop2()
-	if m := decode[apiMsg](t, nextOf(t, r2, "message.done")); m.Text != "Hello wide world." {
+	if m := decode[api.Message](t, nextOf(t, r2, "message.done")); m.Text != "Hello wide world." {
 		t.Fatalf("after the end = %+v", m)
 	}
 }
@@ -134,18 +123,11 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
 	ann := as.token(t, "ann")
 	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "Plan the offsite"}, 201, &started)
+	ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "Plan the offsite"}, 201, &started)
 	id := started.Conversation.ID
 	r, stop := ann.events(id, "")
 	defer stop()
-	asked := decode[struct {
-		EventID  int64 `json:"event_id"`
-		Question struct {
-			ID     int64          `json:"id"`
-			State  string         `json:"state"`
-			Fields []domain.Field `json:"fields"`
-		} `json:"question"`
-	}](t, nextOf(t, r, "question.asked", "message.done", "run.state"))
+	asked := decode[api.AskedEvent](t, nextOf(t, r, "question.asked", "message.done", "run.state"))
 	if asked.Question.State != "pending" || len(asked.Question.Fields) != 1 || asked.Question.Fields[0].Name != "venue" {
 		t.Fatalf("asked = %+v", asked)
 	}
@@ -153,12 +135,7 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 		t.Fatalf("run.state = %s", st.data())
 	}
 	// The pending list has it, with its conversation.
-	var pending struct {
-		Questions []struct {
-			ID           int64 `json:"id"`
-			Conversation struct{ ID int64 }
-		} `json:"questions"`
-	}
+	var pending api.QuestionList
 	ann.json("GET", "/api/v1/questions", nil, 200, &pending)
 	if len(pending.Questions) != 1 || pending.Questions[0].ID != asked.Question.ID || pending.Questions[0].Conversation.ID != id {
 		t.Fatalf("pending = %+v", pending)
@@ -175,10 +152,7 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	if len(e.Error.Fields) != 1 || !strings.Contains(e.Error.Fields["venu"], "no field") {
 		t.Fatalf("unknown field = %+v", e)
 	}
-	var answered struct {
-		State      string
-		Resolution domain.Resolution
-	}
+	var answered api.Question
 	ann.json("POST", q+"/answer", map[string]any{"values": map[string]any{"venue": "Lisbon"}}, 200, &answered)
 	if answered.State != "answered" || answered.Resolution.Values["venue"] != "Lisbon" || answered.Resolution.Via != "token laptop" {
 		t.Fatalf("answered = %+v", answered)
@@ -188,29 +162,18 @@ func TestAPI_QuestionsAreEventsAndStateReplays(t *testing.T) {
 	if e.Error.Question == nil || e.Error.Question.State != "answered" {
 		t.Fatalf("second answer = %+v", e)
 	}
-	resolved := decode[struct {
-		QuestionID int64             `json:"question_id"`
-		Resolution domain.Resolution `json:"resolution"`
-	}](t, nextOf(t, r, "question.resolved"))
+	resolved := decode[api.ResolvedEvent](t, nextOf(t, r, "question.resolved"))
 	if resolved.QuestionID != asked.Question.ID || resolved.Resolution.By != "ann" || resolved.Resolution.Outcome != domain.Answered {
 		t.Fatalf("resolved = %+v", resolved)
 	}
 	nextOf(t, r, "run.state") // running again
-	done := decode[apiMsg](t, nextOf(t, r, "message.done", "message.delta"))
+	done := decode[api.Message](t, nextOf(t, r, "message.done", "message.delta"))
 	if done.Text != "Noted: Lisbon (answered)." {
 		t.Fatalf("reply = %+v", done)
 	}
 	as.waitState(t, id, domain.StateDone)
 	// The conversation replays: its messages, its question with how it was resolved.
-	var state struct {
-		Conversation struct{ State string }
-		Messages     []apiMsg
-		Questions    []struct {
-			State      string
-			Resolution *domain.Resolution
-		}
-		LastEventID int64 `json:"last_event_id"`
-	}
+	var state api.ConversationState
 	ann.json("GET", fmt.Sprintf("/api/v1/conversations/%d", id), nil, 200, &state)
 	if state.Conversation.State != "done" || len(state.Messages) != 2 || state.Messages[1].Text != "Noted: Lisbon (answered)." ||
 		len(state.Questions) != 1 || state.Questions[0].State != "answered" || state.LastEventID == 0 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/web"
 )
@@ -114,24 +115,11 @@ func multipartOf(fields map[string][]string, files map[string][2]string) multipa
 	return multipartBody{b.Bytes(), mw.FormDataContentType()}
 }
 
-type apiErr struct {
-	Error struct {
-		Code     string            `json:"code"`
-		Message  string            `json:"message"`
-		Fields   map[string]string `json:"fields"`
-		Question *struct {
-			State string `json:"state"`
-		} `json:"question"`
-	} `json:"error"`
-}
-
-type apiConv struct {
-	Conversation struct {
-		ID    int64  `json:"id"`
-		State string `json:"state"`
-		Owner string `json:"owner"`
-	} `json:"conversation"`
-}
+// The API's answers the tests read, as package api defines them.
+type (
+	apiErr  = api.Error
+	apiConv = api.ConversationCreated
+)
 
 func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
@@ -162,7 +150,7 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/api/v1/me", nil, 200, 200, 200},
 		{"GET", "/api/v1/agents", nil, 200, 200, 200},
 		{"GET", "/api/v1/conversations", nil, 200, 200, 200},
-		{"POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "My own"}, 201, 201, 201},
+		{"POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "My own"}, 201, 201, 201},
 		{"GET", conv, nil, 200, 404, 200},
 		{"GET", conv + "/events", nil, 200, 404, 200},
 		{"GET", conv + "/documents/1", nil, 200, 404, 200},
@@ -170,17 +158,17 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", conv + "/export", nil, 200, 404, 200},
 		{"GET", "/api/v1/questions", nil, 200, 200, 200},
 		{"GET", "/api/v1/questions/1", nil, 200, 404, 200},
-		{"POST", "/api/v1/questions/1/decline", map[string]string{"reason": "no"}, 0, 404, 403},
+		{"POST", "/api/v1/questions/1/decline", api.Decline{Reason: "no"}, 0, 404, 403},
 		{"POST", "/api/v1/questions/1/cancel", nil, 0, 404, 403},
 		{"POST", "/api/v1/questions/1/answer", map[string]any{"values": map[string]string{"venue": "Lisbon"}}, 200, 404, 403},
-		{"POST", conv + "/messages", map[string]string{"text": "and lunch"}, 202, 404, 403},
+		{"POST", conv + "/messages", api.NewMessage{Text: "and lunch"}, 202, 404, 403},
 		{"POST", conv + "/retry", nil, 409, 404, 403},
 		{"POST", conv + "/stop", nil, 204, 404, 403},
 		{"GET", conv + "/versions", nil, 200, 404, 200},
 		{"POST", conv + "/versions/0", nil, 200, 404, 403},
 		{"POST", conv + "/queued/999/remove", nil, 404, 404, 403},
 		{"POST", conv + "/queued/send", nil, 404, 404, 403},
-		{"POST", conv + "/messages/999/edit", map[string]string{"text": "and dinner"}, 404, 404, 403},
+		{"POST", conv + "/messages/999/edit", api.EditMessage{Text: "and dinner"}, 404, 404, 403},
 		{"POST", conv + "/regenerate", nil, 202, 404, 403},
 		{"GET", "/api/v1/conversations/999", nil, 404, 404, 404},
 		{"GET", "/api/v1/conversations/abc", nil, 404, 404, 404},
@@ -272,7 +260,7 @@ func TestAPI_TokensOnly(t *testing.T) {
 	}
 	// A token request from another site's page is not a cross-site forgery: it carries no
 	// cookie. The same post with a cookie and no token is refused.
-	code, body, _ := ann.do("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "hi"}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+	code, body, _ := ann.do("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "hi"}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
 	if code != 201 {
 		t.Errorf("token post with a foreign origin = %d %s", code, body)
 	}
@@ -286,7 +274,7 @@ func TestAPI_TokensOnly(t *testing.T) {
 	if !strings.Contains(e.Error.Message, "JSON") {
 		t.Errorf("bad JSON = %+v", e)
 	}
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "nobody", "text": "hi"}, 404, &e)
+	ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "nobody", Text: "hi"}, 404, &e)
 	// A revoked token is refused from the next request on.
 	u, _, _ := as.db.UserByName(context.Background(), "ann")
 	if _, err := as.db.RevokeToken(context.Background(), u.ID, "laptop"); err != nil {
@@ -302,9 +290,9 @@ func TestAPI_MessagesAreRateLimitedLikeTheBrowser(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{MessagesPerMinute: 2}, askerAndReader())
 	ann := as.token(t, "ann")
 	for i := range 2 {
-		ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": fmt.Sprint("hi ", i)}, 201, nil)
+		ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: fmt.Sprint("hi ", i)}, 201, nil)
 	}
-	code, body, h := ann.do("POST", "/api/v1/conversations", map[string]string{"agent": "asker", "text": "one more"})
+	code, body, h := ann.do("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "one more"})
 	if code != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "too fast") {
 		t.Errorf("third message = %d %s (Retry-After %q)", code, body, h.Get("Retry-After"))
 	}
@@ -322,7 +310,7 @@ func TestAPI_AnswerWithAFile(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, asker)
 	ann := as.token(t, "ann")
 	var started apiConv
-	ann.json("POST", "/api/v1/conversations", map[string]string{"agent": "files", "text": "look at this"}, 201, &started)
+	ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "files", Text: "look at this"}, 201, &started)
 	as.waitState(t, started.Conversation.ID, domain.StateWaiting)
 	var e apiErr
 	// JSON cannot carry a file; a multipart answer without it, or with a name the question
@@ -341,10 +329,7 @@ func TestAPI_AnswerWithAFile(t *testing.T) {
 	if e.Error.Fields["log"] == "" {
 		t.Errorf("missing file = %+v", e)
 	}
-	var q struct {
-		State      string
-		Resolution domain.Resolution
-	}
+	var q api.Question
 	ann.json("POST", "/api/v1/questions/1/answer", multipartOf(map[string][]string{"note": {"the nightly run"}},
 		map[string][2]string{"log": {"app.log", "ERROR boom\n"}}), 200, &q)
 	doc, _ := q.Resolution.Values["log"].(map[string]any)

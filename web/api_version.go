@@ -58,16 +58,12 @@ func (s *Server) apiRegenerate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, form, err := apiForm(c)
-	if err != nil {
-		return err
-	}
-	nonce, err := stringField(body, form, "nonce")
-	if err != nil {
+	var req api.Regenerate
+	if _, err := apiRequest(c, &req); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	version, err := s.runner.Regenerate(ctx, conv.ID, currentUser(c).Name, nonce)
+	version, err := s.runner.Regenerate(ctx, conv.ID, currentUser(c).Name, req.Nonce)
 	if err != nil {
 		return err
 	}
@@ -88,16 +84,11 @@ func (s *Server) apiEditMessage(c echo.Context) error {
 	if err := s.allowMessage(u); err != nil {
 		return err
 	}
-	body, form, err := apiForm(c)
-	if err != nil {
+	var req api.EditMessage
+	if _, err := apiRequest(c, &req); err != nil {
 		return err
 	}
-	m := domain.Message{Author: u.Name, UserID: u.ID}
-	for field, dst := range map[string]*string{"text": &m.Text, "nonce": &m.Nonce} {
-		if *dst, err = stringField(body, form, field); err != nil {
-			return err
-		}
-	}
+	m := domain.Message{Author: u.Name, UserID: u.ID, Text: req.Text, Nonce: req.Nonce}
 	version, err := s.runner.Edit(c.Request().Context(), conv.ID, msg, m)
 	if err != nil {
 		return err
@@ -111,7 +102,7 @@ func (s *Server) apiAccepted(c echo.Context, convID, version int64) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"conversation": s.apiConversation(conv), "version": version})
+	return c.JSON(http.StatusAccepted, api.VersionStarted{Conversation: s.apiConversation(conv), Version: version})
 }
 
 // apiRemoveQueued takes back a queued message before it is sent; 404 once it is gone.

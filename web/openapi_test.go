@@ -206,55 +206,79 @@ func jsonFields(t reflect.Type, out map[string]bool) {
 	}
 }
 
+// responseSchema is the JSON pointer of the schema of an operation's JSON answer with status.
+func responseSchema(path, method, status string) string {
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	return "/paths/" + esc.Replace(path) + "/" + method + "/responses/" + status + "/content/application~1json/schema"
+}
+
 // TestOpenAPI_SchemasAreTheWireTypes holds the document to package api, which the server
-// encodes and parley chat decodes: each schema has exactly the fields of its type, and
-// requires every field the type always writes.
+// encodes and decodes and parley chat decodes and encodes: each schema has exactly the
+// fields of its type; the schema of what the server writes requires every field the type
+// always writes, and the schema of a request requires only fields the type always writes.
+// A schema is named by its name in components/schemas, or by its JSON pointer when it is
+// written out where it is used (the envelopes of answers).
 func TestOpenAPI_SchemasAreTheWireTypes(t *testing.T) {
-	b, err := os.ReadFile("openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]any `json:"properties"`
-				Required   []string       `json:"required"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for schema, v := range map[string]any{
+	doc := openAPIDoc(t)
+	written := map[string]any{
 		"Agent": api.Agent{}, "Conversation": api.Conversation{}, "Message": api.Message{}, "Queued": api.Queued{},
 		"Question": api.Question{}, "ConversationState": api.ConversationState{}, "Version": api.Version{},
 		"Choice": api.Choice{}, "Versions": api.Versions{}, "ErrorResponse": api.Error{}, "Error": api.ErrorBody{},
 		"MessageDelta": api.Delta{}, "VersionEvent": api.VersionEvent{}, "QueuedEvent": api.QueuedEvent{},
 		"UnqueuedEvent": api.UnqueuedEvent{}, "PlanEvent": api.PlanEvent{}, "QuestionAsked": api.AskedEvent{},
 		"QuestionResolved": api.ResolvedEvent{}, "RunState": api.RunStateEvent{}, "ToolCallEvent": api.ToolEvent{},
-	} {
-		s, ok := doc.Components.Schemas[schema]
-		if !ok {
-			t.Errorf("no schema %s for %T", schema, v)
-			continue
-		}
-		fields := map[string]bool{}
-		jsonFields(reflect.TypeOf(v), fields)
-		for name, optional := range fields {
-			if _, ok := s.Properties[name]; !ok {
-				t.Errorf("%s lacks %q, which %T writes", schema, name, v)
-			} else if !optional && !slices.Contains(s.Required, name) {
-				t.Errorf("%s does not require %q, which %T always writes", schema, name, v)
+		"ConversationDeleted": api.DeletedEvent{}, "Me": api.Me{},
+		responseSchema("/agents", "get", "200"):                                    api.AgentList{},
+		responseSchema("/conversations", "get", "200"):                             api.ConversationList{},
+		responseSchema("/conversations", "post", "201"):                            api.ConversationCreated{},
+		responseSchema("/conversations/{id}/messages", "post", "202"):              api.MessageSent{},
+		responseSchema("/conversations/{id}/regenerate", "post", "202"):            api.VersionStarted{},
+		responseSchema("/conversations/{id}/messages/{event}/edit", "post", "202"): api.VersionStarted{},
+		responseSchema("/questions", "get", "200"):                                 api.QuestionList{},
+	}
+	read := map[string]any{
+		"NewConversation": api.NewConversation{}, "NewMessage": api.NewMessage{}, "EditMessage": api.EditMessage{},
+		"Regenerate": api.Regenerate{}, "Answer": api.Answer{}, "Decline": api.Decline{},
+	}
+	for _, table := range []map[string]any{written, read} {
+		for schema, v := range table {
+			ptr := schema
+			if !strings.HasPrefix(ptr, "/") {
+				ptr = "/components/schemas/" + schema
 			}
-		}
-		for name := range s.Properties {
-			if _, ok := fields[name]; !ok {
-				t.Errorf("%s has %q, which %T does not write", schema, name, v)
+			node, ok := pointer(doc, ptr)
+			s, _ := node.(map[string]any)
+			if !ok || s == nil {
+				t.Errorf("no schema %s for %T", schema, v)
+				continue
 			}
-		}
-		for _, name := range s.Required {
-			if _, ok := s.Properties[name]; !ok {
-				t.Errorf("%s requires %q, which it does not describe", schema, name)
+			properties, _ := s["properties"].(map[string]any)
+			var required []string
+			rs, _ := s["required"].([]any)
+			for _, r := range rs {
+				required = append(required, r.(string))
+			}
+			fields := map[string]bool{}
+			jsonFields(reflect.TypeOf(v), fields)
+			_, isRead := read[schema]
+			for name, optional := range fields {
+				if _, ok := properties[name]; !ok {
+					t.Errorf("%s lacks %q, which %T has", schema, name, v)
+				} else if !isRead && !optional && !slices.Contains(required, name) {
+					t.Errorf("%s does not require %q, which %T always writes", schema, name, v)
+				}
+			}
+			for name := range properties {
+				if _, ok := fields[name]; !ok {
+					t.Errorf("%s has %q, which %T does not have", schema, name, v)
+				}
+			}
+			for _, name := range required {
+				if _, ok := properties[name]; !ok {
+					t.Errorf("%s requires %q, which it does not describe", schema, name)
+				} else if isRead && fields[name] {
+					t.Errorf("%s requires %q, which %T may leave out", schema, name, v)
+				}
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/backend/builtin"
 	"github.com/parley-chat/parley/backend/openai"
 	"github.com/parley-chat/parley/domain"
@@ -204,42 +205,28 @@ func TestVersions_ManyPeopleAtOnce(t *testing.T) {
 	for _, name := range []string{"ann", "bob", "carol"} {
 		tokens[name] = as.token(t, name)
 	}
-	for name, api := range tokens {
+	for name, client := range tokens {
 		for k := range 3 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				var started apiConv
-				api.json("POST", "/api/v1/conversations", map[string]string{"agent": "counting", "text": fmt.Sprintf("%s-%d", name, k)}, 201, &started)
+				client.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "counting", Text: fmt.Sprintf("%s-%d", name, k)}, 201, &started)
 				conv := fmt.Sprintf("/api/v1/conversations/%d", started.Conversation.ID)
 				as.waitState(t, started.Conversation.ID, domain.StateDone)
-				api.json("POST", conv+"/regenerate", map[string]string{"nonce": "r"}, 202, nil)
-				api.json("POST", conv+"/regenerate", map[string]string{"nonce": "r"}, 202, nil) // a retried request: one version
+				client.json("POST", conv+"/regenerate", api.Regenerate{Nonce: "r"}, 202, nil)
+				client.json("POST", conv+"/regenerate", api.Regenerate{Nonce: "r"}, 202, nil) // a retried request: one version
 				as.waitState(t, started.Conversation.ID, domain.StateDone)
-				var state struct {
-					Version  int64 `json:"version"`
-					Messages []struct {
-						EventID int64  `json:"event_id"`
-						Role    string `json:"role"`
-						Text    string `json:"text"`
-					} `json:"messages"`
-				}
-				api.json("GET", conv, nil, 200, &state)
-				api.json("POST", fmt.Sprintf("%s/messages/%d/edit", conv, state.Messages[0].EventID), map[string]string{"text": fmt.Sprintf("%s-%d edited", name, k)}, 202, nil)
+				var state api.ConversationState
+				client.json("GET", conv, nil, 200, &state)
+				client.json("POST", fmt.Sprintf("%s/messages/%d/edit", conv, state.Messages[0].EventID), api.EditMessage{Text: fmt.Sprintf("%s-%d edited", name, k)}, 202, nil)
 				as.waitState(t, started.Conversation.ID, domain.StateDone)
-				var vs struct {
-					Current  int64             `json:"current"`
-					Versions []json.RawMessage `json:"versions"`
-					Choices  []struct {
-						Versions []int64 `json:"versions"`
-						Current  int     `json:"current"`
-					} `json:"choices"`
-				}
-				api.json("GET", conv+"/versions", nil, 200, &vs)
+				var vs api.Versions
+				client.json("GET", conv+"/versions", nil, 200, &vs)
 				if vs.Current != 2 || len(vs.Versions) != 3 || len(vs.Choices) != 1 || vs.Choices[0].Current != 1 {
 					t.Errorf("%s-%d: versions = %+v", name, k, vs)
 				}
-				api.json("POST", conv+"/versions/1", nil, 200, &state)
+				client.json("POST", conv+"/versions/1", nil, 200, &state)
 				if len(state.Messages) != 2 || state.Messages[0].Text != fmt.Sprintf("%s-%d", name, k) || !strings.HasSuffix(state.Messages[1].Text, fmt.Sprintf("to %s-%d", name, k)) || state.Version != 1 {
 					t.Errorf("%s-%d: version 1 = %+v", name, k, state)
 				}
@@ -249,9 +236,7 @@ func TestVersions_ManyPeopleAtOnce(t *testing.T) {
 	wg.Wait()
 	// Bob cannot read or change Ann's versions.
 	ann, bob := tokens["ann"], tokens["bob"]
-	var list struct {
-		Conversations []struct{ ID int64 } `json:"conversations"`
-	}
+	var list api.ConversationList
 	ann.json("GET", "/api/v1/conversations", nil, 200, &list)
 	conv := fmt.Sprintf("/api/v1/conversations/%d", list.Conversations[0].ID)
 	for _, r := range []struct{ method, path string }{{"GET", conv + "/versions"}, {"POST", conv + "/versions/0"}, {"POST", conv + "/regenerate"}} {

@@ -314,12 +314,8 @@ func TestChat_PipedInputEndDeclinesOnlyWhatIsPending(t *testing.T) {
 
 func TestChat_PipedInputReportsAMessageNotSent(t *testing.T) {
 	l := live(t)
-	var created struct {
-		Conversation struct {
-			ID int64 `json:"id"`
-		} `json:"conversation"`
-	}
-	if status := l.api(t, http.MethodPost, "/conversations", map[string]string{"agent": "fake", "text": "hello"}, &created); status != http.StatusCreated {
+	var created api.ConversationCreated
+	if status := l.api(t, http.MethodPost, "/conversations", api.NewConversation{Agent: "fake", Text: "hello"}, &created); status != http.StatusCreated {
 		t.Fatalf("start a conversation: %d", status)
 	}
 	id := strconv.FormatInt(created.Conversation.ID, 10)
@@ -556,12 +552,8 @@ func TestChat_TerminalSaysAMessageIsQueued(t *testing.T) {
 	tm := startTerm(t, l.chatEnv(t), "--agent", "fake", "slow")
 	tm.expect("Working")
 	id := regexp.MustCompile(`Conversation (\d+)`).FindStringSubmatch(tm.text())[1]
-	var sent struct {
-		Queued *struct {
-			ID int64 `json:"id"`
-		} `json:"queued"`
-	}
-	if status := l.api(t, http.MethodPost, "/conversations/"+id+"/messages", map[string]string{"text": "and a cake"}, &sent); status != http.StatusAccepted || sent.Queued == nil {
+	var sent api.MessageSent
+	if status := l.api(t, http.MethodPost, "/conversations/"+id+"/messages", api.NewMessage{Text: "and a cake"}, &sent); status != http.StatusAccepted || sent.Queued == nil {
 		t.Fatalf("send while the agent works: %d %+v, want 202 and queued", status, sent)
 	}
 	tm.expect("(queued: will be sent when the agent finishes)")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/backend/builtin"
 	"github.com/parley-chat/parley/domain"
 )
@@ -46,15 +47,7 @@ func TestServe_A2ARepliesThroughSIGTERMAndKill9(t *testing.T) {
 		logs = &syncBuffer{}
 		l = serveLive(t, token, logs, "--db", db, "--config", config)
 	}
-	type page struct {
-		Conversation struct {
-			State string `json:"state"`
-		} `json:"conversation"`
-		Messages []struct {
-			Role string `json:"role"`
-			Text string `json:"text"`
-		} `json:"messages"`
-	}
+	type page = api.ConversationState
 	get := func(id int64) page {
 		var p page
 		l.api(t, http.MethodGet, fmt.Sprintf("/conversations/%d", id), nil, &p)
@@ -69,12 +62,8 @@ func TestServe_A2ARepliesThroughSIGTERMAndKill9(t *testing.T) {
 		request, reply = plan.String(), strings.Join(plan.Reply(), "")
 		var ids []int64
 		for range 3 {
-			var created struct {
-				Conversation struct {
-					ID int64 `json:"id"`
-				} `json:"conversation"`
-			}
-			if code := l.api(t, http.MethodPost, "/conversations", map[string]any{"agent": "remote-planner", "text": request}, &created); code != http.StatusCreated {
+			var created api.ConversationCreated
+			if code := l.api(t, http.MethodPost, "/conversations", api.NewConversation{Agent: "remote-planner", Text: request}, &created); code != http.StatusCreated {
 				t.Fatalf("create = %d", code)
 			}
 			ids = append(ids, created.Conversation.ID)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/backend/backendtest"
 	"github.com/parley-chat/parley/domain"
 )
@@ -96,11 +97,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 		logs = &syncBuffer{}
 		return serveLive(t, out, logs, "--db", db, "--config", config)
 	}
-	var created struct {
-		Conversation struct {
-			ID int64 `json:"id"`
-		} `json:"conversation"`
-	}
+	var created api.ConversationCreated
 	conv := &created.Conversation
 	state := func() (string, []testQuestion) {
 		var page struct {
@@ -160,7 +157,7 @@ env = { ACP_TEST_LOG = %q, ACP_TEST_GRANDCHILD = "1" }
 	}
 
 	l = start()
-	if code := l.api(t, http.MethodPost, "/conversations", map[string]any{"agent": "coder", "text": "Please edit the notes"}, &created); code != http.StatusCreated {
+	if code := l.api(t, http.MethodPost, "/conversations", api.NewConversation{Agent: "coder", Text: "Please edit the notes"}, &created); code != http.StatusCreated {
 		t.Fatalf("create = %d", code)
 	}
 	asked(1)

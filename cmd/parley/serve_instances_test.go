@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/store/storetest"
 )
@@ -97,8 +98,8 @@ func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
 	}
 	create := func(l *liveServer, agentName, text string) int64 {
 		t.Helper()
-		var c conversation
-		if code := l.api(t, http.MethodPost, "/conversations", map[string]any{"agent": agentName, "text": text}, &c); code != http.StatusCreated {
+		var c api.ConversationCreated
+		if code := l.api(t, http.MethodPost, "/conversations", api.NewConversation{Agent: agentName, Text: text}, &c); code != http.StatusCreated {
 			t.Fatalf("create = %d", code)
 		}
 		return c.Conversation.ID
@@ -186,10 +187,7 @@ func followText(t *testing.T, l *liveServer, id int64) func() string {
 			case strings.HasPrefix(line, "event:"):
 				event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
 			case strings.HasPrefix(line, "data:") && event == "message.delta":
-				var d struct {
-					Offset int    `json:"offset"`
-					Text   string `json:"text"`
-				}
+				var d api.Delta
 				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data:")), &d) == nil {
 					mu.Lock()
 					if d.Offset == text.Len() {
