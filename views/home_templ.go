@@ -269,9 +269,9 @@ func Home(d HomeData) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var12 string
-					templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(agentTitle(d.Agents, c.Agent))
+					templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(agentTitle(d.Agents, c))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 84, Col: 59}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 84, Col: 53}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 					if templ_7745c5c3_Err != nil {
@@ -374,20 +374,27 @@ func StateBadge(s domain.RunState) templ.Component {
 	})
 }
 
-func agentTitle(agents []domain.Info, name string) string { return AgentTitle(agents, name) }
+func agentTitle(agents []domain.Info, c domain.Conversation) string {
+	return ConversationAgent(agents, c)
+}
 
-// AgentTitle is an agent's title as pages show it: its name for an agent no longer served,
-// domain.InboundTitle for the conversations of questions asked over MCP.
+// AgentTitle is an agent's title as pages show it: its name for an agent no longer served.
 func AgentTitle(agents []domain.Info, name string) string {
 	for _, a := range agents {
 		if a.Name == name {
 			return a.Title
 		}
 	}
-	if name == "" { // a conversation of domain.KindInbound is of no agent of Parley's
+	return name
+}
+
+// ConversationAgent is who the person talks with in conversation c, as pages show it: its
+// agent's title, or domain.InboundTitle for the questions agents outside Parley ask.
+func ConversationAgent(agents []domain.Info, c domain.Conversation) string {
+	if c.Inbound() {
 		return domain.InboundTitle
 	}
-	return name
+	return AgentTitle(agents, c.Agent)
 }
 
 var _ = templruntime.GeneratedTemplate

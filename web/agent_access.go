@@ -48,7 +48,7 @@ func (s *Server) closedReason(c echo.Context, conv domain.Conversation) (string,
 	if s.runner.MayUse(p, conv.Agent) {
 		return "", nil
 	}
-	return domain.ErrorMessage(runner.LostAgent(s.agentTitle(conv.Agent))), nil
+	return domain.ErrorMessage(runner.LostAgent(s.conversationAgent(conv))), nil
 }
 
 // workableConversation is writableConversation for the requests that start new work in it

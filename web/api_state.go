@@ -11,7 +11,7 @@ func (s *Server) apiConversation(conv domain.Conversation) api.Conversation {
 	if state == "" {
 		state = "new"
 	}
-	return api.Conversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	return api.Conversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.conversationAgent(conv), Owner: conv.Owner,
 		State: state, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt, Archived: !conv.Archived.IsZero(), URL: conversationURL(conv.ID), Version: conv.Version}
 }
 

@@ -90,7 +90,7 @@ func (s *Server) handleConversation(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.SetRequest(c.Request().WithContext(ctx))
-	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.agentTitle(conv.Agent), Thread: thread,
+	return s.page(c, http.StatusOK, views.ConversationPage(views.ConversationData{Conversation: conv, AgentTitle: s.conversationAgent(conv), Thread: thread,
 		Nonce: domain.NewNonce(), Attach: s.attach(), Queued: queued, Pinned: want >= 0 && n != conv.Version, Version: n, Versions: count}))
 }
 
@@ -165,3 +165,8 @@ func conversationURL(id int64) string { return fmt.Sprintf("/c/%d", id) }
 
 // agentTitle is an agent's title as pages show it; its name for an agent no longer served.
 func (s *Server) agentTitle(name string) string { return views.AgentTitle(s.runner.Agents(), name) }
+
+// conversationAgent is who the person talks with in conv, as pages and the API name them.
+func (s *Server) conversationAgent(conv domain.Conversation) string {
+	return views.ConversationAgent(s.runner.Agents(), conv)
+}

@@ -80,7 +80,7 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	if out.Audit == nil {
 		out.Audit = []domain.AuditEntry{}
 	}
-	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.agentTitle(conv.Agent), Owner: conv.Owner,
+	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.conversationAgent(conv), Owner: conv.Owner,
 		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt,
 		Version: r.version, Shown: conv.Version, Versions: len(r.versions)}
 	asked := map[int64]int{}

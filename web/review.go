@@ -136,7 +136,7 @@ func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
 	if err != nil {
 		return views.TimelineData{}, err
 	}
-	return views.TimelineData{Conversation: r.conv, AgentTitle: s.agentTitle(r.conv.Agent), Entries: views.BuildTimeline(r.events, r.audit),
+	return views.TimelineData{Conversation: r.conv, AgentTitle: s.conversationAgent(r.conv), Entries: views.BuildTimeline(r.events, r.audit),
 		Version: r.version, Versions: r.versions}, nil
 }
 
