@@ -19,6 +19,7 @@ import (
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // The agents of the access tests: "open" is everyone's; "deploy" is the group ops' (and
@@ -182,7 +183,7 @@ func TestAgentAccess_LosingItMakesTheConversationReadOnly(t *testing.T) {
 	}
 	// Its reconnected stream puts the same note where the message box was.
 	lines, _ = pageStream(t, ann, conv+"/stream")
-	waitLine(t, lines, why)
+	webtest.WaitLine(t, lines, why)
 	// Nothing new starts, by any route...
 	for _, r := range []struct{ method, path string }{{"POST", conv + "/messages"}, {"POST", conv + "/retry"}, {"POST", conv + "/regenerate"}} {
 		if code, body, _ := ann.do(http.MethodPost, r.path, url.Values{"text": {"again"}}, nil); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
@@ -215,7 +216,7 @@ func TestAgentAccess_NoEventAfterTheChange(t *testing.T) {
 	id := convID(t, conv)
 	as.waitState(t, id, domain.StateWaiting)
 	lines, ended := pageStream(t, carol, conv+"/stream")
-	waitLine(t, lines, "Which venue?")
+	webtest.WaitLine(t, lines, "Which venue?")
 	other := command(t, path)
 	if _, err := other.SetRole(context.Background(), "carol", domain.RoleUser, "cli"); err != nil {
 		t.Fatal(err)
@@ -245,25 +246,6 @@ func pendingQuestionOf(t *testing.T, as *accountsServer, convID int64) int64 {
 		t.Fatalf("pending questions of %d: %v, %v", convID, ids, err)
 	}
 	return ids[0]
-}
-
-// waitLine reads lines until one holds want.
-func waitLine(t *testing.T, lines <-chan string, want string) {
-	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("the stream ended before it said %q", want)
-			}
-			if strings.Contains(l, want) {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("the stream never said %q", want)
-		}
-	}
 }
 
 // drain is what is left of a stream that ended.

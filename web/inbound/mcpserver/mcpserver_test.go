@@ -645,26 +645,6 @@ func sseLines(t *testing.T, client *http.Client, url string) <-chan string {
 	return lines
 }
 
-// until reads lines until one holds want, failing after 15 s.
-func until(t *testing.T, lines <-chan string, want string) {
-	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("the stream ended before it said %q", want)
-			}
-			if strings.Contains(l, want) {
-				return
-			}
-
-		case <-timeout:
-			t.Fatalf("the stream never said %q", want)
-		}
-	}
-}
-
 func TestAskPerson_AGroupMembersPagesCountItLive(t *testing.T) {
 	s := serve(t)
 	ann := s.Person(t, "ann", domain.RoleUser)
@@ -674,16 +654,16 @@ func TestAskPerson_AGroupMembersPagesCountItLive(t *testing.T) {
 	cs := connect(t, s, revisions[0], ann, "Claude Code", nil)
 	// Bob's open page: its live stream says first that nothing waits.
 	live := sseLines(t, s.Browser(t, "bob"), s.URL+"/live?c=0")
-	until(t, live, `data-waiting="0"`)
+	webtest.WaitLine(t, live, `data-waiting="0"`)
 	// Ann's agent asks ops: bob's page counts the question...
 	got, _, _ := call(t, cs, "ask_person", map[string]any{"message": "Which pool?", "to": "ops", "wait": "0s",
 		"fields": []any{map[string]any{"name": "x", "kind": "text"}}})
-	until(t, live, `data-waiting="1"`)
+	webtest.WaitLine(t, live, `data-waiting="1"`)
 	// ...and hears it answered by cy.
 	if st, _ := s.API(t, cy, "POST", fmt.Sprintf("/questions/%v/answer", got["question_id"]), map[string]any{"values": map[string]any{"x": "large"}}); st != 200 {
 		t.Fatalf("cy answers: %d", st)
 	}
-	until(t, live, `data-waiting="0"`)
+	webtest.WaitLine(t, live, `data-waiting="0"`)
 }
 
 // get is a page, as the client's person sees it.
