@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/parley-chat/parley/api"
+	"github.com/parley-chat/parley/chat/chattest"
 )
 
 const reply = "**Event:** Offsite in *Chicago*.\n\n| Item | Cost |\n| --- | --- |\n| Venue | $1,200 |\n| Food | $800 |\n\n" +
@@ -39,18 +40,6 @@ func stream(t *testing.T, s *session, text string, n int) {
 		event(api.MessageDelta, api.Delta{MessageID: "m1", Author: "fake", Offset: off, Text: text[off:min(off+n, len(text))]})
 	}
 	event(api.MessageDone, apiMessage{MessageID: "m1", Role: "agent", Author: "fake", Text: text})
-}
-
-// screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
-// what was drawn last.
-func screen(out string) string {
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		if j := strings.LastIndex(l, "\r\x1b[K"); j >= 0 {
-			lines[i] = l[j+len("\r\x1b[K"):]
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 func TestChat_MarkdownAsItCameWhenNotATerminal(t *testing.T) {
@@ -95,7 +84,7 @@ func TestChat_MarkdownRenderedOnATerminal(t *testing.T) {
 	for _, n := range []int{1, 5, len(reply)} {
 		s, out := testSession(true)
 		stream(t, s, reply, n)
-		if got := ansi.Strip(screen(out.String())); got != text {
+		if got := ansi.Strip(chattest.Screen(out.String())); got != text {
 			t.Errorf("streamed %d bytes at a time, the screen:\n%s\nwant:\n%s", n, got, text)
 		}
 	}
@@ -123,7 +112,7 @@ func TestChat_MarkdownStreamsItsBlocksAndALiveLine(t *testing.T) {
 	// The run ends before the message does: what streamed stays, rendered.
 	data, _ := json.Marshal(api.RunStateEvent{State: "stopped"})
 	s.handle(sseEvent{Type: api.RunState, Data: data})
-	if got, want := ansi.Strip(screen(out.String())), "\n  Next\n(stopped)\n"; got != want {
+	if got, want := ansi.Strip(chattest.Screen(out.String())), "\n  Next\n(stopped)\n"; got != want {
 		t.Errorf("stopped: %q, want %q", got, want)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/chat"
+	"github.com/parley-chat/parley/chat/chattest"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -456,23 +457,11 @@ func TestChat_AnswersFileExitCodes(t *testing.T) {
 const reply = "**Event:** Offsite in *Chicago*.\n\n| Item | Cost |\n| --- | --- |\n| Venue | $1,200 |\n| Food | $800 |\n\n" +
 	"- one\n- two\n\n```go\nfunc main() {}\n\n// still code\n```\n\nThat is **all**."
 
-// screen is what a terminal shows of out: a line redrawn in place (\r, erase line) shows
-// what was drawn last.
-func screen(out string) string {
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		if j := strings.LastIndex(l, "\r\x1b[K"); j >= 0 {
-			lines[i] = l[j+len("\r\x1b[K"):]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 func TestChat_TerminalRendersMarkdown(t *testing.T) {
 	l := live(t)
 	tm := startTerm(t, append(l.chatEnv(t), "TERM=xterm-256color", "NO_COLOR="), "--agent", "fake", "markdown")
 	tm.expect("you> ")
-	shown := ansi.Strip(screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
+	shown := ansi.Strip(chattest.Screen(strings.ReplaceAll(tm.text(), "\r\n", "\n")))
 	for _, raw := range []string{"**", "| --- |", "```"} {
 		if strings.Contains(shown, raw) {
 			t.Errorf("the terminal shows %q:\n%s", raw, shown)
@@ -518,7 +507,7 @@ func TestChat_TerminalRegeneratesAndEdits(t *testing.T) {
 	if code := tm.exitCode(); code != 0 {
 		t.Fatalf("/quit exited %d, want 0", code)
 	}
-	if n := strings.Count(screen(tm.text()), "You said:"); n != 3 {
+	if n := strings.Count(chattest.Screen(tm.text()), "You said:"); n != 3 {
 		t.Errorf("%d answers shown, want 3 (one per version):\n%s", n, tm.text())
 	}
 
