@@ -97,9 +97,9 @@ func Channels(d ChannelsData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var4 string
-				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(channelKind(ch.Kind))
+				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(ch.Kind.Words())
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/channels.templ`, Line: 33, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/channels.templ`, Line: 33, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
@@ -198,9 +198,9 @@ func Channels(d ChannelsData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var9 string
-				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("Remove the %s %s", channelKind(ch.Kind), ch.Target))
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("Remove the %s %s", ch.Kind.Words(), ch.Target))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/channels.templ`, Line: 51, Col: 120}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/channels.templ`, Line: 51, Col: 115}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
@@ -278,13 +278,6 @@ func Channels(d ChannelsData) templ.Component {
 		}
 		return nil
 	})
-}
-
-func channelKind(k domain.ChannelKind) string {
-	if k == domain.ChannelEmail {
-		return "Email"
-	}
-	return "Webhook"
 }
 
 var _ = templruntime.GeneratedTemplate
