@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/mail"
 	"net/smtp"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -62,9 +63,49 @@ func (n *Notifier) email(ctx context.Context, d domain.Notification) error {
 	if err != nil {
 		return permanent{err}
 	}
+	return n.sendMail(ctx, from, d.Channel.Target, msg)
+}
+
+// Confirm mails to the address the link that confirms it as a channel (see
+// store.ConfirmToken): nothing else goes to an address before it is followed.
+func (n *Notifier) Confirm(ctx context.Context, to, link string) error {
+	s := n.opts.SMTP
+	if s == nil {
+		return fmt.Errorf("no SMTP server is configured ([smtp] in the config file)")
+	}
+	from, err := mail.ParseAddress(s.From)
+	if err != nil {
+		return fmt.Errorf("the sender %q is not an address", s.From)
+	}
+	text := "Someone (most likely you) asked Parley to send word of questions to " + to + ".\n\n" +
+		"To confirm, open this link and press Confirm, within a day:\n" + link + "\n\n" +
+		"If it was not you, do nothing: without the confirmation, Parley sends nothing to this address.\n"
+	var b [12]byte
+	rand.Read(b[:])
+	var m bytes.Buffer
+	fmt.Fprintf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <confirm.%s@%s>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n",
+		from.String(), to, "Parley: confirm this address", time.Now().Format(time.RFC1123Z), hex.EncodeToString(b[:8]), n.host())
+	qp := quotedprintable.NewWriter(&m)
+	qp.Write([]byte(strings.ReplaceAll(text, "\n", "\r\n")))
+	qp.Close()
+	return n.sendMail(ctx, from, to, m.Bytes())
+}
+
+// host is the public address's host name, for Message-IDs ("parley" when there is none).
+func (n *Notifier) host() string {
+	if u, err := url.Parse(n.opts.BaseURL); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "parley"
+}
+
+// sendMail sends msg to one address through the configured SMTP server.
+func (n *Notifier) sendMail(ctx context.Context, from *mail.Address, to string, msg []byte) error {
+	s := n.opts.SMTP
 	addr := net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	var conn net.Conn
+	var err error
 	if s.TLS == "tls" {
 		conn, err = (&tls.Dialer{NetDialer: dialer, Config: &tls.Config{ServerName: s.Host}}).DialContext(ctx, "tcp", addr)
 	} else {
@@ -98,7 +139,7 @@ func (n *Notifier) email(ctx context.Context, d domain.Notification) error {
 	if err := c.Mail(from.Address); err != nil {
 		return fmt.Errorf("SMTP MAIL: %v", err)
 	}
-	if err := c.Rcpt(d.Channel.Target); err != nil {
+	if err := c.Rcpt(to); err != nil {
 		return fmt.Errorf("SMTP RCPT: %v", err)
 	}
 	w, err := c.Data()
@@ -147,8 +188,8 @@ func (n *Notifier) message(d domain.Notification, from *mail.Address) ([]byte, e
 	boundary := "parley-" + hex.EncodeToString(b[:])
 	var m bytes.Buffer
 	subject := mime("Parley: " + firstLine(summary(d)))
-	fmt.Fprintf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <q%d.%s@parley>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=%q\r\n\r\n",
-		from.String(), d.Channel.Target, subject, time.Now().Format(time.RFC1123Z), d.Question.ID, hex.EncodeToString(b[:4]), boundary)
+	fmt.Fprintf(&m, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <q%d.%s@%s>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=%q\r\n\r\n",
+		from.String(), d.Channel.Target, subject, time.Now().Format(time.RFC1123Z), d.Question.ID, hex.EncodeToString(b[:4]), n.host(), boundary)
 	for _, part := range []struct{ kind, body string }{{"text/plain", text}, {"text/html", htmlPart}} {
 		fmt.Fprintf(&m, "--%s\r\nContent-Type: %s; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n", boundary, part.kind)
 		qp := quotedprintable.NewWriter(&m)

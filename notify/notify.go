@@ -1,8 +1,10 @@
 // Package notify delivers word of questions to the channels people and groups set up
-// (webhooks and email), from the outbox the ledger fills in the transaction that asks: a
-// crash loses none, a failing channel is retried with backoff, and a question resolved
-// meanwhile is skipped. Each notification links to the question's card; following it needs
-// the person to be signed in, and nothing is answered by following a link.
+// (webhooks, email, ntfy topics and the Web Push subscriptions of their devices), from the
+// outbox the ledger fills in the transaction that asks: a crash loses none, a failing
+// channel is retried with backoff, a question resolved meanwhile is skipped, and a person's
+// quiet hours hold theirs back. Each notification links to the question's page; following it
+// needs the person to be signed in, and nothing is answered by following a link. Where the
+// channels may post is the operator's rule (Networks), checked on the address dialled.
 package notify
 
 import (
@@ -16,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +31,10 @@ type Outbox interface {
 	DueNotifications(ctx context.Context, now time.Time, limit int) ([]domain.Notification, error)
 	NextNotification(ctx context.Context) (time.Time, error)
 	NotificationTried(ctx context.Context, id int64, state, errText string, next time.Time) error
+	// NotificationWaits puts a delivery off without counting a try (quiet hours).
+	NotificationWaits(ctx context.Context, id int64, until time.Time) error
+	// DropChannel removes a channel gone for good (a push subscription expired).
+	DropChannel(ctx context.Context, id int64, why string) error
 }
 
 // Options configures New.
@@ -37,37 +44,43 @@ type Options struct {
 	BaseURL string
 	// SMTP sends the emails; without it, email channels fail, saying so.
 	SMTP *SMTP
-	// HTTP posts the webhooks (default: a client with a 10 s timeout).
-	HTTP *http.Client
+	// Networks are the networks besides the public internet that channels may reach.
+	Networks Networks
+	// Push signs and encrypts Web Push messages; without its keys, push channels fail.
+	Push Push
 	// Backoff is the wait before the first retry, doubled each time up to an hour
 	// (default 30 s); Attempts how many tries at most (default 8).
 	Backoff  time.Duration
 	Attempts int
 	Logger   *slog.Logger
+	// Now is the clock quiet hours are read on (default time.Now).
+	Now func() time.Time
 }
 
 // Notifier delivers what the outbox holds.
 type Notifier struct {
 	opts Options
-	wake chan struct{}
-	wg   sync.WaitGroup
-	stop context.CancelFunc
+	// http posts to URLs the network rule allows; plain posts to plain http:// push
+	// endpoints, which must be in a listed network.
+	http, plain *http.Client
+	wake        chan struct{}
+	wg          sync.WaitGroup
+	stop        context.CancelFunc
 }
 
 // New returns a Notifier; Start runs it.
 func New(opts Options) *Notifier {
 	opts.Backoff = cmp.Or(opts.Backoff, 30*time.Second)
 	opts.Attempts = cmp.Or(opts.Attempts, 8)
-	if opts.HTTP == nil {
-		opts.HTTP = &http.Client{Timeout: 10 * time.Second,
-			// A webhook is the URL given: a redirect is an answer, not a way elsewhere.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
-	return &Notifier{opts: opts, wake: make(chan struct{}, 1)}
+	return &Notifier{opts: opts, wake: make(chan struct{}, 1),
+		http: opts.Networks.Client(10*time.Second, false), plain: opts.Networks.Client(10*time.Second, true)}
 }
 
 // Start delivers until Stop.
@@ -173,12 +186,22 @@ func (n *Notifier) deliver(ctx context.Context, d domain.Notification) {
 		record("skipped", "", time.Time{})
 		return
 	}
+	if until := d.Quiet.Until(n.opts.Now()); !until.IsZero() {
+		if err := n.opts.Outbox.NotificationWaits(context.WithoutCancel(ctx), d.ID, until); err != nil {
+			n.opts.Logger.Error("notification", "id", d.ID, "error", err)
+		}
+		return
+	}
 	var err error
 	switch d.Channel.Kind {
 	case domain.ChannelWebhook:
 		err = n.webhook(ctx, d)
 	case domain.ChannelEmail:
 		err = n.email(ctx, d)
+	case domain.ChannelNtfy:
+		err = n.ntfy(ctx, d)
+	case domain.ChannelPush:
+		err = n.push(ctx, d)
 	default:
 		err = permanent{fmt.Errorf("unknown channel kind %q", d.Channel.Kind)}
 	}
@@ -189,10 +212,27 @@ func (n *Notifier) deliver(ctx context.Context, d domain.Notification) {
 		record("sent", "", time.Time{})
 		return
 	}
+	var g gone
+	if errors.As(err, &g) {
+		n.opts.Logger.Info("channel gone", "channel", d.Channel.ID, "kind", d.Channel.Kind, "why", err)
+		if err := n.opts.Outbox.DropChannel(context.WithoutCancel(ctx), d.Channel.ID, err.Error()); err != nil {
+			n.opts.Logger.Error("notification", "id", d.ID, "error", err)
+		}
+		return
+	}
 	var next time.Time
 	var p permanent
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		err = permanent{fmt.Errorf("not sent: %w", refused)}
+	}
 	if !errors.As(err, &p) && d.Attempts+1 < n.opts.Attempts {
-		next = time.Now().Add(min(n.opts.Backoff<<d.Attempts, time.Hour))
+		wait := min(n.opts.Backoff<<d.Attempts, time.Hour)
+		var later retryAfter
+		if errors.As(err, &later) {
+			wait = max(wait, min(later.after, time.Hour))
+		}
+		next = time.Now().Add(wait)
 	}
 	msg := err.Error()
 	if next.IsZero() {
@@ -206,6 +246,63 @@ func (n *Notifier) deliver(ctx context.Context, d domain.Notification) {
 
 // permanent is a failure that trying again would not mend (a webhook that answers 404).
 type permanent struct{ error }
+
+// gone is a channel its service says is no more (a push subscription answering 404 or 410):
+// it is removed.
+type gone struct{ error }
+
+// retryAfter is a failure whose service said when to try again (429 or 503 with
+// Retry-After).
+type retryAfter struct {
+	error
+	after time.Duration
+}
+
+// post sends req with client and says how it went (see answered). what names the receiver
+// in the errors ("the webhook").
+func post(client *http.Client, req *http.Request, what string) error {
+	req.Header.Set("User-Agent", "Parley")
+	resp, err := client.Do(req)
+	if err != nil {
+		return unreached(err, what)
+	}
+	return answered(resp, what)
+}
+
+// unreached is a request that got no answer, said without its URL (which may hold a secret).
+func unreached(err error, what string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return refused
+	}
+	return fmt.Errorf("%s could not be reached: %v", what, err)
+}
+
+// answered reads a response and closes it: nil for 2xx; permanent for the 4xx that trying
+// again would not mend; otherwise an error to retry, after Retry-After when given.
+func answered(resp *http.Response, what string) error {
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	// Its status alone: what a URL inside the network answers is not for the page to show.
+	err := fmt.Errorf("%s answered %s", what, resp.Status)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+		if secs, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && secs > 0 {
+			return retryAfter{err, time.Duration(secs) * time.Second}
+		}
+		return err
+	case resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout:
+		return permanent{err}
+	}
+	return err
+}
 
 // Link is the address of the question's card.
 func (n *Notifier) Link(q domain.QuestionRecord) string { return n.opts.BaseURL + q.Path() }
@@ -285,24 +382,5 @@ func (n *Notifier) webhook(ctx context.Context, d domain.Notification) error {
 		return permanent{err}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Parley")
-	resp, err := n.opts.HTTP.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // without the URL, which may hold the webhook's secret
-		}
-		return fmt.Errorf("the webhook could not be reached: %v", err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 == 2 {
-		return nil
-	}
-	// Its status alone: what a URL inside the network answers is not for the page to show.
-	err = fmt.Errorf("the webhook answered %s", resp.Status)
-	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
-		return permanent{err}
-	}
-	return err
+	return post(n.http, req, "the webhook")
 }

@@ -19,7 +19,7 @@ func (r *Runner) Policy(name string) domain.Policy {
 }
 
 // SetNotify sets what wakes the delivery of word of questions (the notifier): the runner
-// calls it when an agent's approval gate goes to its approvers.
+// calls it when an agent asks a question (of the conversation's owner, or routed).
 func (r *Runner) SetNotify(fn func()) { r.notify = fn }
 
 // Person reads an account with the groups it is a member of, as access rules need it.

@@ -55,8 +55,8 @@ func (s *stepSink) Ask(q domain.Question) (int64, error) {
 	if !q.Deadline.IsZero() || q.Escalate != nil {
 		s.r.wakeDeadlines()
 	}
-	if q.Routed() && s.r.notify != nil {
-		s.r.notify() // word of it to the approvers' channels
+	if rec.Resolution == nil && s.r.notify != nil {
+		s.r.notify() // word of it to the channels of whom it is for
 	}
 	return rec.ID, nil
 }

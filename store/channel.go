@@ -2,38 +2,104 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
 )
 
-// AddChannel adds a person's or a group's channel (one of ch.UserID and ch.GroupID).
+// AddChannel adds a person's or a group's channel (one of ch.UserID and ch.GroupID). An email
+// address waits for its confirmation (ConfirmToken, ConfirmChannel); the other kinds are
+// confirmed as they are added. A push subscription's endpoint belongs to one browser: adding
+// it again (another person signed in there, or the same one again) moves it, keys and all.
 func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (domain.Channel, error) {
 	target, err := domain.CheckChannel(ch.Kind, ch.Target)
 	if err != nil {
 		return ch, err
 	}
 	ch.Target, ch.Created = target, db.Now()
+	var confirmed any = formatTime(ch.Created)
+	if ch.Kind == domain.ChannelEmail {
+		confirmed = nil
+	} else {
+		ch.Confirmed = ch.Created
+	}
 	err = db.tx(ctx, func(tx *sql.Tx) error {
+		if ch.Kind == domain.ChannelPush {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE kind = 'push' AND target = ?`, ch.Target); err != nil {
+				return fmt.Errorf("add channel: %w", err)
+			}
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM channels WHERE coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ? AND kind = ? AND target = ?`,
 			ch.UserID, ch.GroupID, ch.Kind, ch.Target).Scan(&n); err != nil {
 			return fmt.Errorf("add channel: %w", err)
 		}
 		if n > 0 {
-			return domain.Errorf(domain.EINVALID, "That %s is there already.", ch.Kind)
+			return domain.Errorf(domain.EINVALID, "That %s is there already.", strings.ToLower(ch.Kind.Words()))
 		}
 		var err error
-		ch.ID, err = insertID(ctx, tx, `INSERT INTO channels (user_id, group_id, kind, target, created_at) VALUES (?, ?, ?, ?, ?)`,
-			nullID(ch.UserID), nullID(ch.GroupID), ch.Kind, ch.Target, formatTime(ch.Created))
+		ch.ID, err = insertID(ctx, tx, `INSERT INTO channels (user_id, group_id, kind, target, secret, label, created_at, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			nullID(ch.UserID), nullID(ch.GroupID), ch.Kind, ch.Target, ch.Secret, ch.Label, formatTime(ch.Created), confirmed)
 		if err != nil {
 			return fmt.Errorf("add channel: %w", err)
 		}
 		return db.audit(ctx, tx, actor, "add channel", 0, fmt.Sprintf("%s %d for user %d, group %d", ch.Kind, ch.ID, ch.UserID, ch.GroupID))
+	})
+	return ch, err
+}
+
+// ConfirmFor is how long the link that confirms an email address works.
+const ConfirmFor = 24 * time.Hour
+
+// ConfirmToken makes a new link token for an unconfirmed email channel of the person's
+// (userID) or of the group's (groupID), valid for ConfirmFor; the one before stops working.
+// Only a hash of it is kept.
+func (db *DB) ConfirmToken(ctx context.Context, id, userID, groupID int64) (domain.Channel, string, error) {
+	token := newToken()
+	var ch domain.Channel
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE channels SET confirm_hash = ?, confirm_until = ? WHERE id = ? AND coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ?
+			AND kind = 'email' AND confirmed_at IS NULL`, hashToken(token), formatTime(db.Now().Add(ConfirmFor)), id, userID, groupID)
+		if err != nil {
+			return fmt.Errorf("confirm token: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return domain.ErrNoChannel
+		}
+		ch, err = channel(ctx, tx, id)
+		return err
+	})
+	return ch, token, err
+}
+
+// ConfirmChannel confirms the email address whose link holds token; from then on it gets word
+// of questions. A token used, replaced or older than ConfirmFor gives ENOTFOUND.
+func (db *DB) ConfirmChannel(ctx context.Context, token string) (domain.Channel, error) {
+	var ch domain.Channel
+	err := db.tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE confirm_hash = ? AND confirm_until > ? AND confirmed_at IS NULL`,
+			hashToken(token), formatTime(db.Now())).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) || token == "" {
+			return domain.Errorf(domain.ENOTFOUND, "This link does not confirm anything: it was used already, or a newer one was sent, or it is more than a day old. Send a new one from where the address was added.")
+		}
+		if err != nil {
+			return fmt.Errorf("confirm channel: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE channels SET confirmed_at = ?, confirm_hash = '', confirm_until = NULL WHERE id = ?`, formatTime(db.Now()), id); err != nil {
+			return fmt.Errorf("confirm channel: %w", err)
+		}
+		if ch, err = channel(ctx, tx, id); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, ch.Target, "confirm channel", 0, fmt.Sprintf("email %d for user %d, group %d", id, ch.UserID, ch.GroupID))
 	})
 	return ch, err
 }
@@ -52,10 +118,67 @@ func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, acto
 	})
 }
 
+// RemovePush removes the person's push subscription of the endpoint (the browser said it
+// is no longer subscribed).
+func (db *DB) RemovePush(ctx context.Context, userID int64, endpoint, actor string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE kind = 'push' AND target = ? AND user_id = ?`, endpoint, userID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.ErrNoChannel
+		}
+		if err != nil {
+			return fmt.Errorf("remove push: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("remove push: %w", err)
+		}
+		return db.audit(ctx, tx, actor, "remove channel", 0, fmt.Sprintf("channel %d", id))
+	})
+}
+
+// DropChannel removes a channel its service said is gone for good (a push subscription
+// answered 404 or 410), and its deliveries with it.
+func (db *DB) DropChannel(ctx context.Context, id int64, why string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("drop channel: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return db.audit(ctx, tx, "parley", "remove channel", 0, fmt.Sprintf("channel %d: %s", id, why))
+	})
+}
+
+const channelColumns = `id, kind, target, label, coalesce(user_id, 0), coalesce(group_id, 0), created_at, coalesce(confirmed_at, ''),
+	coalesce(last_ok_at, ''), last_error, coalesce(last_error_at, '')`
+
+func scanChannel(row interface{ Scan(...any) error }) (domain.Channel, error) {
+	var ch domain.Channel
+	var created, confirmed, ok, failed string
+	if err := row.Scan(&ch.ID, &ch.Kind, &ch.Target, &ch.Label, &ch.UserID, &ch.GroupID, &created, &confirmed, &ok, &ch.LastError, &failed); err != nil {
+		return ch, err
+	}
+	ch.Created, ch.Confirmed, ch.LastOK, ch.LastErrorAt = parseTime(created), parseTime(confirmed), parseTime(ok), parseTime(failed)
+	return ch, nil
+}
+
+func channel(ctx context.Context, q queryer, id int64) (domain.Channel, error) {
+	ch, err := scanChannel(q.QueryRowContext(ctx, `SELECT `+channelColumns+` FROM channels WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ch, domain.ErrNoChannel
+	}
+	if err != nil {
+		return ch, fmt.Errorf("channel %d: %w", id, err)
+	}
+	return ch, nil
+}
+
 // Channels returns a person's channels (userID) or a group's (groupID), oldest first.
 func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]domain.Channel, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, kind, target, coalesce(user_id, 0), coalesce(group_id, 0), created_at,
-		coalesce(last_ok_at, ''), last_error, coalesce(last_error_at, '') FROM channels
+	rows, err := db.read.QueryContext(ctx, `SELECT `+channelColumns+` FROM channels
 		WHERE coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ? ORDER BY id`, userID, groupID)
 	if err != nil {
 		return nil, fmt.Errorf("channels: %w", err)
@@ -63,12 +186,10 @@ func (db *DB) Channels(ctx context.Context, userID, groupID int64) ([]domain.Cha
 	defer rows.Close()
 	var out []domain.Channel
 	for rows.Next() {
-		var ch domain.Channel
-		var created, ok, failed string
-		if err := rows.Scan(&ch.ID, &ch.Kind, &ch.Target, &ch.UserID, &ch.GroupID, &created, &ok, &ch.LastError, &failed); err != nil {
+		ch, err := scanChannel(rows)
+		if err != nil {
 			return nil, fmt.Errorf("channels: %w", err)
 		}
-		ch.Created, ch.LastOK, ch.LastErrorAt = parseTime(created), parseTime(ok), parseTime(failed)
 		out = append(out, ch)
 	}
 	return out, rows.Err()
@@ -82,13 +203,17 @@ func nullID(id int64) any {
 }
 
 // notify queues word of a question to the channels of a person (userID) or of a group
-// (groupID: its own, and each member's), in the caller's transaction.
+// (groupID: its own, and each member's), in the caller's transaction: those confirmed, and
+// of the people who did not mute the agent that asks.
 func (db *DB) notify(ctx context.Context, tx *sql.Tx, questionID int64, reason string, userID, groupID int64) error {
 	now := formatTime(db.Now())
 	_, err := tx.ExecContext(ctx, `INSERT INTO notifications (channel_id, question_id, reason, next_at, created_at)
-		SELECT id, ?, ?, ?, ? FROM channels WHERE user_id = ? OR group_id = ?
-			OR user_id IN (SELECT user_id FROM group_members WHERE group_id = ? AND role = 'member')`,
-		questionID, reason, now, now, userID, groupID, groupID)
+		SELECT c.id, ?, ?, ?, ? FROM channels c
+		WHERE (c.user_id = ? OR c.group_id = ? OR c.user_id IN (SELECT user_id FROM group_members WHERE group_id = ? AND role = 'member'))
+			AND c.confirmed_at IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM muted_agents m WHERE m.user_id = c.user_id
+				AND m.agent = (SELECT cv.agent FROM questions q JOIN conversations cv ON cv.id = q.conversation_id WHERE q.id = ?))`,
+		questionID, reason, now, now, userID, groupID, groupID, questionID)
 	if err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
@@ -127,10 +252,12 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 		n := domain.Notification{ID: id}
 		var qid int64
 		var created string
-		err := db.read.QueryRowContext(ctx, `SELECT n.question_id, n.reason, n.attempts, c.id, c.kind, c.target, coalesce(c.user_id, 0), coalesce(c.group_id, 0), c.created_at,
-			coalesce((SELECT u.name FROM questions q JOIN conversations cv ON cv.id = q.conversation_id JOIN users u ON u.id = cv.user_id WHERE q.id = n.question_id), '')
-			FROM notifications n JOIN channels c ON c.id = n.channel_id WHERE n.id = ?`, id).
-			Scan(&qid, &n.Reason, &n.Attempts, &n.Channel.ID, &n.Channel.Kind, &n.Channel.Target, &n.Channel.UserID, &n.Channel.GroupID, &created, &n.Owner)
+		err := db.read.QueryRowContext(ctx, `SELECT n.question_id, n.reason, n.attempts, c.id, c.kind, c.target, c.secret, c.label, coalesce(c.user_id, 0), coalesce(c.group_id, 0), c.created_at,
+			coalesce((SELECT u.name FROM questions q JOIN conversations cv ON cv.id = q.conversation_id JOIN users u ON u.id = cv.user_id WHERE q.id = n.question_id), ''),
+			coalesce(p.quiet_from, 0), coalesce(p.quiet_to, 0), coalesce(p.quiet_zone, '')
+			FROM notifications n JOIN channels c ON c.id = n.channel_id LEFT JOIN users p ON p.id = c.user_id WHERE n.id = ?`, id).
+			Scan(&qid, &n.Reason, &n.Attempts, &n.Channel.ID, &n.Channel.Kind, &n.Channel.Target, &n.Channel.Secret, &n.Channel.Label, &n.Channel.UserID, &n.Channel.GroupID, &created, &n.Owner,
+				&n.Quiet.From, &n.Quiet.To, &n.Quiet.Zone)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its channel went meanwhile
 		}
@@ -255,4 +382,97 @@ func (db *DB) Escalate(ctx context.Context, questionID int64) error {
 		}
 		return db.audit(ctx, tx, "parley", "escalate question", convID, fmt.Sprintf("question %d to %s after %s", questionID, e.To, e.After))
 	})
+}
+
+// newToken is 32 random bytes, in hex: a link's secret.
+func newToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// NotificationWaits puts a delivery off until then without counting a try (its person's
+// quiet hours hold).
+func (db *DB) NotificationWaits(ctx context.Context, id int64, until time.Time) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE notifications SET next_at = ? WHERE id = ?`
+		if db.pg {
+			q = `UPDATE notifications SET next_at = ?, claimed_by = '' WHERE id = ?`
+		}
+		if _, err := tx.ExecContext(ctx, q, formatTime(until), id); err != nil {
+			return fmt.Errorf("notification waits: %w", err)
+		}
+		return nil
+	})
+}
+
+// NotifyPrefs returns what the person chose about word of their questions (see
+// domain.NotifyPrefs).
+func (db *DB) NotifyPrefs(ctx context.Context, userID int64) (domain.NotifyPrefs, error) {
+	var p domain.NotifyPrefs
+	if err := db.read.QueryRowContext(ctx, `SELECT quiet_from, quiet_to, quiet_zone FROM users WHERE id = ?`, userID).
+		Scan(&p.Quiet.From, &p.Quiet.To, &p.Quiet.Zone); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return p, domain.ErrNoUser
+		}
+		return p, fmt.Errorf("notify prefs: %w", err)
+	}
+	var err error
+	p.Muted, err = queryColumn[string](ctx, db.read, `SELECT agent FROM muted_agents WHERE user_id = ? ORDER BY agent`, userID)
+	if err != nil {
+		return p, fmt.Errorf("notify prefs: %w", err)
+	}
+	return p, nil
+}
+
+// SetNotifyPrefs stores the person's choices. Deliveries already queued keep going (a mute
+// holds from the next question on); quiet hours hold for them too.
+func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p domain.NotifyPrefs, actor string) error {
+	return db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET quiet_from = ?, quiet_to = ?, quiet_zone = ? WHERE id = ?`,
+			p.Quiet.From, p.Quiet.To, p.Quiet.Zone, userID); err != nil {
+			return fmt.Errorf("set notify prefs: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM muted_agents WHERE user_id = ?`, userID); err != nil {
+			return fmt.Errorf("set notify prefs: %w", err)
+		}
+		for _, a := range p.Muted {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO muted_agents (user_id, agent) VALUES (?, ?) ON CONFLICT DO NOTHING`, userID, a); err != nil {
+				return fmt.Errorf("set notify prefs: %w", err)
+			}
+		}
+		detail := fmt.Sprintf("%d agents muted", len(p.Muted))
+		if p.Quiet.On() {
+			detail += fmt.Sprintf(", quiet %s to %s %s", domain.Clock(p.Quiet.From), domain.Clock(p.Quiet.To), p.Quiet.Zone)
+		}
+		return db.audit(ctx, tx, actor, "set notifications", 0, detail)
+	})
+}
+
+// ServerKey returns the key Parley keeps under name, made by make the first time it is
+// asked for (by whichever instance comes first: the others read that one).
+func (db *DB) ServerKey(ctx context.Context, name string, make func() (string, error)) (string, error) {
+	var v string
+	err := db.read.QueryRowContext(ctx, `SELECT value FROM server_keys WHERE name = ?`, name).Scan(&v)
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("server key %s: %w", name, err)
+	}
+	made, err := make()
+	if err != nil {
+		return "", fmt.Errorf("server key %s: %w", name, err)
+	}
+	err = db.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO server_keys (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+			name, made, formatTime(db.Now())); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM server_keys WHERE name = ?`, name).Scan(&v)
+	})
+	if err != nil {
+		return "", fmt.Errorf("server key %s: %w", name, err)
+	}
+	return v, nil
 }

@@ -18,7 +18,7 @@ var copyTables = []string{
 	"documents", "versions", "queued_messages", "draft_batches",
 	"a2a_clients", "a2a_tasks",
 	"sessions", "api_tokens", "user_identities",
-	"channels", "notifications",
+	"channels", "notifications", "muted_agents", "server_keys",
 	"audit_log", "id_floor",
 }
 

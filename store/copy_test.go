@@ -57,6 +57,10 @@ func fillInstall(t *testing.T) install {
 	must(err)
 	_, err = db.AddChannel(ctx, domain.Channel{Kind: domain.ChannelWebhook, Target: "https://hooks.example/ops", GroupID: in.group.ID}, "Ann")
 	must(err)
+	// Ann hears of the planner's questions only, never at night; Parley's push keys are made.
+	must(db.SetNotifyPrefs(ctx, in.ann.ID, domain.NotifyPrefs{Muted: []string{"coder"}, Quiet: domain.QuietHours{From: 22 * 60, To: 7 * 60, Zone: "Europe/Lisbon"}}, "Ann"))
+	_, err = db.ServerKey(ctx, "vapid", func() (string, error) { return `{"public":"p","private":"q"}`, nil })
+	must(err)
 	in.token, _, err = db.CreateToken(ctx, in.bob.ID, "laptop")
 	must(err)
 	in.cookie, err = db.CreateSession(ctx, in.ann.ID, store.SessionLimits{Idle: time.Hour, Max: 24 * time.Hour})

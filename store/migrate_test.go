@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/migrations"
@@ -166,5 +167,54 @@ func TestDB_MigrateConversationKind_FromAgentName(t *testing.T) {
 	again, err := db.CreateInboundConversation(ctx, 1, "Questions from Claude Code", "parley:mcp:Claude Code")
 	if err != nil || again.ID != 1 {
 		t.Errorf("the person's conversation with the client is found again by its nonce: got %d, %v", again.ID, err)
+	}
+}
+
+// The channels and the outbox are made again by 0024 (SQLite cannot change a CHECK): every
+// channel and every delivery waiting survives, and the email addresses in use before it
+// count as confirmed.
+func TestDB_MigrateChannelsReach_KeepsChannelsAndOutbox(t *testing.T) {
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []string
+	for _, n := range names {
+		if n < "0024" {
+			before = append(before, n)
+		}
+	}
+	path, exec, done := oldDB(t, before...)
+	now := "2026-11-01T09:00:00.000000000Z"
+	exec(`INSERT INTO users (id, name, name_key, role, created_at) VALUES (1, 'ann', 'ann', 'user', ?)`, now)
+	exec(`INSERT INTO conversations (id, user_id, agent, title, created_at, updated_at) VALUES (1, 1, 'x', 'old one', ?, ?)`, now, now)
+	exec(`INSERT INTO runs (id, conversation_id, state, created_at, updated_at) VALUES (1, 1, 'waiting', ?, ?)`, now, now)
+	exec(`INSERT INTO questions (id, conversation_id, run_id, asker, spec, state, created_at) VALUES (1, 1, 1, 'a', '{"id":1,"message":"Ship it?"}', 'pending', ?)`, now)
+	exec(`INSERT INTO channels (id, user_id, kind, target, created_at) VALUES (1, 1, 'webhook', 'https://hooks.example/a', ?)`, now)
+	exec(`INSERT INTO channels (id, user_id, kind, target, created_at, last_error) VALUES (2, 1, 'email', 'ann@example.com', ?, 'SMTP down')`, now)
+	exec(`INSERT INTO notifications (id, channel_id, question_id, reason, next_at, created_at) VALUES (1, 1, 1, 'asked', ?, ?)`, now, now)
+	exec(`INSERT INTO notifications (id, channel_id, question_id, reason, attempts, next_at, created_at) VALUES (2, 2, 1, 'asked', 3, ?, ?)`, now, now)
+	done()
+	db := storetest.Open(t, path)
+	chs, err := db.Channels(ctx, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != 2 || chs[1].Target != "ann@example.com" || chs[1].Unconfirmed() || chs[1].LastError != "SMTP down" {
+		t.Fatalf("channels after the migration: %+v", chs)
+	}
+	due, err := db.DueNotifications(ctx, time.Now(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due) != 2 || due[1].Attempts != 3 || due[0].Question.Message != "Ship it?" {
+		t.Fatalf("deliveries waiting after the migration: %+v", due)
+	}
+	// The outbox still refers to the channels: removing one takes its deliveries.
+	if err := db.RemoveChannel(ctx, 1, 1, 0, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if due, _ = db.DueNotifications(ctx, time.Now(), 10); len(due) != 1 {
+		t.Fatalf("after removing a channel, %d deliveries wait, want 1", len(due))
 	}
 }

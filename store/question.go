@@ -16,8 +16,9 @@ import (
 func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var rec domain.QuestionRecord
 	err := db.tx(ctx, func(tx *sql.Tx) error {
-		var convID int64
-		if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
+		var convID, ownerID int64
+		if err := tx.QueryRowContext(ctx, `SELECT r.conversation_id, coalesce(c.user_id, 0) FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, runID).
+			Scan(&convID, &ownerID); err != nil {
 			return fmt.Errorf("ask: run %d: %w", runID, err)
 		}
 		if q.Routed() {
@@ -26,8 +27,11 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (
 			return err
 		}
 		var err error
-		rec, err = db.ask(ctx, tx, convID, runID, q)
-		return err
+		if rec, err = db.ask(ctx, tx, convID, runID, q); err != nil || rec.Resolution != nil {
+			return err // declined at once: nobody is asked
+		}
+		// Word of it to the owner's channels.
+		return db.notify(ctx, tx, rec.ID, "asked", ownerID, 0)
 	})
 	return rec, err
 }

@@ -33,6 +33,9 @@ func (s *Server) apiRoutes() {
 	s.echo.GET(apiPrefix+"/openapi.json", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openAPI)
 	})
+	s.echo.GET(apiPrefix+"/push/key", s.apiPushKey)
+	s.echo.POST(apiPrefix+"/push/subscriptions", s.apiAddPush, s.requireTokenOrPage)
+	s.echo.DELETE(apiPrefix+"/push/subscriptions", s.apiRemovePush, s.requireTokenOrPage)
 	a := s.echo.Group(apiPrefix, s.requireToken)
 	a.GET("/me", s.apiMe)
 	a.GET("/agents", s.apiAgents)

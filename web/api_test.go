@@ -173,6 +173,9 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/api/v1/conversations/999", nil, 404, 404, 404},
 		{"GET", "/api/v1/conversations/abc", nil, 404, 404, 404},
 		{"GET", "/api/v1/openapi.json", nil, 200, 200, 200},
+		{"GET", "/api/v1/push/key", nil, 200, 200, 200},
+		{"POST", "/api/v1/push/subscriptions", map[string]any{"endpoint": "https://push.example/1", "keys": map[string]string{"p256dh": "", "auth": ""}}, 422, 422, 422},
+		{"DELETE", "/api/v1/push/subscriptions", map[string]any{"endpoint": "https://push.example/1"}, 404, 404, 404},
 	}
 	// The table holds every route of the API.
 	covered := map[string]bool{}

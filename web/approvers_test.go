@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/store/storetest"
 	"github.com/parley-chat/parley/web"
 )
@@ -58,7 +60,8 @@ func newHook(t *testing.T) *hook {
 func TestApprovers_TwoOfTheGroupApproveWhatAnotherAsked(t *testing.T) {
 	path := storetest.Path(t)
 	policies := map[string]domain.Policy{"deployer": {Access: domain.Access{"group:ops", "person:ann"}, Approvers: domain.Audience{Group: "ops"}, Approvals: 2}}
-	as := newAccountsServerOn(t, path, web.NewServerOptions{Heartbeat: time.Hour, Auth: web.AuthOptions{StaffAnswer: true}}, policies, deployer())
+	as := newAccountsServerOn(t, path, web.NewServerOptions{Heartbeat: time.Hour, Auth: web.AuthOptions{StaffAnswer: true},
+		Notify: web.NotifyOptions{Networks: notify.Networks{netip.MustParsePrefix("127.0.0.1/32")}}}, policies, deployer())
 	ctx := context.Background()
 	for _, n := range []string{"cy", "dee"} {
 		if _, err := as.db.CreateUser(ctx, n, "", domain.RoleUser); err != nil {

@@ -212,7 +212,9 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", "/review/groups/routes/channels", url.Values{"kind": {"webhook"}, "target": {"https://chat.example/hooks/ops"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/channels/remove", url.Values{"id": {"999"}}, 404, 404, 404},
 		{"POST", "/review/groups/routes/delete", url.Values{}, 404, 404, 303},
-		{"POST", "/settings/channels", url.Values{"kind": {"email"}, "target": {"me@example.com"}}, 303, 303, 303},
+		{"POST", "/settings/channels", url.Values{"kind": {"webhook"}, "target": {"https://hooks.example.com/me"}}, 303, 303, 303},
+		{"POST", "/settings/devices/remove", url.Values{"id": {"999"}}, 404, 404, 404},
+		{"POST", "/settings/notifications", url.Values{"agent": {"asker"}}, 303, 303, 303},
 		{"POST", "/settings/channels/remove", url.Values{"id": {"999"}}, 404, 404, 404},
 		// A question of one's own opens in its conversation; staff read it alone.
 		{"GET", "/questions/1", nil, 303, 404, 200},
@@ -247,7 +249,8 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 	// The table holds every route that needs a signed-in person.
 	// Signing in through an identity provider answers 404 here (TestOIDC_SignIn has them).
 	public := map[string]bool{"GET /healthz": true, "GET /static/*": true, "GET /login": true, "POST /login": true,
-		"POST /logout": true, "GET /signup": true, "POST /signup": true, "GET /auth/oidc/login": true, "GET /auth/oidc/callback": true}
+		"POST /logout": true, "GET /signup": true, "POST /signup": true, "GET /auth/oidc/login": true, "GET /auth/oidc/callback": true,
+		"GET /channels/confirm": true, "POST /channels/confirm": true} // the link mailed to an address is its proof
 	covered := map[string]bool{}
 	pattern := regexp.MustCompile(`^/(c|questions)/\d+`)
 	for _, r := range routes {

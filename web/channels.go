@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strconv"
@@ -19,35 +20,78 @@ func (s *Server) channelsData(ctx context.Context, id, action string, userID, gr
 	return views.ChannelsData{ID: id, Action: action, Channels: chs, Email: s.email}, err
 }
 
-// addChannel adds the channel the form holds; a refusal is returned as EINVALID.
+// addChannel adds the channel the form holds; a refusal is returned as EINVALID. A URL must
+// lead where the operator's network rule allows; an email address is mailed the link that
+// confirms it.
 func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
-	_, err := s.groups.AddChannel(c.Request().Context(), domain.Channel{Kind: domain.ChannelKind(c.FormValue("kind")),
-		Target: c.FormValue("target"), UserID: userID, GroupID: groupID}, currentUser(c).Name)
-	return err
+	kind := domain.ChannelKind(c.FormValue("kind"))
+	target := strings.TrimSpace(c.FormValue("target"))
+	if kind == domain.ChannelPush {
+		return domain.Errorf(domain.EINVALID, "A device is added by “Notify this device”, on the device.")
+	}
+	if _, err := domain.CheckChannel(kind, target); err != nil {
+		return err
+	}
+	if kind == domain.ChannelEmail && !s.email {
+		return domain.Errorf(domain.EINVALID, "Parley cannot send email yet: the operator has not set up an SMTP server ([smtp] in the config file).")
+	}
+	if kind == domain.ChannelWebhook || kind == domain.ChannelNtfy {
+		if err := s.networks.CheckURL(target, false); err != nil {
+			return domain.Errorf(domain.EINVALID, "That address is refused: %s.", err.Error())
+		}
+	}
+	ch := domain.Channel{Kind: kind, Target: target, UserID: userID, GroupID: groupID}
+	if kind == domain.ChannelNtfy {
+		ch.Secret = strings.TrimSpace(c.FormValue("token"))
+	}
+	ch, err := s.groups.AddChannel(c.Request().Context(), ch, currentUser(c).Name)
+	if err != nil || kind != domain.ChannelEmail {
+		return err
+	}
+	return s.sendConfirmation(c, ch.ID, userID, groupID)
 }
 
+// sendConfirmation mails a new confirmation link to an email channel not yet confirmed.
+func (s *Server) sendConfirmation(c echo.Context, id, userID, groupID int64) error {
+	ctx := c.Request().Context()
+	ch, token, err := s.groups.ConfirmToken(ctx, id, userID, groupID)
+	if err != nil {
+		return err
+	}
+	if err := s.notifier.Confirm(ctx, ch.Target, cmp.Or(s.publicURL, s.baseURL(c.Request()))+"/channels/confirm?token="+token); err != nil {
+		s.log.Warn("confirmation mail", "channel", id, "error", err)
+		return domain.Errorf(domain.EINVALID, "The address is added, but the link that confirms it could not be sent (%s): send it again once that is mended.", err.Error())
+	}
+	return nil
+}
+
+// removeChannel removes the channel the form names, or, with confirm set, sends the link
+// that confirms its address again.
 func (s *Server) removeChannel(c echo.Context, userID, groupID int64) error {
 	id, err := strconv.ParseInt(c.FormValue("id"), 10, 64)
 	if err != nil {
 		return domain.ErrNoChannel
+	}
+	if c.FormValue("confirm") != "" {
+		return s.sendConfirmation(c, id, userID, groupID)
 	}
 	return s.groups.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
 }
 
 // handleAddChannel adds a channel of the person's own.
 func (s *Server) handleAddChannel(c echo.Context) error {
-	return s.settingsChannel(c, s.addChannel(c, currentUser(c).ID, 0))
+	return s.settingsChannel(c, s.addChannel(c, currentUser(c).ID, 0), "channels")
 }
 
 func (s *Server) handleRemoveChannel(c echo.Context) error {
-	return s.settingsChannel(c, s.removeChannel(c, currentUser(c).ID, 0))
+	return s.settingsChannel(c, s.removeChannel(c, currentUser(c).ID, 0), "channels")
 }
 
-// settingsChannel goes back to the settings after a change of channels, or shows them with
-// the refusal and what was typed.
-func (s *Server) settingsChannel(c echo.Context, err error) error {
+// settingsChannel goes back to the settings' section after a change of channels, or shows
+// them with the refusal and what was typed.
+func (s *Server) settingsChannel(c echo.Context, err error, section string) error {
 	if err == nil {
-		return c.Redirect(http.StatusSeeOther, "/settings#channels")
+		return c.Redirect(http.StatusSeeOther, "/settings#"+section)
 	}
 	if domain.ErrorCode(err) != domain.EINVALID {
 		return err
@@ -56,7 +100,11 @@ func (s *Server) settingsChannel(c echo.Context, err error) error {
 	if derr != nil {
 		return derr
 	}
-	d.Channels.Error, d.Channels.Kind, d.Channels.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
+	if section == "devices" {
+		d.Devices.Error = domain.ErrorMessage(err)
+	} else {
+		d.Channels.Error, d.Channels.Kind, d.Channels.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
+	}
 	return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
 }
 

@@ -29,6 +29,8 @@ func (s *Server) routes() {
 	e.POST("/signup", s.handleSignup)
 	e.GET("/auth/oidc/login", s.handleOIDCLogin)
 	e.GET("/auth/oidc/callback", s.handleOIDCCallback)
+	e.GET("/channels/confirm", s.handleConfirmPage)
+	e.POST("/channels/confirm", s.handleConfirmChannel)
 
 	u := e.Group("", s.requireUser)
 	u.GET("/", s.handleHome)
@@ -63,6 +65,8 @@ func (s *Server) routes() {
 	u.POST("/settings/tokens/revoke", s.handleRevokeToken)
 	u.POST("/settings/channels", s.handleAddChannel)
 	u.POST("/settings/channels/remove", s.handleRemoveChannel)
+	u.POST("/settings/devices/remove", s.handleRemoveDevice)
+	u.POST("/settings/notifications", s.handleSaveNotifyPrefs)
 	u.POST("/c/:id/rename", s.handleRename)
 	u.POST("/c/:id/archive", s.handleArchive)
 	u.POST("/c/:id/delete", s.handleDelete)
@@ -116,7 +120,7 @@ func (s *Server) handleStatic(c echo.Context) error {
 func (s *Server) Routes() []string {
 	var out []string
 	for _, r := range s.echo.Routes() {
-		if r.Method == http.MethodGet || r.Method == http.MethodPost {
+		if r.Method == http.MethodGet || r.Method == http.MethodPost || r.Method == http.MethodDelete {
 			out = append(out, r.Method+" "+r.Path)
 		}
 	}

@@ -49,6 +49,8 @@ func (s *Server) crossOriginProtection(h http.Handler) http.Handler {
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.AddInsecureBypassPattern(apiPrefix + "/")
+	// The API's routes a page calls with its session check it themselves (requireTokenOrPage).
+	s.pageOrigin = http.NewCrossOriginProtection()
 	cop.SetDenyHandler(refuse)
 	checked := cop.Handler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

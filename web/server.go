@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,6 +51,10 @@ type Server struct {
 	// their groups are synced when it changes, not at every request.
 	proxyGroups sync.Map
 	notifier    *notify.Notifier
+	networks    notify.Networks
+	pushKeys    *notify.Keys
+	pageOrigin  *http.CrossOriginProtection
+	publicURL   string
 	// email says whether an SMTP server is configured, for the channels' forms.
 	email   bool
 	uploads UploadLimits
@@ -117,6 +122,8 @@ type NotifyOptions struct {
 	PublicURL string
 	// SMTP sends the emails; nil: email channels fail, saying so.
 	SMTP *notify.SMTP
+	// Networks are the networks besides the public internet that channels may reach.
+	Networks notify.Networks
 	// Backoff is the wait before a failed delivery's first retry (default 30 s).
 	Backoff time.Duration
 }
@@ -148,7 +155,9 @@ func NewServer(opts NewServerOptions) *Server {
 		s.uploads.MaxFiles = DefaultMaxFiles
 	}
 	s.email = opts.Notify.SMTP != nil
-	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log})
+	s.networks, s.pushKeys, s.publicURL = opts.Notify.Networks, notify.NewKeys(db), strings.TrimRight(opts.Notify.PublicURL, "/")
+	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log,
+		Networks: opts.Notify.Networks, Push: notify.Push{Keys: s.pushKeys, Subject: pushSubject(opts.Notify)}})
 	opts.Runner.SetNotify(s.notifier.Wake) // an agent's approval gate told to its approvers
 	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: db.Group, GroupsOf: db.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 	"time"
@@ -24,6 +25,21 @@ func (s *Server) settingsData(c echo.Context, u domain.User) (views.SettingsData
 		if d.Channels, err = s.channelsData(c.Request().Context(), "channels", "/settings/channels", u.ID, 0); err != nil {
 			return d, err
 		}
+		// The devices are the channels of kind push; the section of channels shows the others.
+		all := d.Channels.Channels
+		d.Channels.Channels = nil
+		for _, ch := range all {
+			if ch.Kind == domain.ChannelPush {
+				d.Devices.Devices = append(d.Devices.Devices, ch)
+			} else {
+				d.Channels.Channels = append(d.Channels.Channels, ch)
+			}
+		}
+		prefs, err := s.groups.NotifyPrefs(c.Request().Context(), u.ID)
+		if err != nil {
+			return d, err
+		}
+		d.Prefs = s.prefsData(c, u, prefs)
 	}
 	return d, nil
 }
@@ -132,4 +148,91 @@ func validZone(name string) bool {
 	}
 	_, err := time.LoadLocation(name)
 	return err == nil
+}
+
+// prefsData is the form of the person's notification choices: every agent they may use (and
+// those outside Parley, over MCP), checked unless muted.
+func (s *Server) prefsData(c echo.Context, u domain.User, p domain.NotifyPrefs) views.NotifyPrefsData {
+	d := views.NotifyPrefsData{Zone: p.Quiet.Zone, Errors: map[string]string{}}
+	if p.Quiet.On() {
+		d.QuietFrom, d.QuietTo = domain.Clock(p.Quiet.From), domain.Clock(p.Quiet.To)
+	}
+	if d.Zone == "" {
+		d.Zone = u.TimeZone
+	}
+	person, err := s.runner.PersonOf(c.Request().Context(), u)
+	if err != nil {
+		person = domain.Person{User: u}
+	}
+	for _, a := range s.runner.AgentsFor(person) {
+		d.Agents = append(d.Agents, views.AgentChoice{Name: a.Name, Title: cmp.Or(a.Title, a.Name), On: !p.Mutes(a.Name)})
+	}
+	d.Agents = append(d.Agents, views.AgentChoice{Name: "", Title: "Agents outside Parley (over MCP)", On: !p.Mutes("")})
+	return d
+}
+
+// handleSaveNotifyPrefs stores which agents' questions notify the person, and their quiet
+// hours; a refusal shows the form again with what was typed.
+func (s *Server) handleSaveNotifyPrefs(c echo.Context) error {
+	u := currentUser(c)
+	d, err := s.settingsData(c, u)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	on := map[string]bool{}
+	for _, a := range form["agent"] {
+		on[a] = true
+	}
+	var p domain.NotifyPrefs
+	for i, a := range d.Prefs.Agents {
+		d.Prefs.Agents[i].On = on[a.Name]
+		if !on[a.Name] {
+			p.Muted = append(p.Muted, a.Name)
+		}
+	}
+	from, to := strings.TrimSpace(c.FormValue("quiet_from")), strings.TrimSpace(c.FormValue("quiet_to"))
+	d.Prefs.QuietFrom, d.Prefs.QuietTo, d.Prefs.Zone = from, to, strings.TrimSpace(c.FormValue("quiet_zone"))
+	if from != "" || to != "" {
+		f, okF := domain.ParseClock(from)
+		t, okT := domain.ParseClock(to)
+		switch {
+		case !okF || !okT:
+			d.Prefs.Errors["quiet"] = "Give both times, such as 22:00 and 07:00, or neither."
+		case f == t:
+			d.Prefs.Errors["quiet"] = "The quiet hours end when they start: give two different times, or neither."
+		case d.Prefs.Zone == "" || !validZone(d.Prefs.Zone):
+			d.Prefs.Errors["quiet"] = "Give the time zone the hours are in, such as Europe/Lisbon or America/New_York."
+		}
+		p.Quiet = domain.QuietHours{From: f, To: t, Zone: d.Prefs.Zone}
+	}
+	if len(d.Prefs.Errors) > 0 {
+		return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
+	}
+	if err := s.groups.SetNotifyPrefs(c.Request().Context(), u.ID, p, u.Name); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/settings?saved=notifications#notify-prefs")
+}
+
+// handleConfirmPage is where an email's confirmation link leads: a button, since a GET
+// confirms nothing (mail scanners open links).
+func (s *Server) handleConfirmPage(c echo.Context) error {
+	return s.page(c, http.StatusOK, views.ConfirmChannelPage(c.QueryParam("token"), "", ""))
+}
+
+// handleConfirmChannel confirms the address whose link was followed. No sign-in: the link,
+// mailed to the address, is the proof.
+func (s *Server) handleConfirmChannel(c echo.Context) error {
+	ch, err := s.groups.ConfirmChannel(c.Request().Context(), c.FormValue("token"))
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		return s.page(c, http.StatusNotFound, views.ConfirmChannelPage("", "", domain.ErrorMessage(err)))
+	}
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, views.ConfirmChannelPage("", ch.Target, ""))
 }

@@ -97,6 +97,11 @@ type Groups interface {
 	Channels(ctx context.Context, userID, groupID int64) ([]domain.Channel, error)
 	AddChannel(ctx context.Context, ch domain.Channel, actor string) (domain.Channel, error)
 	RemoveChannel(ctx context.Context, id, userID, groupID int64, actor string) error
+	RemovePush(ctx context.Context, userID int64, endpoint, actor string) error
+	ConfirmToken(ctx context.Context, id, userID, groupID int64) (domain.Channel, string, error)
+	ConfirmChannel(ctx context.Context, token string) (domain.Channel, error)
+	NotifyPrefs(ctx context.Context, userID int64) (domain.NotifyPrefs, error)
+	SetNotifyPrefs(ctx context.Context, userID int64, p domain.NotifyPrefs, actor string) error
 }
 
 // Identities are what signing in through an identity provider (or a proxy's groups)
@@ -142,4 +147,5 @@ type Store interface {
 	Health
 	LedgerStats
 	notify.Outbox
+	notify.KeyStore
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/parley-chat/parley/bench"
 	"github.com/parley-chat/parley/chat"
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/store"
 	"github.com/parley-chat/parley/web"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// PublicURL is Parley's address as people reach it, for the links notifications carry
 	// (default: the address it listens on).
 	PublicURL string
+	// ChannelNetworks are the networks besides the public internet that channels (webhooks,
+	// ntfy, push endpoints) may reach (--channel-networks).
+	ChannelNetworks notify.Networks
 }
 
 // shutdownGrace is how long `parley serve` takes at most to stop once told to (SIGTERM,
@@ -171,6 +175,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")
 	fs.StringVar(&cfg.PublicURL, "public-url", env("PARLEY_PUBLIC_URL", ""), "Parley's address as people reach it, for the links in notifications, e.g. https://parley.example (PARLEY_PUBLIC_URL; default the listen address)")
+	networks := fs.String("channel-networks", getenv("PARLEY_CHANNEL_NETWORKS"),
+		"networks besides the public internet that webhooks, ntfy topics and push endpoints may reach, as CIDR prefixes, e.g. 10.1.0.0/16,192.168.5.7/32 (PARLEY_CHANNEL_NETWORKS; default none: loopback, private, link-local and other special addresses are refused)")
 	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A to the clients made with parley a2a-client (PARLEY_A2A=1)")
 	cfg.A2AToken = getenv("PARLEY_A2A_TOKEN")
 	cfg.StructuredOutput = isTrue(getenv("ENABLE_STRUCTURED_OUTPUT"))
@@ -224,6 +230,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		if _, ok := domain.WebURL(cfg.PublicURL); !ok {
 			return cfg, fmt.Errorf("--public-url %q: give Parley's address as people reach it, such as https://parley.example", cfg.PublicURL)
 		}
+	}
+	if cfg.ChannelNetworks, err = notify.ParseNetworks(*networks); err != nil {
+		return cfg, fmt.Errorf("--channel-networks: %w", err)
 	}
 	if cfg.Uploads.MaxFiles < 1 {
 		return cfg, fmt.Errorf("--max-files must be at least 1")

@@ -166,7 +166,7 @@ func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
 	})
 	start := func() {
 		logs = &syncBuffer{}
-		l = serveLive(t, token, logs, "--db", db)
+		l = serveLive(t, token, logs, "--db", db, "--channel-networks", "127.0.0.1/32")
 	}
 	ask := func(id string) {
 		mcpCall(t, l.URL, l.Token, "2026-07-28", map[string]any{"message": "Ship " + id + "?", "request_id": id, "wait": "0s",

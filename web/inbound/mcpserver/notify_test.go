@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,9 @@ func (s *mailSession) Data(r io.Reader) error {
 	s.m.mu.Unlock()
 	return nil
 }
+
+// loopback lets channels reach the test's receivers, on 127.0.0.1.
+var loopback = notify.Networks{netip.MustParsePrefix("127.0.0.1/32")}
 
 func startMailbox(t *testing.T) *mailbox {
 	m := &mailbox{}
@@ -142,6 +146,15 @@ func addChannel(t *testing.T, s *webtest.Server, ch domain.Channel) domain.Chann
 	if err != nil {
 		t.Fatal(err)
 	}
+	if ch.Unconfirmed() { // an email address: as if its owner followed the link mailed to it
+		_, token, err := s.DB.ConfirmToken(context.Background(), ch.ID, ch.UserID, ch.GroupID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch, err = s.DB.ConfirmChannel(context.Background(), token); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return ch
 }
 
@@ -183,7 +196,7 @@ func text(t *testing.T, m *mail.Message) string {
 
 func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.T) {
 	box := startMailbox(t)
-	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 20 * time.Millisecond,
+	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 20 * time.Millisecond, Networks: loopback,
 		SMTP: &notify.SMTP{Host: "127.0.0.1", Port: box.addr.Port, From: "Parley <parley@example.com>", TLS: "none"}}})
 	ann := s.Person(t, "ann", domain.RoleUser)
 	s.Person(t, "bob", domain.RoleUser)
@@ -271,7 +284,7 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 // A question answered before word of it got out is not announced: the retry finds it
 // resolved, and drops it.
 func TestNotifications_AQuestionAnsweredMeanwhileIsNotAnnounced(t *testing.T) {
-	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 50 * time.Millisecond}})
+	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 50 * time.Millisecond, Networks: loopback}})
 	ann := s.Person(t, "ann", domain.RoleUser)
 	hook := startHook(t, 1_000_000) // down until it is told otherwise
 	addChannel(t, s, domain.Channel{Kind: domain.ChannelWebhook, Target: hook.URL, UserID: userID(t, s, "ann")})
