@@ -223,6 +223,10 @@ func (f ConversationFilter) PageSize() int {
 	return f.Limit
 }
 
+// PagePath is the question's own page, where every notification links: its owner is taken
+// on to its place in the conversation, whoever else may answer it answers it there.
+func (q QuestionRecord) PagePath() string { return fmt.Sprintf("/questions/%d", q.ID) }
+
 // Path is where a question's card is on Parley's pages: in its conversation, or on a page of
 // its own for a question put to others than its conversation's owner (a group, an
 // escalation), who cannot open the conversation.

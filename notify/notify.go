@@ -304,8 +304,8 @@ func answered(resp *http.Response, what string) error {
 	return err
 }
 
-// Link is the address of the question's card.
-func (n *Notifier) Link(q domain.QuestionRecord) string { return n.opts.BaseURL + q.Path() }
+// Link is the address of the question's own page.
+func (n *Notifier) Link(q domain.QuestionRecord) string { return n.opts.BaseURL + q.PagePath() }
 
 // summary is the notification in a line: who asks whom what.
 func summary(d domain.Notification) string {

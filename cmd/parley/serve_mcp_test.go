@@ -203,7 +203,7 @@ func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	joined := strings.Join(bodies, "\n")
-	if !strings.Contains(joined, "Ship first?") || !strings.Contains(joined, "Ship second?") || !strings.Contains(joined, l.URL+"/c/") {
+	if !strings.Contains(joined, "Ship first?") || !strings.Contains(joined, "Ship second?") || !strings.Contains(joined, l.URL+"/questions/") {
 		t.Fatalf("the webhook got %s", joined)
 	}
 }

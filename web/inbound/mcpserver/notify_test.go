@@ -219,8 +219,10 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 
 	// Ann's webhook failed twice (500), then took it: Slack's text, and the question.
 	b := annHook.received(t, 1)
-	if !strings.Contains(b.Text, "Claude Code asks ann: Which branch?") || !strings.Contains(b.Text, own["url"].(string)) ||
-		b.Parley.Event != "question.asked" || b.Parley.Question.ID != int64(own["question_id"].(float64)) || b.Parley.URL != own["url"] {
+	// Word of it links to the question's own page (which takes ann on to its card).
+	page := fmt.Sprintf("%s/questions/%d", s.URL, int64(own["question_id"].(float64)))
+	if !strings.Contains(b.Text, "Claude Code asks ann: Which branch?") || !strings.Contains(b.Text, page) ||
+		b.Parley.Event != "question.asked" || b.Parley.Question.ID != int64(own["question_id"].(float64)) || b.Parley.URL != page {
 		t.Fatalf("ann's webhook: %+v", b)
 	}
 	webtest.WaitFor(t, "the webhook's channel to show it delivered", func() bool {
@@ -239,7 +241,7 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 	if subj := m.Header.Get("Subject"); !strings.Contains(subj, "Claude Code asks ann: Which branch?") {
 		t.Fatalf("subject %q", subj)
 	}
-	if body := text(t, m); !strings.Contains(body, "The CI is green.") || !strings.Contains(body, own["url"].(string)) {
+	if body := text(t, m); !strings.Contains(body, "The CI is green.") || !strings.Contains(body, page) {
 		t.Fatalf("mail text %q", body)
 	}
 
