@@ -59,7 +59,7 @@ func TestPWA_WithoutSignIn(t *testing.T) {
 	}
 
 	_, page := anon.get("/login")
-	for _, want := range []string{`rel="manifest" href="/static/manifest.webmanifest?v=`, `rel="apple-touch-icon"`, `name="theme-color"`} {
+	for _, want := range []string{`rel="manifest" href="/static/manifest.webmanifest?v=`, `rel="apple-touch-icon"`, `name="theme-color"`, `src="/static/push.js?v=`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the login page lacks %s", want)
 		}
