@@ -9,10 +9,11 @@ import (
 
 //go:generate go run ../cmd/datastar-bundle
 
-// FS holds the stylesheets, the icon, app.js, shell.js and the Datastar client (placed by go
-// generate).
+// FS holds the stylesheets, the icons, app.js, shell.js, push.js, the service worker and
+// the web app manifest, and the Datastar client (placed by go generate).
 //
-//go:embed *.css *.svg app.js shell.js datastar.js datastar.js.map
+//go:embed *.css *.svg app.js shell.js push.js sw.js manifest.webmanifest icon-*.png badge-96.png apple-touch-icon.png
+//go:embed datastar.js datastar.js.map
 var FS embed.FS
 
 // Version is a short hash of the embedded assets, used to bust browser caches on upgrade.

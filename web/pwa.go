@@ -1,0 +1,32 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley-chat/parley/static"
+)
+
+// Parley installs as a web app: a manifest, and a service worker that shows the Web Push
+// notifications of questions. Both are served without sign-in, as the browser fetches them
+// on its own.
+
+// handleServiceWorker serves the service worker at /sw.js: a worker's scope is the folder of
+// its URL, and Parley's worker must see every page. Browsers check it for a new version
+// against the server, never a year-long cache.
+func (s *Server) handleServiceWorker(c echo.Context) error {
+	b, err := static.FS.ReadFile("sw.js")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", b)
+}
+
+// handleManifest serves the web app manifest as the other static files are served, with the
+// type manifests have (Go knows no type of .webmanifest).
+func (s *Server) handleManifest(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderContentType, "application/manifest+json")
+	return s.handleStatic(c)
+}
