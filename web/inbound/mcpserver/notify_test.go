@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
@@ -17,82 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
-
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/internal/mailtest"
 	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/webtest"
 )
 
-// mailbox is a real SMTP server (go-smtp) that keeps what it is sent.
-type mailbox struct {
-	mu   sync.Mutex
-	msgs []*mail.Message
-	to   []string
-	addr *net.TCPAddr
-}
-
-func (m *mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSession{m: m}, nil }
-
-type mailSession struct {
-	m  *mailbox
-	to string
-}
-
-func (s *mailSession) Reset()        {}
-func (s *mailSession) Logout() error { return nil }
-func (s *mailSession) Mail(string, *smtp.MailOptions) error {
-	return nil
-}
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error { s.to = to; return nil }
-func (s *mailSession) Data(r io.Reader) error {
-	msg, err := mail.ReadMessage(r)
-	if err != nil {
-		return err
-	}
-	body, _ := io.ReadAll(msg.Body)
-	msg.Body = strings.NewReader(string(body))
-	s.m.mu.Lock()
-	s.m.msgs, s.m.to = append(s.m.msgs, msg), append(s.m.to, s.to)
-	s.m.mu.Unlock()
-	return nil
-}
-
 // loopback lets channels reach the test's receivers, on 127.0.0.1.
 var loopback = notify.Networks{netip.MustParsePrefix("127.0.0.1/32")}
-
-func startMailbox(t *testing.T) *mailbox {
-	m := &mailbox{}
-	srv := smtp.NewServer(m)
-	srv.Domain = "localhost"
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.addr = l.Addr().(*net.TCPAddr)
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return m
-}
-
-// mailTo returns the mail sent to addr, once there is one.
-func (m *mailbox) mailTo(t *testing.T, addr string) *mail.Message {
-	t.Helper()
-	var got *mail.Message
-	webtest.WaitFor(t, "mail to "+addr, func() bool {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		for i, to := range m.to {
-			if to == addr {
-				got = m.msgs[i]
-				return true
-			}
-		}
-		return false
-	})
-	return got
-}
 
 // hook is a webhook receiver that refuses the first fails posts with 500.
 type hook struct {
@@ -195,9 +127,9 @@ func text(t *testing.T, m *mail.Message) string {
 }
 
 func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.T) {
-	box := startMailbox(t)
+	box := mailtest.Start(t)
 	s := webtest.Serve(t, nil, web.NewServerOptions{Notify: web.NotifyOptions{Backoff: 20 * time.Millisecond, Networks: loopback,
-		SMTP: &notify.SMTP{Host: "127.0.0.1", Port: box.addr.Port, From: "Parley <parley@example.com>", TLS: "none"}}})
+		SMTP: &notify.SMTP{Host: "127.0.0.1", Port: box.Port, From: "Parley <parley@example.com>", TLS: "none"}}})
 	ann := s.Person(t, "ann", domain.RoleUser)
 	s.Person(t, "bob", domain.RoleUser)
 	s.Person(t, "cy", domain.RoleUser)
@@ -237,7 +169,7 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 	if annHook.tries != 3 {
 		t.Fatalf("the webhook was tried %d times, want 3 (two 500s, then 200)", annHook.tries)
 	}
-	m := box.mailTo(t, "ann@example.com")
+	m := box.MailTo(t, "ann@example.com", 1)
 	if subj := m.Header.Get("Subject"); !strings.Contains(subj, "Claude Code asks ann: Which branch?") {
 		t.Fatalf("subject %q", subj)
 	}
@@ -251,7 +183,7 @@ func TestNotifications_WebhooksAndEmailHearOfQuestionsAndEscalations(t *testing.
 	if b := opsHook.received(t, 1); !strings.Contains(b.Text, "asks the group ops: Restart the runners?") || !strings.HasSuffix(b.Parley.URL, fmt.Sprintf("/questions/%v", grp["question_id"])) {
 		t.Fatalf("ops' webhook: %+v", b)
 	}
-	if m := box.mailTo(t, "cy@example.com"); !strings.Contains(m.Header.Get("Subject"), "Restart the runners?") {
+	if m := box.MailTo(t, "cy@example.com", 1); !strings.Contains(m.Header.Get("Subject"), "Restart the runners?") {
 		t.Fatalf("cy's mail: %v", m.Header)
 	}
 	// Bob's webhook is down: its failure shows where it is set up, with the next try.
