@@ -2,18 +2,27 @@ package web_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"mime/quotedprintable"
 	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/parley-chat/parley/api"
+	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/internal/mailtest"
+	"github.com/parley-chat/parley/internal/pushtest"
 	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/web"
+	"github.com/parley-chat/parley/web/webtest"
 )
 
 // The network rule on the Settings form: an address inside the network is refused, saying
@@ -276,4 +285,87 @@ func mustUser(t *testing.T, as *accountsServer, name string) int64 {
 		t.Fatal(err)
 	}
 	return u.ID
+}
+
+// Many people at once: each has a device and a webhook, and starts two conversations at the
+// same time as the others; each question is pushed to its owner's device and posted to
+// their webhook exactly once, and nobody hears of another's.
+func TestNotifications_ManyPeopleAtOnce(t *testing.T) {
+	push := pushtest.Start(t)
+	var mu sync.Mutex
+	hooks := map[string][]string{} // path: question URLs
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b notify.WebhookBody
+		json.NewDecoder(r.Body).Decode(&b)
+		mu.Lock()
+		hooks[r.URL.Path] = append(hooks[r.URL.Path], b.Parley.URL)
+		mu.Unlock()
+	}))
+	defer hook.Close()
+	as := newAccountsServerWith(t, web.NewServerOptions{Notify: web.NotifyOptions{Networks: mustNetworks(t, "127.0.0.1/32")}}, askerAndReader())
+	hash, _ := cheapPasswords.Hash(testPassword)
+	const people, each = 6, 2
+	subs := map[string]pushtest.Subscription{}
+	var wg sync.WaitGroup
+	for i := range people {
+		name := fmt.Sprintf("p%d", i)
+		if _, err := as.db.CreateUser(t.Context(), name, hash, domain.RoleUser); err != nil {
+			t.Fatal(err)
+		}
+		subs[name] = push.Subscribe(t, "ok", 0)
+		client := as.token(t, name)
+		client.json("POST", "/api/v1/push/subscriptions", subs[name], 201, nil)
+		if _, err := as.db.AddChannel(t.Context(), domain.Channel{Kind: domain.ChannelWebhook, Target: hook.URL + "/" + name, UserID: mustUser(t, as, name)}, name); err != nil {
+			t.Fatal(err)
+		}
+		for range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "Plan the offsite"}, 201, nil)
+			}()
+		}
+	}
+	wg.Wait()
+	pushes := push.WaitFor(t, "a push per question", func(ps []pushtest.Push) bool { return len(ps) >= people*each })
+	for name, sub := range subs {
+		var urls []string
+		for _, p := range pushes {
+			if p.Subscription == sub.Endpoint {
+				var m notify.PushMessage
+				json.Unmarshal(p.Payload, &m)
+				urls = append(urls, m.URL)
+			}
+		}
+		if len(urls) != each || urls[0] == urls[1] {
+			t.Errorf("%s's device got %v, want each of their %d questions once", name, urls, each)
+		}
+		for _, u := range urls {
+			id, _ := strconv.ParseInt(u[strings.LastIndex(u, "/")+1:], 10, 64)
+			q, err := as.db.Question(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ := as.db.Conversation(t.Context(), q.ConversationID)
+			if c.UserID != mustUser(t, as, name) {
+				t.Errorf("%s's device was told of question %d, of someone else's conversation", name, id)
+			}
+		}
+	}
+	webtest.WaitFor(t, "a webhook post per question", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, us := range hooks {
+			n += len(us)
+		}
+		return n >= people*each
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for name := range subs {
+		if got := hooks["/"+name]; len(got) != each || got[0] == got[1] {
+			t.Errorf("%s's webhook got %v", name, got)
+		}
+	}
 }
