@@ -1,8 +1,6 @@
 package views
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -12,18 +10,7 @@ import (
 	"github.com/parley-chat/parley/domain"
 )
 
-func renderDevices(t *testing.T, d DevicesData) *html.Node {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := Devices(d).Render(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
+func renderDevices(t *testing.T, d DevicesData) *html.Node { return parse(t, Devices(d)) }
 
 func TestDevices(t *testing.T) {
 	added := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)

@@ -1,8 +1,6 @@
 package views
 
 import (
-	"bytes"
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -163,18 +161,7 @@ func TestNewWaitChart(t *testing.T) {
 	}
 }
 
-func renderFigures(t *testing.T, d FiguresData) *html.Node {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := Figures(d).Render(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
+func renderFigures(t *testing.T, d FiguresData) *html.Node { return parse(t, Figures(d)) }
 
 func hasClass(n *html.Node, class string) bool {
 	v, _ := attr(n, "class")

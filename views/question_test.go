@@ -9,13 +9,17 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/a-h/templ"
 	"github.com/parley-chat/parley/domain"
 )
 
-func render(t *testing.T, q QuestionView) *html.Node {
+func render(t *testing.T, q QuestionView) *html.Node { return parse(t, QuestionCard(q)) }
+
+// parse renders a component and parses it as a page, as a browser would.
+func parse(t *testing.T, c templ.Component) *html.Node {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := QuestionCard(q).Render(context.Background(), &buf); err != nil {
+	if err := c.Render(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(&buf)

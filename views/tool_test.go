@@ -1,8 +1,6 @@
 package views
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"slices"
@@ -15,18 +13,7 @@ import (
 	"github.com/parley-chat/parley/domain"
 )
 
-func renderTool(t *testing.T, tc domain.ToolCall) *html.Node {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := ToolCard(tc).Render(context.Background(), &buf); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
+func renderTool(t *testing.T, tc domain.ToolCall) *html.Node { return parse(t, ToolCard(tc)) }
 
 func toolEvent(id int64, tc domain.ToolCall) domain.Event {
 	return domain.Event{ID: id, Kind: domain.EventToolCall, Author: "Helper", At: time.Unix(id, 0), ToolCall: &tc}
