@@ -27,6 +27,19 @@ const (
 	ChannelPush ChannelKind = "push"
 )
 
+// Noun is the kind in a sentence: "That ntfy topic is there already."
+func (k ChannelKind) Noun() string {
+	switch k {
+	case ChannelEmail:
+		return "email address"
+	case ChannelNtfy:
+		return "ntfy topic"
+	case ChannelPush:
+		return "device"
+	}
+	return "webhook"
+}
+
 // Words is the kind as the pages name it.
 func (k ChannelKind) Words() string {
 	switch k {

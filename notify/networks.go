@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,16 +63,26 @@ var specialRanges = func() []netip.Prefix {
 	for _, s := range []string{
 		"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4",
-		"64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20", "5f00::/16",
+		"::/96", "::ffff:0:0:0/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32", "3fff::/20", "5f00::/16", "fec0::/10",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out
 }()
 
+// nat64 and sixToFour are the IPv6 forms that carry an IPv4 address (RFC 6052's well-known
+// prefix, RFC 3056): the address inside is the one to judge.
+var nat64, sixToFour = netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("2002::/16")
+
 // Special says whether a is not a public internet address, and what it is.
 func Special(a netip.Addr) (string, bool) {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("") // a zone changes nothing of where a global address leads
+	switch b := a.As16(); {
+	case nat64.Contains(a):
+		return Special(netip.AddrFrom4([4]byte(b[12:16])))
+	case sixToFour.Contains(a):
+		return Special(netip.AddrFrom4([4]byte(b[2:6])))
+	}
 	switch {
 	case a.IsLoopback():
 		return "a loopback", true
@@ -94,7 +105,7 @@ func Special(a netip.Addr) (string, bool) {
 
 // listed says whether the operator listed a's network.
 func (n Networks) listed(a netip.Addr) bool {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	for _, p := range n {
 		if p.Contains(a) {
 			return true
@@ -112,9 +123,9 @@ func (n Networks) Check(a netip.Addr, listedOnly bool) error {
 	what, special := Special(a)
 	switch {
 	case special:
-		return &RefusedError{Addr: a.Unmap(), What: what}
+		return &RefusedError{Addr: a.Unmap().WithZone(""), What: what}
 	case listedOnly:
-		return &RefusedError{Addr: a.Unmap(), What: "not a listed network's"}
+		return &RefusedError{Addr: a.Unmap().WithZone(""), What: "not a listed network's"}
 	}
 	return nil
 }
@@ -123,9 +134,15 @@ func (n Networks) Check(a netip.Addr, listedOnly bool) error {
 type RefusedError struct {
 	Addr netip.Addr
 	What string
+	// ByName says the URL named a host that resolved to Addr: the error does not say the
+	// address, so that the page does not map the network's names for whoever typed them.
+	ByName bool
 }
 
 func (e *RefusedError) Error() string {
+	if e.ByName {
+		return fmt.Sprintf("its name leads to %s address, which Parley does not send to unless the operator allows its network (--channel-networks)", e.What)
+	}
 	return fmt.Sprintf("%s is %s address, which Parley does not send to unless the operator allows its network (--channel-networks)", e.Addr, e.What)
 }
 
@@ -171,11 +188,11 @@ func oddIPv4(host string) (netip.Addr, bool) {
 		var err error
 		switch {
 		case strings.HasPrefix(p, "0x"):
-			_, err = fmt.Sscanf(p[2:], "%x", &v)
+			v, err = strconv.ParseUint(p[2:], 16, 32)
 		case len(p) > 1 && p[0] == '0':
-			_, err = fmt.Sscanf(p[1:], "%o", &v)
+			v, err = strconv.ParseUint(p[1:], 8, 32)
 		default:
-			_, err = fmt.Sscanf(p, "%d", &v)
+			v, err = strconv.ParseUint(p, 10, 32)
 		}
 		if err != nil {
 			return netip.Addr{}, false

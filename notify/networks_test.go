@@ -39,6 +39,13 @@ func TestNetworks_CheckURL(t *testing.T) {
 		{none, "http://[fd00::1]/", false, false},
 		{none, "http://[::ffff:127.0.0.1]/", false, false},
 		{none, "http://[64:ff9b::a9fe:a9fe]/", false, false}, // NAT64 of 169.254.169.254
+		{none, "http://[64:ff9b::5db8:d70e]/", false, true},  // NAT64 of a public address: a DNS64 network's webhook
+		{none, "http://[2002:a00:1::]/", false, false},       // 6to4 of 10.0.0.1
+		{none, "http://[64:ff9b::a00:1%25eth0]/", false, false},
+		{none, "http://[::ffff:0:a00:1]/", false, false},
+		{none, "http://[fec0::1]/", false, false},
+		{none, "http://[::a00:1]/", false, false},
+		{none, "http://10abc/", false, true}, // a name, looked at when dialled
 		{none, "http://0.0.0.0/", false, false},
 		{none, "http://100.64.0.1/", false, false},
 		{none, "http://2130706433/", false, false}, // 127.0.0.1 as one number
@@ -100,5 +107,26 @@ func TestNetworks_Client(t *testing.T) {
 	resp, err = allowed.Client(5*time.Second, false).Get(srv.URL + "/away")
 	if err != nil || resp.StatusCode != http.StatusFound || hits != 2 {
 		t.Fatalf("a redirect: status %v, err %v, hits %d; want 302 answered and not followed", resp, err, hits)
+	}
+}
+
+// The VAPID subject is an address push services (Apple's among them) accept.
+func TestSubject(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"https://parley.example":     true,
+		"mailto:ops@example.com":     true,
+		"ops@example.com":            true,
+		"http://parley.example":      false,
+		"https://localhost":          false,
+		"parley@localhost":           false,
+		"parley@0.0.0.0":             false,
+		"mailto:parley@[::]":         false,
+		"Ops <ops@example.com>":      false,
+		"not an address":             false,
+		"https://192.168.1.5:8443/x": true,
+	} {
+		if got := Subject(s); got != ok {
+			t.Errorf("Subject(%q) = %v, want %v", s, got, ok)
+		}
 	}
 }

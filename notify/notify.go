@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -224,6 +225,10 @@ func (n *Notifier) deliver(ctx context.Context, d domain.Notification) {
 	var p permanent
 	var refused *RefusedError
 	if errors.As(err, &refused) {
+		if u, perr := url.Parse(d.Channel.Target); perr == nil {
+			_, literal := netip.ParseAddr(u.Hostname())
+			refused.ByName = literal != nil
+		}
 		err = permanent{fmt.Errorf("not sent: %w", refused)}
 	}
 	if !errors.As(err, &p) && d.Attempts+1 < n.opts.Attempts {
@@ -294,8 +299,12 @@ func answered(resp *http.Response, what string) error {
 	err := fmt.Errorf("%s answered %s", what, resp.Status)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		if secs, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && secs > 0 {
+		ra := strings.TrimSpace(resp.Header.Get("Retry-After"))
+		if secs, perr := strconv.Atoi(ra); perr == nil && secs > 0 {
 			return retryAfter{err, time.Duration(secs) * time.Second}
+		}
+		if at, perr := http.ParseTime(ra); perr == nil && time.Until(at) > 0 {
+			return retryAfter{err, time.Until(at)}
 		}
 		return err
 	case resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout:

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/mail"
+	"net/netip"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -19,6 +21,22 @@ import (
 type Push struct {
 	Keys    *Keys
 	Subject string
+}
+
+// Subject says whether s will do as the VAPID subject: an https: URL, or an email address
+// (with or without mailto:) whose domain is a name with a dot, not localhost or an address.
+func Subject(s string) bool {
+	if u, ok := domain.WebURL(s); ok {
+		return u.Scheme == "https" && strings.Contains(u.Hostname(), ".")
+	}
+	bare := strings.TrimPrefix(s, "mailto:")
+	a, err := mail.ParseAddress(bare)
+	if err != nil || a.Address != bare {
+		return false
+	}
+	_, host, _ := strings.Cut(a.Address, "@")
+	_, literal := netip.ParseAddr(strings.Trim(host, "[]"))
+	return strings.Contains(host, ".") && literal != nil
 }
 
 // VAPID is an application server's key pair (RFC 8292), base64url: the public key an

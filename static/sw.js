@@ -51,15 +51,17 @@ self.addEventListener('notificationclick', (e) => {
   e.notification.close()
   const url = ownURL(e.notification.data && e.notification.data.url)
   e.waitUntil((async () => {
-    // Parley's windows (matchAll sees no other origin's): the one already on the question,
-    // else the focused one, else any; else a new one.
+    // A Parley window already on the question (its page, or its card in the conversation)
+    // comes forward; else a new window opens, and the ones open keep what they hold (a
+    // message being typed). matchAll sees no other origin's windows.
     const open = await self.clients.matchAll({ type: 'window', includeUncontrolled: true })
-    const c = open.find((c) => c.url === url) || open.find((c) => c.focused) || open[0]
+    const id = (url.match(/\/questions\/(\d+)$/) || [])[1]
+    const c = open.find((c) => c.url === url || (id && c.url.endsWith('#q-' + id)))
     if (c) {
       try {
         await c.focus()
-        if (c.url === url || await c.navigate(url)) return
-      } catch {} // not focusable, or not controlled by this worker: open a window instead
+        return
+      } catch {} // not focusable: open a window instead
     }
     await self.clients.openWindow(url)
   })())

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -17,7 +16,8 @@ import (
 // AddChannel adds a person's or a group's channel (one of ch.UserID and ch.GroupID). An email
 // address waits for its confirmation (ConfirmToken, ConfirmChannel); the other kinds are
 // confirmed as they are added. A push subscription's endpoint belongs to one browser: adding
-// it again (another person signed in there, or the same one again) moves it, keys and all.
+// it again moves it (the same person again, or another signed in there, who must give the
+// subscription's keys as kept: only that browser has them).
 func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (domain.Channel, error) {
 	target, err := domain.CheckChannel(ch.Kind, ch.Target)
 	if err != nil {
@@ -32,8 +32,26 @@ func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (
 	}
 	err = db.tx(ctx, func(tx *sql.Tx) error {
 		if ch.Kind == domain.ChannelPush {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE kind = 'push' AND target = ?`, ch.Target); err != nil {
+			// The browser that holds the subscription has its keys: only with them is an
+			// endpoint of another person's moved (someone else signed in on that browser).
+			var id, owner int64
+			var secret string
+			err := tx.QueryRowContext(ctx, `SELECT id, coalesce(user_id, 0), secret FROM channels WHERE kind = 'push' AND target = ?`, ch.Target).Scan(&id, &owner, &secret)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
 				return fmt.Errorf("add channel: %w", err)
+			case owner != ch.UserID && secret != ch.Secret:
+				return domain.Errorf(domain.EINVALID, "That push subscription is another person's device.")
+			default:
+				if _, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ?`, id); err != nil {
+					return fmt.Errorf("add channel: %w", err)
+				}
+				if owner != ch.UserID {
+					if err := db.audit(ctx, tx, actor, "remove channel", 0, fmt.Sprintf("push %d of user %d: the device subscribed for user %d", id, owner, ch.UserID)); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		var n int
@@ -42,7 +60,7 @@ func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (
 			return fmt.Errorf("add channel: %w", err)
 		}
 		if n > 0 {
-			return domain.Errorf(domain.EINVALID, "That %s is there already.", strings.ToLower(ch.Kind.Words()))
+			return domain.Errorf(domain.EINVALID, "That %s is there already.", ch.Kind.Noun())
 		}
 		var err error
 		ch.ID, err = insertID(ctx, tx, `INSERT INTO channels (user_id, group_id, kind, target, secret, label, created_at, confirmed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -79,6 +97,24 @@ func (db *DB) ConfirmToken(ctx context.Context, id, userID, groupID int64) (doma
 	return ch, token, err
 }
 
+// Confirmation returns the unconfirmed email channel whose link holds token, changing
+// nothing (the page the link opens names the address); ENOTFOUND as ConfirmChannel gives it.
+func (db *DB) Confirmation(ctx context.Context, token string) (domain.Channel, error) {
+	var id int64
+	err := db.read.QueryRowContext(ctx, `SELECT id FROM channels WHERE confirm_hash = ? AND confirm_until > ? AND confirmed_at IS NULL`,
+		hashToken(token), formatTime(db.Now())).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) || token == "" {
+		return domain.Channel{}, errNoConfirmation
+	}
+	if err != nil {
+		return domain.Channel{}, fmt.Errorf("confirmation: %w", err)
+	}
+	return channel(ctx, db.read, id)
+}
+
+// errNoConfirmation is a confirmation link that confirms nothing (any more).
+var errNoConfirmation = domain.Errorf(domain.ENOTFOUND, "This link does not confirm anything: it was used already, or a newer one was sent, or it is more than a day old. Send a new one from where the address was added.")
+
 // ConfirmChannel confirms the email address whose link holds token; from then on it gets word
 // of questions. A token used, replaced or older than ConfirmFor gives ENOTFOUND.
 func (db *DB) ConfirmChannel(ctx context.Context, token string) (domain.Channel, error) {
@@ -88,7 +124,7 @@ func (db *DB) ConfirmChannel(ctx context.Context, token string) (domain.Channel,
 		err := tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE confirm_hash = ? AND confirm_until > ? AND confirmed_at IS NULL`,
 			hashToken(token), formatTime(db.Now())).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) || token == "" {
-			return domain.Errorf(domain.ENOTFOUND, "This link does not confirm anything: it was used already, or a newer one was sent, or it is more than a day old. Send a new one from where the address was added.")
+			return errNoConfirmation
 		}
 		if err != nil {
 			return fmt.Errorf("confirm channel: %w", err)
@@ -233,7 +269,8 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 	if db.pg {
 		err = db.tx(ctx, func(tx *sql.Tx) error {
 			ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending'
-				AND (next_at <= ? OR claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)) ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
+				AND (next_at <= ? OR claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)) ORDER BY next_at, id LIMIT ?
+				FOR UPDATE SKIP LOCKED`, formatTime(now), limit) // another instance's claim under way is not waited for
 			for _, id := range ids {
 				if err == nil {
 					_, err = tx.ExecContext(ctx, `UPDATE notifications SET next_at = ?, claimed_by = ? WHERE id = ?`, formatTime(now.Add(claimFor)), db.instance, id)

@@ -130,6 +130,12 @@ func TestDB_PushSubscriptionMoves(t *testing.T) {
 	if _, err := db.AddChannel(ctx, sub, "ann"); err != nil {
 		t.Fatal(err)
 	}
+	// Someone who learnt the endpoint, without its keys, cannot take the device over.
+	stolen := sub
+	stolen.UserID, stolen.Secret = ps["bob"].ID, `{"p256dh":"mine","auth":"mine"}`
+	if _, err := db.AddChannel(ctx, stolen, "bob"); domain.ErrorCode(err) != domain.EINVALID {
+		t.Fatalf("another person's endpoint with other keys: %v, want a refusal", err)
+	}
 	sub.UserID = ps["bob"].ID
 	moved, err := db.AddChannel(ctx, sub, "bob")
 	if err != nil {

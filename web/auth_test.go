@@ -211,11 +211,13 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", "/review/groups/routes/remove", url.Values{"person": {"bob"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/channels", url.Values{"kind": {"webhook"}, "target": {"https://chat.example/hooks/ops"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/channels/remove", url.Values{"id": {"999"}}, 404, 404, 404},
+		{"POST", "/review/groups/routes/channels/confirm", url.Values{"id": {"999"}}, 404, 404, 404},
 		{"POST", "/review/groups/routes/delete", url.Values{}, 404, 404, 303},
 		{"POST", "/settings/channels", url.Values{"kind": {"webhook"}, "target": {"https://hooks.example.com/me"}}, 303, 303, 303},
 		{"POST", "/settings/devices/remove", url.Values{"id": {"999"}}, 404, 404, 404},
 		{"POST", "/settings/notifications", url.Values{"agent": {"asker"}}, 303, 303, 303},
 		{"POST", "/settings/channels/remove", url.Values{"id": {"999"}}, 404, 404, 404},
+		{"POST", "/settings/channels/confirm", url.Values{"id": {"999"}}, 404, 404, 404},
 		// A question of one's own opens in its conversation; staff read it alone.
 		{"GET", "/questions/1", nil, 303, 404, 200},
 		{"POST", "/questions/1/decline", url.Values{"_reason": {"no"}}, 0, 404, 403},

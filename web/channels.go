@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -51,9 +52,13 @@ func (s *Server) addChannel(c echo.Context, userID, groupID int64) error {
 	return s.sendConfirmation(c, ch.ID, userID, groupID)
 }
 
-// sendConfirmation mails a new confirmation link to an email channel not yet confirmed.
+// sendConfirmation mails a new confirmation link to an email channel not yet confirmed: a
+// few an hour per person, so that nobody floods an address through Parley's mail server.
 func (s *Server) sendConfirmation(c echo.Context, id, userID, groupID int64) error {
 	ctx := c.Request().Context()
+	if ok, wait := s.confirmMails.take(fmt.Sprint(currentUser(c).ID)); !ok {
+		return tooMany(fmt.Sprintf("You have had %d confirmation links sent this hour.", confirmMailsPerHour), wait)
+	}
 	ch, token, err := s.groups.ConfirmToken(ctx, id, userID, groupID)
 	if err != nil {
 		return err
@@ -65,17 +70,30 @@ func (s *Server) sendConfirmation(c echo.Context, id, userID, groupID int64) err
 	return nil
 }
 
-// removeChannel removes the channel the form names, or, with confirm set, sends the link
-// that confirms its address again.
+// confirmMailsPerHour is how many confirmation links a person may have sent in an hour.
+const confirmMailsPerHour = 5
+
+// removeChannel removes the channel the form names.
 func (s *Server) removeChannel(c echo.Context, userID, groupID int64) error {
 	id, err := strconv.ParseInt(c.FormValue("id"), 10, 64)
 	if err != nil {
 		return domain.ErrNoChannel
 	}
-	if c.FormValue("confirm") != "" {
-		return s.sendConfirmation(c, id, userID, groupID)
-	}
 	return s.groups.RemoveChannel(c.Request().Context(), id, userID, groupID, currentUser(c).Name)
+}
+
+// confirmAgain sends the link that confirms the address of the channel the form names again.
+func (s *Server) confirmAgain(c echo.Context, userID, groupID int64) error {
+	id, err := strconv.ParseInt(c.FormValue("id"), 10, 64)
+	if err != nil {
+		return domain.ErrNoChannel
+	}
+	return s.sendConfirmation(c, id, userID, groupID)
+}
+
+// handleConfirmAgain sends one of the person's addresses its link again.
+func (s *Server) handleConfirmAgain(c echo.Context) error {
+	return s.settingsChannel(c, s.confirmAgain(c, currentUser(c).ID, 0), "channels")
 }
 
 // handleAddChannel adds a channel of the person's own.
@@ -93,7 +111,8 @@ func (s *Server) settingsChannel(c echo.Context, err error, section string) erro
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/settings#"+section)
 	}
-	if domain.ErrorCode(err) != domain.EINVALID {
+	status := refusalStatus(err)
+	if status == 0 {
 		return err
 	}
 	d, derr := s.settingsData(c, currentUser(c))
@@ -105,33 +124,48 @@ func (s *Server) settingsChannel(c echo.Context, err error, section string) erro
 	} else {
 		d.Channels.Error, d.Channels.Kind, d.Channels.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
 	}
-	return s.page(c, http.StatusUnprocessableEntity, views.SettingsPage(d))
+	return s.page(c, status, views.SettingsPage(d))
 }
 
-// groupChannel changes a group's channels (add, else remove) and shows the groups again.
-func (s *Server) groupChannel(c echo.Context, add bool) error {
+// refusalStatus is the status a refused change of channels is shown with, on its form: 422 for
+// what was given, 429 for too many; zero for anything else (an error page).
+func refusalStatus(err error) int {
+	switch domain.ErrorCode(err) {
+	case domain.EINVALID:
+		return http.StatusUnprocessableEntity
+	case domain.ETOOMANY:
+		return http.StatusTooManyRequests
+	}
+	return 0
+}
+
+// groupChannel changes a group's channels (change: add, remove or confirm again) and shows
+// the groups again.
+func (s *Server) groupChannel(c echo.Context, change func(echo.Context, int64, int64) error) error {
 	ctx := c.Request().Context()
 	g, err := s.groups.Group(ctx, c.Param("name"))
 	if err != nil {
 		return err
 	}
-	if add {
-		err = s.addChannel(c, 0, g.ID)
-	} else {
-		err = s.removeChannel(c, 0, g.ID)
-	}
+	err = change(c, 0, g.ID)
 	if err == nil {
 		return c.Redirect(http.StatusSeeOther, "/review/groups#group-"+g.Name)
 	}
-	if domain.ErrorCode(err) != domain.EINVALID {
+	status := refusalStatus(err)
+	if status == 0 {
 		return err
 	}
-	return s.groupsPageWith(c, http.StatusUnprocessableEntity, "", nil, func(d *views.GroupsData) {
+	return s.groupsPageWith(c, status, "", nil, func(d *views.GroupsData) {
 		ch := d.Channels[g.Name]
 		ch.Error, ch.Kind, ch.Target = domain.ErrorMessage(err), c.FormValue("kind"), strings.TrimSpace(c.FormValue("target"))
 		d.Channels[g.Name] = ch
 	})
 }
 
-func (s *Server) handleAddGroupChannel(c echo.Context) error    { return s.groupChannel(c, true) }
-func (s *Server) handleRemoveGroupChannel(c echo.Context) error { return s.groupChannel(c, false) }
+func (s *Server) handleAddGroupChannel(c echo.Context) error { return s.groupChannel(c, s.addChannel) }
+func (s *Server) handleRemoveGroupChannel(c echo.Context) error {
+	return s.groupChannel(c, s.removeChannel)
+}
+func (s *Server) handleConfirmGroupChannel(c echo.Context) error {
+	return s.groupChannel(c, s.confirmAgain)
+}

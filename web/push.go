@@ -14,8 +14,12 @@ import (
 )
 
 // pushSubject is the address push services may reach the operator at (the VAPID "sub"):
-// Parley's https address, else the sender of its emails, else parley@ its host.
+// the operator's, else Parley's https address, else the sender of its emails, else
+// parley@ its host (which Apple refuses: NewServer warns).
 func pushSubject(o NotifyOptions) string {
+	if o.PushSubject != "" {
+		return strings.TrimPrefix(o.PushSubject, "mailto:") // webpush-go writes the mailto: itself
+	}
 	if strings.HasPrefix(o.PublicURL, "https://") {
 		return o.PublicURL
 	}
@@ -79,7 +83,8 @@ func (s *Server) apiAddPush(c echo.Context) error {
 	if err := s.networks.CheckURL(p.Endpoint, true); err != nil {
 		return domain.Errorf(domain.EINVALID, "That push endpoint is refused: %s.", err.Error())
 	}
-	secret, _ := json.Marshal(p.Keys)
+	// Kept as the browser's keys without padding, so that the same keys compare equal.
+	secret, _ := json.Marshal(domain.PushKeys{P256dh: strings.TrimRight(p.Keys.P256dh, "="), Auth: strings.TrimRight(p.Keys.Auth, "=")})
 	u := currentUser(c)
 	ch, err := s.groups.AddChannel(c.Request().Context(), domain.Channel{Kind: domain.ChannelPush, Target: p.Endpoint, Secret: string(secret),
 		Label: deviceLabel(c.Request().UserAgent()), UserID: u.ID}, u.Name)

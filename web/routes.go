@@ -67,6 +67,7 @@ func (s *Server) routes() {
 	u.POST("/settings/tokens/revoke", s.handleRevokeToken)
 	u.POST("/settings/channels", s.handleAddChannel)
 	u.POST("/settings/channels/remove", s.handleRemoveChannel)
+	u.POST("/settings/channels/confirm", s.handleConfirmAgain)
 	u.POST("/settings/devices/remove", s.handleRemoveDevice)
 	u.POST("/settings/notifications", s.handleSaveNotifyPrefs)
 	u.POST("/c/:id/rename", s.handleRename)
@@ -85,6 +86,7 @@ func (s *Server) routes() {
 	staff.POST("/review/groups/:name/delete", s.handleDeleteGroup)
 	staff.POST("/review/groups/:name/channels", s.handleAddGroupChannel)
 	staff.POST("/review/groups/:name/channels/remove", s.handleRemoveGroupChannel)
+	staff.POST("/review/groups/:name/channels/confirm", s.handleConfirmGroupChannel)
 	// The MCP server (web/inbound/mcpserver): its own bearer tokens, its own Origin check.
 	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", echo.WrapHandler(s.mcp))
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -64,7 +65,9 @@ type Server struct {
 	// providerSignIns the sign-ins through the identity provider begun, providerCallbacks
 	// come back, per address (each is a write nobody signed in asks for).
 	logins, signups, messages, providerSignIns, providerCallbacks limiter
-	streams                                                       streamCounter
+	// confirmMails counts the confirmation links a person has mailed, per hour.
+	confirmMails limiter
+	streams      streamCounter
 	// live are the open streams, each with the check that its person may go on.
 	live openStreams
 	// metrics are what GET /metrics serves; metricsAccess says to whom.
@@ -124,6 +127,9 @@ type NotifyOptions struct {
 	SMTP *notify.SMTP
 	// Networks are the networks besides the public internet that channels may reach.
 	Networks notify.Networks
+	// PushSubject is how push services may reach the operator (a mailto: or https:
+	// address); empty: the https public URL, else the SMTP sender.
+	PushSubject string
 	// Backoff is the wait before a failed delivery's first retry (default 30 s).
 	Backoff time.Duration
 }
@@ -158,6 +164,9 @@ func NewServer(opts NewServerOptions) *Server {
 	s.networks, s.pushKeys, s.publicURL = opts.Notify.Networks, notify.NewKeys(db), strings.TrimRight(opts.Notify.PublicURL, "/")
 	s.notifier = notify.New(notify.Options{Outbox: db, BaseURL: opts.Notify.PublicURL, SMTP: opts.Notify.SMTP, Backoff: opts.Notify.Backoff, Logger: s.log,
 		Networks: opts.Notify.Networks, Push: notify.Push{Keys: s.pushKeys, Subject: pushSubject(opts.Notify)}})
+	if u, err := url.Parse(opts.Notify.PublicURL); err == nil && !LoopbackHost(u.Host) && !notify.Subject(pushSubject(opts.Notify)) {
+		s.log.Warn("Web Push is signed with a made-up address, which Apple's push service refuses: set --push-subject to a mailto: or https: address of yours")
+	}
 	opts.Runner.SetNotify(s.notifier.Wake) // an agent's approval gate told to its approvers
 	s.mcp = mcpserver.New(mcpserver.Options{Runner: opts.Runner, Authenticate: s.tokenPerson, Group: db.Group, GroupsOf: db.GroupsOf, Notify: s.notifier.Wake, OwnOrigin: s.ownOrigin, BaseURL: s.baseURL,
 		Progress: opts.MCP.Progress, MaxWait: opts.MCP.MaxWait, AllowEmail: opts.MCP.AllowEmail, Logger: s.log})
@@ -171,6 +180,7 @@ func NewServer(opts NewServerOptions) *Server {
 	}
 	s.logins = newLimiter(db, "logins", s.limits.LoginAttempts, s.limits.LoginWindow, s.now, s.log)
 	s.signups = newLimiter(db, "signups", 5, time.Hour, s.now, s.log)
+	s.confirmMails = newLimiter(db, "confirm-mails", confirmMailsPerHour, time.Hour, s.now, s.log)
 	s.messages = newLimiter(db, "messages", s.limits.MessagesPerMinute, time.Minute, s.now, s.log)
 	s.providerSignIns = newLimiter(db, "provider-sign-ins", s.limits.ProviderSignIns, time.Minute, s.now, s.log)
 	s.providerCallbacks = newLimiter(db, "provider-callbacks", s.limits.ProviderSignIns, time.Minute, s.now, s.log)

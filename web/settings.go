@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,8 @@ func (s *Server) handleSettings(c echo.Context) error {
 		d.Saved = "Your password is changed; you were signed out everywhere else."
 	case "revoked":
 		d.TokenNotice = revokedNotice(c.QueryParam("name"))
+	case "notifications":
+		d.Prefs.Saved = true // said beside the form, where the page lands
 	default:
 		d.Saved = "Saved."
 	}
@@ -187,7 +190,17 @@ func (s *Server) handleSaveNotifyPrefs(c echo.Context) error {
 	for _, a := range form["agent"] {
 		on[a] = true
 	}
+	before, err := s.groups.NotifyPrefs(c.Request().Context(), u.ID)
+	if err != nil {
+		return err
+	}
 	var p domain.NotifyPrefs
+	// A mute of an agent not on the form (one the person may not use now) stays.
+	for _, m := range before.Muted {
+		if !slices.ContainsFunc(d.Prefs.Agents, func(a views.AgentChoice) bool { return a.Name == m }) {
+			p.Muted = append(p.Muted, m)
+		}
+	}
 	for i, a := range d.Prefs.Agents {
 		d.Prefs.Agents[i].On = on[a.Name]
 		if !on[a.Name] {
@@ -221,7 +234,15 @@ func (s *Server) handleSaveNotifyPrefs(c echo.Context) error {
 // handleConfirmPage is where an email's confirmation link leads: a button, since a GET
 // confirms nothing (mail scanners open links).
 func (s *Server) handleConfirmPage(c echo.Context) error {
-	return s.page(c, http.StatusOK, views.ConfirmChannelPage(c.QueryParam("token"), "", ""))
+	token := c.QueryParam("token")
+	ch, err := s.groups.Confirmation(c.Request().Context(), token)
+	if domain.ErrorCode(err) == domain.ENOTFOUND {
+		return s.page(c, http.StatusNotFound, views.ConfirmChannelPage("", "", domain.ErrorMessage(err), false))
+	}
+	if err != nil {
+		return err
+	}
+	return s.page(c, http.StatusOK, views.ConfirmChannelPage(token, ch.Target, "", false))
 }
 
 // handleConfirmChannel confirms the address whose link was followed. No sign-in: the link,
@@ -229,10 +250,10 @@ func (s *Server) handleConfirmPage(c echo.Context) error {
 func (s *Server) handleConfirmChannel(c echo.Context) error {
 	ch, err := s.groups.ConfirmChannel(c.Request().Context(), c.FormValue("token"))
 	if domain.ErrorCode(err) == domain.ENOTFOUND {
-		return s.page(c, http.StatusNotFound, views.ConfirmChannelPage("", "", domain.ErrorMessage(err)))
+		return s.page(c, http.StatusNotFound, views.ConfirmChannelPage("", "", domain.ErrorMessage(err), false))
 	}
 	if err != nil {
 		return err
 	}
-	return s.page(c, http.StatusOK, views.ConfirmChannelPage("", ch.Target, ""))
+	return s.page(c, http.StatusOK, views.ConfirmChannelPage("", ch.Target, "", true))
 }

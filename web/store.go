@@ -100,6 +100,7 @@ type Groups interface {
 	RemovePush(ctx context.Context, userID int64, endpoint, actor string) error
 	ConfirmToken(ctx context.Context, id, userID, groupID int64) (domain.Channel, string, error)
 	ConfirmChannel(ctx context.Context, token string) (domain.Channel, error)
+	Confirmation(ctx context.Context, token string) (domain.Channel, error)
 	NotifyPrefs(ctx context.Context, userID int64) (domain.NotifyPrefs, error)
 	SetNotifyPrefs(ctx context.Context, userID int64, p domain.NotifyPrefs, actor string) error
 }

@@ -72,6 +72,9 @@ type Config struct {
 	// ChannelNetworks are the networks besides the public internet that channels (webhooks,
 	// ntfy, push endpoints) may reach (--channel-networks).
 	ChannelNetworks notify.Networks
+	// PushSubject is how push services may reach the operator (VAPID's "sub"): a mailto: or
+	// https: address (--push-subject).
+	PushSubject string
 }
 
 // shutdownGrace is how long `parley serve` takes at most to stop once told to (SIGTERM,
@@ -177,6 +180,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.PublicURL, "public-url", env("PARLEY_PUBLIC_URL", ""), "Parley's address as people reach it, for the links in notifications, e.g. https://parley.example (PARLEY_PUBLIC_URL; default the listen address)")
 	networks := fs.String("channel-networks", getenv("PARLEY_CHANNEL_NETWORKS"),
 		"networks besides the public internet that webhooks, ntfy topics and push endpoints may reach, as CIDR prefixes, e.g. 10.1.0.0/16,192.168.5.7/32 (PARLEY_CHANNEL_NETWORKS; default none: loopback, private, link-local and other special addresses are refused)")
+	fs.StringVar(&cfg.PushSubject, "push-subject", getenv("PARLEY_PUSH_SUBJECT"),
+		"how push services may reach you, signed into every Web Push: a mailto: or https: address (PARLEY_PUSH_SUBJECT; default --public-url when https, else the [smtp] sender; Apple's push service refuses made-up ones)")
 	fs.BoolVar(&cfg.A2A, "a2a", isTrue(getenv("PARLEY_A2A")), "serve the agents over A2A to the clients made with parley a2a-client (PARLEY_A2A=1)")
 	cfg.A2AToken = getenv("PARLEY_A2A_TOKEN")
 	cfg.StructuredOutput = isTrue(getenv("ENABLE_STRUCTURED_OUTPUT"))
@@ -230,6 +235,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		if _, ok := domain.WebURL(cfg.PublicURL); !ok {
 			return cfg, fmt.Errorf("--public-url %q: give Parley's address as people reach it, such as https://parley.example", cfg.PublicURL)
 		}
+	}
+	if cfg.PushSubject != "" && !notify.Subject(cfg.PushSubject) {
+		return cfg, fmt.Errorf("--push-subject %q: give a mailto: or https: address of yours, such as mailto:ops@example.com", cfg.PushSubject)
 	}
 	if cfg.ChannelNetworks, err = notify.ParseNetworks(*networks); err != nil {
 		return cfg, fmt.Errorf("--channel-networks: %w", err)

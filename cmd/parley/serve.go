@@ -111,7 +111,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		return err
 	}
 	srv := web.NewServer(web.NewServerOptions{
-		Notify:   web.NotifyOptions{PublicURL: publicURL, SMTP: smtpServer, Networks: cfg.ChannelNetworks},
+		Notify:   web.NotifyOptions{PublicURL: publicURL, SMTP: smtpServer, Networks: cfg.ChannelNetworks, PushSubject: cfg.PushSubject},
 		DB:       db,
 		Now:      db.Now,
 		Runner:   runner,

@@ -171,11 +171,12 @@ test('a click on a notification opens its question in a Parley window, never ano
   }
   assert.deepEqual(await click(question, []), ['close', `open ${question}`])
   assert.deepEqual(await click(question, [{ url: origin + '/inbox', focused: false }, { url: origin + '/', focused: true }]),
-    ['close', `focus ${origin}/`, `navigate ${origin}/ to ${question}`], 'the focused window goes to the question')
+    ['close', `open ${question}`], 'a new window: the open ones keep what they hold')
   assert.deepEqual(await click(question, [{ url: origin + '/', focused: true }, { url: question, focused: false }]),
     ['close', `focus ${question}`], 'a window on the question is brought forward')
-  assert.deepEqual(await click(question, [{ url: origin + '/', focused: false }], { navigable: false }),
-    ['close', `focus ${origin}/`, `open ${question}`], 'a window the worker cannot steer: a new one')
+  const card = origin + '/c/4#q-' + question.split('/').pop()
+  assert.deepEqual(await click(question, [{ url: origin + '/', focused: true }, { url: card, focused: false }]),
+    ['close', `focus ${card}`], 'a window on its card in the conversation is brought forward')
   assert.deepEqual(await click('https://evil.example/questions/3', []), ['close', `open ${origin}/`])
   assert.deepEqual(await click(undefined, []), ['close', `open ${origin}/`])
 })
