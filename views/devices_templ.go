@@ -188,11 +188,13 @@ func deviceLabel(ch domain.Channel) string {
 }
 
 // removeLabel names a device's Remove button for a screen reader.
+// Devices of one kind have one label: when each was added tells them apart.
 func removeLabel(ch domain.Channel) string {
+	name := "the device"
 	if ch.Label != "" {
-		return "Remove " + ch.Label
+		name = ch.Label
 	}
-	return "Remove the device"
+	return "Remove " + name + ", added " + ch.Created.UTC().Format("Jan 2 15:04 UTC")
 }
 
 var _ = templruntime.GeneratedTemplate

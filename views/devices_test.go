@@ -37,8 +37,8 @@ func TestDevices(t *testing.T) {
 		t.Fatalf("%d devices listed, want 2", len(items))
 	}
 	for i, want := range []struct{ id, endpoint, says, remove string }{
-		{"7", "https://push.example/a", "Firefox on Linux", "Remove Firefox on Linux"},
-		{"9", "https://push.example/b", "A device", "Remove the device"},
+		{"7", "https://push.example/a", "Firefox on Linux", "Remove Firefox on Linux, added Nov 20 08:00 UTC"},
+		{"9", "https://push.example/b", "A device", "Remove the device, added Nov 20 08:00 UTC"},
 	} {
 		li := items[i]
 		if got := text(li); !strings.Contains(got, want.says) {
