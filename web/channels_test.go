@@ -208,7 +208,7 @@ func TestChannels_EmailConfirmedByItsLink(t *testing.T) {
 	if id := m.Header.Get("Message-ID"); !strings.HasSuffix(id, "@parley.example>") {
 		t.Errorf("Message-ID %q, want Parley's public host", id)
 	}
-	confirmLink := regexp.MustCompile(`https://parley\.example/channels/confirm\?token=([0-9a-f]+)`)
+	confirmLink := regexp.MustCompile(`https://parley\.example/channels/confirm\?token=([A-Za-z0-9_-]+)`)
 	link := confirmLink.FindStringSubmatch(mailText(t, m))
 	if link == nil {
 		t.Fatalf("no link in the mail:\n%s", mailText(t, m))
