@@ -4,13 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,30 +118,7 @@ func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
 	token := annWithToken(t, db)
-	var mu sync.Mutex
-	var bodies []string
-	hang := make(chan struct{}) // closed: the receiver answers at once
-	hanging := make(chan struct{}, 10)
-	var inflight atomic.Int32 // requests held, of live senders or of a killed one
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inflight.Add(1)
-		defer inflight.Add(-1)
-		b, _ := io.ReadAll(r.Body) // read first: then the server sees a sender that goes
-		select {
-		case <-hang:
-		default:
-			hanging <- struct{}{}
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-				return // the sender stopped or died: it never heard back, and sends again
-			}
-		}
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-	}))
-	defer hook.Close()
+	hook := holdRequests(t, func(_ *http.Request, body []byte) (int, string) { return http.StatusOK, string(body) })
 	ctx := context.Background()
 	side, err := store.OpenWith(ctx, db, store.Options{Holder: "test", Shared: true})
 	if err != nil {
@@ -157,53 +130,38 @@ func TestServe_MCPNotificationsOutliveSIGTERMAndKill9(t *testing.T) {
 	}
 	side.Close()
 
-	var l *liveServer
-	var logs *syncBuffer
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the last server's log:\n%s", logs.String())
-		}
-	})
-	start := func() {
-		logs = &syncBuffer{}
-		l = serveLive(t, token, logs, "--db", db, "--channel-networks", "127.0.0.1/32")
-	}
+	srv := newRestartable(t, token, "--db", db, "--channel-networks", "127.0.0.1/32")
 	ask := func(id string) {
-		mcpCall(t, l.URL, l.Token, "2026-07-28", map[string]any{"message": "Ship " + id + "?", "request_id": id, "wait": "0s",
+		mcpCall(t, srv.L.URL, srv.L.Token, "2026-07-28", map[string]any{"message": "Ship " + id + "?", "request_id": id, "wait": "0s",
 			"fields": []any{map[string]any{"name": "ok", "kind": "boolean"}}})
 	}
 	t0 := time.Now()
 	step := func(what string) { t.Logf("%s at %s", what, time.Since(t0).Round(time.Millisecond)) }
-	start()
+	srv.Start()
 	ask("first")
-	<-hanging // its delivery is under way when Parley is told to stop
+	<-hook.Held // its delivery is under way when Parley is told to stop
 	step("first hangs")
-	terminate(t, l, logs)
+	terminate(t, srv.L, srv.Logs)
 	step("terminated")
-	start()
-	<-hanging // tried again after the restart, and hangs again: kill -9 now
+	srv.Start()
+	<-hook.Held // tried again after the restart, and hangs again: kill -9 now
 	step("first hangs again")
 	ask("second")
-	<-hanging
+	<-hook.Held
 	step("second hangs")
-	l.cmd.Process.Kill()
-	l.cmd.Wait()
-	waitFor(t, "the killed sender's requests to end", func() bool { return inflight.Load() == 0 })
+	srv.Kill()
+	waitFor(t, "the killed sender's requests to end", func() bool { return hook.InFlight() == 0 })
 	step("killed")
-	close(hang)
-	start()
+	hook.Release()
+	srv.Start()
 	waitFor(t, "both notifications", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(bodies) > 2 {
-			t.Fatalf("%d notifications, want 2: %s", len(bodies), strings.Join(bodies, "\n"))
+		if n := len(hook.Taken()); n > 2 {
+			t.Fatalf("%d notifications, want 2: %s", n, strings.Join(hook.Taken(), "\n"))
 		}
-		return len(bodies) == 2
+		return len(hook.Taken()) == 2
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	joined := strings.Join(bodies, "\n")
-	if !strings.Contains(joined, "Ship first?") || !strings.Contains(joined, "Ship second?") || !strings.Contains(joined, l.URL+"/questions/") {
+	joined := strings.Join(hook.Taken(), "\n")
+	if !strings.Contains(joined, "Ship first?") || !strings.Contains(joined, "Ship second?") || !strings.Contains(joined, srv.L.URL+"/questions/") {
 		t.Fatalf("the webhook got %s", joined)
 	}
 }

@@ -8,10 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -23,52 +20,19 @@ func TestServe_PushesOutliveSIGTERMAndKill9(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "p.db")
 	token := annWithToken(t, db)
-	var mu sync.Mutex
-	var topics []string         // the pushes taken, by their Topic (the question)
-	hang := make(chan struct{}) // closed: the push service answers at once
-	hanging := make(chan struct{}, 10)
-	var inflight atomic.Int32
-	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inflight.Add(1)
-		defer inflight.Add(-1)
-		io.ReadAll(r.Body)
-		select {
-		case <-hang:
-		default:
-			hanging <- struct{}{}
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-				return // the sender stopped or died: it never heard back, and sends again
-			}
-		}
+	// The push service: the pushes taken, by their Topic (the question).
+	service := holdRequests(t, func(r *http.Request, _ []byte) (int, string) {
 		if r.Header.Get("Content-Encoding") != "aes128gcm" || r.Header.Get("Authorization") == "" {
-			http.Error(w, "not a push", http.StatusBadRequest)
-			return
+			return http.StatusBadRequest, ""
 		}
-		mu.Lock()
-		topics = append(topics, r.Header.Get("Topic"))
-		mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-	}))
-	defer service.Close()
-
-	var l *liveServer
-	var logs *syncBuffer
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the last server's log:\n%s", logs.String())
-		}
+		return http.StatusCreated, r.Header.Get("Topic")
 	})
-	start := func() {
-		logs = &syncBuffer{}
-		l = serveLive(t, token, logs, "--db", db, "--channel-networks", "127.0.0.1/32")
-	}
+	srv := newRestartable(t, token, "--db", db, "--channel-networks", "127.0.0.1/32")
 	api := func(path string, body any, want int) {
 		t.Helper()
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest(http.MethodPost, l.URL+path, bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+l.Token)
+		req, _ := http.NewRequest(http.MethodPost, srv.L.URL+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+srv.L.Token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -87,42 +51,34 @@ func TestServe_PushesOutliveSIGTERMAndKill9(t *testing.T) {
 	auth := make([]byte, 16)
 	rand.Read(auth)
 	b64 := base64.RawURLEncoding.EncodeToString
-	start()
+	srv.Start()
 	api("/api/v1/push/subscriptions", map[string]any{"endpoint": service.URL + "/push/ann-phone",
 		"keys": map[string]string{"p256dh": b64(key.PublicKey().Bytes()), "auth": b64(auth)}}, http.StatusCreated)
 	plan := map[string]string{"agent": "event-planner", "text": "Plan a party for 30 people"}
 	api("/api/v1/conversations", plan, http.StatusCreated)
-	<-hanging // the push of the planner's first question is under way when Parley is told to stop
-	terminate(t, l, logs)
-	start()
-	<-hanging // tried again after the restart, and hangs again: kill -9 now
+	<-service.Held // the push of the planner's first question is under way when Parley is told to stop
+	terminate(t, srv.L, srv.Logs)
+	srv.Start()
+	<-service.Held // tried again after the restart, and hangs again: kill -9 now
 	api("/api/v1/conversations", plan, http.StatusCreated)
-	<-hanging
-	l.cmd.Process.Kill()
-	l.cmd.Wait()
-	waitFor(t, "the killed sender's pushes to end", func() bool { return inflight.Load() == 0 })
-	close(hang)
-	start()
+	<-service.Held
+	srv.Kill()
+	waitFor(t, "the killed sender's pushes to end", func() bool { return service.InFlight() == 0 })
+	service.Release()
+	srv.Start()
 	waitFor(t, "both questions pushed", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(topics) > 2 {
-			t.Fatalf("%d pushes, want 2: %v", len(topics), topics)
+		if n := len(service.Taken()); n > 2 {
+			t.Fatalf("%d pushes, want 2: %v", n, service.Taken())
 		}
-		return len(topics) == 2
+		return len(service.Taken()) == 2
 	})
-	taken := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), topics...)
-	}
-	if got := taken(); got[0] == got[1] || got[0] == "" {
+	if got := service.Taken(); got[0] == got[1] || got[0] == "" {
 		t.Fatalf("the pushes' topics %v: want one of each question", got)
 	}
 	// Nothing else waits to go: a third question's push comes, and nothing besides it.
 	api("/api/v1/conversations", plan, http.StatusCreated)
-	waitFor(t, "the third question pushed", func() bool { return len(taken()) >= 3 })
-	if got := taken(); len(got) != 3 {
+	waitFor(t, "the third question pushed", func() bool { return len(service.Taken()) >= 3 })
+	if got := service.Taken(); len(got) != 3 {
 		t.Fatalf("pushes %v, want three, one per question", got)
 	}
 }
