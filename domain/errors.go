@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,4 +155,24 @@ func Unreachable(err error) string {
 		return netErr.Err.Error()
 	}
 	return ""
+}
+
+// ErrFenced is what a ledger shared by several instances answers a step's write with once
+// the step is no longer this instance's: another took its run over (see WithStep).
+var ErrFenced = errors.New("another instance took the step's run over: its writes are refused")
+
+type stepKey struct{}
+
+// WithStep marks ctx as a step's: a ledger that several instances share lets the writes made
+// with it land only while the step is still started and this instance's, checked under its
+// conversation's lock, the lock a takeover interrupts the step under. The step's id and its
+// owner are the fence.
+func WithStep(ctx context.Context, stepID int64) context.Context {
+	return context.WithValue(ctx, stepKey{}, stepID)
+}
+
+// StepOf is the step ctx was marked with, 0 when none.
+func StepOf(ctx context.Context) int64 {
+	id, _ := ctx.Value(stepKey{}).(int64)
+	return id
 }

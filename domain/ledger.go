@@ -133,9 +133,11 @@ type Ledger interface {
 	// database, only the work of instances gone is recovered (see Renew).
 	Recover(ctx context.Context) (queued []QueuedStep, err error)
 	// Renew, every RenewEvery while the instance runs (never when that is zero: a database
-	// one process holds), keeps this instance's hold on its steps, and takes over the work
-	// of instances that stopped renewing theirs, as Recover does after a crash.
-	Renew(ctx context.Context) (Takeover, error)
+	// one process holds), keeps this instance's hold on its steps; TakeOver, after a renewal,
+	// takes over the work of instances that stopped renewing theirs, as Recover does after a
+	// crash.
+	Renew(ctx context.Context) (Lease, error)
+	TakeOver(ctx context.Context) (Takeover, error)
 	RenewEvery() time.Duration
 	// InterruptedConversations lists the agent's conversations whose run was cut off.
 	InterruptedConversations(ctx context.Context, agentName string) ([]int64, error)
@@ -172,13 +174,19 @@ type QueuedStep struct {
 	ID, ConversationID int64
 }
 
-// Takeover is the work a Renew took over from instances gone: their queued steps, to run
-// here, and the conversations whose started steps it interrupted. Lost says that this
-// instance had been taken for gone itself: its running steps were interrupted by another.
+// Lease is what a Renew got: the time this instance's hold on its steps lasts until, by its
+// own clock, unless renewed again. Lost says that this instance had been taken for gone: its
+// running steps were interrupted by another.
+type Lease struct {
+	Until time.Time
+	Lost  bool
+}
+
+// Takeover is the work a TakeOver took over from instances gone: their queued steps, to run
+// here, and the conversations whose started steps it interrupted.
 type Takeover struct {
 	Queued      []QueuedStep
 	Interrupted []int64
-	Lost        bool
 }
 
 // Remote is what the hub and the sidebars hear of other instances sharing the database

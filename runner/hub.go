@@ -24,11 +24,16 @@ type Hub struct {
 	maxEvents, maxBytes int
 	// deltas counts the pieces of text written (see Deltas).
 	deltas atomic.Uint64
-	// heard is the last event published (ids grow in commit order). The log can be ahead of
+	// heard is the last event published of each conversation lately (a conversation's ids
+	// grow in commit order; across conversations they need not). The log can be ahead of
 	// it, an event being committed before it is published: a follower with events the hub
 	// has not heard may have the end of the message being written (see Since).
-	heard atomic.Int64
+	heard map[int64]int64
 }
+
+// maxHeard bounds Hub.heard: past it the hub forgets what it heard of conversations it does
+// not hold, whose followers then wait for its next event before the text being written.
+const maxHeard = 1 << 16
 
 // liveConversation is what the hub holds of one conversation while someone follows it or
 // an agent writes in it.
@@ -43,6 +48,7 @@ type liveConversation struct {
 	// dropped is the newest event the buffer let go.
 	dropped int64
 	open    *liveMessage
+	heard   int64          // the last event of the conversation published
 	closed  string         // the id of the last message that ended
 	gone    bool           // the conversation was deleted
 	deltas  *atomic.Uint64 // the hub's count of pieces written
@@ -58,14 +64,14 @@ type liveMessage struct {
 // NewHub returns an empty hub whose replay buffers keep up to 256 events or 1 MiB of text
 // per conversation.
 func NewHub() *Hub {
-	return &Hub{convs: map[int64]*liveConversation{}, maxEvents: 256, maxBytes: 1 << 20}
+	return &Hub{convs: map[int64]*liveConversation{}, heard: map[int64]int64{}, maxEvents: 256, maxBytes: 1 << 20}
 }
 
 // conversation returns the live state of a conversation, creating it if needed; h.mu is held.
 func (h *Hub) conversation(id int64) *liveConversation {
 	c := h.convs[id]
 	if c == nil {
-		c = &liveConversation{floor: math.MaxInt64, deltas: &h.deltas}
+		c = &liveConversation{floor: math.MaxInt64, deltas: &h.deltas, heard: h.heard[id]}
 		h.convs[id] = c
 	}
 	return c
@@ -157,9 +163,12 @@ func (h *Hub) Publish(events []domain.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range events {
+		if len(h.heard) >= maxHeard {
+			clear(h.heard)
+		}
+		h.heard[ev.ConversationID] = max(h.heard[ev.ConversationID], ev.ID)
 		c := h.convs[ev.ConversationID]
 		if c == nil {
-			h.heard.Store(ev.ID)
 			continue
 		}
 		c.mu.Lock()
@@ -169,7 +178,7 @@ func (h *Hub) Publish(events []domain.Event) {
 			// The message is finished, or its step ended: its text is in the log now.
 			c.closed, c.open = c.open.id, nil
 		}
-		h.heard.Store(ev.ID) // with the message it ended closed, before its followers wake
+		c.heard = max(c.heard, ev.ID) // with the message it ended closed, before its followers wake
 		c.wake()
 		if len(c.followers) == 0 && c.open == nil {
 			delete(h.convs, ev.ConversationID)
@@ -326,7 +335,7 @@ func (f *Follower) Since(cur Cursor, evs []domain.Event, text []byte) (u Update,
 	// catch-up that read it), which can already hold the end of the message still open
 	// here: its text waits until the hub hears that far. Events up to the message's after
 	// were committed before it began, and did not end it.
-	if m := c.open; m != nil && cur.Event <= max(f.h.heard.Load(), m.after) {
+	if m := c.open; m != nil && cur.Event <= max(c.heard, m.after) {
 		u.Message.ID, u.Message.Author, u.Message.After = m.id, m.author, m.after
 		if m.id == cur.Message && cur.Bytes > 0 && cur.Bytes <= len(m.text) {
 			u.Message.From = cur.Bytes

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -12,48 +13,83 @@ import (
 // had failed to renew its lease (see Ledger.Renew), and the run is interrupted already.
 var ErrTakenOver = errors.New("another instance took the run over")
 
-// ErrLeaseLapsing is why a step stops when this instance could not renew its lease for two
-// thirds of it: another instance will take the run over soon, and the step must not go on
-// (calling tools, say) beside the one that takes it up.
-var ErrLeaseLapsing = errors.New("this instance lost touch with the database for most of its lease")
+// ErrLeaseLapsing is why a step stops when this instance's lease ran out without a renewal:
+// another instance may take the run over, and the step must not go on (calling tools, say)
+// beside the one that takes it up.
+var ErrLeaseLapsing = errors.New("this instance's lease ran out: it could not renew it in time")
 
-// renew keeps this instance's lease every so often, and runs the work it takes over from
-// instances gone: their queued steps here, and their interrupted runs of agents that
-// reattach again (as Start does after a crash).
+// renew keeps this instance's lease every so often, and, after each renewal, runs the work it
+// takes over from instances gone: their queued steps here, and their interrupted runs of
+// agents that reattach again (as Start does after a crash). The takeover runs beside the
+// renewals, never in their way; and the running steps stop only once the lease has run out,
+// not when a renewal is late.
 func (r *Runner) renew(every time.Duration) {
 	defer r.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	bg := context.WithoutCancel(r.ctx)
-	renewed, fenced := time.Now(), false
+	var lease domain.Lease
+	var lastRenewal time.Time
+	fenced := false
+	var taking sync.WaitGroup
+	defer taking.Wait()
+	takingOver := false
+	var mu sync.Mutex
+	lapse := time.NewTimer(time.Hour)
+	defer lapse.Stop()
 	for {
+		if fenced || lease.Until.IsZero() {
+			lapse.Stop()
+		} else {
+			lapse.Reset(time.Until(lease.Until))
+		}
 		select {
 		case <-r.ctx.Done():
 			return
+		case <-lapse.C:
+			r.log.Error("stopping the running steps: this instance's lease ran out, and another instance may take them over")
+			r.cancelRunning(ErrLeaseLapsing)
+			fenced = true
+			continue
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(bg, every)
-		took, err := r.ledger.Renew(ctx)
+		l, err := r.ledger.Renew(ctx)
 		cancel()
 		if err != nil {
 			r.log.Error("renew the lease", "error", err)
-			if !fenced && time.Since(renewed) > 2*every {
-				r.log.Error("stopping the running steps: the lease runs out soon, and another instance will take them over")
-				r.cancelRunning(ErrLeaseLapsing)
-				fenced = true
-			}
 			continue
 		}
-		renewed, fenced = time.Now(), false
-		if took.Lost {
+		if l.Lost {
 			r.log.Error("this instance was taken for gone (it could not renew its lease in time): its running steps were interrupted by another; stopping them here")
 			r.cancelRunning(ErrTakenOver)
 		}
-		r.takeOver(bg, took)
+		// Others are judged only after renewals without a gap: after a stall of this
+		// instance's own, everyone's lease looks run out for a round.
+		steady := !lastRenewal.IsZero() && time.Since(lastRenewal) <= 2*every
+		lease, lastRenewal, fenced = l, time.Now(), false
+		mu.Lock()
+		if steady && !takingOver {
+			takingOver = true
+			taking.Add(1)
+			go func() {
+				defer taking.Done()
+				took, err := r.ledger.TakeOver(bg)
+				if err != nil {
+					r.log.Error("take over the work of instances gone", "error", err)
+				} else {
+					r.takeOver(bg, took)
+				}
+				mu.Lock()
+				takingOver = false
+				mu.Unlock()
+			}()
+		}
+		mu.Unlock()
 	}
 }
 
-// takeOver runs what a Renew took over.
+// takeOver runs what a TakeOver took over.
 func (r *Runner) takeOver(ctx context.Context, took domain.Takeover) {
 	if len(took.Interrupted) > 0 {
 		if err := r.expireLive(ctx); err != nil {
@@ -75,6 +111,15 @@ func (r *Runner) takeOver(ctx context.Context, took domain.Takeover) {
 				r.log.Error("reattach", "conversation", id, "agent", c.Agent, "error", err)
 			}
 		}
+	}
+}
+
+// stopStep stops the conversation's running step with cause.
+func (r *Runner) stopStep(conversationID int64, cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.running[conversationID]; s != nil {
+		s.cancel(cause)
 	}
 }
 

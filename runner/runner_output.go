@@ -43,13 +43,25 @@ func (s *stepSink) Store(ev domain.Event) error {
 	if err == nil && stored.ID > s.after.Load() {
 		s.after.Store(stored.ID)
 	}
+	s.refused(err)
 	return err
+}
+
+// refused stops the step when the ledger refused its write because another instance took
+// its run over (domain.ErrFenced): nothing more it does may land.
+func (s *stepSink) refused(err error) {
+	if errors.Is(err, domain.ErrFenced) {
+		s.r.log.Warn("a write of the step was refused: another instance took its run over; stopping it",
+			"conversation", s.in.ConversationID, "step", s.in.StepID)
+		s.r.stopStep(s.in.ConversationID, ErrTakenOver)
+	}
 }
 
 func (s *stepSink) Ask(q domain.Question) (int64, error) {
 	q = s.r.Policy(s.agent).Route(q, s.r.now())
 	rec, err := s.r.ledger.AskQuestion(s.ctx, s.in.RunID, q)
 	if err != nil {
+		s.refused(err)
 		return 0, err
 	}
 	if !q.Deadline.IsZero() || q.Escalate != nil {

@@ -50,6 +50,8 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 		return 0
 	}
 	log := r.log.With("conversation", conv.ID, "step", stepID, "agent", conv.Agent)
+	// From here on the step's writes carry it: they land only while it is this instance's.
+	ctx, bg = domain.WithStep(ctx, stepID), domain.WithStep(bg, stepID)
 	a, ok := r.agents[conv.Agent]
 	var out *domain.StepOutput
 	if !ok {
@@ -105,6 +107,10 @@ func (r *Runner) runStep(ctx context.Context, conversationID, stepID int64) (res
 		log.Error("agent step failed", "error", err)
 	}
 	resume, ferr := r.ledger.FinishStep(bg, stepID, partial, err)
+	if errors.Is(ferr, domain.ErrFenced) {
+		log.Warn("the step's end was refused: another instance took its run over", "error", ferr)
+		return 0
+	}
 	if ferr != nil {
 		log.Error("finish step", "error", ferr)
 		if domain.ErrorCode(ferr) == domain.EUNAVAILABLE {

@@ -33,7 +33,10 @@ func (db *DB) CreateA2AClient(ctx context.Context, name, actor string) (string, 
 		return "", domain.A2AClient{}, fmt.Errorf("create a2a client: %w", err)
 	}
 	var c domain.A2AClient
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "a2a clients"); err != nil {
+			return err
+		}
 		c, err = db.insertA2AClient(ctx, tx, name, hashToken(secret), actor)
 		return err
 	})
@@ -47,7 +50,7 @@ func (db *DB) CreateA2AClient(ctx context.Context, name, actor string) (string, 
 }
 
 // insertA2AClient adds a client with the token of that hash, audited.
-func (db *DB) insertA2AClient(ctx context.Context, tx *sql.Tx, name, hash, actor string) (domain.A2AClient, error) {
+func (db *DB) insertA2AClient(ctx context.Context, tx *Tx, name, hash, actor string) (domain.A2AClient, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM a2a_clients WHERE name = ? AND revoked_at = ''`, name).Scan(&n); err != nil {
 		return domain.A2AClient{}, err
@@ -99,7 +102,10 @@ func (db *DB) A2AClient(ctx context.Context, id int64) (domain.A2AClient, error)
 // over A2A. An unknown name gives ENOTFOUND.
 func (db *DB) RevokeA2AClient(ctx context.Context, name, actor string) (domain.A2AClient, error) {
 	var c domain.A2AClient
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "a2a clients"); err != nil {
+			return err
+		}
 		var err error
 		c, err = scanA2AClient(tx.QueryRowContext(ctx, `SELECT `+a2aClientColumns+` FROM a2a_clients WHERE name = ? AND revoked_at = ''`, name))
 		if errors.Is(err, sql.ErrNoRows) {
@@ -147,7 +153,10 @@ func (db *DB) A2AClientByToken(ctx context.Context, secret string) (domain.A2ACl
 func (db *DB) LegacyA2AClient(ctx context.Context, secret string) (domain.A2AClient, error) {
 	name, hash := domain.LegacyA2AClient, hashToken(secret)
 	var c domain.A2AClient
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "a2a clients"); err != nil {
+			return err
+		}
 		var other string
 		err := tx.QueryRowContext(ctx, `SELECT name FROM a2a_clients WHERE hash = ? AND name != ?`, hash, name).Scan(&other)
 		if err == nil {

@@ -15,7 +15,10 @@ import (
 // creation of the task; a later link of the same task (a follow-up message) keeps that start.
 // Another agent's or another client's task of that id is not found (ENOTFOUND).
 func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName string, client domain.A2AClient, conversationID int64) error {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "a2a task "+taskID); err != nil {
+			return err
+		}
 		now := formatTime(db.Now())
 		var owner sql.NullInt64
 		var owned string

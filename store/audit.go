@@ -2,14 +2,13 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/parley-chat/parley/domain"
 )
 
 // audit records an action in the audit log, in the caller's transaction.
-func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convID int64, detail string) error {
+func (db *DB) audit(ctx context.Context, tx *Tx, actor, action string, convID int64, detail string) error {
 	var conv any
 	if convID != 0 {
 		conv = convID
@@ -24,7 +23,7 @@ func (db *DB) audit(ctx context.Context, tx *sql.Tx, actor, action string, convI
 // Audit records an action that changes nothing in the ledger by itself, such as an A2A
 // client's cancel of a task (which the runner then carries out), under the conversation.
 func (db *DB) Audit(ctx context.Context, actor, action string, convID int64, detail string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return db.audit(ctx, tx, actor, action, convID, detail) })
+	return db.tx(ctx, func(tx *Tx) error { return db.audit(ctx, tx, actor, action, convID, detail) })
 }
 
 // Deletions returns the newest deletions of conversations in the audit log.

@@ -27,7 +27,10 @@ func (db *DB) AddChannel(ctx context.Context, ch domain.Channel, actor string) (
 	} else {
 		ch.Confirmed = ch.Created
 	}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "channels"); err != nil {
+			return err
+		}
 		if ch.Kind == domain.ChannelPush {
 			// The browser that holds the subscription has its keys: only with them is an
 			// endpoint of another person's moved (someone else signed in on that browser).
@@ -82,7 +85,7 @@ func (db *DB) ConfirmToken(ctx context.Context, id, userID, groupID int64) (doma
 		return domain.Channel{}, "", fmt.Errorf("confirm token: %w", err)
 	}
 	var ch domain.Channel
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE channels SET confirm_hash = ?, confirm_until = ? WHERE id = ? AND coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ?
 			AND kind = 'email' AND confirmed_at IS NULL`, hashToken(token), formatTime(db.Now().Add(ConfirmFor)), id, userID, groupID)
 		if err != nil {
@@ -119,7 +122,7 @@ var errNoConfirmation = domain.Errorf(domain.ENOTFOUND, "This link does not conf
 // of questions. A token used, replaced or older than ConfirmFor gives ENOTFOUND.
 func (db *DB) ConfirmChannel(ctx context.Context, token string) (domain.Channel, error) {
 	var ch domain.Channel
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE confirm_hash = ? AND confirm_until > ? AND confirmed_at IS NULL`,
 			hashToken(token), formatTime(db.Now())).Scan(&id)
@@ -142,7 +145,7 @@ func (db *DB) ConfirmChannel(ctx context.Context, token string) (domain.Channel,
 
 // RemoveChannel removes a channel of the person's (userID) or of the group's (groupID).
 func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, actor string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ? AND coalesce(user_id, 0) = ? AND coalesce(group_id, 0) = ?`, id, userID, groupID)
 		if err != nil {
 			return fmt.Errorf("remove channel: %w", err)
@@ -157,7 +160,7 @@ func (db *DB) RemoveChannel(ctx context.Context, id, userID, groupID int64, acto
 // RemovePush removes the person's push subscription of the endpoint (the browser said it
 // is no longer subscribed).
 func (db *DB) RemovePush(ctx context.Context, userID int64, endpoint, actor string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		var id int64
 		err := tx.QueryRowContext(ctx, `SELECT id FROM channels WHERE kind = 'push' AND target = ? AND user_id = ?`, endpoint, userID).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -176,7 +179,7 @@ func (db *DB) RemovePush(ctx context.Context, userID int64, endpoint, actor stri
 // DropChannel removes a channel its service said is gone for good (a push subscription
 // answered 404 or 410), and its deliveries with it.
 func (db *DB) DropChannel(ctx context.Context, id int64, why string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM channels WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("drop channel: %w", err)

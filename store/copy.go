@@ -60,7 +60,8 @@ func CopyTo(ctx context.Context, from, to *DB) ([]TableCount, error) {
 	}
 	defer src.Rollback()
 	var counts []TableCount
-	err = to.commit(ctx, func(dst *sql.Tx) error {
+	_, err = to.commit(ctx, func(w *Tx) error {
+		dst := w.Tx
 		if err := checkEmpty(ctx, dst); err != nil {
 			return err
 		}

@@ -10,11 +10,12 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 
 	"github.com/parley-chat/parley/domain"
@@ -23,8 +24,8 @@ import (
 
 // DB is Parley's database. On SQLite: one writer connection with immediate transactions,
 // and a pool of readers; WAL lets the readers run while the writer writes. On PostgreSQL
-// (pg): one pool, whose write transactions take the write lock, so that writes commit one
-// at a time there too, whichever instance makes them.
+// (pg): one pool, whose write transactions lock what they change (see Tx.lockConversation)
+// and run side by side, whichever instance makes them.
 type DB struct {
 	write *sql.DB
 	read  *sql.DB
@@ -33,38 +34,40 @@ type DB struct {
 	// recovered; instanceName says which process it is, for people.
 	instance, instanceName string
 	registered             bool
-	renewed                time.Time // the last renewal of the lease (Renew's goroutine alone)
+	// On PostgreSQL: the database's connection settings, and the connection the lease is
+	// renewed on (see Renew).
+	pgConfig  *pgx.ConnConfig
+	leaseMu   sync.Mutex
+	leaseConn *pgx.Conn
 	// Lease is how long this instance's work stays its own without a renewal (default Lease).
 	Lease time.Duration
 	// On PostgreSQL: the notification channel of the schema, the newest event the observer
 	// was handed, what else the hub hears of other instances, the stop of the listener.
 	channel    string
-	heardUpTo  int64
+	heardLog   heardLog // the listener's alone
 	remoteObs  domain.Remote
 	onAuth     func()
 	stopListen func()
-	// batch is the draft batch the transaction under way saved, for its notification.
-	batch int64
 	// On SQLite: the count of auth changes (see AuthChanges) as the last write transaction
 	// read it. Another process (parley user, parley group) changes access in a transaction
 	// of its own; the next write here sees it, and tells onAuth before its own events can be
-	// read. authTold: onAuth, when the transaction under way told it (told again once it commits).
+	// read.
 	authSeen int64
-	authTold func()
+	// bucketsSwept is when the full rate-limit buckets were last deleted (unix nanoseconds).
+	bucketsSwept atomic.Int64
 	// Now is the clock, replaced in tests.
 	Now func() time.Time
 	// ProbeEvery is how long a write's outcome stands for Writable (default ProbeEvery).
 	ProbeEvery time.Duration
 
 	// writeMu makes a write transaction and the hand-over of its events one step, so that
-	// observers see events in commit order.
-	writeMu   sync.Mutex
-	obsMu     sync.Mutex     // guards observe, remoteObs and onAuth for the listener (PostgreSQL)
-	committed []domain.Event // events of the transaction under way
-	observe   func([]domain.Event)
-	stmt      statements
-	drafts    draftIndex
-	health    writeHealth
+	// observers see events in commit order (SQLite).
+	writeMu sync.Mutex
+	obsMu   sync.Mutex // guards observe, remoteObs and onAuth for the listener (PostgreSQL)
+	observe func([]domain.Event)
+	stmt    statements
+	drafts  draftIndex
+	health  writeHealth
 	// lock is this process's hold on the database, nil when it shares it.
 	lock   *dbLock
 	writes func(took time.Duration, err error) // see ObserveWrites
@@ -122,6 +125,10 @@ type Options struct {
 	// commit survives a crash of the process, and power loss may undo the last commits but
 	// never corrupts) or "full" (every commit reaches the disk before it returns).
 	Synchronous string
+	// Pool is how many connections to PostgreSQL the process holds at most for its reads and
+	// writes (default PoolSize), besides the one it listens on and the one it renews its
+	// lease on.
+	Pool int
 }
 
 // Open opens (creating if needed) the database at path for this process alone, and applies
@@ -136,7 +143,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Then it applies pending migrations.
 func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 	if IsPostgres(path) {
-		return openPostgresDB(ctx, path)
+		return openPostgresDB(ctx, path, cmp.Or(opts.Pool, PoolSize))
 	}
 	synchronous := strings.ToUpper(cmp.Or(opts.Synchronous, "normal"))
 	if synchronous != "NORMAL" && synchronous != "FULL" {
@@ -302,54 +309,177 @@ func (db *DB) applyMigration(ctx context.Context, name string) error {
 	return tx.Commit()
 }
 
-// tx runs fn in one immediate write transaction and hands the events it inserted to the
-// observer once committed.
-func (db *DB) tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+// tx runs fn in one write transaction and hands the events it inserted to the observer
+// once committed. On SQLite it is the one writer's: transactions run one at a time, in the
+// order the observer sees them. On PostgreSQL transactions run side by side, each locking
+// what it changes (see Tx.lockConversation), and the observer takes the events of every
+// instance from the notifications, in each conversation's order; a transaction that meets a
+// deadlock or a serialization failure is run again, a few times.
+func (db *DB) tx(ctx context.Context, fn func(*Tx) error) (err error) {
 	if db.writes != nil {
 		defer db.timeWrite(time.Now(), &err)
 	}
-	db.committed, db.batch, db.authTold = db.committed[:0], 0, nil
-	err = db.commit(ctx, fn)
+	if db.pg {
+		for try := 1; ; try++ {
+			_, err = db.commit(ctx, fn)
+			if try == 3 || !pgRetryable(err) {
+				break
+			}
+		}
+		db.noteWrite(err)
+		return err
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	t, err := db.commit(ctx, fn)
 	db.noteWrite(err)
 	if err != nil {
 		return err
 	}
-	if db.authTold != nil {
-		db.authTold()
+	if t.authTold != nil {
+		t.authTold()
 	}
-
-	// On PostgreSQL the observer takes every instance's events from the notifications.
-	if db.observe != nil && len(db.committed) > 0 && !db.pg {
-		db.observe(db.committed)
+	if db.observe != nil && len(t.events) > 0 {
+		db.observe(t.events)
 	}
-	clear(db.committed)
 	return nil
+}
+
+// Tx is a write transaction: the SQL one, with what it wrote that is told once it commits.
+type Tx struct {
+	*sql.Tx
+	db *DB
+	// events are the events it inserted; batch the draft batch it saved (PostgreSQL tells
+	// the other instances of both).
+	events []domain.Event
+	batch  int64
+	// authTold: the function told of a change of access in it (SQLite; told again once it
+	// commits).
+	authTold func()
+	// locked are the conversations it holds the write lock of, notes the words of its
+	// notification besides its events and batch (PostgreSQL).
+	locked map[int64]bool
+	notes  []string
+}
+
+// lockConversation takes the conversation's write lock until the transaction ends: what
+// changes a conversation (its runs, steps, questions, events, drafts' end) is written under
+// it, so that two transactions of one conversation run one after the other, and its events
+// commit in the order of their ids. On PostgreSQL it is the conversation's row, locked as an
+// update locks it (other conversations, and readers, go on); on SQLite the one writer holds
+// everything already. A conversation that does not exist gives ENOTFOUND.
+func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
+	if !tx.db.pg || tx.locked[id] {
+		return nil
+	}
+	var got int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE id = ? FOR NO KEY UPDATE`, id).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+	}
+	if err != nil {
+		return fmt.Errorf("lock conversation %d: %w", id, err)
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[id] = true
+	return nil
+}
+
+// fence takes the write lock of the step's conversation and checks, under it, that the step
+// is still started and this instance's: a takeover interrupts it under the same lock, after
+// which every write the step tries is refused (domain.ErrFenced). One statement.
+func (tx *Tx) fence(ctx context.Context, stepID int64) error {
+	var convID int64
+	var ours bool
+	err := tx.QueryRowContext(ctx, `SELECT c.id, s.state = 'started' AND s.owner = ? FROM steps s JOIN runs r ON r.id = s.run_id
+		JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ? FOR NO KEY UPDATE OF c`, tx.db.instance, stepID).Scan(&convID, &ours)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+	}
+	if err != nil {
+		return fmt.Errorf("step %d: %w", stepID, err)
+	}
+	if !ours {
+		return fmt.Errorf("step %d: %w", stepID, domain.ErrFenced)
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[convID] = true
+	return nil
+}
+
+// lockRun takes the write lock of the run's conversation and returns the conversation.
+func (tx *Tx) lockRun(ctx context.Context, runID int64) (convID int64, err error) {
+	if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
+		return 0, fmt.Errorf("run %d: %w", runID, err)
+	}
+	return convID, tx.lockConversation(ctx, convID)
+}
+
+// lockStep takes the write lock of the step's conversation and returns the conversation;
+// ENOTFOUND when there is no such step.
+func (tx *Tx) lockStep(ctx context.Context, stepID int64) (convID int64, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).Scan(&convID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("step %d: %w", stepID, err)
+	}
+	return convID, tx.lockConversation(ctx, convID)
+}
+
+// lockQuestion takes the write lock of the question's conversation; ENOTFOUND when there is
+// no such question.
+func (tx *Tx) lockQuestion(ctx context.Context, questionID int64) error {
+	var convID int64
+	err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM questions WHERE id = ?`, questionID).Scan(&convID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.QuestionNotFound(questionID)
+	}
+	if err != nil {
+		return fmt.Errorf("question %d: %w", questionID, err)
+	}
+	return tx.lockConversation(ctx, convID)
+}
+
+// lockName takes a lock of PostgreSQL's advisory kind named name until the transaction
+// ends: for the few writes that check something across rows no one row holds (the last
+// staff member, a group's members), so that two such checks do not both pass.
+func (tx *Tx) lockName(ctx context.Context, name string) error {
+	if !tx.db.pg {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "parley:"+name)
+	return err
 }
 
 // commit runs fn in a write transaction and commits it. A failure of the storage beneath
 // comes back as EUNAVAILABLE.
-func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
-		return storageError(err)
+		return nil, storageError(err)
 	}
-	defer tx.Rollback()
-	if db.pg {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, writeLock); err != nil {
-			return storageError(err)
+	defer sqlTx.Rollback()
+	tx := &Tx{Tx: sqlTx, db: db}
+	if step := domain.StepOf(ctx); step != 0 && db.pg {
+		if err := tx.fence(ctx, step); err != nil {
+			return nil, storageError(err)
 		}
 	}
 	if err := fn(tx); err != nil {
-		return storageError(err)
+		return nil, storageError(err)
 	}
 	if !db.pg {
 		// Read in the transaction, after the writer's lock is taken: a change of access
 		// another process committed before it is seen here, before this one's events show.
 		var n int64
 		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&n); err != nil {
-			return storageError(err)
+			return nil, storageError(err)
 		}
 		if n != db.authSeen {
 			db.authSeen = n
@@ -360,21 +490,28 @@ func (db *DB) commit(ctx context.Context, fn func(*sql.Tx) error) error {
 			// tx tells again once it is committed.
 			if fn := db.authChanged(); fn != nil {
 				fn()
-				db.authTold = fn
+				tx.authTold = fn
 			}
 		}
 	}
-	if db.pg && len(db.committed) > 0 {
-		if err := db.notifyInstances(ctx, tx, "e"+strconv.FormatInt(db.committed[len(db.committed)-1].ID, 10)); err != nil {
-			return storageError(err)
+	if db.pg {
+		if note := tx.notification(); note != "" {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, db.channel, note); err != nil {
+				return nil, storageError(err)
+			}
 		}
 	}
-	if db.pg && db.batch != 0 {
-		if err := db.notifyInstances(ctx, tx, "d"+strconv.FormatInt(db.batch, 10)); err != nil {
-			return storageError(err)
-		}
-	}
-	return storageError(tx.Commit())
+	return tx, storageError(sqlTx.Commit())
+}
+
+// exec runs one statement that writes on its own, outside any transaction of the store's:
+// the writes that are not a person's (a session's last use, a stream let go), which need no
+// lock of a conversation and hand no events over. On PostgreSQL it is one round trip.
+func (db *DB) exec(ctx context.Context, query string, args ...any) error {
+	_, err := db.write.ExecContext(ctx, query, args...)
+	err = storageError(err)
+	db.noteWrite(err)
+	return err
 }
 
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
@@ -403,7 +540,7 @@ func (db *DB) Snapshot(ctx context.Context, path string) error {
 
 // insertID runs an INSERT and returns the id of the row it made, through RETURNING, which
 // both SQLite and PostgreSQL have (PostgreSQL has no last insert id).
-func insertID(ctx context.Context, tx *sql.Tx, query string, args ...any) (id int64, err error) {
+func insertID(ctx context.Context, tx *Tx, query string, args ...any) (id int64, err error) {
 	err = tx.QueryRowContext(ctx, query+` RETURNING id`, args...).Scan(&id)
 	return id, err
 }

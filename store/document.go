@@ -32,7 +32,7 @@ func uploads(files []domain.File) []newDocument {
 
 // insertDocuments stores documents of a conversation, names made unique among them, and
 // returns their refs. They are attached to their message with attachDocuments.
-func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, label string, docs []newDocument) ([]domain.DocumentRef, error) {
+func (db *DB) insertDocuments(ctx context.Context, tx *Tx, convID int64, label string, docs []newDocument) ([]domain.DocumentRef, error) {
 	var refs []domain.DocumentRef
 	used := map[string]bool{}
 	now := formatTime(db.Now())
@@ -53,7 +53,7 @@ func (db *DB) insertDocuments(ctx context.Context, tx *sql.Tx, convID int64, lab
 }
 
 // attachDocuments attaches stored documents to the person's message (its event id).
-func attachDocuments(ctx context.Context, tx *sql.Tx, messageEventID int64, docs []domain.DocumentRef) error {
+func attachDocuments(ctx context.Context, tx *Tx, messageEventID int64, docs []domain.DocumentRef) error {
 	for _, d := range docs {
 		if _, err := tx.ExecContext(ctx, `UPDATE documents SET message_event_id = ? WHERE id = ?`, messageEventID, d.ID); err != nil {
 			return fmt.Errorf("attach document: %w", err)
@@ -79,7 +79,10 @@ func uniqueName(name string, used map[string]bool) string {
 // and an intake event records the intent.
 func (db *DB) RecordIntake(ctx context.Context, runID, messageEventID int64, a domain.Analysis) (domain.Event, error) {
 	var ev domain.Event
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.lockRun(ctx, runID); err != nil {
+			return fmt.Errorf("intake of message %d: %w", messageEventID, err)
+		}
 		var convID int64
 		var payload string
 		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, payload FROM events WHERE id = ? AND run_id = ? AND kind = 'user_message'`,
@@ -137,7 +140,7 @@ func (db *DB) Document(ctx context.Context, conversationID, id int64) (domain.Do
 
 // storeAnswerFiles stores the files answering a question's file fields as documents of the
 // question and returns the values with each file's DocumentRef in its field.
-func (db *DB) storeAnswerFiles(ctx context.Context, tx *sql.Tx, convID int64, r domain.Resolution) (map[string]any, error) {
+func (db *DB) storeAnswerFiles(ctx context.Context, tx *Tx, convID int64, r domain.Resolution) (map[string]any, error) {
 	values := maps.Clone(r.Values)
 	if values == nil {
 		values = map[string]any{}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parley-chat/parley/domain"
 )
@@ -27,15 +28,18 @@ type storedDraft struct {
 
 // draftIndex knows which batches hold text of messages still being written; a batch is
 // deleted as soon as none of its messages is, so that the table holds little more than
-// that text. It lives in memory, guarded by the writer: after a restart, Recover reads
-// every batch left and deletes them all.
+// that text. It lives in memory: after a restart, Recover reads every batch left and
+// deletes them all.
 type draftIndex struct {
+	mu   sync.Mutex                   // write transactions run side by side on PostgreSQL
 	open map[int64]map[string][]int64 // conversation → message → its batches
 	refs map[int64]int                // batch → messages still being written with text in it
 }
 
 // add records the batch's messages.
 func (x *draftIndex) add(batch int64, drafts []domain.Draft) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.open == nil {
 		x.open, x.refs = map[int64]map[string][]int64{}, map[int64]int{}
 	}
@@ -56,6 +60,8 @@ func (x *draftIndex) add(batch int64, drafts []domain.Draft) {
 // finish forgets a message (every message of the conversation when msg is "") and returns
 // the batches no message needs any more.
 func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	msgs := x.open[conv]
 	for id, batches := range msgs {
 		if msg != "" && id != msg {
@@ -78,6 +84,12 @@ func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
 // SaveDrafts stores the text of messages still being written as one batch, in one
 // transaction: the runner's group commit. A crash loses at most the text after it.
 func (db *DB) SaveDrafts(ctx context.Context, drafts []domain.Draft) error {
+	if db.pg {
+		var err error
+		if drafts, err = db.ownDrafts(ctx, drafts); err != nil || len(drafts) == 0 {
+			return err
+		}
+	}
 	rows := make([]storedDraft, len(drafts))
 	for i, d := range drafts {
 		rows[i] = storedDraft{Conversation: d.ConversationID, Run: d.RunID, Message: d.MessageID, At: d.At, Author: d.Author, Text: d.Text}
@@ -86,20 +98,45 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []domain.Draft) error {
 	if err != nil {
 		return fmt.Errorf("save drafts: %w", err)
 	}
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		var id int64
 		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b), db.instance).Scan(&id); err != nil {
 			return fmt.Errorf("save drafts: %w", err)
 		}
 		db.drafts.add(id, drafts)
-		db.batch = id
+		tx.batch = id
 		return nil
 	})
 }
 
+// ownDrafts keeps the drafts of runs whose step is still started and this instance's: the
+// text of a step another instance took over is no longer written (PostgreSQL).
+func (db *DB) ownDrafts(ctx context.Context, drafts []domain.Draft) ([]domain.Draft, error) {
+	runs := map[int64]bool{}
+	var args []any
+	for _, d := range drafts {
+		if d.RunID != 0 && !runs[d.RunID] {
+			runs[d.RunID] = false
+			args = append(args, d.RunID)
+		}
+	}
+	if len(args) == 0 {
+		return drafts, nil
+	}
+	ours, err := queryColumn[int64](ctx, db.read, `SELECT run_id FROM steps WHERE state = 'started' AND owner = ? AND run_id IN (?`+
+		strings.Repeat(", ?", len(args)-1)+`)`, append([]any{db.instance}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("save drafts: %w", err)
+	}
+	for _, id := range ours {
+		runs[id] = true
+	}
+	return slices.DeleteFunc(slices.Clone(drafts), func(d domain.Draft) bool { return d.RunID != 0 && !runs[d.RunID] }), nil
+}
+
 // releaseDrafts deletes the batches an event makes useless: a finished message's, and at a
 // step's end every batch of its conversation.
-func (db *DB) releaseDrafts(ctx context.Context, tx *sql.Tx, ev domain.Event) error {
+func (db *DB) releaseDrafts(ctx context.Context, tx *Tx, ev domain.Event) error {
 	var free []int64
 	switch {
 	case ev.Kind == domain.EventAgentMessage:
@@ -179,7 +216,7 @@ func compareMessageIDs(a, b string) int {
 // endMessages keeps what a step cut off was writing: its partial message, when the runner has
 // it, or after a crash the messages its drafts hold. A draft whose message was finished
 // meanwhile (a batch stored just after the message ended) adds nothing.
-func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, partial *domain.Event, lost recovered) error {
+func (db *DB) endMessages(ctx context.Context, tx *Tx, convID, runID int64, partial *domain.Event, lost recovered) error {
 	if partial != nil {
 		ev := *partial
 		ev.ConversationID, ev.RunID, ev.Kind, ev.Interrupted = convID, runID, domain.EventAgentMessage, true
@@ -206,7 +243,7 @@ func (db *DB) endMessages(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 }
 
 // finishedMessages are the ids of the agent messages of the conversation from run on.
-func finishedMessages(ctx context.Context, tx *sql.Tx, convID, runID int64) (map[string]bool, error) {
+func finishedMessages(ctx context.Context, tx *Tx, convID, runID int64) (map[string]bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT json_extract(payload, '$.message_id') FROM events
 		WHERE conversation_id = ? AND run_id >= ? AND kind = 'agent_message'`, convID, runID)
 	if err != nil {

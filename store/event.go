@@ -12,7 +12,7 @@ import (
 
 // insertEvent appends ev to its conversation's log and returns it with id and time set. The
 // event reaches the observer when the transaction commits.
-func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev domain.Event) (domain.Event, error) {
+func (db *DB) insertEvent(ctx context.Context, tx *Tx, ev domain.Event) (domain.Event, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return ev, fmt.Errorf("encode %s event: %w", ev.Kind, err)
@@ -21,6 +21,10 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev domain.Event) (dom
 	var runID any
 	if ev.RunID != 0 {
 		runID = ev.RunID
+	}
+	// Under the conversation's lock: its events commit in the order of their ids.
+	if err := tx.lockConversation(ctx, ev.ConversationID); err != nil {
+		return ev, err
 	}
 	at := formatTime(ev.At)
 	err = tx.StmtContext(ctx, db.stmt.insertEvent).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
@@ -33,14 +37,14 @@ func (db *DB) insertEvent(ctx context.Context, tx *sql.Tx, ev domain.Event) (dom
 	if err := db.releaseDrafts(ctx, tx, ev); err != nil {
 		return ev, err
 	}
-	db.committed = append(db.committed, ev)
+	tx.events = append(tx.events, ev)
 	return ev, nil
 }
 
 // AppendEvent appends one event to a conversation's log. A finished agent message makes its
 // drafts useless: it holds all their text.
 func (db *DB) AppendEvent(ctx context.Context, ev domain.Event) (domain.Event, error) {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var err error
 		ev, err = db.insertEvent(ctx, tx, ev)
 		return err

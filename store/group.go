@@ -20,7 +20,10 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 	if role != domain.RoleMember && role != domain.RoleAsker {
 		return domain.Group{}, domain.Errorf(domain.EINVALID, "A group's people are members or askers, not %q.", role)
 	}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "groups"); err != nil {
+			return err
+		}
 		id, err := groupID(ctx, tx, name)
 		if domain.ErrorCode(err) == domain.ENOTFOUND {
 			if id, err = insertID(ctx, tx, `INSERT INTO groups (name, created_at) VALUES (?, ?)`, name, formatTime(db.Now())); err != nil {
@@ -60,7 +63,10 @@ func (db *DB) AddToGroup(ctx context.Context, group string, people []string, rol
 // RemoveFromGroup takes people out of a group; with nobody named, it deletes the group, and
 // its questions still waiting are cancelled (their askers are told so).
 func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string, actor string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "groups"); err != nil {
+			return err
+		}
 		id, err := groupID(ctx, tx, group)
 		if err != nil {
 			return err

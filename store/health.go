@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -87,7 +86,7 @@ func (db *DB) Writable(ctx context.Context) error {
 	if err, fresh := db.lastWrite(); fresh {
 		return err
 	}
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO write_probe (id, probed_at) VALUES (1, ?)
 			ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at`, formatTime(db.Now()))
 		return err

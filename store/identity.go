@@ -27,7 +27,7 @@ type PendingLogin struct {
 // and sweeps those older than LoginFor.
 func (db *DB) StartLogin(ctx context.Context, l PendingLogin) error {
 	now := db.Now()
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, formatTime(now.Add(-LoginFor))); err != nil {
 			return fmt.Errorf("start sign-in: %w", err)
 		}
@@ -44,7 +44,7 @@ func (db *DB) StartLogin(ctx context.Context, l PendingLogin) error {
 // or another browser started it.
 func (db *DB) TakeLogin(ctx context.Context, state, browser string) (PendingLogin, error) {
 	l := PendingLogin{State: state, Browser: browser}
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
 		var browserHash, created string
 		err := tx.QueryRowContext(ctx, `DELETE FROM oidc_logins WHERE state_hash = ? RETURNING browser_hash, nonce, verifier, next, created_at`, hashToken(state)).
 			Scan(&browserHash, &l.Nonce, &l.Verifier, &l.Next, &created)
@@ -70,7 +70,10 @@ func (db *DB) TakeLogin(ctx context.Context, state, browser string) (PendingLogi
 // source when id.Groups is not nil. The sign-in and each change are in the audit log.
 func (db *DB) SignInIdentity(ctx context.Context, id domain.Identity, source string) (domain.SignIn, error) {
 	var in domain.SignIn
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "accounts"); err != nil {
+			return err
+		}
 		in = domain.SignIn{}
 		now := formatTime(db.Now())
 		var userID int64
@@ -132,7 +135,10 @@ func (db *DB) SignInIdentity(ctx context.Context, id domain.Identity, source str
 // What staff gave them (a membership, or a group's asker role) is left as it is. It returns the groups joined and left; each is in the
 // audit log, as from who.
 func (db *DB) SyncGroups(ctx context.Context, userID int64, source string, groups []string, who string) (joined, left []string, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "groups"); err != nil {
+			return err
+		}
 		u, _, err := userBy(ctx, tx, `id = ?`, userID)
 		if err != nil {
 			return err
@@ -143,7 +149,7 @@ func (db *DB) SyncGroups(ctx context.Context, userID int64, source string, group
 	return joined, left, err
 }
 
-func (db *DB) syncGroups(ctx context.Context, tx *sql.Tx, u domain.User, source string, groups []string, who string) (joined, left []string, err error) {
+func (db *DB) syncGroups(ctx context.Context, tx *Tx, u domain.User, source string, groups []string, who string) (joined, left []string, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT g.id, g.name, m.source, m.role FROM group_members m JOIN groups g ON g.id = m.group_id WHERE m.user_id = ?`, u.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sync groups: %w", err)

@@ -3,12 +3,12 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/parley-chat/parley/domain"
 )
 
@@ -43,7 +43,10 @@ func (db *DB) RenewEvery() time.Duration {
 // partial messages), and their queued steps come back, oldest first, to run here.
 func (db *DB) Recover(ctx context.Context) ([]domain.QueuedStep, error) {
 	var t domain.Takeover
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "takeover"); err != nil {
+			return err
+		}
 		now := formatTime(db.Now())
 		if _, err := tx.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, db.instance, db.instanceName, now, now); err != nil {
@@ -63,40 +66,60 @@ func (db *DB) Recover(ctx context.Context) ([]domain.QueuedStep, error) {
 	return t.Queued, err
 }
 
-// Renew renews this instance's lease and takes over the work of instances whose lease ran
-// out (see Recover). The renewal is one statement outside the write lock, so that a long
-// transaction of another instance does not make this one look gone. An instance judges the
-// others only when its own renewals went on without a gap: after a stall of its own (the
-// database down a while, say), everyone's lease looks run out, and it waits one round for
-// the others to renew theirs. An instance finds its own row gone when it was taken for gone:
-// it registers again and reports Lost. Only PostgreSQL is renewed (see RenewEvery).
-func (db *DB) Renew(ctx context.Context) (domain.Takeover, error) {
+// Renew renews this instance's lease: one statement on a connection of its own, so that
+// no write under way, of this instance or another, and no wait for a pooled connection
+// delays it. The lease it returns holds until Until by this process's clock: the moment the
+// statement was sent plus the lease, no later than the database's clock ends it, which is
+// the clock the others judge it by. An instance finds its own row gone when it was taken
+// for gone: it registers again and reports Lost. Only PostgreSQL is renewed (see
+// RenewEvery).
+func (db *DB) Renew(ctx context.Context) (domain.Lease, error) {
+	var l domain.Lease
+	if !db.pg {
+		return l, nil
+	}
+	db.leaseMu.Lock()
+	defer db.leaseMu.Unlock()
+	if db.leaseConn == nil || db.leaseConn.IsClosed() {
+		conn, err := pgx.ConnectConfig(ctx, db.pgConfig)
+		if err != nil {
+			return l, fmt.Errorf("renew: %w", err)
+		}
+		db.leaseConn = conn
+	}
+	sent, now := time.Now(), formatTime(db.Now())
+	tag, err := db.leaseConn.Exec(ctx, `UPDATE instances SET seen_at = $1, expires_at = now() + make_interval(secs => $2) WHERE id = $3`,
+		now, db.Lease.Seconds(), db.instance)
+	if err == nil && tag.RowsAffected() == 0 {
+		l.Lost = true
+		_, err = db.leaseConn.Exec(ctx, `INSERT INTO instances (id, name, started_at, seen_at, expires_at)
+			VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`, db.instance, db.instanceName, now, now, db.Lease.Seconds())
+	}
+	if err != nil {
+		db.leaseConn.Close(context.WithoutCancel(ctx))
+		db.leaseConn = nil
+		return l, fmt.Errorf("renew: %w", err)
+	}
+	l.Until = sent.Add(db.Lease)
+	return l, nil
+}
+
+// TakeOver takes over the work of instances whose lease ran out (see Recover). An instance
+// judges the others only when its own renewals went on without a gap (RenewedSince): after a
+// stall of its own (the database down a while, say), everyone's lease looks run out, and it
+// waits a round for the others to renew theirs. Two instances taking over at once take
+// turns.
+func (db *DB) TakeOver(ctx context.Context) (domain.Takeover, error) {
 	var t domain.Takeover
 	if !db.pg {
 		return t, nil
 	}
-	now := formatTime(db.Now())
-	res, err := db.write.ExecContext(ctx, `UPDATE instances SET seen_at = ?, expires_at = now() + make_interval(secs => ?) WHERE id = ?`,
-		now, db.Lease.Seconds(), db.instance)
-	if err != nil {
-		return t, fmt.Errorf("renew: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		t.Lost = true
-		if _, err := db.write.ExecContext(ctx, `INSERT INTO instances (id, name, started_at, seen_at, expires_at)
-			VALUES (?, ?, ?, ?, now() + make_interval(secs => ?))`, db.instance, db.instanceName, now, now, db.Lease.Seconds()); err != nil {
-			return t, fmt.Errorf("renew: %w", err)
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "takeover"); err != nil {
+			return err
 		}
-	}
-	last := db.renewed
-	db.renewed = time.Now()
-	if last.IsZero() || time.Since(last) > 2*db.RenewEvery() {
-		return t, nil
-	}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
-		took, err := db.takeOver(ctx, tx, false)
-		took.Lost = t.Lost
-		t = took
+		var err error
+		t, err = db.takeOver(ctx, tx, false)
 		return err
 	})
 	return t, err
@@ -108,17 +131,23 @@ func (db *DB) resign(ctx context.Context) {
 	if !db.registered {
 		return
 	}
-	db.tx(ctx, func(tx *sql.Tx) error {
+	db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, db.instance)
 		return err
 	})
+	db.leaseMu.Lock()
+	if db.leaseConn != nil {
+		db.leaseConn.Close(ctx)
+		db.leaseConn = nil
+	}
+	db.leaseMu.Unlock()
 }
 
 // takeOver takes the work of instances gone: it drops the instances whose lease ran out (on
 // SQLite every other), then interrupts the steps left started by an owner no instance is,
 // gives this instance the queued ones, and deletes their drafts. At the start (recover),
 // this instance's own work so far counts as left too, as everything did before instances.
-func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (domain.Takeover, error) {
+func (db *DB) takeOver(ctx context.Context, tx *Tx, recover bool) (domain.Takeover, error) {
 	var t domain.Takeover
 	// On SQLite no other process serves the file: every other instance is gone.
 	expired := `DELETE FROM instances WHERE id <> ?`
@@ -172,7 +201,7 @@ func (db *DB) takeOver(ctx context.Context, tx *sql.Tx, recover bool) (domain.Ta
 }
 
 // ownedSteps are the steps the condition selects, with their conversations, oldest first.
-func ownedSteps(ctx context.Context, tx *sql.Tx, where string) ([]domain.QueuedStep, error) {
+func ownedSteps(ctx context.Context, tx *Tx, where string) ([]domain.QueuedStep, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT s.id, r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE `+where+` ORDER BY s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("steps: %w", err)

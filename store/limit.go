@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -17,7 +18,10 @@ func (db *DB) Shared() bool { return db.pg }
 // TakeToken spends a token of the bucket key under rule b, counted in the database for every
 // instance: false and how long until there is one when it is empty.
 func (db *DB) TakeToken(ctx context.Context, key string, b domain.Bucket) (ok bool, wait time.Duration, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "limit "+key); err != nil {
+			return err
+		}
 		now := db.Now()
 		n, err := tokens(ctx, tx, key, b, now)
 		if err != nil {
@@ -26,12 +30,27 @@ func (db *DB) TakeToken(ctx context.Context, key string, b domain.Bucket) (ok bo
 		n, ok, wait = b.Take(n)
 		return saveTokens(ctx, tx, key, b, n, now)
 	})
+	db.forgetFullBuckets(ctx)
 	return ok, wait, err
+}
+
+// forgetFullBuckets deletes the buckets full again, once a minute at most, in a statement of
+// its own: the takes do not lock each other's rows for it.
+func (db *DB) forgetFullBuckets(ctx context.Context) {
+	now := db.Now()
+	last := db.bucketsSwept.Load()
+	if now.UnixNano()-last < int64(time.Minute) || !db.bucketsSwept.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	_ = db.exec(ctx, `DELETE FROM rate_limits WHERE full_at < ?`, formatTime(now))
 }
 
 // RefundToken gives the bucket key back a token its last take spent.
 func (db *DB) RefundToken(ctx context.Context, key string, b domain.Bucket) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "limit "+key); err != nil {
+			return err
+		}
 		now := db.Now()
 		n, err := tokens(ctx, tx, key, b, now)
 		if err != nil {
@@ -43,14 +62,11 @@ func (db *DB) RefundToken(ctx context.Context, key string, b domain.Bucket) erro
 
 // ResetTokens fills the bucket key again.
 func (db *DB) ResetTokens(ctx context.Context, key string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM rate_limits WHERE key = ?`, key)
-		return err
-	})
+	return db.exec(ctx, `DELETE FROM rate_limits WHERE key = ?`, key)
 }
 
 // tokens is what the bucket key holds at now: full when it has no row.
-func tokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, now time.Time) (float64, error) {
+func tokens(ctx context.Context, tx *Tx, key string, b domain.Bucket, now time.Time) (float64, error) {
 	var n float64
 	var last string
 	err := tx.QueryRowContext(ctx, `SELECT tokens, last FROM rate_limits WHERE key = ?`, key).Scan(&n, &last)
@@ -64,10 +80,7 @@ func tokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, now ti
 }
 
 // saveTokens stores what the bucket key holds, and forgets the buckets full again by now.
-func saveTokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, n float64, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM rate_limits WHERE full_at < ?`, formatTime(now)); err != nil {
-		return fmt.Errorf("limit %s: %w", key, err)
-	}
+func saveTokens(ctx context.Context, tx *Tx, key string, b domain.Bucket, n float64, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO rate_limits (key, tokens, last, full_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, last = excluded.last, full_at = excluded.full_at`,
 		key, n, formatTime(now), formatTime(b.FullAt(n, now)))
@@ -80,7 +93,10 @@ func saveTokens(ctx context.Context, tx *sql.Tx, key string, b domain.Bucket, n 
 // OpenStream counts one more open stream of the person, unless max are open already on the
 // instances serving the database (PostgreSQL): ok false then. CloseStream takes it back.
 func (db *DB) OpenStream(ctx context.Context, userID int64, max int) (id int64, ok bool, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "streams "+strconv.FormatInt(userID, 10)); err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM open_streams WHERE user_id = ?
 			AND (owner = ? OR owner IN (SELECT id FROM instances))`, userID, db.instance).Scan(&n); err != nil {
@@ -98,8 +114,5 @@ func (db *DB) OpenStream(ctx context.Context, userID int64, max int) (id int64, 
 
 // CloseStream takes back a stream OpenStream counted.
 func (db *DB) CloseStream(ctx context.Context, id int64) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM open_streams WHERE id = ?`, id)
-		return err
-	})
+	return db.exec(ctx, `DELETE FROM open_streams WHERE id = ?`, id)
 }

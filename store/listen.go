@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,22 +19,60 @@ import (
 )
 
 // On PostgreSQL every instance hears what the others commit through one notification
-// channel per schema, in commit order (writes commit one at a time, see writeLock):
+// channel per schema. A transaction sends at most one notification, of one or more of these
+// words (PostgreSQL serializes the commits that notify: one a transaction keeps that cheap):
 //
-//	e<id>  a transaction committed events up to id: read them and hand them to the observer
+//	e<conversation>:<first>:<last>  the transaction committed the conversation's events first to last
 //	d<id>  an instance saved the draft batch id: the text its steps are writing
 //	c<id>:<account>  conversation id (the account's) was renamed or archived
 //	g<id>:<account>  conversation id (the account's) was deleted
 //	a      something changed who may see what (auth_changes moved)
 //
-// An instance hears its own notifications too, and takes its own events from them, so that
-// the observer sees every event once, in one order, whichever instance wrote it.
+// Events are ordered within a conversation, not across conversations: a conversation's
+// events are written under its lock (see Tx.lockConversation), so its notifications arrive
+// in the order of their ids, and the listener hands each conversation's events to the
+// observer in that order. What crosses conversations (the sidebars, the Inbox counts, the
+// streams a change of access ends) needs no order among them: each is read from the
+// database when its notification comes. An instance hears its own notifications too, and
+// takes its own events from them, so that the observer sees every event once, in one order
+// a conversation, whichever instance wrote it.
 
-// notifyInstances queues a notification that goes out when tx commits.
-func (db *DB) notifyInstances(ctx context.Context, tx *sql.Tx, payload string) error {
-	_, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, db.channel, payload)
-	return err
+// notifyInstances adds a word to the notification the transaction sends when it commits.
+func (db *DB) notifyInstances(_ context.Context, tx *Tx, word string) error {
+	tx.notes = append(tx.notes, word)
+	return nil
 }
+
+// notification is what the transaction tells the other instances as it commits: its words,
+// the range of events it wrote in each conversation and its draft batch; "" when nothing.
+func (tx *Tx) notification() string {
+	var b strings.Builder
+	for i := 0; i < len(tx.events); {
+		conv, first := tx.events[i].ConversationID, tx.events[i].ID
+		last := first
+		j := i + 1
+		for ; j < len(tx.events) && tx.events[j].ConversationID == conv; j++ {
+			last = tx.events[j].ID
+		}
+		fmt.Fprintf(&b, "e%d:%d:%d ", conv, first, last)
+		i = j
+	}
+	if tx.batch != 0 {
+		fmt.Fprintf(&b, "d%d ", tx.batch)
+	}
+	for _, w := range tx.notes {
+		b.WriteString(w + " ")
+	}
+	note := strings.TrimSuffix(b.String(), " ")
+	if len(note) > maxNotification {
+		// PostgreSQL refuses a payload of 8000 bytes: the listeners read the recent log instead.
+		return "r"
+	}
+	return note
+}
+
+// maxNotification is the longest notification sent; a longer one is "r" (read what is recent).
+const maxNotification = 7900
 
 // listen follows the channel until ctx ends, connecting again after a failure and reading
 // what it missed meanwhile. ready hears the outcome of the first attempt to listen.
@@ -73,8 +113,11 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 		ready = nil
 	}
 	// What committed while no one listened: the events (drafts are text a later batch or the
-	// finished message brings again; a change of access is checked on the next sweep).
-	if err := db.heard(ctx, "e"+strconv.FormatInt(maxInt64, 10)); err != nil {
+	// finished message brings again; a change of access is checked on the next sweep). At
+	// the first connection nothing was missed: what came before is in the log.
+	if db.heardLog.since.IsZero() {
+		db.heardLog.since = time.Now()
+	} else if err := db.readRecent(ctx); err != nil {
 		return err
 	}
 	for {
@@ -89,7 +132,7 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 			if err := conn.Ping(ctx); err != nil {
 				return err
 			}
-			if err := db.heard(ctx, "e"+strconv.FormatInt(maxInt64, 10)); err != nil {
+			if err := db.readRecent(ctx); err != nil {
 				return err
 			}
 		case err != nil:
@@ -106,28 +149,39 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 // connection.
 const quietCheck = 10 * time.Second
 
-const maxInt64 = 1<<63 - 1
-
-// heard acts on one notification.
+// heard acts on one notification: each of its words.
 func (db *DB) heard(ctx context.Context, payload string) error {
-	if payload == "" {
-		return nil
+	for _, word := range strings.Fields(payload) {
+		if err := db.heardWord(ctx, word); err != nil {
+			return err
+		}
 	}
-	first, second, _ := strings.Cut(payload[1:], ":")
-	id, _ := strconv.ParseInt(first, 10, 64)
-	account, _ := strconv.ParseInt(second, 10, 64)
-	switch payload[0] {
+	return nil
+}
+
+func (db *DB) heardWord(ctx context.Context, word string) error {
+	parts := strings.Split(word[1:], ":")
+	num := func(i int) int64 {
+		if i >= len(parts) {
+			return 0
+		}
+		n, _ := strconv.ParseInt(parts[i], 10, 64)
+		return n
+	}
+	switch word[0] {
 	case 'e':
-		return db.catchUp(ctx, id)
+		return db.catchUp(ctx, num(0), num(1), num(2))
+	case 'r':
+		return db.readRecent(ctx)
 	case 'd':
-		return db.heardDrafts(ctx, id)
+		return db.heardDrafts(ctx, num(0))
 	case 'c':
 		if r := db.remote(); r.Changed != nil {
-			r.Changed(id, account)
+			r.Changed(num(0), num(1))
 		}
 	case 'g':
 		if r := db.remote(); r.Gone != nil {
-			r.Gone(id, account)
+			r.Gone(num(0), num(1))
 		}
 	case 'a':
 		if fn := db.authChanged(); fn != nil {
@@ -137,32 +191,112 @@ func (db *DB) heard(ctx context.Context, payload string) error {
 	return nil
 }
 
-// catchUp hands the observer the events committed after the last it had, up to id.
-func (db *DB) catchUp(ctx context.Context, upTo int64) error {
-	for {
+// heardLog is how far the listener has handed each conversation's events to the observer,
+// for the conversations with events lately.
+type heardLog struct {
+	upTo map[int64]heardUpTo
+	// since is when the listener last knew it had heard everything: a read of what is recent
+	// starts a while before it.
+	since time.Time
+}
+
+type heardUpTo struct {
+	id int64
+	at time.Time
+}
+
+// catchUp hands the observer the conversation's events after the last it had, up to last:
+// first is where the notification's own begin, read from there when the listener knows
+// nothing of the conversation.
+func (db *DB) catchUp(ctx context.Context, conv, first, last int64) error {
+	from, ok := db.heardLog.upTo[conv]
+	after := from.id
+	if !ok {
+		after = first - 1
+	}
+	if last <= after {
+		return nil
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version
+		FROM events e WHERE e.conversation_id = ? AND e.id > ? AND e.id <= ? ORDER BY e.id`, conv, after, last)
+	if err != nil {
+		return fmt.Errorf("catch up: %w", err)
+	}
+	evs, err := scanEvents(rows)
+	if err != nil {
+		return fmt.Errorf("catch up: %w", err)
+	}
+	db.observeHeard(evs)
+	return nil
+}
+
+// observeHeard hands events read from the log to the observer, each conversation's in the
+// order of their ids, but for those it had.
+func (db *DB) observeHeard(evs []domain.Event) {
+	if db.heardLog.upTo == nil {
+		db.heardLog.upTo = map[int64]heardUpTo{}
+	}
+	now := time.Now()
+	kept := evs[:0]
+	for _, ev := range evs {
+		if h, ok := db.heardLog.upTo[ev.ConversationID]; ok && ev.ID <= h.id {
+			continue
+		}
+		db.heardLog.upTo[ev.ConversationID] = heardUpTo{ev.ID, now}
+		kept = append(kept, ev)
+	}
+	if len(kept) == 0 {
+		return
+	}
+	db.obsMu.Lock()
+	observe := db.observe
+	db.obsMu.Unlock()
+	if observe != nil {
+		observe(kept)
+	}
+}
+
+// recentWindow is how far before the last time the listener knew it had heard everything a
+// read of what is recent begins: longer than any write transaction lasts, so that events
+// stamped before it began and committed after are in it.
+const recentWindow = 2 * time.Minute
+
+// readRecent reads the events written lately, after a reconnection or a quiet while, and
+// hands the observer those it had not had. Conversations quiet for longer than the window
+// are forgotten: a notification of theirs is read from its own first event.
+func (db *DB) readRecent(ctx context.Context) error {
+	started := time.Now()
+	since := db.heardLog.since
+	if since.IsZero() {
+		since = started
+	}
+	for after := int64(0); ; {
 		rows, err := db.read.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version
-			FROM events e WHERE e.id > ? AND e.id <= ? ORDER BY e.id LIMIT 512`, db.heardUpTo, upTo)
+			FROM events e WHERE e.created_at >= ? AND e.id > ? ORDER BY e.id LIMIT 512`, formatTime(since.Add(-recentWindow)), after)
 		if err != nil {
-			return fmt.Errorf("catch up: %w", err)
+			return fmt.Errorf("read recent events: %w", err)
 		}
 		evs, err := scanEvents(rows)
 		if err != nil {
-			return fmt.Errorf("catch up: %w", err)
+			return fmt.Errorf("read recent events: %w", err)
 		}
 		if len(evs) == 0 {
-			return nil
+			break
 		}
-		db.heardUpTo = evs[len(evs)-1].ID
-		db.obsMu.Lock()
-		observe := db.observe
-		db.obsMu.Unlock()
-		if observe != nil {
-			observe(evs)
-		}
+		after = evs[len(evs)-1].ID
+		slices.SortStableFunc(evs, func(a, b domain.Event) int { return cmp.Compare(a.ConversationID, b.ConversationID) })
+		db.observeHeard(evs)
 		if len(evs) < 512 {
-			return nil
+			break
 		}
 	}
+	for conv, h := range db.heardLog.upTo {
+		if started.Sub(h.at) > recentWindow {
+			delete(db.heardLog.upTo, conv)
+		}
+	}
+	db.heardLog.since = started
+	return nil
 }
 
 // heardDrafts hands the text of another instance's draft batch to the remote observer.

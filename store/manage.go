@@ -13,7 +13,7 @@ import (
 
 // RenameConversation gives a conversation a new title.
 func (db *DB) RenameConversation(ctx context.Context, id int64, title string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := execOne(ctx, tx, id, `UPDATE conversations SET title = ? WHERE id = ?`, title, id); err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func (db *DB) ArchiveConversation(ctx context.Context, id int64, archived bool) 
 	if archived {
 		at = formatTime(db.Now())
 	}
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		if err := execOne(ctx, tx, id, `UPDATE conversations SET archived_at = ? WHERE id = ?`, at, id); err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func (db *DB) ArchiveConversation(ctx context.Context, id int64, archived bool) 
 
 // notifyConversation tells the other instances (PostgreSQL) that conversation id was
 // changed ('c'), and whose it is, for their sidebars.
-func (db *DB) notifyConversation(ctx context.Context, tx *sql.Tx, what byte, id int64) error {
+func (db *DB) notifyConversation(ctx context.Context, tx *Tx, what byte, id int64) error {
 	if !db.pg {
 		return nil
 	}
@@ -49,7 +49,7 @@ func (db *DB) notifyConversation(ctx context.Context, tx *sql.Tx, what byte, id 
 	return db.notifyInstances(ctx, tx, string(what)+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(account, 10))
 }
 
-func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
+func execOne(ctx context.Context, tx *Tx, id int64, query string, args ...any) error {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("conversation %d: %w", id, err)
@@ -67,7 +67,10 @@ func execOne(ctx context.Context, tx *sql.Tx, id int64, query string, args ...an
 // of the conversation first: a step queued or running makes it an ECONFLICT error. Its id is
 // never given to another conversation.
 func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, id); err != nil {
+			return err
+		}
 		c, err := conversation(ctx, tx, id)
 		if err != nil {
 			return err

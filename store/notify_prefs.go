@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/parley-chat/parley/domain"
 )
@@ -31,7 +32,10 @@ func (db *DB) NotifyPrefs(ctx context.Context, userID int64) (domain.NotifyPrefs
 // SetNotifyPrefs stores the person's choices. Deliveries already queued keep going (a mute
 // holds from the next question on); quiet hours hold for them too.
 func (db *DB) SetNotifyPrefs(ctx context.Context, userID int64, p domain.NotifyPrefs, actor string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "user "+strconv.FormatInt(userID, 10)); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET quiet_from = ?, quiet_to = ?, quiet_zone = ? WHERE id = ?`,
 			p.Quiet.From, p.Quiet.To, p.Quiet.Zone, userID); err != nil {
 			return fmt.Errorf("set notify prefs: %w", err)
@@ -67,7 +71,10 @@ func (db *DB) ServerKey(ctx context.Context, name string, make func() (string, e
 	if err != nil {
 		return "", fmt.Errorf("server key %s: %w", name, err)
 	}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "server key "+name); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO server_keys (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
 			name, made, formatTime(db.Now())); err != nil {
 			return err

@@ -14,7 +14,7 @@ import (
 // notify queues word of a question to the channels of a person (userID) or of a group
 // (groupID: its own, and each member's), in the caller's transaction: those confirmed, and
 // of the people who did not mute the agent that asks.
-func (db *DB) notify(ctx context.Context, tx *sql.Tx, questionID int64, reason string, userID, groupID int64) error {
+func (db *DB) notify(ctx context.Context, tx *Tx, questionID int64, reason string, userID, groupID int64) error {
 	now := formatTime(db.Now())
 	_, err := tx.ExecContext(ctx, `INSERT INTO notifications (channel_id, question_id, reason, next_at, created_at)
 		SELECT c.id, ?, ?, ?, ? FROM channels c
@@ -40,7 +40,7 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 	var ids []int64
 	var err error
 	if db.pg {
-		err = db.tx(ctx, func(tx *sql.Tx) error {
+		err = db.tx(ctx, func(tx *Tx) error {
 			ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending'
 				AND (next_at <= ? OR claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)) ORDER BY next_at, id LIMIT ?
 				FOR UPDATE SKIP LOCKED`, formatTime(now), limit) // another instance's claim under way is not waited for
@@ -113,7 +113,7 @@ func (db *DB) goneClaims() string {
 // resolved meanwhile: state "skipped"), or failed, to be tried again at next (zero: given
 // up). The channel keeps the outcome, for where it is configured.
 func (db *DB) NotificationTried(ctx context.Context, id int64, state, errText string, next time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		now := formatTime(db.Now())
 		nextAt := now
 		switch {
@@ -146,7 +146,7 @@ func (db *DB) NotificationTried(ctx context.Context, id int64, state, errText st
 // NotificationWaits puts a delivery off until then without counting a try (its person's
 // quiet hours hold).
 func (db *DB) NotificationWaits(ctx context.Context, id int64, until time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		q := `UPDATE notifications SET next_at = ? WHERE id = ?`
 		if db.pg {
 			q = `UPDATE notifications SET next_at = ?, claimed_by = '' WHERE id = ?`
@@ -169,7 +169,10 @@ func (db *DB) DueEscalations(ctx context.Context, now time.Time) ([]int64, error
 
 // Escalate adds a pending question to its escalation's audience and queues word of it.
 func (db *DB) Escalate(ctx context.Context, questionID int64) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockQuestion(ctx, questionID); err != nil {
+			return err
+		}
 		var spec, state string
 		var convID int64
 		var at sql.NullString

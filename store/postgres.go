@@ -194,26 +194,23 @@ func pgUnavailable(err error) (string, bool) {
 const (
 	// migrateLock is held while an instance migrates: the others wait, then find nothing to do.
 	migrateLock = 0x7061726c6579_01
-	// writeLock is held by every write transaction until it commits, so that writes commit
-	// one at a time, as on SQLite: event ids grow in commit order, and a reader that has
-	// seen an id has seen every smaller one.
-	writeLock = 0x7061726c6579_02
 )
 
 // openPostgresDB opens the PostgreSQL database at url and applies pending migrations under
 // the migration lock.
-func openPostgresDB(ctx context.Context, url string) (*DB, error) {
+func openPostgresDB(ctx context.Context, url string, poolSize int) (*DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
 	}
 	pool := openPostgres(cfg)
-	// Each instance (and command) holds up to PoolSize connections, and one more to listen:
-	// PostgreSQL's max_connections must be above their sum.
-	pool.SetMaxOpenConns(PoolSize)
-	pool.SetMaxIdleConns(PoolSize)
+	// Each instance (and command) holds up to poolSize connections, one more to listen and
+	// one to renew its lease on: PostgreSQL's max_connections must be above their sum.
+	pool.SetMaxOpenConns(poolSize)
+	pool.SetMaxIdleConns(poolSize)
 	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
 	db.instance, db.instanceName = newInstance()
+	db.pgConfig = cfg
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
@@ -226,8 +223,7 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	// The listener starts from the newest event: what came before is in the log.
-	if err := pool.QueryRowContext(ctx, `SELECT current_schema(), coalesce(max(id), 0) FROM events`).Scan(&db.channel, &db.heardUpTo); err != nil {
+	if err := pool.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&db.channel); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -250,8 +246,8 @@ func openPostgresDB(ctx context.Context, url string) (*DB, error) {
 	return db, nil
 }
 
-// PoolSize is how many connections to PostgreSQL an instance holds at most, besides the one
-// it listens on.
+// PoolSize is how many connections to PostgreSQL an instance holds at most by default
+// (Options.Pool), besides the one it listens on and the one it renews its lease on.
 const PoolSize = 16
 
 // channelName is the notification channel of a schema: PostgreSQL's names stop at 63
@@ -366,4 +362,11 @@ func NewSchema(ctx context.Context, base, prefix string) (dsn string, drop func(
 		admin.ExecContext(context.WithoutCancel(ctx), `DROP SCHEMA `+name+` CASCADE`)
 		admin.Close()
 	}, nil
+}
+
+// pgRetryable reports whether a transaction failed only for running beside another: a
+// deadlock, or a serialization failure. Run again, it sees the other's outcome.
+func pgRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }

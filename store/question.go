@@ -15,7 +15,10 @@ import (
 // A question whose fields were all refused (secrets) is declined at once, with the reason.
 func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var rec domain.QuestionRecord
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.lockRun(ctx, runID); err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
 		var convID, ownerID int64
 		if err := tx.QueryRowContext(ctx, `SELECT r.conversation_id, coalesce(c.user_id, 0) FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, runID).
 			Scan(&convID, &ownerID); err != nil {
@@ -41,7 +44,10 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (
 // A request id the person used before returns that question, and created false; used for
 // other arguments (another digest), it gives EINVALID.
 func (db *DB) AskInbound(ctx context.Context, convID int64, req domain.InboundRequest) (rec domain.QuestionRecord, created bool, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		if req.RequestID != "" {
 			var digest string
 			var id int64
@@ -117,7 +123,7 @@ func (db *DB) AskInbound(ctx context.Context, convID int64, req domain.InboundRe
 // route sends a question just stored to whom it asks: word of it to the channels of the
 // group or the person, the time it escalates, and, when it is theirs rather than its
 // conversation owner's (audience), its place in their Inbox.
-func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID int64, audience bool, e *domain.Escalation) error {
+func (db *DB) route(ctx context.Context, tx *Tx, questionID, groupID, userID int64, audience bool, e *domain.Escalation) error {
 	if audience {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO question_audience (question_id, group_id, user_id, added_at) VALUES (?, ?, ?, ?)`,
 			questionID, nullID(groupID), nullID(userID), formatTime(db.Now())); err != nil {
@@ -136,7 +142,7 @@ func (db *DB) route(ctx context.Context, tx *sql.Tx, questionID, groupID, userID
 }
 
 // ask stores a question of the run with its event (see AskQuestion).
-func (db *DB) ask(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
+func (db *DB) ask(ctx context.Context, tx *Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var deadline any
 	if !q.Deadline.IsZero() {
 		deadline = formatTime(q.Deadline)
@@ -215,7 +221,7 @@ func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, er
 // is not running, queues the resume. A question resolved before gives an ECONFLICT error.
 func (db *DB) Resolve(ctx context.Context, r domain.Resolution) (int64, error) {
 	var resume int64
-	err := db.tx(ctx, func(tx *sql.Tx) (err error) {
+	err := db.tx(ctx, func(tx *Tx) (err error) {
 		resume, err = db.resolveAndResume(ctx, tx, r)
 		return err
 	})
@@ -223,7 +229,11 @@ func (db *DB) Resolve(ctx context.Context, r domain.Resolution) (int64, error) {
 }
 
 // resolveAndResume is Resolve in the caller's transaction.
-func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolution) (int64, error) {
+func (db *DB) resolveAndResume(ctx context.Context, tx *Tx, r domain.Resolution) (int64, error) {
+	// Exactly once: under the conversation's lock, a question resolved meanwhile is seen so.
+	if err := tx.lockQuestion(ctx, r.QuestionID); err != nil {
+		return 0, err
+	}
 	var convID, runID int64
 	err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -269,7 +279,10 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *sql.Tx, r domain.Resolut
 // resolves it (see Resolve) once need people approved the same values.
 func (db *DB) Approve(ctx context.Context, r domain.Resolution, need int) (int64, error) {
 	var resume int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockQuestion(ctx, r.QuestionID); err != nil {
+			return err
+		}
 		var convID, runID int64
 		var state string
 		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id, state FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID, &state)
@@ -317,7 +330,7 @@ func (db *DB) Approve(ctx context.Context, r domain.Resolution, need int) (int64
 }
 
 // supersede resolves the questions that query selects as superseded, with the reason.
-func (db *DB) supersede(ctx context.Context, tx *sql.Tx, by, reason, query string, args ...any) error {
+func (db *DB) supersede(ctx context.Context, tx *Tx, by, reason, query string, args ...any) error {
 	ids, err := queryColumn[int64](ctx, tx, query, args...)
 	if err != nil {
 		return fmt.Errorf("supersede: %w", err)
@@ -353,7 +366,7 @@ func queryColumn[T any](ctx context.Context, q queryer, query string, args ...an
 }
 
 // resolve stores the answer row (unique per question), marks the question and logs the event.
-func (db *DB) resolve(ctx context.Context, tx *sql.Tx, convID, runID int64, r domain.Resolution) error {
+func (db *DB) resolve(ctx context.Context, tx *Tx, convID, runID int64, r domain.Resolution) error {
 	if len(r.Files) > 0 {
 		var err error
 		if r.Values, err = db.storeAnswerFiles(ctx, tx, convID, r); err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -15,7 +14,7 @@ import (
 // answer it (the group or person is gone, or fewer people than the approvals it needs are
 // there besides the owner), it is declined at once, saying why, so that the agent is told
 // and nothing waits for ever. The routing is in the audit log.
-func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
+func (db *DB) askRouted(ctx context.Context, tx *Tx, convID, runID int64, q domain.Question) (domain.QuestionRecord, error) {
 	var ownerID int64
 	var owner string
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(c.user_id, 0), coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).
@@ -64,7 +63,7 @@ func (db *DB) askRouted(ctx context.Context, tx *sql.Tx, convID, runID int64, q 
 
 // audience finds the group or the person a routed question is for, and says why they cannot
 // answer it, if so: gone, or fewer than need people besides the owner.
-func (db *DB) audience(ctx context.Context, tx *sql.Tx, to domain.Audience, ownerID int64, need int) (gid, userID int64, refusal string, err error) {
+func (db *DB) audience(ctx context.Context, tx *Tx, to domain.Audience, ownerID int64, need int) (gid, userID int64, refusal string, err error) {
 	if to.Group != "" {
 		gid, err = groupID(ctx, tx, to.Group)
 		if domain.ErrorCode(err) == domain.ENOTFOUND {
@@ -97,7 +96,7 @@ func (db *DB) audience(ctx context.Context, tx *sql.Tx, to domain.Audience, owne
 // escalation resolves an escalation the operator named ("group:NAME" or "person:NAME") to
 // the group or the person; nil when there is none such (the returned words say so, for the
 // audit log).
-func (db *DB) escalation(ctx context.Context, tx *sql.Tx, e domain.Escalation, ownerID int64) (*domain.Escalation, string, error) {
+func (db *DB) escalation(ctx context.Context, tx *Tx, e domain.Escalation, ownerID int64) (*domain.Escalation, string, error) {
 	to, err := domain.ParseAudience(e.To)
 	if err != nil {
 		return nil, "no escalation: " + domain.ErrorMessage(err), nil

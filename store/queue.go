@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -10,7 +9,7 @@ import (
 )
 
 // queueMessage keeps a message sent while the agent works, to be sent when the run ends.
-func (db *DB) queueMessage(ctx context.Context, tx *sql.Tx, c domain.Conversation, m pendingMessage) (int64, error) {
+func (db *DB) queueMessage(ctx context.Context, tx *Tx, c domain.Conversation, m pendingMessage) (int64, error) {
 	ev, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: c.ID, Kind: domain.EventMessageQueued, Text: m.text, Author: m.author, Nonce: m.nonce, Documents: m.docs})
 	if err != nil {
 		return 0, err
@@ -27,7 +26,7 @@ func (db *DB) queueMessage(ctx context.Context, tx *sql.Tx, c domain.Conversatio
 }
 
 // takeQueued removes the conversation's queued messages, oldest first, for a run to send.
-func (db *DB) takeQueued(ctx context.Context, tx *sql.Tx, convID int64) ([]pendingMessage, error) {
+func (db *DB) takeQueued(ctx context.Context, tx *Tx, convID int64) ([]pendingMessage, error) {
 	qs, err := queued(ctx, tx, convID)
 	if err != nil || len(qs) == 0 {
 		return nil, err
@@ -71,7 +70,10 @@ func (db *DB) Queued(ctx context.Context, convID int64) ([]domain.QueuedMessage,
 
 // Unqueue removes a queued message before it is sent; ENOTFOUND once it was sent or removed.
 func (db *DB) Unqueue(ctx context.Context, convID, id int64, by string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM queued_messages WHERE conversation_id = ? AND event_id = ?`, convID, id)
 		if err != nil {
 			return fmt.Errorf("unqueue: %w", err)
@@ -88,7 +90,10 @@ func (db *DB) Unqueue(ctx context.Context, convID, id int64, by string) error {
 // agent works, ENOTFOUND when nothing is queued.
 func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 	var step int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -117,7 +122,7 @@ func (db *DB) SendQueued(ctx context.Context, convID int64) (int64, error) {
 
 // sendQueued starts, when a run ended, a run that sends the messages queued meanwhile: 0
 // when none are.
-func (db *DB) sendQueued(ctx context.Context, tx *sql.Tx, convID int64) (int64, error) {
+func (db *DB) sendQueued(ctx context.Context, tx *Tx, convID int64) (int64, error) {
 	msgs, err := db.takeQueued(ctx, tx, convID)
 	if err != nil || len(msgs) == 0 {
 		return 0, err

@@ -12,7 +12,7 @@ import (
 // setRunState moves a run to state and logs it: runs.state is where a run's state is kept,
 // the run_state event the log's record of the change, which the streams read. The state of
 // its conversation follows (see conversationState).
-func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, state domain.RunState, errMsg string) error {
+func (db *DB) setRunState(ctx context.Context, tx *Tx, convID, runID int64, state domain.RunState, errMsg string) error {
 	now := formatTime(db.Now())
 	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
 		return fmt.Errorf("set run state: %w", err)
@@ -21,7 +21,7 @@ func (db *DB) setRunState(ctx context.Context, tx *sql.Tx, convID, runID int64, 
 	return err
 }
 
-func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger domain.Trigger) (int64, error) {
+func (db *DB) queueStep(ctx context.Context, tx *Tx, runID int64, trigger domain.Trigger) (int64, error) {
 	id, err := insertID(ctx, tx, `INSERT INTO steps (run_id, trigger, state, created_at, owner) VALUES (?, ?, 'queued', ?, ?)`,
 		runID, trigger, formatTime(db.Now()), db.instance)
 	if err != nil {
@@ -37,7 +37,10 @@ func (db *DB) queueStep(ctx context.Context, tx *sql.Tx, runID int64, trigger do
 // request) is recorded once: the second call returns a zero Sent and no error.
 func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (domain.Sent, error) {
 	var sent domain.Sent
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -91,7 +94,7 @@ type pendingMessage struct {
 // newRun starts a run in the version the conversation shows with the person's messages
 // (none, to regenerate a reply), superseding the questions still pending, and queues its
 // first step.
-func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c domain.Conversation, nonce string, msgs []pendingMessage) (int64, error) {
+func (db *DB) newRun(ctx context.Context, tx *Tx, c domain.Conversation, nonce string, msgs []pendingMessage) (int64, error) {
 	by := "parley"
 	if len(msgs) > 0 {
 		by = msgs[len(msgs)-1].author
@@ -128,7 +131,10 @@ func (db *DB) newRun(ctx context.Context, tx *sql.Tx, c domain.Conversation, non
 func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation, domain.StepInput, error) {
 	var c domain.Conversation
 	var in domain.StepInput
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.lockStep(ctx, stepID); err != nil {
+			return err
+		}
 		var state, trigger string
 		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
 			Scan(&in.RunID, &in.ConversationID, &state, &trigger)
@@ -168,7 +174,10 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation,
 // domain.ErrStopped) stopped. partial is the message the step was cut off in, if any.
 func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Event, stepErr error) (int64, error) {
 	var resume int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if _, err := tx.lockStep(ctx, stepID); err != nil {
+			return err
+		}
 		var runID, convID, seen int64
 		var was string
 		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
@@ -203,7 +212,7 @@ const MaxStepsPerRun = domain.MaxStepsPerRun
 
 // stepEndFacts adds to a step's end where its run stands: its pending questions, those
 // resolved since the step began (answers after seen), its queued steps and all its steps.
-func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *domain.StepEnd) error {
+func stepEndFacts(ctx context.Context, tx *Tx, runID, seen int64, end *domain.StepEnd) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&end.Pending); err != nil {
 		return err
 	}
@@ -222,7 +231,7 @@ func stepEndFacts(ctx context.Context, tx *sql.Tx, runID, seen int64, end *domai
 
 // changeRun writes what the domain decided for a run (see domain.RunChange) and returns the
 // step it queued or the run the queued messages started, if any.
-func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch domain.RunChange) (int64, error) {
+func (db *DB) changeRun(ctx context.Context, tx *Tx, convID, runID int64, ch domain.RunChange) (int64, error) {
 	if ch.Supersede != "" {
 		if err := db.supersede(ctx, tx, "parley", ch.Supersede,
 			`SELECT id FROM questions WHERE run_id = ? AND state = 'pending'`, runID); err != nil {
@@ -249,13 +258,16 @@ func (db *DB) changeRun(ctx context.Context, tx *sql.Tx, convID, runID int64, ch
 
 // InterruptStep ends a started step that was cut off; its partial message is kept.
 func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *domain.Event) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return db.interruptStep(ctx, tx, stepID, partial, nil) })
+	return db.tx(ctx, func(tx *Tx) error { return db.interruptStep(ctx, tx, stepID, partial, nil) })
 }
 
 // interruptStep ends a step cut off: by shutdown (partial is what it was writing), or by a
 // crash (lost holds what its drafts kept). A step that has ended already (another instance
 // took it over) is left as it is.
-func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, partial *domain.Event, lost recovered) error {
+func (db *DB) interruptStep(ctx context.Context, tx *Tx, stepID int64, partial *domain.Event, lost recovered) error {
+	if _, err := tx.lockStep(ctx, stepID); err != nil {
+		return err
+	}
 	var runID, convID int64
 	var state string
 	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
@@ -285,7 +297,10 @@ func (db *DB) interruptStep(ctx context.Context, tx *sql.Tx, stepID int64, parti
 // stopped conversation.
 func (db *DB) RetryRun(ctx context.Context, convID int64) (int64, error) {
 	var stepID int64
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		if _, err := conversation(ctx, tx, convID); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -60,7 +61,10 @@ func (db *DB) CreateSessionWith(ctx context.Context, userID int64, lim SessionLi
 	}
 	token := base64.RawURLEncoding.EncodeToString(b)
 	now := db.Now()
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "user "+strconv.FormatInt(userID, 10)); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE last_seen_at < ? OR created_at < ?`,
 			formatTime(now.Add(-lim.Idle)), formatTime(now.Add(-lim.Max))); err != nil {
 			return err
@@ -138,7 +142,7 @@ func (db *DB) SessionIDToken(ctx context.Context, token string) (string, error) 
 
 // DeleteSession ends a session (logout); an unknown one is no error.
 func (db *DB) DeleteSession(ctx context.Context, token string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id_hash = ?`, hashToken(token))
 		return err
 	})
@@ -148,10 +152,7 @@ func (db *DB) DeleteSession(ctx context.Context, token string) error {
 // could not be written (a full disk, which Writable reports). A session's then ends at most a
 // tenth of its idle limit early.
 func (db *DB) touch(ctx context.Context, query string, args ...any) {
-	_ = db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, query, args...)
-		return err
-	})
+	_ = db.exec(ctx, query, args...)
 }
 
 // AuthChanges is a count that moves whenever a session ends, a password or a role changes,

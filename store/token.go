@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -68,7 +69,10 @@ func (db *DB) CreateToken(ctx context.Context, userID int64, name string) (strin
 		return "", Token{}, fmt.Errorf("create token: %w", err)
 	}
 	t := Token{UserID: userID, Name: name, Created: db.Now()}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "user "+strconv.FormatInt(userID, 10)); err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_tokens WHERE user_id = ? AND name = ?`, userID, name).Scan(&n); err != nil {
 			return err
@@ -135,7 +139,10 @@ func (db *DB) Tokens(ctx context.Context, userID int64) ([]Token, error) {
 // on. An unknown name gives ENOTFOUND.
 func (db *DB) RevokeToken(ctx context.Context, userID int64, name string) (Token, error) {
 	var t Token
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "user "+strconv.FormatInt(userID, 10)); err != nil {
+			return err
+		}
 		var created, used, actor string
 		err := tx.QueryRowContext(ctx, `SELECT t.id, t.created_at, t.last_used_at, u.name FROM api_tokens t JOIN users u ON u.id = t.user_id
 			WHERE t.user_id = ? AND t.name = ?`, userID, name).Scan(&t.ID, &created, &used, &actor)

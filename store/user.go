@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/parley-chat/parley/domain"
@@ -16,7 +17,10 @@ import (
 // case, gives an ECONFLICT error.
 func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role domain.Role) (domain.User, error) {
 	var u domain.User
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "accounts"); err != nil {
+			return err
+		}
 		var err error
 		u, err = db.createUser(ctx, tx, name, passwordHash, role)
 		return err
@@ -24,7 +28,7 @@ func (db *DB) CreateUser(ctx context.Context, name, passwordHash string, role do
 	return u, err
 }
 
-func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash string, role domain.Role) (domain.User, error) {
+func (db *DB) createUser(ctx context.Context, tx *Tx, name, passwordHash string, role domain.Role) (domain.User, error) {
 	if err := domain.CheckUserName(name); err != nil {
 		return domain.User{}, err
 	}
@@ -73,7 +77,7 @@ func (db *DB) createUser(ctx context.Context, tx *sql.Tx, name, passwordHash str
 // 0012). Of old accounts that already look alike, the first keeps the key and the others
 // get it marked with their id, which no name's key can equal: they stay as they are, and no
 // new name like theirs is taken.
-func fillNameKeys(ctx context.Context, tx *sql.Tx) error {
+func fillNameKeys(ctx context.Context, tx *Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM users WHERE name_key IS NULL ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("name keys: %w", err)
@@ -120,7 +124,10 @@ func (db *DB) EnsureUser(ctx context.Context, name string, role domain.Role) (do
 	if domain.ErrorCode(err) != domain.ENOTFOUND {
 		return u, err
 	}
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "accounts"); err != nil {
+			return err
+		}
 		var err error
 		u, _, err = userBy(ctx, tx, `name = ?`, name)
 		if domain.ErrorCode(err) == domain.ENOTFOUND {
@@ -191,7 +198,10 @@ func (db *DB) HasPeople(ctx context.Context) (bool, error) {
 // SetRole changes the role of a person's account, and records who did it.
 func (db *DB) SetRole(ctx context.Context, name string, role domain.Role, actor string) (domain.User, error) {
 	var u domain.User
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "accounts"); err != nil {
+			return err
+		}
 		var err error
 		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
 			return err
@@ -208,7 +218,10 @@ func (db *DB) SetRole(ctx context.Context, name string, role domain.Role, actor 
 // SetPassword stores a new password hash for a person's account and ends all its sessions.
 func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string) (domain.User, error) {
 	var u domain.User
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "accounts"); err != nil {
+			return err
+		}
 		var err error
 		if u, _, err = userBy(ctx, tx, `name = ? AND role <> 'service'`, name); err != nil {
 			return err
@@ -226,7 +239,10 @@ func (db *DB) SetPassword(ctx context.Context, name, passwordHash, actor string)
 
 // SetProfile stores a person's display name and time zone (both may be empty).
 func (db *DB) SetProfile(ctx context.Context, id int64, displayName, timeZone string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockName(ctx, "user "+strconv.FormatInt(id, 10)); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE users SET display_name = ?, time_zone = ? WHERE id = ?`, displayName, timeZone, id)
 		if err != nil {
 			return fmt.Errorf("set profile: %w", err)

@@ -117,7 +117,7 @@ func scanEvents(rows *sql.Rows) ([]domain.Event, error) {
 // branch starts version n+1 of a conversation at fork, shows it, and returns it: the version
 // shown before is left as it stands, its questions still waiting closed as superseded and
 // a run waiting on them stopped (Retry there asks again).
-func (db *DB) branch(ctx context.Context, tx *sql.Tx, c domain.Conversation, vs domain.Versions, shown, fork int64, reason domain.VersionReason, by string) (int64, error) {
+func (db *DB) branch(ctx context.Context, tx *Tx, c domain.Conversation, vs domain.Versions, shown, fork int64, reason domain.VersionReason, by string) (int64, error) {
 	parent := int64(0)
 	if fork != 0 {
 		if err := tx.QueryRowContext(ctx, `SELECT version FROM events WHERE id = ?`, fork).Scan(&parent); err != nil {
@@ -146,7 +146,7 @@ func (db *DB) branch(ctx context.Context, tx *sql.Tx, c domain.Conversation, vs 
 }
 
 // show makes version n the one the conversation shows, leaving version left (see branch).
-func (db *DB) show(ctx context.Context, tx *sql.Tx, c domain.Conversation, left, n int64, reason domain.VersionReason, by, why string) error {
+func (db *DB) show(ctx context.Context, tx *Tx, c domain.Conversation, left, n int64, reason domain.VersionReason, by, why string) error {
 	if err := db.leave(ctx, tx, c, left, by, why); err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (db *DB) show(ctx context.Context, tx *sql.Tx, c domain.Conversation, left,
 
 // leave closes what still waits in the version left: its questions are superseded, and a
 // run waiting for them is stopped.
-func (db *DB) leave(ctx context.Context, tx *sql.Tx, c domain.Conversation, left int64, by, why string) error {
+func (db *DB) leave(ctx context.Context, tx *Tx, c domain.Conversation, left int64, by, why string) error {
 	runs, err := queryColumn[int64](ctx, tx, `SELECT DISTINCT q.run_id FROM questions q WHERE q.conversation_id = ? AND q.state = 'pending'`, c.ID)
 	if err != nil {
 		return fmt.Errorf("leave version %d: %w", left, err)
@@ -189,7 +189,10 @@ func (db *DB) leave(ctx context.Context, tx *sql.Tx, c domain.Conversation, left
 // person's last message again: it shares the log up to that message (and what intake made
 // of it), and runs the agent anew. A nonce used before returns step 0.
 func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (stepID, version int64, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		c, vs, shown, evs, err := db.branchable(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -216,7 +219,7 @@ func (db *DB) Regenerate(ctx context.Context, convID int64, by, nonce string) (s
 
 // runNonceUsed reports whether a run of the conversation was started with the nonce (a
 // request sent twice: a double click, a retry); an empty nonce never was.
-func runNonceUsed(ctx context.Context, tx *sql.Tx, convID int64, nonce string) (bool, error) {
+func runNonceUsed(ctx context.Context, tx *Tx, convID int64, nonce string) (bool, error) {
 	if nonce == "" {
 		return false, nil
 	}
@@ -257,7 +260,10 @@ func regenerateFork(evs []domain.Event) int64 {
 // messages, with m in its place, and runs the agent on it. A nonce used before returns
 // step 0.
 func (db *DB) Edit(ctx context.Context, convID, messageID int64, m domain.Message) (stepID, version int64, err error) {
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		c, vs, shown, evs, err := db.branchable(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -305,7 +311,7 @@ func (db *DB) Edit(ctx context.Context, convID, messageID int64, m domain.Messag
 }
 
 // branchable reads, in tx, a conversation that may branch and the path it shows.
-func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (domain.Conversation, domain.Versions, int64, []domain.Event, error) {
+func (db *DB) branchable(ctx context.Context, tx *Tx, convID int64) (domain.Conversation, domain.Versions, int64, []domain.Event, error) {
 	c, err := conversation(ctx, tx, convID)
 	if err != nil {
 		return c, nil, 0, nil, err
@@ -322,7 +328,10 @@ func (db *DB) branchable(ctx context.Context, tx *sql.Tx, convID int64) (domain.
 // its questions still waiting closed as superseded. The conversation's state becomes that
 // of the version's newest run (see conversationState).
 func (db *DB) ChooseVersion(ctx context.Context, convID, n int64, by string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(tx *Tx) error {
+		if err := tx.lockConversation(ctx, convID); err != nil {
+			return err
+		}
 		c, err := conversation(ctx, tx, convID)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/runner"
+	"golang.org/x/sync/errgroup"
 )
 
 // sweepEvery is how often the open streams' people are looked at again when nothing on this
@@ -186,14 +187,25 @@ func (o *openStreams) sweep(ctx context.Context, now time.Time, all bool) {
 		}
 	}
 	o.mu.Unlock()
+	// Each check reads the database: several at once, so that a change of access that
+	// concerns thousands of streams ends them in the time of a few reads, not of all in a row.
+	var g errgroup.Group
+	g.SetLimit(sweepAtOnce)
 	for _, st := range due {
-		next, ok := st.check(ctx)
-		if !ok {
-			st.cancel()
-			continue
-		}
-		o.mu.Lock()
-		st.due = next
-		o.mu.Unlock()
+		g.Go(func() error {
+			next, ok := st.check(ctx)
+			if !ok {
+				st.cancel()
+				return nil
+			}
+			o.mu.Lock()
+			st.due = next
+			o.mu.Unlock()
+			return nil
+		})
 	}
+	g.Wait()
 }
+
+// sweepAtOnce is how many streams a sweep checks at once.
+const sweepAtOnce = 8

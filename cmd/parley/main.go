@@ -64,6 +64,8 @@ type Config struct {
 	Synchronous string
 	// Lease is how long an instance's runs stay its own without a renewal (PostgreSQL).
 	Lease time.Duration
+	// DBPool is how many connections to PostgreSQL the instance holds at most for its work.
+	DBPool int
 	// Metrics says who may read GET /metrics (--metrics, PARLEY_METRICS_TOKEN).
 	Metrics web.MetricsOptions
 	// PublicURL is Parley's address as people reach it, for the links notifications carry
@@ -195,6 +197,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return cfg, fmt.Errorf("PARLEY_LEASE %q: a duration of a second or more", env("PARLEY_LEASE", ""))
 	}
 	fs.DurationVar(&cfg.Lease, "lease", lease, "on PostgreSQL, how long an instance that stops renewing keeps its runs before another takes them over (PARLEY_LEASE)")
+	pool, err := strconv.Atoi(env("PARLEY_DB_POOL", strconv.Itoa(store.PoolSize)))
+	if err != nil || pool < 2 {
+		return cfg, fmt.Errorf("PARLEY_DB_POOL %q: a number of connections, 2 or more", getenv("PARLEY_DB_POOL"))
+	}
+	fs.IntVar(&cfg.DBPool, "db-pool", pool, "on PostgreSQL, connections each instance holds at most, besides one to listen and one to renew its lease (PARLEY_DB_POOL)")
 	maxUpload, err := parseBytes(env("PARLEY_MAX_UPLOAD", "10MB"))
 	if err != nil {
 		return cfg, fmt.Errorf("PARLEY_MAX_UPLOAD: %w", err)
@@ -222,6 +229,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if cfg.Lease < time.Second {
 		return cfg, fmt.Errorf("--lease %s: a second or more", cfg.Lease)
+	}
+	if cfg.DBPool < 2 {
+		return cfg, fmt.Errorf("--db-pool %d: 2 or more", cfg.DBPool)
 	}
 	switch strings.ToLower(cfg.Synchronous) {
 	case "", "normal", "full":

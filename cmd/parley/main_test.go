@@ -153,6 +153,12 @@ func TestParseServe(t *testing.T) {
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Lease: 3 * time.Second}, ""},
 		{"lease from env", nil, map[string]string{"PARLEY_LEASE": "1m"},
 			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, Lease: time.Minute}, ""},
+		{"pool", []string{"--db-pool", "40"}, nil,
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, DBPool: 40}, ""},
+		{"pool from env", nil, map[string]string{"PARLEY_DB_POOL": "8"},
+			Config{Addr: "127.0.0.1:8080", DB: "./parley.db", LogLevel: "info", LogFormat: "text", Pace: 25 * time.Millisecond, Uploads: defaultUploads, DBPool: 8}, ""},
+		{"bad pool", []string{"--db-pool", "1"}, nil, Config{}, "--db-pool 1: 2 or more"},
+		{"bad pool in env", nil, map[string]string{"PARLEY_DB_POOL": "many"}, Config{}, "PARLEY_DB_POOL"},
 		{"lease too short", []string{"--lease", "100ms"}, nil, Config{}, "a second or more"},
 		{"bad lease in env", nil, map[string]string{"PARLEY_LEASE": "long"}, Config{}, "PARLEY_LEASE"},
 		{"oidc", []string{"--auth", "oidc", "--oidc-issuer", "https://id.example/realms/acme", "--oidc-client-id", "parley", "--oidc-staff-group", "ops",
@@ -192,6 +198,9 @@ func TestParseServe(t *testing.T) {
 			}
 			if tt.want.Lease == 0 {
 				tt.want.Lease = store.Lease
+			}
+			if tt.want.DBPool == 0 {
+				tt.want.DBPool = store.PoolSize
 			}
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("parseServe = %+v, %v; want %+v", got, err, tt.want)
