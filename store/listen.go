@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,23 +139,51 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 		case err != nil:
 			return err
 		default:
-			if err := db.heard(ctx, n.Payload); err != nil {
+			// Take every notification already here with it: their events are read together.
+			payloads := []string{n.Payload}
+			for len(payloads) < maxBatch {
+				more, cancel := context.WithTimeout(ctx, time.Millisecond)
+				n, err := conn.WaitForNotification(more)
+				cancel()
+				if err != nil || n == nil {
+					break
+				}
+				payloads = append(payloads, n.Payload)
+			}
+			if err := db.heard(ctx, strings.Join(payloads, " ")); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// maxBatch is how many notifications the listener acts on together at most.
+const maxBatch = 256
+
 // quietCheck is how long the listener waits for a notification before it checks its
 // connection.
 const quietCheck = 10 * time.Second
 
-// heard acts on one notification: each of its words.
+// heard acts on notifications: each of their words, in order, the events of consecutive
+// notifications read together, in one query.
 func (db *DB) heard(ctx context.Context, payload string) error {
-	for _, word := range strings.Fields(payload) {
-		if err := db.heardWord(ctx, word); err != nil {
+	words := strings.Fields(payload)
+	for i := 0; i < len(words); {
+		if words[i][0] != 'e' {
+			if err := db.heardWord(ctx, words[i]); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		j := i
+		for j < len(words) && words[j][0] == 'e' {
+			j++
+		}
+		if err := db.catchUp(ctx, words[i:j]); err != nil {
 			return err
 		}
+		i = j
 	}
 	return nil
 }
@@ -169,8 +198,6 @@ func (db *DB) heardWord(ctx context.Context, word string) error {
 		return n
 	}
 	switch word[0] {
-	case 'e':
-		return db.catchUp(ctx, num(0), num(1), num(2))
 	case 'r':
 		return db.readRecent(ctx)
 	case 'd':
@@ -205,28 +232,57 @@ type heardUpTo struct {
 	at time.Time
 }
 
-// catchUp hands the observer the conversation's events after the last it had, up to last:
-// first is where the notification's own begin, read from there when the listener knows
-// nothing of the conversation.
-func (db *DB) catchUp(ctx context.Context, conv, first, last int64) error {
-	from, ok := db.heardLog.upTo[conv]
-	after := from.id
-	if !ok {
-		after = first - 1
+// catchUp hands the observer the events the words e<conversation>:<first>:<last> name, and
+// any of those conversations' it lacks before them, in one query: each conversation's after
+// the last the observer had (from its word's first when the listener knows nothing of it),
+// up to its last.
+func (db *DB) catchUp(ctx context.Context, words []string) error {
+	type span struct{ after, upTo int64 }
+	spans := map[int64]span{}
+	var convs []any
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, w := range words {
+		var conv, first, last int64
+		if _, err := fmt.Sscanf(w, "e%d:%d:%d", &conv, &first, &last); err != nil {
+			continue
+		}
+		sp, ok := spans[conv]
+		if !ok {
+			sp.after = first - 1
+			if h, known := db.heardLog.upTo[conv]; known {
+				sp.after = h.id
+			}
+			convs = append(convs, conv)
+		}
+		sp.upTo = max(sp.upTo, last)
+		spans[conv] = sp
 	}
-	if last <= after {
+	for _, sp := range spans {
+		if sp.upTo > sp.after {
+			lo, hi = min(lo, sp.after), max(hi, sp.upTo)
+		}
+	}
+	if hi == 0 {
 		return nil
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version
-		FROM events e WHERE e.conversation_id = ? AND e.id > ? AND e.id <= ? ORDER BY e.id`, conv, after, last)
-	if err != nil {
-		return fmt.Errorf("catch up: %w", err)
+	for len(convs) > 0 {
+		n := min(len(convs), 500)
+		rows, err := db.read.QueryContext(ctx, `SELECT e.id, e.conversation_id, coalesce(e.run_id, 0), e.kind, e.payload, e.created_at, e.version
+			FROM events e WHERE e.conversation_id IN (?`+strings.Repeat(", ?", n-1)+`) AND e.id > ? AND e.id <= ? ORDER BY e.conversation_id, e.id`,
+			append(convs[:n:n], lo, hi)...)
+		if err != nil {
+			return fmt.Errorf("catch up: %w", err)
+		}
+		evs, err := scanEvents(rows)
+		if err != nil {
+			return fmt.Errorf("catch up: %w", err)
+		}
+		db.observeHeard(slices.DeleteFunc(evs, func(ev domain.Event) bool {
+			sp := spans[ev.ConversationID]
+			return ev.ID <= sp.after || ev.ID > sp.upTo
+		}))
+		convs = convs[n:]
 	}
-	evs, err := scanEvents(rows)
-	if err != nil {
-		return fmt.Errorf("catch up: %w", err)
-	}
-	db.observeHeard(evs)
 	return nil
 }
 
