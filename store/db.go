@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strings"
@@ -129,6 +130,10 @@ type Options struct {
 	// writes (default PoolSize), besides the one it listens on and the one it renews its
 	// lease on.
 	Pool int
+	// SkipCheck skips SQLite's quick_check of the file at start (see checkIntegrity), which
+	// refuses a damaged file; Logger gets its warnings (default slog.Default()).
+	SkipCheck bool
+	Logger    *slog.Logger
 }
 
 // Open opens (creating if needed) the database at path for this process alone, and applies
@@ -139,8 +144,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // OpenWith opens the database at path after checking it: it must be writable, no other
 // process may hold it (unless opts.Shared), and it must be new or a Parley database this
-// binary knows; another application's file, or a newer Parley's, is refused unchanged.
-// Then it applies pending migrations.
+// binary knows; another application's file, or a newer Parley's, or a damaged one (see
+// checkIntegrity), is refused unchanged. Then it applies pending migrations.
 func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 	if IsPostgres(path) {
 		return openPostgresDB(ctx, path, cmp.Or(opts.Pool, PoolSize))
@@ -161,6 +166,10 @@ func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 	case err != nil:
 		return nil, err
 	default:
+		if err := checkIntegrity(ctx, path, opts); err != nil {
+			lock.release()
+			return nil, err
+		}
 		if todo, err = checkFile(ctx, path); err != nil {
 			lock.release()
 			return nil, err

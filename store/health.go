@@ -22,6 +22,8 @@ type writeHealth struct {
 	ok    atomic.Int64 // unix nanoseconds of the last commit
 	fail  atomic.Pointer[writeFailure]
 	probe sync.Mutex
+	// damage: SQLite found the file damaged (see noteDamage); it stands until a restart.
+	damage atomic.Pointer[writeFailure]
 }
 
 type writeFailure struct {
@@ -30,7 +32,7 @@ type writeFailure struct {
 }
 
 // storageError turns a failure of the storage under SQLite (a full disk, an I/O error, a
-// read-only file) into an EUNAVAILABLE error a person can read, keeping the cause. Any other
+// read-only file, a damaged one) into an EUNAVAILABLE error a person can read, keeping the cause. Any other
 // error is returned as it is.
 func storageError(err error) error {
 	if cause, ok := pgUnavailable(err); ok {
@@ -40,6 +42,9 @@ func storageError(err error) error {
 	var se sqlite3.Error
 	if !errors.As(err, &se) {
 		return err
+	}
+	if damaged(err) {
+		return &storageFailure{msg: damageMessage(err), cause: err}
 	}
 	switch se.Code {
 	case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrReadonly, sqlite3.ErrCantOpen:
@@ -61,6 +66,7 @@ func (e *storageFailure) Unwrap() []error { return []error{e.msg, e.cause} }
 
 // noteWrite records the outcome of a write transaction.
 func (db *DB) noteWrite(err error) {
+	db.noteDamage(err)
 	now := db.Now().UnixNano()
 	switch {
 	case err == nil:
@@ -73,7 +79,8 @@ func (db *DB) noteWrite(err error) {
 // Writable reports whether the database takes writes. A write that failed for want of
 // storage stands for ProbeEvery, whatever succeeds meanwhile (a full disk still takes some
 // small writes); a commit stands for ProbeEvery too. Past both, it commits a one-row probe,
-// one at a time, so that a flood of health checks costs one write per ProbeEvery.
+// one at a time, so that a flood of health checks costs one write per ProbeEvery. A damaged
+// file, once SQLite found it, stands for good.
 func (db *DB) Writable(ctx context.Context) error {
 	if err, fresh := db.lastWrite(); fresh {
 		return err
@@ -95,6 +102,9 @@ func (db *DB) Writable(ctx context.Context) error {
 
 // lastWrite is the outcome of the latest writes, and whether it is recent enough to stand.
 func (db *DB) lastWrite() (err error, fresh bool) {
+	if d := db.health.damage.Load(); d != nil {
+		return d.err, true
+	}
 	now, window := db.Now().UnixNano(), int64(db.ProbeEvery)
 	if f := db.health.fail.Load(); f != nil && now-f.at < window {
 		return f.err, true

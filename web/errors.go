@@ -42,6 +42,7 @@ func statusOf(err error) int {
 // handleError answers requests whose handler failed before anything was written: the API's
 // in JSON, a page a person opened inside the layout, anything else as plain text.
 func (s *Server) handleError(err error, c echo.Context) {
+	err = s.health.Failed(err) // a damaged database file says so
 	if c.Response().Committed {
 		return
 	}

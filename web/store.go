@@ -119,10 +119,12 @@ type Identities interface {
 	Audit(ctx context.Context, actor, action string, convID int64, detail string) error
 }
 
-// Health is what GET /healthz and the write timings of GET /metrics ask of the database.
+// Health is what GET /healthz and the write timings of GET /metrics ask of the database, and
+// what a request that failed on it answers (Failed: a damaged file says so, and is reported).
 type Health interface {
 	Ping(ctx context.Context) error
 	Writable(ctx context.Context) error
+	Failed(err error) error
 	ObserveWrites(fn func(took time.Duration, err error))
 }
 

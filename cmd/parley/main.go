@@ -62,6 +62,8 @@ type Config struct {
 	Limits web.Limits
 	// Synchronous is SQLite's synchronous setting: normal (the default) or full.
 	Synchronous string
+	// SkipDBCheck starts without SQLite's quick_check of the database file (--skip-db-check).
+	SkipDBCheck bool
 	// Lease is how long an instance's runs stay its own without a renewal (PostgreSQL).
 	Lease time.Duration
 	// DBPool is how many connections to PostgreSQL the instance holds at most for its work.
@@ -176,6 +178,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	fs.StringVar(&cfg.DB, "db", env("PARLEY_DB", "./parley.db"), "SQLite database file, or a postgres:// URL for several instances (PARLEY_DB); one process per SQLite file")
 	fs.StringVar(&cfg.Synchronous, "synchronous", getenv("PARLEY_SYNCHRONOUS"),
 		"normal: a commit survives a crash, power loss may undo the last ones; full: every commit is on disk when made, slower (PARLEY_SYNCHRONOUS, default normal)")
+	fs.BoolVar(&cfg.SkipDBCheck, "skip-db-check", isTrue(getenv("PARLEY_SKIP_DB_CHECK")),
+		"start without SQLite's quick_check of the database file, which refuses a damaged file and takes up to 30s on a large one (PARLEY_SKIP_DB_CHECK=1)")
 	fs.StringVar(&cfg.LogLevel, "log-level", env("PARLEY_LOG_LEVEL", "info"), "debug, info, warn or error (PARLEY_LOG_LEVEL)")
 	fs.StringVar(&cfg.LogFormat, "log-format", env("PARLEY_LOG_FORMAT", "text"), "text or json (PARLEY_LOG_FORMAT)")
 	fs.StringVar(&cfg.ConfigFile, "config", env("PARLEY_CONFIG", ""), "agents config file, TOML (PARLEY_CONFIG)")

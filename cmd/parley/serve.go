@@ -59,7 +59,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if err != nil {
 		return err
 	}
-	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous, Pool: cfg.DBPool})
+	db, err := store.OpenWith(ctx, cfg.DB, store.Options{Holder: "parley serve", Synchronous: cfg.Synchronous, Pool: cfg.DBPool, SkipCheck: cfg.SkipDBCheck, Logger: log})
 	if err != nil {
 		return err
 	}
