@@ -26,12 +26,11 @@ func (db *DB) CreateInboundConversation(ctx context.Context, userID int64, title
 func (db *DB) createConversation(ctx context.Context, kind domain.ConversationKind, userID int64, agentName, title, nonce string) (domain.Conversation, error) {
 	var c domain.Conversation
 	err := db.tx(ctx, func(tx *Tx) error {
-		// A conversation's id is one above the highest ever given: two at once would take
-		// the same (PostgreSQL; SQLite's writer is one).
-		if err := tx.lockName(ctx, "conversation ids"); err != nil {
-			return err
-		}
 		if nonce != "" {
+			// Two starts with one nonce at once (a double-submitted form) make one.
+			if err := tx.lockName(ctx, fmt.Sprintf("conversation nonce %d %s", userID, nonce)); err != nil {
+				return err
+			}
 			var id int64
 			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE coalesce(user_id, 0) = ? AND nonce = ?`, userID, nonce).Scan(&id)
 			if err == nil {

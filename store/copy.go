@@ -289,6 +289,11 @@ func setSequences(ctx context.Context, src, dst *sql.Tx) error {
 			return fmt.Errorf("copy: set the sequence of %s: %w", t, err)
 		}
 	}
+	// Conversations take their ids from a sequence of their own (migrations/postgres/0010).
+	if _, err := dst.ExecContext(ctx, `SELECT setval('conversation_ids', greatest(coalesce((SELECT max(id) FROM conversations), 0),
+		coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1, false)`); err != nil {
+		return fmt.Errorf("copy: set the sequence of conversations: %w", err)
+	}
 	return nil
 }
 

@@ -30,6 +30,8 @@ import (
 type DB struct {
 	write *sql.DB
 	read  *sql.DB
+	// light is the pool of the writes that are not a person's (PostgreSQL; see lightTx).
+	light *sql.DB
 	pg    bool
 	// instance is this process's id as an owner of work (see Recover), registered once it
 	// recovered; instanceName says which process it is, for people.
@@ -247,6 +249,7 @@ func (db *DB) Close() error {
 	db.resign(context.Background())
 	if db.pg {
 		db.stopListen()
+		db.light.Close()
 		return db.write.Close()
 	}
 	err := db.read.Close()
@@ -515,12 +518,37 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
 
 // exec runs one statement that writes on its own, outside any transaction of the store's:
 // the writes that are not a person's (a session's last use, a stream let go), which need no
-// lock of a conversation and hand no events over. On PostgreSQL it is one round trip.
+// lock of a conversation and hand no events over. On PostgreSQL it is one round trip on the
+// light pool (see lightTx).
 func (db *DB) exec(ctx context.Context, query string, args ...any) error {
-	_, err := db.write.ExecContext(ctx, query, args...)
+	pool := db.write
+	if db.pg {
+		pool = db.light
+	}
+	_, err := pool.ExecContext(ctx, query, args...)
 	err = storageError(err)
 	db.noteWrite(err)
 	return err
+}
+
+// lightTx runs fn in a transaction of the writes that are not a person's (a rate limit's
+// count, a stream's registration): on PostgreSQL, on a few connections of their own that
+// commit without waiting for the disk, so that they neither wait for nor hold up the
+// person's writes; a crash may lose their last moment, which is harmless. fn must write
+// no events. On SQLite, a transaction of the writer's like any other.
+func (db *DB) lightTx(ctx context.Context, fn func(*Tx) error) error {
+	if !db.pg {
+		return db.tx(ctx, fn)
+	}
+	sqlTx, err := db.light.BeginTx(ctx, nil)
+	if err != nil {
+		return storageError(err)
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&Tx{Tx: sqlTx, db: db}); err != nil {
+		return storageError(err)
+	}
+	return storageError(sqlTx.Commit())
 }
 
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"

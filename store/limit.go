@@ -18,7 +18,7 @@ func (db *DB) Shared() bool { return db.pg }
 // TakeToken spends a token of the bucket key under rule b, counted in the database for every
 // instance: false and how long until there is one when it is empty.
 func (db *DB) TakeToken(ctx context.Context, key string, b domain.Bucket) (ok bool, wait time.Duration, err error) {
-	err = db.tx(ctx, func(tx *Tx) error {
+	err = db.lightTx(ctx, func(tx *Tx) error {
 		if err := tx.lockName(ctx, "limit "+key); err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (db *DB) forgetFullBuckets(ctx context.Context) {
 
 // RefundToken gives the bucket key back a token its last take spent.
 func (db *DB) RefundToken(ctx context.Context, key string, b domain.Bucket) error {
-	return db.tx(ctx, func(tx *Tx) error {
+	return db.lightTx(ctx, func(tx *Tx) error {
 		if err := tx.lockName(ctx, "limit "+key); err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func saveTokens(ctx context.Context, tx *Tx, key string, b domain.Bucket, n floa
 // OpenStream counts one more open stream of the person, unless max are open already on the
 // instances serving the database (PostgreSQL): ok false then. CloseStream takes it back.
 func (db *DB) OpenStream(ctx context.Context, userID int64, max int) (id int64, ok bool, err error) {
-	err = db.tx(ctx, func(tx *Tx) error {
+	err = db.lightTx(ctx, func(tx *Tx) error {
 		if err := tx.lockName(ctx, "streams "+strconv.FormatInt(userID, 10)); err != nil {
 			return err
 		}

@@ -84,8 +84,10 @@ var pgFragments = strings.NewReplacer(pgFragmentPairs...)
 // pgFragmentPairs are pgFragments' pieces: each SQLite piece, then PostgreSQL's.
 var pgFragmentPairs = []string{
 	// SQLite's two-argument min and max are PostgreSQL's least and greatest.
-	`max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
-	`greatest(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0))`,
+	// A conversation's id is one above the highest ever given on SQLite (one writer), the
+	// next of a sequence on PostgreSQL (writers side by side).
+	`max(coalesce((SELECT max(id) FROM conversations), 0), coalesce((SELECT id FROM id_floor WHERE name = 'conversations'), 0)) + 1`,
+	`nextval('conversation_ids')`,
 	`SET id = max(id, excluded.id)`, `SET id = greatest(id_floor.id, excluded.id)`,
 	`min(deadline, escalate_at)`, `least(deadline, escalate_at)`,
 	// JSON held as text: SQLite's json_extract gives a flag as 1 or 0, PostgreSQL's ->> as text.
@@ -208,23 +210,37 @@ func openPostgresDB(ctx context.Context, url string, poolSize int) (*DB, error) 
 	// one to renew its lease on: PostgreSQL's max_connections must be above their sum.
 	pool.SetMaxOpenConns(poolSize)
 	pool.SetMaxIdleConns(poolSize)
-	db := &DB{write: pool, read: pool, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
+	// Writes that are not a person's go through a few connections of their own that commit
+	// without waiting for the disk (see lightTx).
+	lightCfg := cfg.Copy()
+	if lightCfg.RuntimeParams == nil {
+		lightCfg.RuntimeParams = map[string]string{}
+	}
+	lightCfg.RuntimeParams["synchronous_commit"] = "off"
+	light := openPostgres(lightCfg)
+	light.SetMaxOpenConns(lightPool)
+	light.SetMaxIdleConns(lightPool)
+	db := &DB{write: pool, read: pool, light: light, pg: true, Now: func() time.Time { return time.Now().UTC() }, ProbeEvery: ProbeEvery, Lease: Lease}
 	db.instance, db.instanceName = newInstance()
 	db.pgConfig = cfg
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
+		light.Close()
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
 	}
 	if err := db.migratePostgres(ctx, cfg); err != nil {
 		pool.Close()
+		light.Close()
 		return nil, fmt.Errorf("migrate %s: %w", redactURL(url), err)
 	}
 	if err := db.prepare(ctx); err != nil {
 		pool.Close()
+		light.Close()
 		return nil, err
 	}
 	if err := pool.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&db.channel); err != nil {
 		pool.Close()
+		light.Close()
 		return nil, err
 	}
 	db.channel = channelName(db.channel)
@@ -241,10 +257,15 @@ func openPostgresDB(ctx context.Context, url string, poolSize int) (*DB, error) 
 	if err != nil {
 		db.stopListen()
 		pool.Close()
+		light.Close()
 		return nil, fmt.Errorf("listen on %s: %w", redactURL(url), err)
 	}
 	return db, nil
 }
+
+// lightPool is how many connections an instance holds for the writes that are not a
+// person's (see lightTx).
+const lightPool = 2
 
 // PoolSize is how many connections to PostgreSQL an instance holds at most by default
 // (Options.Pool), besides the one it listens on and the one it renews its lease on.

@@ -212,10 +212,14 @@ func addressKey(ip string) string {
 func (s *Server) passwordAttempt(c echo.Context, name, pw, tooManyMsg string) (domain.User, bool, error) {
 	ctx := c.Request().Context()
 	nameKey, ipKey := "name:"+strings.ToLower(name), "ip:"+addressKey(s.clientIP(c.Request()))
-	okName, waitName := s.logins.take(nameKey)
-	okIP, waitIP := s.logins.take(ipKey)
-	if !okName || !okIP {
-		return domain.User{}, false, tooMany(tooManyMsg, max(waitName, waitIP))
+	// The address pays only for an attempt the name may make, and gives the name's token
+	// back when it may not: attempts at once on other instances are counted as made.
+	if ok, wait := s.logins.take(nameKey); !ok {
+		return domain.User{}, false, tooMany(tooManyMsg, wait)
+	}
+	if ok, wait := s.logins.take(ipKey); !ok {
+		s.logins.refund(nameKey)
+		return domain.User{}, false, tooMany(tooManyMsg, wait)
 	}
 	u, hash, err := s.accounts.UserByName(ctx, name)
 	if err != nil && domain.ErrorCode(err) != domain.ENOTFOUND {

@@ -205,7 +205,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (Co
 	if err != nil || pool < 2 {
 		return cfg, fmt.Errorf("PARLEY_DB_POOL %q: a number of connections, 2 or more", getenv("PARLEY_DB_POOL"))
 	}
-	fs.IntVar(&cfg.DBPool, "db-pool", pool, "on PostgreSQL, connections each instance holds at most, besides one to listen and one to renew its lease (PARLEY_DB_POOL)")
+	fs.IntVar(&cfg.DBPool, "db-pool", pool, "on PostgreSQL, connections each instance holds at most for its reads and writes, besides one to listen, one to renew its lease and two for counters (PARLEY_DB_POOL)")
 	maxUpload, err := parseBytes(env("PARLEY_MAX_UPLOAD", "10MB"))
 	if err != nil {
 		return cfg, fmt.Errorf("PARLEY_MAX_UPLOAD: %w", err)
