@@ -78,7 +78,7 @@ type DB struct {
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
 type statements struct {
-	insertEvent, touch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
+	insertEvent, touch, insertEventTouch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
 }
 
 func (db *DB) prepare(ctx context.Context) error {
@@ -90,10 +90,17 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
 			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
+		// PostgreSQL's in one statement: the touch, then the event (one round trip fewer).
+		{&db.stmt.insertEventTouch, `WITH touched AS (UPDATE conversations SET updated_at = ?5 WHERE id = ?1 RETURNING version)
+			INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version)
+			SELECT ?1, ?2, ?3, ?4, ?5, coalesce((SELECT version FROM runs WHERE id = ?2), touched.version, 0) FROM touched RETURNING id, version`},
 		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
 		{&db.stmt.authChanges, `SELECT n FROM auth_changes`},
 	} {
+		if p.s == &db.stmt.insertEventTouch && !db.pg {
+			continue // SQLite has no UPDATE in a WITH
+		}
 		st, err := db.write.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", p.sql, err)
@@ -425,37 +432,54 @@ func (tx *Tx) fence(ctx context.Context, stepID int64) error {
 
 // lockRun takes the write lock of the run's conversation and returns the conversation.
 func (tx *Tx) lockRun(ctx context.Context, runID int64) (convID int64, err error) {
-	if err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM runs WHERE id = ?`, runID).Scan(&convID); err != nil {
+	convID, err = tx.lockVia(ctx, `FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, runID)
+	if err != nil {
 		return 0, fmt.Errorf("run %d: %w", runID, err)
 	}
-	return convID, tx.lockConversation(ctx, convID)
+	return convID, nil
 }
 
 // lockStep takes the write lock of the step's conversation and returns the conversation;
 // ENOTFOUND when there is no such step.
 func (tx *Tx) lockStep(ctx context.Context, stepID int64) (convID int64, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT r.conversation_id FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).Scan(&convID)
+	convID, err = tx.lockVia(ctx, `FROM steps s JOIN runs r ON r.id = s.run_id JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ?`, stepID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("step %d: %w", stepID, err)
 	}
-	return convID, tx.lockConversation(ctx, convID)
+	return convID, nil
 }
 
 // lockQuestion takes the write lock of the question's conversation; ENOTFOUND when there is
 // no such question.
 func (tx *Tx) lockQuestion(ctx context.Context, questionID int64) error {
-	var convID int64
-	err := tx.QueryRowContext(ctx, `SELECT conversation_id FROM questions WHERE id = ?`, questionID).Scan(&convID)
+	_, err := tx.lockVia(ctx, `FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE q.id = ?`, questionID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.QuestionNotFound(questionID)
 	}
 	if err != nil {
 		return fmt.Errorf("question %d: %w", questionID, err)
 	}
-	return tx.lockConversation(ctx, convID)
+	return nil
+}
+
+// lockVia locks the conversation (c) that from joins to, in one statement, and returns it:
+// sql.ErrNoRows when there is none.
+func (tx *Tx) lockVia(ctx context.Context, from string, id int64) (convID int64, err error) {
+	lock := ` FOR NO KEY UPDATE OF c`
+	if !tx.db.pg {
+		lock = `` // the one writer holds everything already
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT c.id `+from+lock, id).Scan(&convID); err != nil {
+		return 0, err
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[convID] = true
+	return convID, nil
 }
 
 // lockName takes a lock of PostgreSQL's advisory kind named name until the transaction

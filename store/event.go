@@ -27,12 +27,19 @@ func (db *DB) insertEvent(ctx context.Context, tx *Tx, ev domain.Event) (domain.
 		return ev, err
 	}
 	at := formatTime(ev.At)
-	err = tx.StmtContext(ctx, db.stmt.insertEvent).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
-	if err != nil {
-		return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
-	}
-	if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
-		return ev, fmt.Errorf("touch conversation: %w", err)
+	if db.pg {
+		err = tx.StmtContext(ctx, db.stmt.insertEventTouch).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
+		if err != nil {
+			return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
+		}
+	} else {
+		err = tx.StmtContext(ctx, db.stmt.insertEvent).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
+		if err != nil {
+			return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
+		}
+		if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
+			return ev, fmt.Errorf("touch conversation: %w", err)
+		}
 	}
 	if err := db.releaseDrafts(ctx, tx, ev); err != nil {
 		return ev, err
