@@ -48,6 +48,7 @@ type DB struct {
 	// was handed, what else the hub hears of other instances, the stop of the listener.
 	channel    string
 	heardLog   heardLog // the listener's alone
+	own        ownEvents
 	remoteObs  domain.Remote
 	onAuth     func()
 	stopListen func()
@@ -536,6 +537,13 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
 				return nil, storageError(err)
 			}
 		}
+		// The listener takes this instance's own events from here rather than the log.
+		keys := db.own.keep(tx.events)
+		if err := sqlTx.Commit(); err != nil {
+			db.own.drop(keys)
+			return nil, storageError(err)
+		}
+		return tx, nil
 	}
 	return tx, storageError(sqlTx.Commit())
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -218,6 +219,63 @@ func (db *DB) heardWord(ctx context.Context, word string) error {
 	return nil
 }
 
+// ownEvents are the events this instance's transactions committed, by the word of their
+// notification (conversation:first:last), until the listener hears it: it hands them over
+// as they are, without reading them back.
+type ownEvents struct {
+	mu  sync.Mutex
+	evs map[string][]domain.Event
+}
+
+// keep holds a transaction's events, before it commits, and returns their keys.
+func (o *ownEvents) keep(evs []domain.Event) (keys []string) {
+	if len(evs) == 0 {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.evs == nil {
+		o.evs = map[string][]domain.Event{}
+	}
+	for i := 0; i < len(evs); {
+		j := i + 1
+		for j < len(evs) && evs[j].ConversationID == evs[i].ConversationID {
+			j++
+		}
+		key := fmt.Sprintf("%d:%d:%d", evs[i].ConversationID, evs[i].ID, evs[j-1].ID)
+		o.evs[key] = evs[i:j:j]
+		keys = append(keys, key)
+		i = j
+	}
+	return keys
+}
+
+// drop forgets the events of keys (their transaction did not commit).
+func (o *ownEvents) drop(keys []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, k := range keys {
+		delete(o.evs, k)
+	}
+}
+
+// take returns and forgets the events of a notification's word, nil when they are not
+// this instance's.
+func (o *ownEvents) take(key string) []domain.Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	evs := o.evs[key]
+	delete(o.evs, key)
+	return evs
+}
+
+// clear forgets them all: the log is read instead.
+func (o *ownEvents) clear() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	clear(o.evs)
+}
+
 // heardLog is how far the listener has handed each conversation's events to the observer,
 // for the conversations with events lately.
 type heardLog struct {
@@ -245,6 +303,15 @@ func (db *DB) catchUp(ctx context.Context, words []string) error {
 		var conv, first, last int64
 		if _, err := fmt.Sscanf(w, "e%d:%d:%d", &conv, &first, &last); err != nil {
 			continue
+		}
+		// This instance's own, right after what the observer had of the conversation, and
+		// with none of the conversation's before it left to read: handed over as they are.
+		if own := db.own.take(w[1:]); own != nil {
+			_, read := spans[conv]
+			if h, known := db.heardLog.upTo[conv]; !read && (!known || h.id >= first-1) {
+				db.observeHeard(own)
+				continue
+			}
 		}
 		sp, ok := spans[conv]
 		if !ok {
@@ -321,6 +388,7 @@ const recentWindow = 2 * time.Minute
 // hands the observer those it had not had. Conversations quiet for longer than the window
 // are forgotten: a notification of theirs is read from its own first event.
 func (db *DB) readRecent(ctx context.Context) error {
+	db.own.clear()
 	started := time.Now()
 	since := db.heardLog.since
 	if since.IsZero() {
