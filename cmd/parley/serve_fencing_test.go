@@ -21,6 +21,19 @@ type instance struct {
 	logs *syncBuffer
 }
 
+// gatedSetup makes a fresh PostgreSQL schema with ann and her token, and a gated model (see
+// gatedModel) at modelURL, opened when the test ends at the latest.
+func gatedSetup(t *testing.T) (db, token string, model *gatedModel, modelURL string) {
+	t.Helper()
+	db = storetest.Schema(t)
+	token = strings.TrimSpace(annWithToken(t, db))
+	model = &gatedModel{open: make(chan struct{})}
+	ms := httptest.NewServer(model)
+	t.Cleanup(ms.Close)
+	t.Cleanup(func() { model.once.Do(func() { close(model.open) }) })
+	return db, token, model, ms.URL
+}
+
 // startInstance runs `parley serve` on the database db with the fake model at modelURL and
 // the flags given, until the test ends (its log shown when the test fails).
 func startInstance(t *testing.T, name, db, token, modelURL string, args ...string) *instance {
@@ -71,14 +84,9 @@ func conversationState(t *testing.T, l *instance, id int64) string {
 // past its lease, lets the other take the run over, and resumes it: the paused one goes on
 // writing the reply and ending its step, and nothing of it lands.
 func TestServe_PausedInstanceIsFenced(t *testing.T) {
-	db := storetest.Schema(t)
-	token := strings.TrimSpace(annWithToken(t, db))
-	model := &gatedModel{open: make(chan struct{})}
-	ms := httptest.NewServer(model)
-	t.Cleanup(ms.Close)
-	t.Cleanup(func() { model.once.Do(func() { close(model.open) }) })
-	a := startInstance(t, "A", db, token, ms.URL, "--lease", "2s")
-	b := startInstance(t, "B", db, token, ms.URL, "--lease", "2s")
+	db, token, model, modelURL := gatedSetup(t)
+	a := startInstance(t, "A", db, token, modelURL, "--lease", "2s")
+	b := startInstance(t, "B", db, token, modelURL, "--lease", "2s")
 
 	id := startChat(t, a, "Tell me something")
 	live := followText(t, b.liveServer, id)
@@ -129,13 +137,8 @@ func TestServe_PausedInstanceIsFenced(t *testing.T) {
 // for longer than a third of its lease: its lease is renewed all the while, no step is
 // stopped, and both replies end whole once the locks go.
 func TestServe_RenewalIsNotStuckBehindWrites(t *testing.T) {
-	db := storetest.Schema(t)
-	token := strings.TrimSpace(annWithToken(t, db))
-	model := &gatedModel{open: make(chan struct{})}
-	ms := httptest.NewServer(model)
-	t.Cleanup(ms.Close)
-	t.Cleanup(func() { model.once.Do(func() { close(model.open) }) })
-	a := startInstance(t, "A", db, token, ms.URL, "--lease", "3s", "--db-pool", "2")
+	db, token, model, modelURL := gatedSetup(t)
+	a := startInstance(t, "A", db, token, modelURL, "--lease", "3s", "--db-pool", "2")
 
 	x, y := startChat(t, a, "First"), startChat(t, a, "Second")
 	raw, err := sql.Open("pgx", db)

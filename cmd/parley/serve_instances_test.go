@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
-	"github.com/parley-chat/parley/store/storetest"
 )
 
 // gatedModel is a chat-completions endpoint whose replies write their first words, then
@@ -48,30 +46,10 @@ func (m *gatedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // its lease (the cut text kept, marked interrupted), and Retry on B finishes the run; both
 // restart with nothing lost or written twice.
 func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
-	db := storetest.Schema(t)
-	token := strings.TrimSpace(annWithToken(t, db))
-	model := &gatedModel{open: make(chan struct{})}
-	ms := httptest.NewServer(model)
-	t.Cleanup(ms.Close)
-	t.Cleanup(func() { model.once.Do(func() { close(model.open) }) })
-
+	db, token, model, modelURL := gatedSetup(t)
 	start := func(name string) *liveServer {
 		t.Helper()
-		logs := &syncBuffer{}
-		cmd := serveCommand("--db", db, "--lease", "2s")
-		cmd.Env = append(cmd.Env, "PARLEY_OPENAI_BASE_URL="+ms.URL+"/v1", "PARLEY_OPENAI_MODEL=fake")
-		url, err := startServe(cmd, logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-			if t.Failed() {
-				t.Logf("%s's log:\n%s", name, logs.String())
-			}
-		})
-		return &liveServer{cmd: cmd, URL: url, Token: token}
+		return startInstance(t, name, db, token, modelURL, "--lease", "2s").liveServer
 	}
 	a, b := start("A"), start("B")
 

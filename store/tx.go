@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parley-chat/parley/domain"
+)
+
+// tx runs fn in one write transaction and hands the events it inserted to the observer
+// once committed. On SQLite it is the one writer's: transactions run one at a time, in the
+// order the observer sees them. On PostgreSQL transactions run side by side, each locking
+// what it changes (see Tx.lockConversation), and the observer takes the events of every
+// instance from the notifications, in each conversation's order; a transaction that meets a
+// deadlock or a serialization failure is run again, a few times.
+func (db *DB) tx(ctx context.Context, fn func(*Tx) error) (err error) {
+	if db.writes != nil {
+		defer db.timeWrite(time.Now(), &err)
+	}
+	if db.pg {
+		for try := 1; ; try++ {
+			_, err = db.commit(ctx, fn)
+			if try == 3 || !pgRetryable(err) {
+				break
+			}
+		}
+		db.noteWrite(err)
+		return err
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	t, err := db.commit(ctx, fn)
+	db.noteWrite(err)
+	if err != nil {
+		return err
+	}
+	if t.authTold != nil {
+		t.authTold()
+	}
+	if db.observe != nil && len(t.events) > 0 {
+		db.observe(t.events)
+	}
+	return nil
+}
+
+// Tx is a write transaction: the SQL one, with what it wrote that is told once it commits.
+type Tx struct {
+	*sql.Tx
+	db *DB
+	// events are the events it inserted; batch the draft batch it saved (PostgreSQL tells
+	// the other instances of both).
+	events []domain.Event
+	batch  int64
+	// authTold: the function told of a change of access in it (SQLite; told again once it
+	// commits).
+	authTold func()
+	// locked are the conversations it holds the write lock of, notes the words of its
+	// notification besides its events and batch (PostgreSQL).
+	locked map[int64]bool
+	notes  []string
+}
+
+// lockConversation takes the conversation's write lock until the transaction ends: what
+// changes a conversation (its runs, steps, questions, events, drafts' end) is written under
+// it, so that two transactions of one conversation run one after the other, and its events
+// commit in the order of their ids. On PostgreSQL it is the conversation's row, locked as an
+// update locks it (other conversations, and readers, go on); on SQLite the one writer holds
+// everything already. A conversation that does not exist gives ENOTFOUND.
+func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
+	if !tx.db.pg || tx.locked[id] {
+		return nil
+	}
+	var got int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE id = ? FOR NO KEY UPDATE`, id).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
+	}
+	if err != nil {
+		return fmt.Errorf("lock conversation %d: %w", id, err)
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[id] = true
+	return nil
+}
+
+// fence takes the write lock of the step's conversation and checks, under it, that the step
+// is still started and this instance's: a takeover interrupts it under the same lock, after
+// which every write the step tries is refused (domain.ErrFenced). One statement.
+func (tx *Tx) fence(ctx context.Context, stepID int64) error {
+	var convID int64
+	var ours bool
+	err := tx.QueryRowContext(ctx, `SELECT c.id, s.state = 'started' AND s.owner = ? FROM steps s JOIN runs r ON r.id = s.run_id
+		JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ? FOR NO KEY UPDATE OF c`, tx.db.instance, stepID).Scan(&convID, &ours)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+	}
+	if err != nil {
+		return fmt.Errorf("step %d: %w", stepID, err)
+	}
+	if !ours {
+		return fmt.Errorf("step %d: %w", stepID, domain.ErrFenced)
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[convID] = true
+	return nil
+}
+
+// lockRun takes the write lock of the run's conversation and returns the conversation.
+func (tx *Tx) lockRun(ctx context.Context, runID int64) (convID int64, err error) {
+	convID, err = tx.lockVia(ctx, `FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, runID)
+	if err != nil {
+		return 0, fmt.Errorf("run %d: %w", runID, err)
+	}
+	return convID, nil
+}
+
+// lockStep takes the write lock of the step's conversation and returns the conversation;
+// ENOTFOUND when there is no such step.
+func (tx *Tx) lockStep(ctx context.Context, stepID int64) (convID int64, err error) {
+	convID, err = tx.lockVia(ctx, `FROM steps s JOIN runs r ON r.id = s.run_id JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ?`, stepID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("step %d: %w", stepID, err)
+	}
+	return convID, nil
+}
+
+// lockQuestion takes the write lock of the question's conversation; ENOTFOUND when there is
+// no such question.
+func (tx *Tx) lockQuestion(ctx context.Context, questionID int64) error {
+	_, err := tx.lockVia(ctx, `FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE q.id = ?`, questionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.QuestionNotFound(questionID)
+	}
+	if err != nil {
+		return fmt.Errorf("question %d: %w", questionID, err)
+	}
+	return nil
+}
+
+// lockVia locks the conversation (c) that from joins to, in one statement, and returns it:
+// sql.ErrNoRows when there is none.
+func (tx *Tx) lockVia(ctx context.Context, from string, id int64) (convID int64, err error) {
+	lock := ` FOR NO KEY UPDATE OF c`
+	if !tx.db.pg {
+		lock = `` // the one writer holds everything already
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT c.id `+from+lock, id).Scan(&convID); err != nil {
+		return 0, err
+	}
+	if tx.locked == nil {
+		tx.locked = map[int64]bool{}
+	}
+	tx.locked[convID] = true
+	return convID, nil
+}
+
+// lockName takes a lock of PostgreSQL's advisory kind named name until the transaction
+// ends: for the few writes that check something across rows no one row holds (the last
+// staff member, a group's members), so that two such checks do not both pass.
+func (tx *Tx) lockName(ctx context.Context, name string) error {
+	if !tx.db.pg {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "parley:"+name)
+	return err
+}
+
+// commit runs fn in a write transaction and commits it. A failure of the storage beneath
+// comes back as EUNAVAILABLE.
+func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, storageError(err)
+	}
+	defer sqlTx.Rollback()
+	tx := &Tx{Tx: sqlTx, db: db}
+	if step := domain.StepOf(ctx); step != 0 && db.pg {
+		if err := tx.fence(ctx, step); err != nil {
+			return nil, storageError(err)
+		}
+	}
+	if err := fn(tx); err != nil {
+		return nil, storageError(err)
+	}
+	if !db.pg {
+		// Read in the transaction, after the writer's lock is taken: a change of access
+		// another process committed before it is seen here, before this one's events show.
+		var n int64
+		if err := tx.StmtContext(ctx, db.stmt.authChanges).QueryRowContext(ctx).Scan(&n); err != nil {
+			return nil, storageError(err)
+		}
+		if n != db.authSeen {
+			db.authSeen = n
+			// Before the commit: whoever can read this transaction's events (a stream
+			// catching up from the log, the hub) finds the change of access told first. A
+			// commit that fails after it has only made the streams check again. When this
+			// transaction made the change itself, a check now reads the access before it;
+			// tx tells again once it is committed.
+			if fn := db.authChanged(); fn != nil {
+				fn()
+				tx.authTold = fn
+			}
+		}
+	}
+	if db.pg {
+		if note := tx.notification(); note != "" {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, db.channel, note); err != nil {
+				return nil, storageError(err)
+			}
+		}
+		// The listener takes this instance's own events from here rather than the log.
+		keys := db.own.keep(tx.events)
+		if err := sqlTx.Commit(); err != nil {
+			db.own.drop(keys)
+			return nil, storageError(err)
+		}
+		return tx, nil
+	}
+	return tx, storageError(sqlTx.Commit())
+}
+
+// exec runs one statement that writes on its own, outside any transaction of the store's:
+// the writes that are not a person's (a session's last use, a stream let go), which need no
+// lock of a conversation and hand no events over. On PostgreSQL it is one round trip on the
+// light pool (see lightTx).
+func (db *DB) exec(ctx context.Context, query string, args ...any) error {
+	pool := db.write
+	if db.pg {
+		pool = db.light
+	}
+	_, err := pool.ExecContext(ctx, query, args...)
+	err = storageError(err)
+	db.noteWrite(err)
+	return err
+}
+
+// lightTx runs fn in a transaction of the writes that are not a person's (a rate limit's
+// count, a stream's registration): on PostgreSQL, on a few connections of their own that
+// commit without waiting for the disk, so that they neither wait for nor hold up the
+// person's writes; a crash may lose their last moment, which is harmless. fn must write
+// no events. On SQLite, a transaction of the writer's like any other.
+func (db *DB) lightTx(ctx context.Context, fn func(*Tx) error) error {
+	if !db.pg {
+		return db.tx(ctx, fn)
+	}
+	sqlTx, err := db.light.BeginTx(ctx, nil)
+	if err != nil {
+		return storageError(err)
+	}
+	defer sqlTx.Rollback()
+	if err := fn(&Tx{Tx: sqlTx, db: db}); err != nil {
+		return storageError(err)
+	}
+	return storageError(sqlTx.Commit())
+}
