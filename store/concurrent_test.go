@@ -279,3 +279,68 @@ func TestDB_TakenOverStepIsFenced(t *testing.T) {
 		t.Errorf("the conversation is %q; want interrupted, as B left it", got.State)
 	}
 }
+
+// A step's write that waits for its conversation while another instance takes the run over
+// (holding the lock as it interrupts the step) is refused once the takeover commits: the
+// fence reads the step after the lock, not as it was when the write began.
+func TestDB_FenceWaitsOutATakeover(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("one process holds a SQLite file: no other instance takes over")
+	}
+	path := storetest.Path(t)
+	a := storetest.Open(t, path)
+	if _, err := a.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.CreateConversation(ctx, 0, "tester", "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := stepOf(a.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, err := a.BeginStep(ctx, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("pgx", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	takeover, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer takeover.Rollback()
+	if _, err := takeover.ExecContext(ctx, `SELECT id FROM conversations WHERE id = $1 FOR NO KEY UPDATE`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := takeover.ExecContext(ctx, `UPDATE steps SET state = 'interrupted' WHERE id = $1`, step); err != nil {
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := a.AppendEvent(domain.WithStep(ctx, step), domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventPlan, Plan: &domain.Plan{Title: "late"}})
+		wrote <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var waiting int
+		if err := other.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the step's write never waited for the conversation")
+		}
+	}
+	if err := takeover.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; !errors.Is(err, domain.ErrFenced) {
+		t.Fatalf("the write that waited out the takeover: %v; want it refused (ErrFenced)", err)
+	}
+}

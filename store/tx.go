@@ -90,25 +90,20 @@ func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
 
 // fence takes the write lock of the step's conversation and checks, under it, that the step
 // is still started and this instance's: a takeover interrupts it under the same lock, after
-// which every write the step tries is refused (domain.ErrFenced). One statement.
+// which every write the step tries is refused (domain.ErrFenced).
 func (tx *Tx) fence(ctx context.Context, stepID int64) error {
-	var convID int64
-	var ours bool
-	err := tx.QueryRowContext(ctx, `SELECT c.id, s.state = 'started' AND s.owner = ? FROM steps s JOIN runs r ON r.id = s.run_id
-		JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ? FOR NO KEY UPDATE OF c`, tx.db.instance, stepID).Scan(&convID, &ours)
-	if errors.Is(err, sql.ErrNoRows) {
-		return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+	if _, err := tx.lockStep(ctx, stepID); err != nil {
+		return err
 	}
-	if err != nil {
+	// Read once the lock is held, in a statement of its own: the lock's statement sees the
+	// step as it was when it began, before a takeover that held the lock meanwhile.
+	var ours bool
+	if err := tx.QueryRowContext(ctx, `SELECT state = 'started' AND owner = ? FROM steps WHERE id = ?`, tx.db.instance, stepID).Scan(&ours); err != nil {
 		return fmt.Errorf("step %d: %w", stepID, err)
 	}
 	if !ours {
 		return fmt.Errorf("step %d: %w", stepID, domain.ErrFenced)
 	}
-	if tx.locked == nil {
-		tx.locked = map[int64]bool{}
-	}
-	tx.locked[convID] = true
 	return nil
 }
 
