@@ -30,20 +30,39 @@ type storedDraft struct {
 // deleted as soon as none of its messages is, so that the table holds little more than
 // that text. It lives in memory: after a restart, Recover reads every batch left and
 // deletes them all.
+//
+// On PostgreSQL a batch is saved beside the transactions that end messages. A batch is
+// added once it has committed, under saving, which an end takes too: an end frees only
+// batches committed, and marks its messages closed, so that a batch saved just after (its
+// text gathered before the end) does not count them.
 type draftIndex struct {
-	mu   sync.Mutex                   // write transactions run side by side on PostgreSQL
-	open map[int64]map[string][]int64 // conversation → message → its batches
-	refs map[int64]int                // batch → messages still being written with text in it
+	saving sync.Mutex                   // held from a batch's insert until it is added
+	mu     sync.Mutex                   // guards what follows
+	open   map[int64]map[string][]int64 // conversation → message → its batches
+	refs   map[int64]int                // batch → messages still being written with text in it
+	closed map[closedMessage]bool       // messages ended lately
 }
 
-// add records the batch's messages.
-func (x *draftIndex) add(batch int64, drafts []domain.Draft) {
+type closedMessage struct {
+	conv int64
+	msg  string
+}
+
+// maxClosed bounds draftIndex.closed.
+const maxClosed = 1 << 14
+
+// add records the batch's messages, but those ended meanwhile, and reports whether any of
+// them is still being written (a batch of none is useless).
+func (x *draftIndex) add(batch int64, drafts []domain.Draft) (needed bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.open == nil {
 		x.open, x.refs = map[int64]map[string][]int64{}, map[int64]int{}
 	}
 	for _, d := range drafts {
+		if x.closed[closedMessage{d.ConversationID, d.MessageID}] {
+			continue
+		}
 		msgs := x.open[d.ConversationID]
 		if msgs == nil {
 			msgs = map[string][]int64{}
@@ -55,14 +74,24 @@ func (x *draftIndex) add(batch int64, drafts []domain.Draft) {
 		msgs[d.MessageID] = append(msgs[d.MessageID], batch)
 		x.refs[batch]++
 	}
+	return x.refs[batch] > 0
 }
 
 // finish forgets a message (every message of the conversation when msg is "") and returns
-// the batches no message needs any more.
-func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
+// the batches no message needs any more, and how to undo it (the end did not commit).
+func (x *draftIndex) finish(conv int64, msg string) (free []int64, undo func()) {
+	x.saving.Lock() // a batch being saved is added first
+	defer x.saving.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed == nil || len(x.closed) >= maxClosed {
+		x.closed = map[closedMessage]bool{}
+	}
+	if msg != "" {
+		x.closed[closedMessage{conv, msg}] = true
+	}
 	msgs := x.open[conv]
+	ended := map[string][]int64{}
 	for id, batches := range msgs {
 		if msg != "" && id != msg {
 			continue
@@ -73,12 +102,28 @@ func (x *draftIndex) finish(conv int64, msg string) (free []int64) {
 				free = append(free, b)
 			}
 		}
+		ended[id] = batches
+		x.closed[closedMessage{conv, id}] = true
 		delete(msgs, id)
 	}
 	if len(msgs) == 0 {
 		delete(x.open, conv)
 	}
-	return free
+	return free, func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		delete(x.closed, closedMessage{conv, msg})
+		for id, batches := range ended {
+			delete(x.closed, closedMessage{conv, id})
+			if x.open[conv] == nil {
+				x.open[conv] = map[string][]int64{}
+			}
+			x.open[conv][id] = batches
+			for _, b := range batches {
+				x.refs[b]++
+			}
+		}
+	}
 }
 
 // SaveDrafts stores the text of messages still being written as one batch, in one
@@ -98,15 +143,24 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []domain.Draft) error {
 	if err != nil {
 		return fmt.Errorf("save drafts: %w", err)
 	}
-	return db.tx(ctx, func(tx *Tx) error {
-		var id int64
-		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b), db.instance).Scan(&id); err != nil {
+	var useless int64
+	err = db.tx(ctx, func(tx *Tx) error {
+		db.drafts.saving.Lock()
+		tx.onEnd = append(tx.onEnd, func(committed bool) {
+			if committed && !db.drafts.add(tx.batch, drafts) {
+				useless = tx.batch // every message of it ended meanwhile
+			}
+			db.drafts.saving.Unlock()
+		})
+		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b), db.instance).Scan(&tx.batch); err != nil {
 			return fmt.Errorf("save drafts: %w", err)
 		}
-		db.drafts.add(id, drafts)
-		tx.batch = id
 		return nil
 	})
+	if err == nil && useless != 0 {
+		err = db.exec(ctx, `DELETE FROM draft_batches WHERE id = ?`, useless)
+	}
+	return err
 }
 
 // ownDrafts keeps the drafts of runs whose step is still started and this instance's: the
@@ -138,12 +192,20 @@ func (db *DB) ownDrafts(ctx context.Context, drafts []domain.Draft) ([]domain.Dr
 // step's end every batch of its conversation.
 func (db *DB) releaseDrafts(ctx context.Context, tx *Tx, ev domain.Event) error {
 	var free []int64
+	var undo func()
 	switch {
 	case ev.Kind == domain.EventAgentMessage:
-		free = db.drafts.finish(ev.ConversationID, ev.MessageID)
+		free, undo = db.drafts.finish(ev.ConversationID, ev.MessageID)
 	case ev.Kind == domain.EventRunState && ev.State != domain.StateRunning:
-		free = db.drafts.finish(ev.ConversationID, "")
+		free, undo = db.drafts.finish(ev.ConversationID, "")
+	default:
+		return nil
 	}
+	tx.onEnd = append(tx.onEnd, func(committed bool) {
+		if !committed {
+			undo()
+		}
+	})
 	for _, id := range free {
 		if _, err := tx.StmtContext(ctx, db.stmt.deleteDrafts).ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("delete drafts: %w", err)

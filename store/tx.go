@@ -61,6 +61,8 @@ type Tx struct {
 	// notification besides its events and batch (PostgreSQL).
 	locked map[int64]bool
 	notes  []string
+	// onEnd run once it has ended: committed, or not.
+	onEnd []func(committed bool)
 }
 
 // lockConversation takes the conversation's write lock until the transaction ends: what
@@ -172,13 +174,18 @@ func (tx *Tx) lockName(ctx context.Context, name string) error {
 
 // commit runs fn in a write transaction and commits it. A failure of the storage beneath
 // comes back as EUNAVAILABLE.
-func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (*Tx, error) {
+func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (_ *Tx, err error) {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, storageError(err)
 	}
 	defer sqlTx.Rollback()
 	tx := &Tx{Tx: sqlTx, db: db}
+	defer func() {
+		for _, end := range tx.onEnd {
+			end(err == nil)
+		}
+	}()
 	if step := domain.StepOf(ctx); step != 0 && db.pg {
 		if err := tx.fence(ctx, step); err != nil {
 			return nil, storageError(err)
