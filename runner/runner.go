@@ -146,6 +146,7 @@ func (r *Runner) Agent(name string) (domain.Info, bool) {
 // Start interrupts steps a crash cut off, runs the queued ones and starts the deadline timer
 // and the flusher of text being written.
 func (r *Runner) Start(ctx context.Context) error {
+	registered := time.Now() // the lease holds from here (see renew)
 	queued, err := r.ledger.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
@@ -180,7 +181,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	go r.deadlines()
 	go r.flusher()
 	if every > 0 {
-		go r.renew(every)
+		go r.renew(every, registered)
 	}
 	return nil
 }

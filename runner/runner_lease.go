@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -23,34 +24,26 @@ var ErrLeaseLapsing = errors.New("this instance's lease ran out: it could not re
 // agents that reattach again (as Start does after a crash). The takeover runs beside the
 // renewals, never in their way; and the running steps stop only once the lease has run out,
 // not when a renewal is late.
-func (r *Runner) renew(every time.Duration) {
+func (r *Runner) renew(every time.Duration, registered time.Time) {
 	defer r.wg.Done()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	bg := context.WithoutCancel(r.ctx)
-	var lease domain.Lease
+	// The lease runs out at its end by this process's clock, whatever the renewals are doing
+	// then: from the registration (a lease is three renewals long) until the first renewal.
+	lapse := time.AfterFunc(time.Until(registered.Add(3*every)), func() {
+		r.log.Error("stopping the running steps: this instance's lease ran out, and another instance may take them over")
+		r.cancelRunning(ErrLeaseLapsing)
+	})
+	defer lapse.Stop()
 	var lastRenewal time.Time
-	fenced := false
 	var taking sync.WaitGroup
 	defer taking.Wait()
-	takingOver := false
-	var mu sync.Mutex
-	lapse := time.NewTimer(time.Hour)
-	defer lapse.Stop()
+	var takingOver atomic.Bool
 	for {
-		if fenced || lease.Until.IsZero() {
-			lapse.Stop()
-		} else {
-			lapse.Reset(time.Until(lease.Until))
-		}
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-lapse.C:
-			r.log.Error("stopping the running steps: this instance's lease ran out, and another instance may take them over")
-			r.cancelRunning(ErrLeaseLapsing)
-			fenced = true
-			continue
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(bg, every)
@@ -60,6 +53,7 @@ func (r *Runner) renew(every time.Duration) {
 			r.log.Error("renew the lease", "error", err)
 			continue
 		}
+		lapse.Reset(time.Until(l.Until))
 		if l.Lost {
 			r.log.Error("this instance was taken for gone (it could not renew its lease in time): its running steps were interrupted by another; stopping them here")
 			r.cancelRunning(ErrTakenOver)
@@ -67,25 +61,20 @@ func (r *Runner) renew(every time.Duration) {
 		// Others are judged only after renewals without a gap: after a stall of this
 		// instance's own, everyone's lease looks run out for a round.
 		steady := !lastRenewal.IsZero() && time.Since(lastRenewal) <= 2*every
-		lease, lastRenewal, fenced = l, time.Now(), false
-		mu.Lock()
-		if steady && !takingOver {
-			takingOver = true
+		lastRenewal = time.Now()
+		if steady && takingOver.CompareAndSwap(false, true) {
 			taking.Add(1)
 			go func() {
 				defer taking.Done()
+				defer takingOver.Store(false)
 				took, err := r.ledger.TakeOver(bg)
 				if err != nil {
 					r.log.Error("take over the work of instances gone", "error", err)
-				} else {
-					r.takeOver(bg, took)
+					return
 				}
-				mu.Lock()
-				takingOver = false
-				mu.Unlock()
+				r.takeOver(bg, took)
 			}()
 		}
-		mu.Unlock()
 	}
 }
 

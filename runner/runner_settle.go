@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -83,7 +84,8 @@ func (r *Runner) settle(ctx context.Context, conversationID int64, u *unsettledS
 		return nil
 	}
 	resume, err := r.ledger.FinishStep(context.WithoutCancel(ctx), u.step, u.partial, u.err)
-	if code := domain.ErrorCode(err); err != nil && code != domain.ECONFLICT && code != domain.ENOTFOUND {
+	// Ended already, gone, or another instance's now (ErrFenced): nothing is left to write.
+	if code := domain.ErrorCode(err); err != nil && code != domain.ECONFLICT && code != domain.ENOTFOUND && !errors.Is(err, domain.ErrFenced) {
 		if u.tries++; u.tries == keepPartialFor && u.partial != nil {
 			r.log.Warn("the text a step was cut off in cannot be saved: its end is written without it",
 				"conversation", conversationID, "step", u.step, "bytes", len(u.partial.Text))

@@ -19,6 +19,9 @@ func (db *DB) LinkA2ATask(ctx context.Context, taskID, contextID, agentName stri
 		if err := tx.lockName(ctx, "a2a task "+taskID); err != nil {
 			return err
 		}
+		if err := tx.lockConversation(ctx, conversationID); err != nil { // its start is the log's end
+			return err
+		}
 		now := formatTime(db.Now())
 		var owner sql.NullInt64
 		var owned string

@@ -74,14 +74,14 @@ func (db *DB) RemoveFromGroup(ctx context.Context, group string, people []string
 		if len(people) == 0 {
 			// Its questions still waiting are called off: nobody else may answer them.
 			waiting, err := queryColumn[int64](ctx, tx, `SELECT a.question_id FROM question_audience a JOIN questions q ON q.id = a.question_id
-				WHERE a.group_id = ? AND a.escalated = 0 AND q.state = 'pending' ORDER BY a.question_id`, id)
+				WHERE a.group_id = ? AND a.escalated = 0 AND q.state = 'pending' ORDER BY q.conversation_id, a.question_id`, id)
 			if err != nil {
 				return fmt.Errorf("delete group: %w", err)
 			}
 			for _, q := range waiting {
 				if _, err := db.resolveAndResume(ctx, tx, domain.Resolution{QuestionID: q, Outcome: domain.Cancelled, By: actor,
-					Reason: fmt.Sprintf("The group %s was deleted.", group)}); err != nil {
-					return err
+					Reason: fmt.Sprintf("The group %s was deleted.", group)}); err != nil && domain.ErrorCode(err) != domain.ECONFLICT {
+					return err // (one answered meanwhile is no longer waiting)
 				}
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM groups WHERE id = ?`, id); err != nil {

@@ -74,6 +74,9 @@ func (db *DB) SignInIdentity(ctx context.Context, id domain.Identity, source str
 		if err := tx.lockName(ctx, "accounts"); err != nil {
 			return err
 		}
+		if err := tx.lockName(ctx, "groups"); err != nil { // a sign-in syncs its groups
+			return err
+		}
 		in = domain.SignIn{}
 		now := formatTime(db.Now())
 		var userID int64

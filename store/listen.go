@@ -141,6 +141,7 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 			return err
 		default:
 			// Take every notification already here with it: their events are read together.
+			received := time.Now()
 			payloads := []string{n.Payload}
 			for len(payloads) < maxBatch {
 				more, cancel := context.WithTimeout(ctx, time.Millisecond)
@@ -154,6 +155,10 @@ func (db *DB) follow(ctx context.Context, cfg *pgx.ConnConfig, ready chan<- erro
 			if err := db.heard(ctx, strings.Join(payloads, " ")); err != nil {
 				return err
 			}
+			// Every transaction that committed before the first of them was heard: one not
+			// heard yet stamped its events after that, but for its own length.
+			db.heardLog.since = received
+			db.heardLog.forget(received)
 		}
 	}
 }
@@ -281,8 +286,8 @@ func (o *ownEvents) clear() {
 type heardLog struct {
 	upTo map[int64]heardUpTo
 	// since is when the listener last knew it had heard everything: a read of what is recent
-	// starts a while before it.
-	since time.Time
+	// starts a while before it. pruned is when forget last ran.
+	since, pruned time.Time
 }
 
 type heardUpTo struct {
@@ -385,8 +390,7 @@ func (db *DB) observeHeard(evs []domain.Event) {
 const recentWindow = 2 * time.Minute
 
 // readRecent reads the events written lately, after a reconnection or a quiet while, and
-// hands the observer those it had not had. Conversations quiet for longer than the window
-// are forgotten: a notification of theirs is read from its own first event.
+// hands the observer those it had not had.
 func (db *DB) readRecent(ctx context.Context) error {
 	db.own.clear()
 	started := time.Now()
@@ -414,13 +418,25 @@ func (db *DB) readRecent(ctx context.Context) error {
 			break
 		}
 	}
-	for conv, h := range db.heardLog.upTo {
-		if started.Sub(h.at) > recentWindow {
-			delete(db.heardLog.upTo, conv)
+	db.heardLog.since = started
+	db.heardLog.forget(started)
+	return nil
+}
+
+// forget drops, every so often, the conversations with no events for twice the window: a
+// notification of theirs is read from its own first event, and a read of what is recent
+// (which starts a window back) hands nothing of theirs twice, whatever the writers' clocks
+// are off by within the window.
+func (h *heardLog) forget(now time.Time) {
+	if now.Sub(h.pruned) < quietCheck {
+		return
+	}
+	h.pruned = now
+	for conv, u := range h.upTo {
+		if now.Sub(u.at) > 2*recentWindow {
+			delete(h.upTo, conv)
 		}
 	}
-	db.heardLog.since = started
-	return nil
 }
 
 // heardDrafts hands the text of another instance's draft batch to the remote observer.

@@ -45,6 +45,7 @@ func (db *DB) AskQuestion(ctx context.Context, runID int64, q domain.Question) (
 // other arguments (another digest), it gives EINVALID.
 func (db *DB) AskInbound(ctx context.Context, convID int64, req domain.InboundRequest) (rec domain.QuestionRecord, created bool, err error) {
 	err = db.tx(ctx, func(tx *Tx) error {
+		rec, created = domain.QuestionRecord{}, false // (a transaction run again starts afresh)
 		if err := tx.lockConversation(ctx, convID); err != nil {
 			return err
 		}

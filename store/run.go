@@ -38,6 +38,7 @@ func (db *DB) queueStep(ctx context.Context, tx *Tx, runID int64, trigger domain
 func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (domain.Sent, error) {
 	var sent domain.Sent
 	err := db.tx(ctx, func(tx *Tx) error {
+		sent = domain.Sent{} // (a transaction run again starts afresh)
 		if err := tx.lockConversation(ctx, convID); err != nil {
 			return err
 		}
@@ -179,14 +180,17 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Even
 			return err
 		}
 		var runID, convID, seen int64
-		var was string
-		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&runID, &convID, &seen, &was)
+		var was, owner string
+		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen, s.state, s.owner FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&runID, &convID, &seen, &was, &owner)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 		case err != nil:
 			return fmt.Errorf("finish step %d: %w", stepID, err)
+		case db.pg && owner != db.instance:
+			// Another instance took it over (this one's lease ran out meanwhile): its end is theirs.
+			return fmt.Errorf("finish step %d: %w", stepID, domain.ErrFenced)
 		case was != "queued" && was != "started":
 			return domain.Errorf(domain.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
 		}
