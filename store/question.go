@@ -257,21 +257,14 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *Tx, r domain.Resolution)
 		}
 	}
 	var f domain.ResolveFacts
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&f.Pending); err != nil {
-		return 0, err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state IN ('queued', 'started')`, runID).Scan(&f.Active); err != nil {
-		return 0, err
-	}
-	var state string
-	if err := tx.QueryRowContext(ctx, `SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
-		return 0, err
+	var state, kind string
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM questions WHERE run_id = ?1 AND state = 'pending'),
+			(SELECT count(*) FROM steps WHERE run_id = ?1 AND state IN ('queued', 'started')),
+			(SELECT state FROM runs WHERE id = ?1), (SELECT kind FROM conversations WHERE id = ?2)`, runID, convID).
+		Scan(&f.Pending, &f.Active, &state, &kind); err != nil {
+		return 0, fmt.Errorf("resolve: %w", err)
 	}
 	f.State = domain.RunState(state)
-	var kind string
-	if err := tx.QueryRowContext(ctx, `SELECT kind FROM conversations WHERE id = ?`, convID).Scan(&kind); err != nil {
-		return 0, err
-	}
 	f.Inbound = domain.ConversationKind(kind) == domain.KindInbound
 	return db.changeRun(ctx, tx, convID, runID, domain.AfterResolve(f))
 }

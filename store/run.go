@@ -132,13 +132,14 @@ func (db *DB) newRun(ctx context.Context, tx *Tx, c domain.Conversation, nonce s
 func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation, domain.StepInput, error) {
 	var c domain.Conversation
 	var in domain.StepInput
+	var version int64
 	err := db.tx(ctx, func(tx *Tx) error {
 		if _, err := tx.lockStep(ctx, stepID); err != nil {
 			return err
 		}
 		var state, trigger string
-		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&in.RunID, &in.ConversationID, &state, &trigger)
+		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger, r.version FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
+			Scan(&in.RunID, &in.ConversationID, &state, &trigger, &version)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 		}
@@ -158,10 +159,6 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation,
 	})
 	if err != nil {
 		return c, in, err
-	}
-	var version int64
-	if err := db.read.QueryRowContext(ctx, `SELECT version FROM runs WHERE id = ?`, in.RunID).Scan(&version); err != nil {
-		return c, in, fmt.Errorf("begin step: %w", err)
 	}
 	vs, _, err := versionsOf(ctx, db.read, in.ConversationID)
 	if err != nil {
@@ -217,18 +214,12 @@ const MaxStepsPerRun = domain.MaxStepsPerRun
 // stepEndFacts adds to a step's end where its run stands: its pending questions, those
 // resolved since the step began (answers after seen), its queued steps and all its steps.
 func stepEndFacts(ctx context.Context, tx *Tx, runID, seen int64, end *domain.StepEnd) error {
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM questions WHERE run_id = ? AND state = 'pending'`, runID).Scan(&end.Pending); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id
-			WHERE q.run_id = ? AND a.id > ? AND q.live = 0`, runID, seen).Scan(&end.ResolvedMeanwhile); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ? AND state = 'queued'`, runID).Scan(&end.Queued); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE run_id = ?`, runID).Scan(&end.Steps); err != nil {
-		return err
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM questions WHERE run_id = ?1 AND state = 'pending'),
+			(SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id WHERE q.run_id = ?1 AND a.id > ?2 AND q.live = 0),
+			(SELECT count(*) FROM steps WHERE run_id = ?1 AND state = 'queued'), (SELECT count(*) FROM steps WHERE run_id = ?1)`, runID, seen).
+		Scan(&end.Pending, &end.ResolvedMeanwhile, &end.Queued, &end.Steps)
+	if err != nil {
+		return fmt.Errorf("step end: %w", err)
 	}
 	return nil
 }
