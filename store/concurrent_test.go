@@ -197,6 +197,27 @@ func TestDB_LockedConversationHoldsOnlyItself(t *testing.T) {
 	}
 }
 
+// startedStep registers db as an instance and begins a step of a new conversation there.
+func startedStep(t *testing.T, db *store.DB) (domain.Conversation, int64, domain.StepInput) {
+	t.Helper()
+	if _, err := db.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateConversation(ctx, 0, "tester", "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := stepOf(db.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, in, err := db.BeginStep(ctx, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, step, in
+}
+
 // An instance whose lease ran out, and whose run another took over, has every write of its
 // step refused: events, questions, drafts and its end; nothing it tries lands.
 func TestDB_TakenOverStepIsFenced(t *testing.T) {
@@ -205,24 +226,10 @@ func TestDB_TakenOverStepIsFenced(t *testing.T) {
 	}
 	path := storetest.Path(t)
 	a, b := storetest.Open(t, path), storetest.Open(t, path)
-	if _, err := a.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := b.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.CreateConversation(ctx, 0, "tester", "t", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	step, err := stepOf(a.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, in, err := a.BeginStep(ctx, step)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, step, in := startedStep(t, a)
 	fenced := domain.WithStep(ctx, step)
 	// While the step is A's, its writes land.
 	if _, err := a.AppendEvent(fenced, domain.Event{ConversationID: c.ID, RunID: in.RunID, Kind: domain.EventPlan, Plan: &domain.Plan{Title: "mine"}}); err != nil {
@@ -289,21 +296,7 @@ func TestDB_FenceWaitsOutATakeover(t *testing.T) {
 	}
 	path := storetest.Path(t)
 	a := storetest.Open(t, path)
-	if _, err := a.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c, err := a.CreateConversation(ctx, 0, "tester", "t", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	step, err := stepOf(a.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, in, err := a.BeginStep(ctx, step)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, step, in := startedStep(t, a)
 	other, err := sql.Open("pgx", path)
 	if err != nil {
 		t.Fatal(err)

@@ -183,3 +183,46 @@ func TestServe_RenewalIsNotStuckBehindWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_StepsStopWhenTheLeaseRunsOut blocks an instance's renewals (another session
+// holds its row) past its lease: its running step is stopped, whatever the renewal is
+// waiting for, since another instance could take the run over; once renewals go through
+// again, Retry finishes the reply.
+func TestServe_StepsStopWhenTheLeaseRunsOut(t *testing.T) {
+	db, token, model, modelURL := gatedSetup(t)
+	a := startInstance(t, "A", db, token, modelURL, "--lease", "2s")
+	id := startChat(t, a, "Tell me something")
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	waitFor(t, "the step to write its reply", func() bool {
+		var n int
+		raw.QueryRow(`SELECT count(*) FROM steps WHERE state = 'started'`).Scan(&n)
+		return n == 1
+	})
+	hold, err := raw.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.Exec(`SELECT id FROM instances FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "A to stop its step as its lease runs out", func() bool {
+		return strings.Contains(a.logs.String(), "stopping the running steps: this instance's lease ran out")
+	})
+	if err := hold.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to end", func() bool { return conversationState(t, a, id) != string(domain.StateRunning) })
+	if s := conversationState(t, a, id); s != string(domain.StateFailed) && s != string(domain.StateInterrupted) {
+		t.Fatalf("the stopped run is %q; want it cut off, with Retry", s)
+	}
+	model.once.Do(func() { close(model.open) })
+	if code := a.api(t, http.MethodPost, fmt.Sprintf("/conversations/%d/retry", id), map[string]any{}, nil); code != http.StatusNoContent {
+		t.Fatalf("retry = %d", code)
+	}
+	waitFor(t, "the retried run to finish", func() bool { return conversationState(t, a, id) == string(domain.StateDone) })
+}
