@@ -346,7 +346,8 @@ func TestAgentAccess_AQueuedMessageAfterTheAgentWasLost(t *testing.T) {
 	_, _, h := ann.do(http.MethodPost, "/conversations", url.Values{"agent": {"deploy"}, "text": {"Roll out 1432"}}, nil)
 	conv := h.Get("Location")
 	id := convID(t, conv)
-	as.waitState(t, id, domain.StateRunning)
+	// The agent is at work (its access checked) before ann's access goes.
+	waitFor(t, "the agent to start on the first message", func() bool { return len(slow.triggers()) == 1 })
 	if code, body, _ := ann.do(http.MethodPost, conv+"/messages", url.Values{"text": {"And then 1433"}}, nil); code != 200 {
 		t.Fatalf("queue a message = %d %s", code, body)
 	}
