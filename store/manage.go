@@ -46,7 +46,8 @@ func (db *DB) notifyConversation(ctx context.Context, tx *Tx, what byte, id int6
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(user_id, 0) FROM conversations WHERE id = ?`, id).Scan(&account); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	return db.notifyInstances(ctx, tx, string(what)+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(account, 10))
+	tx.notify(string(what) + strconv.FormatInt(id, 10) + ":" + strconv.FormatInt(account, 10))
+	return nil
 }
 
 func execOne(ctx context.Context, tx *Tx, id int64, query string, args ...any) error {
@@ -119,9 +120,7 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 		detail := fmt.Sprintf("conversation %d %q of %s with %s: %d messages, %d questions, %d documents",
 			id, c.Title, owner, c.Agent, messages, questions, documents)
 		if db.pg {
-			if err := db.notifyInstances(ctx, tx, "g"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(c.UserID, 10)); err != nil {
-				return err
-			}
+			tx.notify("g" + strconv.FormatInt(id, 10) + ":" + strconv.FormatInt(c.UserID, 10))
 		}
 		return db.audit(ctx, tx, actor, "delete conversation", 0, detail)
 	})

@@ -75,18 +75,13 @@ func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
 	if !tx.db.pg || tx.locked[id] {
 		return nil
 	}
-	var got int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE id = ? FOR NO KEY UPDATE`, id).Scan(&got)
+	_, err := tx.lockVia(ctx, `FROM conversations c WHERE c.id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
 	}
 	if err != nil {
 		return fmt.Errorf("lock conversation %d: %w", id, err)
 	}
-	if tx.locked == nil {
-		tx.locked = map[int64]bool{}
-	}
-	tx.locked[id] = true
 	return nil
 }
 
@@ -215,15 +210,16 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (_ *Tx, err error)
 		}
 	}
 	if db.pg {
-		if note := tx.notification(); note != "" {
+		names, runs := eventRuns(tx.events)
+		if note := tx.notification(names); note != "" {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, db.channel, note); err != nil {
 				return nil, storageError(err)
 			}
 		}
 		// The listener takes this instance's own events from here rather than the log.
-		keys := db.own.keep(tx.events)
+		db.own.keep(names, runs)
 		if err := sqlTx.Commit(); err != nil {
-			db.own.drop(keys)
+			db.own.drop(names)
 			return nil, storageError(err)
 		}
 		return tx, nil
