@@ -6,25 +6,15 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, results, axe, pageErrors } from './harness.mjs'
+import { signUp as signUpIn } from './people.mjs'
 
 let browser
 before(async () => { browser = await launch() })
 after(async () => { await browser?.close() })
 
-const password = 'a long and quite memorable passphrase'
-
+// signUp makes the person's account in a browser context of their own.
 async function signUp (browser, url, name, viewport = { width: 1100, height: 1000 }) {
-  const context = await browser.newContext({ viewport })
-  const page = await context.newPage()
-  await page.goto(url + '/')
-  await page.waitForURL(/\/(login|signup)/)
-  if (page.url().includes('/login')) await page.getByRole('link', { name: 'Make one' }).click()
-  await page.getByLabel('User name').fill(name)
-  await page.getByLabel('Password', { exact: true }).fill(password)
-  await page.getByLabel('Password, again').fill(password)
-  await page.getByRole('button', { name: 'Make the account' }).click()
-  await page.waitForURL(url + '/')
-  return page
+  return signUpIn(await browser.newContext({ viewport }), url, name)
 }
 
 test('staff find a conversation by a word of an answer; another person cannot open it', async () => {

@@ -1,5 +1,5 @@
-// People with accounts and tokens, and their agents over MCP, for the browser tests of
-// Parley's MCP server (mcp-server.test.mjs, groups.test.mjs).
+// People with accounts and tokens, and their agents over MCP, for the browser tests (Parley's
+// MCP server, groups, accounts, the installable app).
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -27,6 +27,22 @@ export async function signIn (browser, url, name, options = {}) {
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(url + '/')
   return { context, page, errors }
+}
+
+// signUp makes the person's own account on the page that Parley leads a newcomer to (the
+// sign-up page, or sign-in and its "Make one" link), in the browser context given, and
+// returns the page, signed in.
+export async function signUp (context, url, name) {
+  const page = await context.newPage()
+  await page.goto(url + '/')
+  await page.waitForURL(/\/(login|signup)/)
+  if (page.url().includes('/login')) await page.getByRole('link', { name: 'Make one' }).click()
+  await page.getByLabel('User name').fill(name)
+  await page.getByLabel('Password', { exact: true }).fill(password)
+  await page.getByLabel('Password, again').fill(password)
+  await page.getByRole('button', { name: 'Make the account' }).click()
+  await page.waitForURL(url + '/')
+  return page
 }
 
 // mcpAgent is a terminal's MCP client (the official SDK, calling itself Claude Code), with

@@ -12,34 +12,11 @@ import { join } from 'node:path'
 import vm from 'node:vm'
 import { createECDH } from 'node:crypto'
 import { startParley, launch, tempDB, results, root, axe, pageErrors } from './harness.mjs'
+import { signUp, until } from './people.mjs'
 
 let browser
 before(async () => { browser = await launch() })
 after(async () => { await browser?.close() })
-
-const password = 'a long and quite memorable passphrase'
-
-// poll returns what fn returns once it is something, or fails after 10 s.
-async function poll (fn, what) {
-  const deadline = Date.now() + 10000
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) assert.fail(`no ${what} after 10 s`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
-async function signUp (context, url, name) {
-  const page = await context.newPage()
-  await page.goto(url + '/signup')
-  await page.getByLabel('User name').fill(name)
-  await page.getByLabel('Password', { exact: true }).fill(password)
-  await page.getByLabel('Password, again').fill(password)
-  await page.getByRole('button', { name: 'Make the account' }).click()
-  await page.waitForURL(url + '/')
-  return page
-}
 
 test('installable without sign-in: the manifest parses, its icons load, the worker takes the whole site', async () => {
   const parley = await startParley({ db: tempDB(), auth: 'local' })
@@ -104,12 +81,20 @@ test('a push shows its question; a payload unread, or a link elsewhere, shows a 
     const registrations = []
     cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => registrations.push(...e.registrations))
     await cdp.send('ServiceWorker.enable')
-    const { registrationId } = await poll(() => registrations.find((r) => !r.isDeleted), 'the worker\'s registration')
+    const { registrationId } = await until(() => {
+      const r = registrations.find((r) => !r.isDeleted)
+      assert.ok(r, 'no registration yet')
+      return r
+    }, 'the worker\'s registration')
     const notifications = () => page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications())
       .map((n) => ({ title: n.title, body: n.body, url: n.data?.url, tag: n.tag, icon: n.icon, badge: n.badge })))
     const push = async (data, title) => {
       await cdp.send('ServiceWorker.deliverPushMessage', { origin: parley.url + '/', registrationId, data })
-      return poll(async () => (await notifications()).find((n) => n.title === title), `the notification “${title}”`)
+      return until(async () => {
+        const n = (await notifications()).find((n) => n.title === title)
+        assert.ok(n, 'not shown yet')
+        return n
+      }, `the notification “${title}”`)
     }
 
     const question = parley.url + '/questions/3'
