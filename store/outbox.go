@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/parley-chat/parley/domain"
@@ -40,17 +41,14 @@ func (db *DB) DueNotifications(ctx context.Context, now time.Time, limit int) ([
 	var ids []int64
 	var err error
 	if db.pg {
-		err = db.tx(ctx, func(tx *Tx) error {
-			ids, err = queryColumn[int64](ctx, tx, `SELECT id FROM notifications WHERE state = 'pending'
+		// One statement claims them; another instance's claim under way is not waited for.
+		ids, err = queryColumn[int64](ctx, db.write, `UPDATE notifications SET next_at = ?, claimed_by = ? WHERE id IN (
+			SELECT id FROM notifications WHERE state = 'pending'
 				AND (next_at <= ? OR claimed_by <> '' AND claimed_by NOT IN (SELECT id FROM instances)) ORDER BY next_at, id LIMIT ?
-				FOR UPDATE SKIP LOCKED`, formatTime(now), limit) // another instance's claim under way is not waited for
-			for _, id := range ids {
-				if err == nil {
-					_, err = tx.ExecContext(ctx, `UPDATE notifications SET next_at = ?, claimed_by = ? WHERE id = ?`, formatTime(now.Add(claimFor)), db.instance, id)
-				}
-			}
-			return err
-		})
+				FOR UPDATE SKIP LOCKED) RETURNING id`, formatTime(now.Add(claimFor)), db.instance, formatTime(now), limit)
+		err = storageError(err)
+		db.noteWrite(err)
+		slices.Sort(ids)
 	} else {
 		ids, err = queryColumn[int64](ctx, db.read, `SELECT id FROM notifications WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, id LIMIT ?`, formatTime(now), limit)
 	}
