@@ -79,7 +79,7 @@ type DB struct {
 
 // statements are the writes of the hot paths, prepared once on the writer connection.
 type statements struct {
-	insertEvent, touch, insertEventTouch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
+	insertEvent, touch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
 }
 
 func (db *DB) prepare(ctx context.Context) error {
@@ -91,16 +91,12 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
 			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		// PostgreSQL's in one statement: the touch, then the event (one round trip fewer).
-		{&db.stmt.insertEventTouch, `WITH touched AS (UPDATE conversations SET updated_at = ?5 WHERE id = ?1 RETURNING version)
-			INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version)
-			SELECT ?1, ?2, ?3, ?4, ?5, coalesce((SELECT version FROM runs WHERE id = ?2), touched.version, 0) FROM touched RETURNING id, version`},
 		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`},
 		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
 		{&db.stmt.authChanges, `SELECT n FROM auth_changes`},
 	} {
-		if p.s == &db.stmt.insertEventTouch && !db.pg {
-			continue // SQLite has no UPDATE in a WITH
+		if db.pg && (p.s == &db.stmt.insertEvent || p.s == &db.stmt.touch) {
+			continue // PostgreSQL's events go in with the writes held (see insertEvent)
 		}
 		st, err := db.write.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -27,9 +27,17 @@ func (db *DB) insertEvent(ctx context.Context, tx *Tx, ev domain.Event) (domain.
 		return ev, err
 	}
 	at := formatTime(ev.At)
+	// The conversation's updated_at is its first event's of the transaction (one update of
+	// its row a transaction: each is a new version of the row, and of its indexes).
+	touch := !tx.touched[ev.ConversationID]
 	if db.pg {
-		err = tx.StmtContext(ctx, db.stmt.insertEventTouch).QueryRowContext(ctx, ev.ConversationID, runID, ev.Kind, string(payload), at).Scan(&ev.ID, &ev.Version)
-		if err != nil {
+		// One statement: the writes held (see later), the touch and the event.
+		query, args := pgInsertEvent, []any{ev.ConversationID, runID, ev.Kind, string(payload), at, runID, ev.ConversationID}
+		if touch {
+			query, args = pgInsertEventTouch, []any{at, ev.ConversationID, ev.ConversationID, runID, ev.Kind, string(payload), at, runID}
+		}
+		query, args = tx.withHeld(query, args)
+		if err := tx.Tx.QueryRowContext(ctx, query, args...).Scan(&ev.ID, &ev.Version); err != nil {
 			return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
 		}
 	} else {
@@ -37,16 +45,33 @@ func (db *DB) insertEvent(ctx context.Context, tx *Tx, ev domain.Event) (domain.
 		if err != nil {
 			return ev, fmt.Errorf("insert %s event: %w", ev.Kind, err)
 		}
-		if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
-			return ev, fmt.Errorf("touch conversation: %w", err)
+		if touch {
+			if _, err := tx.StmtContext(ctx, db.stmt.touch).ExecContext(ctx, at, ev.ConversationID); err != nil {
+				return ev, fmt.Errorf("touch conversation: %w", err)
+			}
 		}
 	}
+	if tx.touched == nil {
+		tx.touched = map[int64]bool{}
+	}
+	tx.touched[ev.ConversationID] = true
 	if err := db.releaseDrafts(ctx, tx, ev); err != nil {
 		return ev, err
 	}
 	tx.events = append(tx.events, ev)
 	return ev, nil
 }
+
+// pgInsertEvent and pgInsertEventTouch insert an event on PostgreSQL, the second after
+// setting its conversation's updated_at, in one statement. An event belongs to its run's
+// version, a run-less one to the version shown. Their parameters are bare ?s (see withHeld).
+const (
+	pgInsertEvent = `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version)
+		VALUES (?, ?, ?, ?, ?, coalesce((SELECT version FROM runs WHERE id = ?), (SELECT version FROM conversations WHERE id = ?), 0)) RETURNING id, version`
+	pgInsertEventTouch = `WITH touched AS (UPDATE conversations SET updated_at = ? WHERE id = ? RETURNING version)
+		INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version)
+		SELECT ?, ?, ?, ?, ?, coalesce((SELECT version FROM runs WHERE id = ?), touched.version, 0) FROM touched RETURNING id, version`
+)
 
 // AppendEvent appends one event to a conversation's log. A finished agent message makes its
 // drafts useless: it holds all their text.

@@ -168,13 +168,13 @@ func (db *DB) DueEscalations(ctx context.Context, now time.Time) ([]int64, error
 // Escalate adds a pending question to its escalation's audience and queues word of it.
 func (db *DB) Escalate(ctx context.Context, questionID int64) error {
 	return db.tx(ctx, func(tx *Tx) error {
-		if err := tx.lockQuestion(ctx, questionID); err != nil {
+		convID, _, state, err := tx.lockQuestion(ctx, questionID)
+		if err != nil {
 			return err
 		}
-		var spec, state string
-		var convID int64
+		var spec string
 		var at sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT conversation_id, spec, state, escalate_at FROM questions WHERE id = ?`, questionID).Scan(&convID, &spec, &state, &at); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT spec, escalate_at FROM questions WHERE id = ?`, questionID).Scan(&spec, &at); err != nil {
 			return fmt.Errorf("escalate %d: %w", questionID, err)
 		}
 		if !at.Valid || state != "pending" {

@@ -46,13 +46,16 @@ func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{conn.(*stdlib.Conn)}, nil
+	return &pgConn{Conn: conn.(*stdlib.Conn)}, nil
 }
 
 // pgConn is a pgx connection whose statements are translated by pgSQL on the way in, and
 // whose arguments become what PostgreSQL's columns hold (flags are integers there, as they
 // are in SQLite).
-type pgConn struct{ *stdlib.Conn }
+type pgConn struct {
+	*stdlib.Conn
+	tx *pgTx // the transaction it is in, begun by BeginTx (see pgtx.go)
+}
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 	return c.Conn.Prepare(pgSQL(query))
@@ -63,7 +66,11 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, pgSQL(query), args)
+	query = pgSQL(query)
+	if c.tx != nil && c.tx.hold(ctx, query, args) {
+		return driver.RowsAffected(0), nil
+	}
+	return c.Conn.ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {

@@ -183,8 +183,16 @@ func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, er
 	var rec domain.QuestionRecord
 	var spec, created string
 	var live int
-	err := db.read.QueryRowContext(ctx, `SELECT conversation_id, run_id, spec, live, created_at FROM questions WHERE id = ?`, id).
-		Scan(&rec.ConversationID, &rec.RunID, &spec, &live, &created)
+	// The answer, if any, in the same statement (answers has at most one row a question).
+	var r domain.Resolution
+	var answered bool
+	var vals, at string
+	err := db.read.QueryRowContext(ctx, `SELECT q.conversation_id, q.run_id, q.spec, q.live, q.created_at, a.id IS NOT NULL,
+			coalesce(a.outcome, ''), coalesce(a.vals, ''), coalesce(a.reason, ''), coalesce(a.answered_by, ''),
+			coalesce(a.on_behalf_of, ''), coalesce(a.via, ''), coalesce(a.created_at, '')
+		FROM questions q LEFT JOIN answers a ON a.question_id = q.id WHERE q.id = ?`, id).
+		Scan(&rec.ConversationID, &rec.RunID, &spec, &live, &created, &answered,
+			&r.Outcome, &vals, &r.Reason, &r.By, &r.OnBehalfOf, &r.Via, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rec, domain.QuestionNotFound(id)
 	}
@@ -200,15 +208,8 @@ func (db *DB) Question(ctx context.Context, id int64) (domain.QuestionRecord, er
 			return rec, err
 		}
 	}
-	var r domain.Resolution
-	var vals, at string
-	err = db.read.QueryRowContext(ctx, `SELECT outcome, vals, reason, answered_by, on_behalf_of, via, created_at FROM answers WHERE question_id = ?`, id).
-		Scan(&r.Outcome, &vals, &r.Reason, &r.By, &r.OnBehalfOf, &r.Via, &at)
-	if errors.Is(err, sql.ErrNoRows) {
+	if !answered {
 		return rec, nil
-	}
-	if err != nil {
-		return rec, fmt.Errorf("question %d answer: %w", id, err)
 	}
 	if err := json.Unmarshal([]byte(vals), &r.Values); err != nil {
 		return rec, fmt.Errorf("question %d answer: %w", id, err)
@@ -232,39 +233,37 @@ func (db *DB) Resolve(ctx context.Context, r domain.Resolution) (int64, error) {
 // resolveAndResume is Resolve in the caller's transaction.
 func (db *DB) resolveAndResume(ctx context.Context, tx *Tx, r domain.Resolution) (int64, error) {
 	// Exactly once: under the conversation's lock, a question resolved meanwhile is seen so.
-	if err := tx.lockQuestion(ctx, r.QuestionID); err != nil {
+	convID, runID, state, err := tx.lockQuestion(ctx, r.QuestionID)
+	if err != nil {
 		return 0, err
 	}
-	var convID, runID int64
-	err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, domain.QuestionNotFound(r.QuestionID)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("resolve: %w", err)
+	if state != "pending" {
+		return 0, domain.ErrResolved
 	}
 	if err := db.resolve(ctx, tx, convID, runID, r); err != nil {
 		return 0, err
 	}
 	// Cancel takes the run's other questions along, not a live one (see domain.CancelAlongside).
-	others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND live = 0 ORDER BY id`, runID)
-	if err != nil {
-		return 0, fmt.Errorf("resolve: %w", err)
-	}
-	for _, c := range domain.CancelAlongside(r, others) {
-		if err := db.resolve(ctx, tx, convID, runID, c); err != nil {
-			return 0, err
+	if r.Outcome == domain.Cancelled {
+		others, err := queryColumn[int64](ctx, tx, `SELECT id FROM questions WHERE run_id = ? AND state = 'pending' AND live = 0 ORDER BY id`, runID)
+		if err != nil {
+			return 0, fmt.Errorf("resolve: %w", err)
+		}
+		for _, c := range domain.CancelAlongside(r, others) {
+			if err := db.resolve(ctx, tx, convID, runID, c); err != nil {
+				return 0, err
+			}
 		}
 	}
 	var f domain.ResolveFacts
-	var state, kind string
+	var runState, kind string
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM questions WHERE run_id = ?1 AND state = 'pending'),
 			(SELECT count(*) FROM steps WHERE run_id = ?1 AND state IN ('queued', 'started')),
 			(SELECT state FROM runs WHERE id = ?1), (SELECT kind FROM conversations WHERE id = ?2)`, runID, convID).
-		Scan(&f.Pending, &f.Active, &state, &kind); err != nil {
+		Scan(&f.Pending, &f.Active, &runState, &kind); err != nil {
 		return 0, fmt.Errorf("resolve: %w", err)
 	}
-	f.State = domain.RunState(state)
+	f.State = domain.RunState(runState)
 	f.Inbound = domain.ConversationKind(kind) == domain.KindInbound
 	return db.changeRun(ctx, tx, convID, runID, domain.AfterResolve(f))
 }
@@ -274,17 +273,9 @@ func (db *DB) resolveAndResume(ctx context.Context, tx *Tx, r domain.Resolution)
 func (db *DB) Approve(ctx context.Context, r domain.Resolution, need int) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *Tx) error {
-		if err := tx.lockQuestion(ctx, r.QuestionID); err != nil {
-			return err
-		}
-		var convID, runID int64
-		var state string
-		err := tx.QueryRowContext(ctx, `SELECT conversation_id, run_id, state FROM questions WHERE id = ?`, r.QuestionID).Scan(&convID, &runID, &state)
-		if errors.Is(err, sql.ErrNoRows) {
-			return domain.QuestionNotFound(r.QuestionID)
-		}
+		convID, runID, state, err := tx.lockQuestion(ctx, r.QuestionID)
 		if err != nil {
-			return fmt.Errorf("approve: %w", err)
+			return err
 		}
 		f := domain.ApprovalFacts{Pending: state == "pending", By: r.By}
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(u.name, '') FROM conversations c LEFT JOIN users u ON u.id = c.user_id WHERE c.id = ?`, convID).Scan(&f.Owner); err != nil {
@@ -374,15 +365,15 @@ func (db *DB) resolve(ctx context.Context, tx *Tx, convID, runID int64, r domain
 	if r.Values == nil {
 		vals = []byte("{}")
 	}
+	// Its callers read it pending, under the conversation's lock: the state and the answer
+	// go in with the event, in one statement on PostgreSQL (see later). (Were it not pending,
+	// the answer's row, one a question, would fail the transaction.)
 	now := formatTime(db.Now())
-	res, err := tx.ExecContext(ctx, `UPDATE questions SET state = ?, resolved_at = ? WHERE id = ? AND state = 'pending'`, r.Outcome, now, r.QuestionID)
-	if err != nil {
+	if err := tx.later(ctx, `UPDATE questions SET state = ?, resolved_at = ? WHERE id = ? AND state = 'pending'`, r.Outcome, now, r.QuestionID); err != nil {
 		return fmt.Errorf("resolve: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return domain.ErrResolved
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, via, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	// With the event, in one statement on PostgreSQL.
+	if err := tx.later(ctx, `INSERT INTO answers (question_id, outcome, vals, reason, answered_by, on_behalf_of, via, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.QuestionID, r.Outcome, string(vals), r.Reason, r.By, r.OnBehalfOf, r.Via, now); err != nil {
 		return fmt.Errorf("resolve: %w", err)
 	}

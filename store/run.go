@@ -14,7 +14,8 @@ import (
 // its conversation follows (see conversationState).
 func (db *DB) setRunState(ctx context.Context, tx *Tx, convID, runID int64, state domain.RunState, errMsg string) error {
 	now := formatTime(db.Now())
-	if _, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
+	// With the event, in one statement on PostgreSQL.
+	if err := tx.later(ctx, `UPDATE runs SET state = ?, updated_at = ? WHERE id = ?`, state, now, runID); err != nil {
 		return fmt.Errorf("set run state: %w", err)
 	}
 	_, err := db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventRunState, State: state, Error: errMsg})
@@ -134,28 +135,22 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation,
 	var in domain.StepInput
 	var version int64
 	err := db.tx(ctx, func(tx *Tx) error {
-		if _, err := tx.lockStep(ctx, stepID); err != nil {
+		s, err := tx.lockStep(ctx, stepID)
+		if err != nil {
 			return err
 		}
-		var state, trigger string
-		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state, s.trigger, r.version FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&in.RunID, &in.ConversationID, &state, &trigger, &version)
-		if errors.Is(err, sql.ErrNoRows) {
-			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
+		in.RunID, in.ConversationID, version = s.run, s.conv, s.version
+		if s.state != "queued" {
+			return domain.Errorf(domain.ECONFLICT, "Step %d is %s, not queued.", stepID, s.state)
 		}
-		if err != nil {
-			return fmt.Errorf("begin step: %w", err)
+		in.StepID, in.Trigger = stepID, domain.Trigger(s.trigger)
+		if c, err = conversation(ctx, tx, in.ConversationID); err != nil {
+			return err
 		}
-		if state != "queued" {
-			return domain.Errorf(domain.ECONFLICT, "Step %d is %s, not queued.", stepID, state)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'started', started_at = ?, owner = ?,
-			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), db.instance, stepID); err != nil {
-			return fmt.Errorf("begin step: %w", err)
-		}
-		in.StepID, in.Trigger = stepID, domain.Trigger(trigger)
-		c, err = conversation(ctx, tx, in.ConversationID)
-		return err
+		// Nothing reads it before the COMMIT, which it goes with on PostgreSQL (see later).
+		tx.changedStep()
+		return tx.later(ctx, `UPDATE steps SET state = 'started', started_at = ?, owner = ?,
+			answers_seen = (SELECT coalesce(max(id), 0) FROM answers) WHERE id = ?`, formatTime(db.Now()), db.instance, stepID)
 	})
 	if err != nil {
 		return c, in, err
@@ -173,32 +168,29 @@ func (db *DB) BeginStep(ctx context.Context, stepID int64) (domain.Conversation,
 func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Event, stepErr error) (int64, error) {
 	var resume int64
 	err := db.tx(ctx, func(tx *Tx) error {
-		if _, err := tx.lockStep(ctx, stepID); err != nil {
+		s, err := tx.lockStep(ctx, stepID)
+		if err != nil {
 			return err
 		}
-		var runID, convID, seen int64
-		var was, owner string
-		err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.answers_seen, s.state, s.owner FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-			Scan(&runID, &convID, &seen, &was, &owner)
+		runID, convID := s.run, s.conv
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
-		case err != nil:
-			return fmt.Errorf("finish step %d: %w", stepID, err)
-		case db.pg && owner != db.instance:
+		case db.pg && s.owner != db.instance:
 			// Another instance took it over (this one's lease ran out meanwhile): its end is theirs.
 			return fmt.Errorf("finish step %d: %w", stepID, domain.ErrFenced)
-		case was != "queued" && was != "started":
-			return domain.Errorf(domain.ECONFLICT, "Step %d has ended already (%s).", stepID, was)
+		case s.state != "queued" && s.state != "started":
+			return domain.Errorf(domain.ECONFLICT, "Step %d has ended already (%s).", stepID, s.state)
 		}
+		// Where the run stands is read first: the step's end changes none of it, and is
+		// written with the run's next event then (see later).
 		end := domain.StepEndedWith(stepErr)
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, end.StepState(), end.Error, formatTime(db.Now()), stepID); err != nil {
-			return fmt.Errorf("finish step: %w", err)
-		}
-		if err := db.endMessages(ctx, tx, convID, runID, partial, nil); err != nil {
+		if err := stepEndFacts(ctx, tx, runID, s.seen, &end); err != nil {
 			return err
 		}
-		if err := stepEndFacts(ctx, tx, runID, seen, &end); err != nil {
+		if err := tx.later(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, end.StepState(), end.Error, formatTime(db.Now()), stepID); err != nil {
+			return fmt.Errorf("finish step: %w", err)
+		}
+		tx.changedStep()
+		if err := db.endMessages(ctx, tx, convID, runID, partial, nil); err != nil {
 			return err
 		}
 		resume, err = db.changeRun(ctx, tx, convID, runID, domain.AfterStep(end))
@@ -260,21 +252,18 @@ func (db *DB) InterruptStep(ctx context.Context, stepID int64, partial *domain.E
 // crash (lost holds what its drafts kept). A step that has ended already (another instance
 // took it over) is left as it is.
 func (db *DB) interruptStep(ctx context.Context, tx *Tx, stepID int64, partial *domain.Event, lost recovered) error {
-	if _, err := tx.lockStep(ctx, stepID); err != nil {
+	s, err := tx.lockStep(ctx, stepID)
+	if err != nil {
 		return err
 	}
-	var runID, convID int64
-	var state string
-	if err := tx.QueryRowContext(ctx, `SELECT s.run_id, r.conversation_id, s.state FROM steps s JOIN runs r ON r.id = s.run_id WHERE s.id = ?`, stepID).
-		Scan(&runID, &convID, &state); err != nil {
-		return fmt.Errorf("interrupt step %d: %w", stepID, err)
-	}
-	if state != "queued" && state != "started" {
+	runID, convID := s.run, s.conv
+	if s.state != "queued" && s.state != "started" {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'interrupted', finished_at = ? WHERE id = ?`, formatTime(db.Now()), stepID); err != nil {
 		return fmt.Errorf("interrupt step: %w", err)
 	}
+	tx.changedStep()
 	if err := db.endMessages(ctx, tx, convID, runID, partial, lost); err != nil {
 		return err
 	}
@@ -284,7 +273,7 @@ func (db *DB) interruptStep(ctx context.Context, tx *Tx, stepID int64, partial *
 		AND live = 0`, runID).Scan(&pending); err != nil {
 		return err
 	}
-	_, err := db.changeRun(ctx, tx, convID, runID, domain.AfterInterrupt(pending))
+	_, err = db.changeRun(ctx, tx, convID, runID, domain.AfterInterrupt(pending))
 	return err
 }
 

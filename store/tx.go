@@ -61,6 +61,13 @@ type Tx struct {
 	// notification besides its events and batch (PostgreSQL).
 	locked map[int64]bool
 	notes  []string
+	// step is the step lockStep read last (its fence's, for a step's own write).
+	step stepRow
+	// held are the writes later holds, heldErr the first failure to write them; touched the
+	// conversations whose updated_at an event of it has set.
+	held    []heldWrite
+	heldErr error
+	touched map[int64]bool
 	// onEnd run once it has ended: committed, or not.
 	onEnd []func(committed bool)
 }
@@ -75,7 +82,8 @@ func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
 	if !tx.db.pg || tx.locked[id] {
 		return nil
 	}
-	_, err := tx.lockVia(ctx, `FROM conversations c WHERE c.id = ?`, id)
+	var convID int64
+	err := tx.lockVia(ctx, `SELECT c.id FROM conversations c WHERE c.id = ?`, "c", id, &convID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.Errorf(domain.ENOTFOUND, "Conversation %d not found.", id)
 	}
@@ -89,16 +97,11 @@ func (tx *Tx) lockConversation(ctx context.Context, id int64) error {
 // is still started and this instance's: a takeover interrupts it under the same lock, after
 // which every write the step tries is refused (domain.ErrFenced).
 func (tx *Tx) fence(ctx context.Context, stepID int64) error {
-	if _, err := tx.lockStep(ctx, stepID); err != nil {
+	s, err := tx.lockStep(ctx, stepID)
+	if err != nil {
 		return err
 	}
-	// Read once the lock is held, in a statement of its own: the lock's statement sees the
-	// step as it was when it began, before a takeover that held the lock meanwhile.
-	var ours bool
-	if err := tx.QueryRowContext(ctx, `SELECT state = 'started' AND owner = ? FROM steps WHERE id = ?`, tx.db.instance, stepID).Scan(&ours); err != nil {
-		return fmt.Errorf("step %d: %w", stepID, err)
-	}
-	if !ours {
+	if s.state != "started" || s.owner != tx.db.instance {
 		return fmt.Errorf("step %d: %w", stepID, domain.ErrFenced)
 	}
 	return nil
@@ -106,54 +109,78 @@ func (tx *Tx) fence(ctx context.Context, stepID int64) error {
 
 // lockRun takes the write lock of the run's conversation and returns the conversation.
 func (tx *Tx) lockRun(ctx context.Context, runID int64) (convID int64, err error) {
-	convID, err = tx.lockVia(ctx, `FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, runID)
-	if err != nil {
+	if err := tx.lockVia(ctx, `SELECT c.id FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?`, "c", runID, &convID); err != nil {
 		return 0, fmt.Errorf("run %d: %w", runID, err)
 	}
 	return convID, nil
 }
 
-// lockStep takes the write lock of the step's conversation and returns the conversation;
-// ENOTFOUND when there is no such step.
-func (tx *Tx) lockStep(ctx context.Context, stepID int64) (convID int64, err error) {
-	convID, err = tx.lockVia(ctx, `FROM steps s JOIN runs r ON r.id = s.run_id JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ?`, stepID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("step %d: %w", stepID, err)
-	}
-	return convID, nil
+// stepRow is a step as lockStep read it.
+type stepRow struct {
+	id, run, conv, seen, version int64
+	state, owner, trigger        string
 }
 
-// lockQuestion takes the write lock of the question's conversation; ENOTFOUND when there is
-// no such question.
-func (tx *Tx) lockQuestion(ctx context.Context, questionID int64) error {
-	_, err := tx.lockVia(ctx, `FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE q.id = ?`, questionID)
+// lockStep takes the write lock of the step's conversation, and reads the step as it stands
+// under that lock: ENOTFOUND when there is no such step. On PostgreSQL the step's row is
+// locked too, in the same statement and after the conversation's, as every writer of a step
+// locks them: so the statement reads the step as a takeover that held the locks meanwhile
+// left it, not as it was when the statement began. A transaction reads a step once (the
+// fence's read serves the step's own end).
+func (tx *Tx) lockStep(ctx context.Context, stepID int64) (stepRow, error) {
+	if tx.step.id == stepID && stepID != 0 {
+		return tx.step, nil
+	}
+	s := stepRow{id: stepID}
+	err := tx.lockVia(ctx, `SELECT c.id, s.run_id, s.answers_seen, s.state, s.owner, s.trigger, r.version
+		FROM steps s JOIN runs r ON r.id = s.run_id JOIN conversations c ON c.id = r.conversation_id WHERE s.id = ?`, "c, s",
+		stepID, &s.conv, &s.run, &s.seen, &s.state, &s.owner, &s.trigger, &s.version)
 	if errors.Is(err, sql.ErrNoRows) {
-		return domain.QuestionNotFound(questionID)
+		return s, domain.Errorf(domain.ENOTFOUND, "Step %d not found.", stepID)
 	}
 	if err != nil {
-		return fmt.Errorf("question %d: %w", questionID, err)
+		return s, fmt.Errorf("step %d: %w", stepID, err)
 	}
-	return nil
+	tx.step = s
+	return s, nil
 }
 
-// lockVia locks the conversation (c) that from joins to, in one statement, and returns it:
-// sql.ErrNoRows when there is none.
-func (tx *Tx) lockVia(ctx context.Context, from string, id int64) (convID int64, err error) {
-	lock := ` FOR NO KEY UPDATE OF c`
-	if !tx.db.pg {
-		lock = `` // the one writer holds everything already
+// changedStep says the transaction changed the step lockStep read: a later lockStep reads it
+// again.
+func (tx *Tx) changedStep() { tx.step = stepRow{} }
+
+// lockQuestion takes the write lock of the question's conversation and returns the question's
+// conversation, run and state; ENOTFOUND when there is no such question. On PostgreSQL the
+// question's row is locked too (after the conversation's, as lockStep does), so that its state
+// is read as the last transaction that held the lock left it.
+func (tx *Tx) lockQuestion(ctx context.Context, questionID int64) (convID, runID int64, state string, err error) {
+	err = tx.lockVia(ctx, `SELECT c.id, q.run_id, q.state FROM questions q JOIN conversations c ON c.id = q.conversation_id WHERE q.id = ?`, "c, q",
+		questionID, &convID, &runID, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, "", domain.QuestionNotFound(questionID)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT c.id `+from+lock, id).Scan(&convID); err != nil {
-		return 0, err
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("question %d: %w", questionID, err)
+	}
+	return convID, runID, state, nil
+}
+
+// lockVia runs query, a SELECT of the conversation's id (c.id) first and then what else
+// dest scans, locking the rows of of (c, and any other table whose row it reads that another
+// transaction may change under the conversation's lock): sql.ErrNoRows when there is none.
+// On SQLite, where the one writer holds everything already, it is the plain SELECT.
+func (tx *Tx) lockVia(ctx context.Context, query, of string, id int64, convID *int64, dest ...any) error {
+	if tx.db.pg {
+		query += ` FOR NO KEY UPDATE OF ` + of
+	}
+	if err := tx.QueryRowContext(ctx, query, id).Scan(append([]any{convID}, dest...)...); err != nil {
+		return err
 	}
 	if tx.locked == nil {
 		tx.locked = map[int64]bool{}
 	}
-	tx.locked[convID] = true
-	return convID, nil
+	tx.locked[*convID] = true
+	return nil
 }
 
 // lockName takes a lock of PostgreSQL's advisory kind named name until the transaction
@@ -187,7 +214,17 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (_ *Tx, err error)
 		}
 	}
 	if err := fn(tx); err != nil {
+		if tx.heldErr != nil {
+			err = tx.heldErr // the cause of what failed after it
+		}
 		return nil, storageError(err)
+	}
+	if len(tx.held) > 0 {
+		// The writes held to the end go with the COMMIT, in one round trip (see atCommit).
+		query, args := tx.withHeld(`SELECT 1`, nil)
+		if _, err := tx.Tx.ExecContext(atCommit(ctx), query, args...); err != nil {
+			return nil, storageError(err)
+		}
 	}
 	if !db.pg {
 		// Read in the transaction, after the writer's lock is taken: a change of access
@@ -212,7 +249,8 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (_ *Tx, err error)
 	if db.pg {
 		names, runs := eventRuns(tx.events)
 		if note := tx.notification(names); note != "" {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, db.channel, note); err != nil {
+			// Sent with the COMMIT, in one round trip (see atCommit).
+			if _, err := tx.Tx.ExecContext(atCommit(ctx), `SELECT pg_notify(?, ?)`, db.channel, note); err != nil {
 				return nil, storageError(err)
 			}
 		}
@@ -256,7 +294,11 @@ func (db *DB) lightTx(ctx context.Context, fn func(*Tx) error) error {
 		return storageError(err)
 	}
 	defer sqlTx.Rollback()
-	if err := fn(&Tx{Tx: sqlTx, db: db}); err != nil {
+	tx := &Tx{Tx: sqlTx, db: db}
+	if err := fn(tx); err != nil {
+		return storageError(err)
+	}
+	if err := tx.flush(ctx); err != nil {
 		return storageError(err)
 	}
 	return storageError(sqlTx.Commit())
