@@ -77,12 +77,22 @@ type DB struct {
 	writes func(took time.Duration, err error) // see ObserveWrites
 }
 
-// statements are the writes of the hot paths, prepared once on the writer connection.
+// statements are the writes of the hot paths, prepared once on SQLite's writer connection.
+// PostgreSQL's run by their text, which pgx prepares once a connection (see pgbegin.go: a
+// statement of database/sql's would run outside pgConn's transaction).
 type statements struct {
 	insertEvent, touch, insertDrafts, deleteDrafts, authChanges *sql.Stmt
 }
 
+const (
+	insertDraftsSQL = `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`
+	deleteDraftsSQL = `DELETE FROM draft_batches WHERE id = ?`
+)
+
 func (db *DB) prepare(ctx context.Context) error {
+	if db.pg {
+		return nil
+	}
 	for _, p := range []struct {
 		s   **sql.Stmt
 		sql string
@@ -91,13 +101,10 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.stmt.insertEvent, `INSERT INTO events (conversation_id, run_id, kind, payload, created_at, version) VALUES (?1, ?2, ?3, ?4, ?5,
 			coalesce((SELECT version FROM runs WHERE id = ?2), (SELECT version FROM conversations WHERE id = ?1), 0)) RETURNING id, version`},
 		{&db.stmt.touch, `UPDATE conversations SET updated_at = ? WHERE id = ?`},
-		{&db.stmt.insertDrafts, `INSERT INTO draft_batches (drafts, owner) VALUES (?, ?) RETURNING id`},
-		{&db.stmt.deleteDrafts, `DELETE FROM draft_batches WHERE id = ?`},
+		{&db.stmt.insertDrafts, insertDraftsSQL},
+		{&db.stmt.deleteDrafts, deleteDraftsSQL},
 		{&db.stmt.authChanges, `SELECT n FROM auth_changes`},
 	} {
-		if db.pg && (p.s == &db.stmt.insertEvent || p.s == &db.stmt.touch) {
-			continue // PostgreSQL's events go in with the writes held (see insertEvent)
-		}
 		st, err := db.write.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", p.sql, err)

@@ -152,7 +152,7 @@ func (db *DB) SaveDrafts(ctx context.Context, drafts []domain.Draft) error {
 			}
 			db.drafts.saving.Unlock()
 		})
-		if err := tx.StmtContext(ctx, db.stmt.insertDrafts).QueryRowContext(ctx, string(b), db.instance).Scan(&tx.batch); err != nil {
+		if err := tx.hotQueryRow(ctx, db.stmt.insertDrafts, insertDraftsSQL, string(b), db.instance).Scan(&tx.batch); err != nil {
 			return fmt.Errorf("save drafts: %w", err)
 		}
 		return nil
@@ -207,7 +207,7 @@ func (db *DB) releaseDrafts(ctx context.Context, tx *Tx, ev domain.Event) error 
 		}
 	})
 	for _, id := range free {
-		if _, err := tx.StmtContext(ctx, db.stmt.deleteDrafts).ExecContext(ctx, id); err != nil {
+		if _, err := tx.hotExec(ctx, db.stmt.deleteDrafts, deleteDraftsSQL, id); err != nil {
 			return fmt.Errorf("delete drafts: %w", err)
 		}
 	}

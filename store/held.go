@@ -113,6 +113,27 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 }
 
 func (tx *Tx) StmtContext(ctx context.Context, stmt *sql.Stmt) *sql.Stmt {
+	if tx.db.pg {
+		// It would run outside the transaction, whose BEGIN goes with its first statement
+		// through pgConn (see pgbegin.go): PostgreSQL's statements run by their text.
+		panic("store: a prepared statement in a transaction on PostgreSQL")
+	}
 	tx.flush(ctx) // as QueryRowContext
 	return tx.Tx.StmtContext(ctx, stmt)
+}
+
+// hotQueryRow and hotExec run a statement prepared on SQLite (stmt), or on PostgreSQL by its
+// text, query (see statements).
+func (tx *Tx) hotQueryRow(ctx context.Context, stmt *sql.Stmt, query string, args ...any) *sql.Row {
+	if tx.db.pg {
+		return tx.QueryRowContext(ctx, query, args...)
+	}
+	return tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+}
+
+func (tx *Tx) hotExec(ctx context.Context, stmt *sql.Stmt, query string, args ...any) (sql.Result, error) {
+	if tx.db.pg {
+		return tx.ExecContext(ctx, query, args...)
+	}
+	return tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
 }

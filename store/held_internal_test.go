@@ -106,8 +106,8 @@ func TestLater_ReadBackAndCommitted(t *testing.T) {
 		if ev, err = db.insertEvent(ctx, tx, domain.Event{ConversationID: convID, RunID: runID, Kind: domain.EventRunState, State: "second"}); err != nil {
 			return err
 		}
-		// Held to the end: it goes with the COMMIT.
-		return tx.later(ctx, `UPDATE runs SET state = ? WHERE id = ?`, "at-commit", otherRun)
+		// Held to the end: it goes with the COMMIT (empty text is text, not NULL).
+		return tx.later(ctx, `UPDATE runs SET state = ? || ? WHERE id = ?`, "at-commit", "", otherRun)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,20 +5,17 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // A write transaction on PostgreSQL costs a round trip for its BEGIN, one a statement, and
 // one for its COMMIT. pgConn's transactions save some of them:
-//   - BEGIN goes with the setting of the transaction (see beginSQL), in one message of the
-//     simple query protocol, which may hold several statements;
+//   - the BEGIN goes in one batch with the first statement (see pgbegin.go);
 //   - the statements the store sends with the COMMIT (its notification, the writes it held
 //     to the end: see atCommit) go in one batch with it: one round trip for all.
 
-// beginSQL begins a transaction of the store's. Its statements are the store's few and fixed
+// beginSQL begins a transaction of the store's, alone (see pgTx.begin). Its statements are the store's few and fixed
 // ones, each run many times on each connection: they are planned once a connection, for any
 // values (a generic plan), rather than again for each call's values until PostgreSQL decides
 // a generic plan would do. In a burst of answers (see docs/benchmarks.md) the first resumed
@@ -35,17 +32,14 @@ func atCommit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, atCommitKey{}, true)
 }
 
-// BeginTx begins a transaction of the store's default kind with beginSQL, in one round trip;
-// any other kind as pgx begins it.
+// BeginTx begins a transaction of the store's default kind: its BEGIN (see beginSQL) goes
+// with its first statement (see pgbegin.go). Any other kind begins as pgx begins it.
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	if opts.ReadOnly || sql.IsolationLevel(opts.Isolation) != sql.LevelDefault {
 		return c.Conn.BeginTx(ctx, opts)
 	}
 	if c.Conn.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
-	}
-	if _, err := c.Conn.Conn().Exec(ctx, beginSQL); err != nil {
-		return nil, err
 	}
 	c.tx = &pgTx{c: c, ctx: ctx}
 	return c.tx, nil
@@ -55,6 +49,8 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 type pgTx struct {
 	c   *pgConn
 	ctx context.Context
+	// begun says its BEGIN has been sent.
+	begun bool
 	// atCommit are the statements sent with the COMMIT, in order.
 	atCommit []pgExec
 }
@@ -70,47 +66,35 @@ func (t *pgTx) hold(ctx context.Context, query string, args []driver.NamedValue)
 	if ctx.Value(atCommitKey{}) == nil {
 		return false
 	}
-	e := pgExec{sql: query, args: make([]any, len(args))}
-	for i, a := range args {
-		e.args[i] = a.Value
-	}
-	t.atCommit = append(t.atCommit, e)
+	t.atCommit = append(t.atCommit, pgExec{sql: query, args: namedValues(args)})
 	return true
 }
 
-// Commit sends the statements held for it, if any, and the COMMIT, in one batch. A
-// transaction that failed meanwhile is rolled back by its COMMIT, which says ROLLBACK: that
-// is an error too.
+// Commit sends the statements held for it, if any, and the COMMIT, in one batch (with the
+// BEGIN, when nothing was sent before). A transaction that failed meanwhile is rolled back
+// by its COMMIT, which says ROLLBACK: that is an error too.
 func (t *pgTx) Commit() error {
 	defer t.end()
 	conn := t.c.Conn.Conn()
-	if len(t.atCommit) == 0 {
+	if !t.begun && len(t.atCommit) == 0 {
+		return nil // it said nothing
+	}
+	if t.begun && len(t.atCommit) == 0 {
 		tag, err := conn.Exec(t.ctx, `COMMIT`)
 		return committed(tag.String(), err)
 	}
-	var b pgconn.Batch
+	b := &pgconn.Batch{}
+	if !t.begun {
+		b = beginBatch()
+		t.begun = true
+	}
 	for _, e := range t.atCommit {
-		// Described once a connection (pgx keeps it), then sent by name.
-		sd, err := conn.Prepare(t.ctx, e.sql, e.sql)
-		if err != nil {
+		if err := t.c.statement(t.ctx, b, e.sql, e.args); err != nil {
 			return err
 		}
-		if len(sd.ParamOIDs) != len(e.args) {
-			return fmt.Errorf("%s: %d arguments for %d parameters", e.sql, len(e.args), len(sd.ParamOIDs))
-		}
-		values := make([][]byte, len(e.args))
-		for i, a := range e.args {
-			if a == nil {
-				continue
-			}
-			if values[i], err = conn.TypeMap().Encode(sd.ParamOIDs[i], pgtype.TextFormatCode, a, nil); err != nil {
-				return fmt.Errorf("%s: argument %d: %w", e.sql, i+1, err)
-			}
-		}
-		b.ExecStatement(sd, values, nil, nil)
 	}
 	b.ExecParams(`COMMIT`, nil, nil, nil, nil)
-	results, err := conn.PgConn().ExecBatch(t.ctx, &b).ReadAll()
+	results, err := conn.PgConn().ExecBatch(t.ctx, b).ReadAll()
 	if err != nil {
 		return err
 	}
@@ -130,7 +114,7 @@ var errRolledBack = errors.New("commit unexpectedly resulted in rollback")
 // Rollback ends the transaction, unless it has ended already (a COMMIT that failed).
 func (t *pgTx) Rollback() error {
 	defer t.end()
-	if t.c.Conn.Conn().PgConn().TxStatus() == 'I' {
+	if !t.begun || t.c.Conn.Conn().PgConn().TxStatus() == 'I' {
 		return nil
 	}
 	_, err := t.c.Conn.Conn().Exec(t.ctx, `ROLLBACK`)

@@ -58,10 +58,17 @@ type pgConn struct {
 }
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
-	return c.Conn.Prepare(pgSQL(query))
+	return c.PrepareContext(context.Background(), query)
 }
 
+// PrepareContext prepares a statement of database/sql's; in a transaction whose BEGIN is not
+// sent yet, the BEGIN goes first (the statement runs through pgx, not through pgConn).
 func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if c.tx != nil {
+		if err := c.tx.begin(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return c.Conn.PrepareContext(ctx, pgSQL(query))
 }
 
@@ -70,11 +77,18 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 	if c.tx != nil && c.tx.hold(ctx, query, args) {
 		return driver.RowsAffected(0), nil
 	}
+	if c.tx != nil && !c.tx.begun {
+		return c.tx.execFirst(ctx, query, args)
+	}
 	return c.Conn.ExecContext(ctx, query, args)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, pgSQL(query), args)
+	query = pgSQL(query)
+	if c.tx != nil && !c.tx.begun {
+		return c.tx.queryFirst(ctx, query, args)
+	}
+	return c.Conn.QueryContext(ctx, query, args)
 }
 
 func (c *pgConn) CheckNamedValue(v *driver.NamedValue) error {
