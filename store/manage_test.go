@@ -44,6 +44,9 @@ func TestDB_RenameAndArchive(t *testing.T) {
 	hits, _, err := db.Search(ctx, "wedding", domain.ConversationFilter{UserID: ann.ID})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("search of an archived conversation = %v %v", hits, err)
+	} else if got := hits[0].Conversation; got.Archived.IsZero() || got.UpdatedAt.IsZero() || got.Kind == "" {
+		// The hit's conversation is whole: the list shows it as the conversation's page does.
+		t.Errorf("the hit's conversation = %+v; want its times, its kind", got)
 	}
 	if err := db.ArchiveConversation(ctx, b.ID, false); err != nil {
 		t.Fatal(err)

@@ -14,16 +14,15 @@ import (
 // BEGIN costs no round trip of its own. Until then nothing is sent: a transaction that says
 // nothing costs none at all.
 
-// beginBatch is a batch that begins the transaction (see beginSQL).
+// beginBatch is a batch that begins the transaction.
 func beginBatch() *pgconn.Batch {
 	var b pgconn.Batch
-	b.ExecParams(`BEGIN`, nil, nil, nil, nil)
-	b.ExecParams(`SET LOCAL plan_cache_mode = force_generic_plan`, nil, nil, nil, nil)
+	b.ExecParams(beginSQL, nil, nil, nil, nil)
 	return &b
 }
 
 // beginResults is how many results beginBatch gives.
-const beginResults = 2
+const beginResults = 1
 
 // statement adds query, with args, to b: described once a connection (pgx keeps it), then
 // sent by name, its arguments in text.

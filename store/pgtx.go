@@ -15,12 +15,8 @@ import (
 //   - the statements the store sends with the COMMIT (its notification, the writes it held
 //     to the end: see atCommit) go in one batch with it: one round trip for all.
 
-// beginSQL begins a transaction of the store's, alone (see pgTx.begin). Its statements are the store's few and fixed
-// ones, each run many times on each connection: they are planned once a connection, for any
-// values (a generic plan), rather than again for each call's values until PostgreSQL decides
-// a generic plan would do. In a burst of answers (see docs/benchmarks.md) the first resumed
-// token came 1% to 30% sooner so, in each of five runs side by side.
-const beginSQL = `BEGIN; SET LOCAL plan_cache_mode = force_generic_plan`
+// beginSQL begins a transaction alone (see pgTx.begin).
+const beginSQL = `BEGIN`
 
 // atCommitKey marks the context of an ExecContext sent with the COMMIT.
 type atCommitKey struct{}

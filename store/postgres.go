@@ -226,6 +226,18 @@ func openPostgresDB(ctx context.Context, url string, poolSize int) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", redactURL(url), err)
 	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
+		// The store's statements are few and fixed, each run many times on each
+		// connection: planned once a connection, for any values (a generic plan), rather than
+		// again for each call's values while PostgreSQL thinks a custom plan better. In a
+		// burst of answers the resumed replies came about a quarter sooner so, and the store's
+		// benchmarks of lists and search ran no slower (docs/benchmarks.md). A URL that sets
+		// plan_cache_mode keeps its own.
+		cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	pool := openPostgres(cfg)
 	// Each instance (and command) holds up to poolSize connections, one more to listen and
 	// one to renew its lease on: PostgreSQL's max_connections must be above their sum.
@@ -234,9 +246,6 @@ func openPostgresDB(ctx context.Context, url string, poolSize int) (*DB, error) 
 	// Writes that are not a person's go through a few connections of their own that commit
 	// without waiting for the disk (see lightTx).
 	lightCfg := cfg.Copy()
-	if lightCfg.RuntimeParams == nil {
-		lightCfg.RuntimeParams = map[string]string{}
-	}
 	lightCfg.RuntimeParams["synchronous_commit"] = "off"
 	light := openPostgres(lightCfg)
 	light.SetMaxOpenConns(lightPool)

@@ -96,16 +96,46 @@ var (
 // text documents hold every word of text. Each conversation comes once, with its best
 // match: by relevance when the words are rare enough to rank, otherwise by recency. It
 // also reports whether the recency fallback was taken.
-func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilter) ([]domain.SearchHit, bool, error) {
+func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilter) (hits []domain.SearchHit, common bool, err error) {
+	// How best to read the matches depends on the words (a rare one, a common one).
+	err = db.forTheValues(ctx, func(rd queryer) (err error) {
+		hits, common, err = search(ctx, db.pg, rd, text, f)
+		return err
+	})
+	return hits, common, err
+}
+
+// forTheValues runs fn with reads whose best plan depends on their values: on PostgreSQL in
+// a read-only transaction that plans each statement for its values, not once for any as the
+// store's connections do (see openPostgresDB); on SQLite on the readers.
+func (db *DB) forTheValues(ctx context.Context, fn func(queryer) error) error {
+	if !db.pg {
+		return fn(db.read)
+	}
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return storageError(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+		return storageError(err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return storageError(tx.Commit())
+}
+
+func search(ctx context.Context, pg bool, rd queryer, text string, f domain.ConversationFilter) ([]domain.SearchHit, bool, error) {
 	q, s := SearchQuery(text), ftsSearch
 	if q == "" {
 		return nil, false, nil
 	}
-	if db.pg {
+	if pg {
 		q, s = strings.NewReplacer(`"`, ``).Replace(q), pgSearch
 	}
 	var n int
-	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE `+s.match+` LIMIT ?) AS m`, q, rankLimit+1).Scan(&n); err != nil {
+	if err := rd.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM search WHERE `+s.match+` LIMIT ?) AS m`, q, rankLimit+1).Scan(&n); err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
 	common := n > rankLimit
@@ -134,34 +164,49 @@ func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilt
 		LEFT JOIN events e ON e.id = CASE search.kind WHEN 'document' THEN NULL
 			WHEN 'answer' THEN (SELECT event_id FROM questions WHERE id = search.ref_id) ELSE search.ref_id END
 		WHERE ` + strings.Join(where, ` AND `) + order + ` LIMIT ?`
-	rows, err := db.read.QueryContext(ctx, query, append(args, hitLimit)...)
+	// The matches are read whole, then weighed: the versions they need are read on the same
+	// connection, once the matches' rows are closed.
+	type match struct {
+		h               domain.SearchHit
+		done            func()
+		evID, evVersion int64
+	}
+	var matches []*match // by pointer: done fills in the conversation it scanned into
+	rows, err := rd.QueryContext(ctx, query, append(args, hitLimit)...)
 	if err != nil {
 		return nil, false, fmt.Errorf("search: %w", err)
 	}
-	defer rows.Close()
+	for rows.Next() {
+		m := &match{}
+		var dest []any
+		dest, m.done = conversationDest(&m.h.Conversation)
+		if err := rows.Scan(append([]any{&m.h.Kind, &m.h.Snippet, &m.evID, &m.evVersion}, dest...)...); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("search: %w", err)
+		}
+		matches = append(matches, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("search: %w", err)
+	}
 	limit := f.PageSize()
 	var out []domain.SearchHit
 	seen := map[int64]int{}
 	paths := map[int64]domain.Path{}
-	for rows.Next() {
-		var h domain.SearchHit
-		var evID, evVersion int64
-		c := &h.Conversation
-		dest, done := conversationDest(c)
-		if err := rows.Scan(append([]any{&h.Kind, &h.Snippet, &evID, &evVersion}, dest...)...); err != nil {
-			return nil, false, fmt.Errorf("search: %w", err)
-		}
-		if evID != 0 && (evVersion != 0 || c.Version != 0) {
+	for _, m := range matches {
+		c := &m.h.Conversation
+		if m.evID != 0 && (m.evVersion != 0 || c.Version != 0) {
 			p, ok := paths[c.ID]
 			if !ok {
-				vs, shown, err := versionsOf(ctx, db.read, c.ID)
+				vs, shown, err := versionsOf(ctx, rd, c.ID)
 				if err != nil {
 					return nil, false, err
 				}
 				p = vs.Path(shown)
 				paths[c.ID] = p
 			}
-			if !p.Has(evVersion, evID) {
+			if !p.Has(m.evVersion, m.evID) {
 				continue
 			}
 		}
@@ -172,12 +217,12 @@ func (db *DB) Search(ctx context.Context, text string, f domain.ConversationFilt
 		if len(out) == limit {
 			continue
 		}
-		done()
-		h.Matches = 1
+		m.done()
+		m.h.Matches = 1
 		seen[c.ID] = len(out)
-		out = append(out, h)
+		out = append(out, m.h)
 	}
-	return out, common, rows.Err()
+	return out, common, nil
 }
 
 // QuestionFacts returns the questions asked in [from, to), with their agent and outcome,
