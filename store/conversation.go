@@ -32,7 +32,8 @@ func (db *DB) createConversation(ctx context.Context, kind domain.ConversationKi
 				return err
 			}
 			var id int64
-			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE coalesce(user_id, 0) = ? AND nonce = ?`, userID, nonce).Scan(&id)
+			// nonce <> '' as written: the partial index it reads is one a generic plan can use.
+			err := tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE coalesce(user_id, 0) = ? AND nonce = ? AND nonce <> ''`, userID, nonce).Scan(&id)
 			if err == nil {
 				c, err = conversation(ctx, tx, id)
 				return err

@@ -169,3 +169,28 @@ func TestLater_FailureFailsTheTransaction(t *testing.T) {
 		})
 	}
 }
+
+// A step ended before it began (its start failed) ends its run: the step is not one of the
+// steps queued behind it.
+func TestFinishStep_OfAQueuedStep(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	c, err := db.CreateConversation(ctx, 0, "tester", "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := db.StartRun(ctx, c.ID, domain.Message{Text: "hello", Author: "you"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runID int64
+	if err := db.read.QueryRowContext(ctx, `SELECT run_id FROM steps WHERE id = ?`, sent.Step).Scan(&runID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FinishStep(ctx, sent.Step, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := runState(t, db, runID); got != string(domain.StateDone) {
+		t.Errorf("run state %q after its only step ended; want done", got)
+	}
+}

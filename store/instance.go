@@ -192,11 +192,19 @@ func (db *DB) takeOver(ctx context.Context, tx *Tx, recover bool) (domain.Takeov
 	if t.Queued, err = ownedSteps(ctx, tx, `s.state = 'queued' AND `+gone(`s.owner`)); err != nil {
 		return t, err
 	}
+	// Only those still queued: one begun meanwhile (its BeginStep committing as this reads)
+	// is its instance's, which is alive.
+	queued := t.Queued[:0]
 	for _, s := range t.Queued {
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET owner = ? WHERE id = ?`, db.instance, s.ID); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE steps SET owner = ? WHERE id = ? AND state = 'queued'`, db.instance, s.ID)
+		if err != nil {
 			return t, fmt.Errorf("take over: %w", err)
 		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			queued = append(queued, s)
+		}
 	}
+	t.Queued = queued
 	return t, nil
 }
 

@@ -52,48 +52,62 @@ func (c *pgConn) statement(ctx context.Context, b *pgconn.Batch, query string, a
 // begin sends the BEGIN alone, for what cannot go in a batch with it (a prepared statement
 // of database/sql's).
 func (t *pgTx) begin(ctx context.Context) error {
+	if t.broken != nil {
+		return t.broken
+	}
 	if t.begun {
 		return nil
 	}
 	t.begun = true
-	_, err := t.c.Conn.Conn().Exec(ctx, beginSQL)
-	return err
+	if _, err := t.c.Conn.Conn().Exec(ctx, beginSQL); err != nil {
+		return t.fail(err)
+	}
+	return nil
 }
 
 // execFirst runs the transaction's first statement, an exec, in a batch with its BEGIN.
 func (t *pgTx) execFirst(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	t.begun = true
 	b := beginBatch()
 	if err := t.c.statement(ctx, b, query, namedValues(args)); err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
+	t.begun = true
 	results, err := t.c.Conn.Conn().PgConn().ExecBatch(ctx, b).ReadAll()
 	if err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
 	return driver.RowsAffected(results[len(results)-1].CommandTag.RowsAffected()), nil
+}
+
+// fail notes the failure of the transaction's first statement: when it left no transaction
+// open (it was never sent), the transaction is broken, and its later statements fail with it.
+func (t *pgTx) fail(err error) error {
+	if conn := t.c.Conn.Conn(); conn.IsClosed() || conn.PgConn().TxStatus() == 'I' {
+		t.broken = fmt.Errorf("the transaction never began: %w", err)
+	}
+	return err
 }
 
 // queryFirst runs the transaction's first statement, a query, in a batch with its BEGIN, and
 // returns its rows.
 func (t *pgTx) queryFirst(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	t.begun = true
 	b := beginBatch()
 	if err := t.c.statement(ctx, b, query, namedValues(args)); err != nil {
-		return nil, err
+		return nil, t.fail(err)
 	}
+	t.begun = true
 	mrr := t.c.Conn.Conn().PgConn().ExecBatch(ctx, b)
 	for range beginResults {
 		if !mrr.NextResult() {
-			return nil, mrr.Close()
+			return nil, t.fail(mrr.Close())
 		}
 		if _, err := mrr.ResultReader().Close(); err != nil {
 			mrr.Close()
-			return nil, err
+			return nil, t.fail(err)
 		}
 	}
 	if !mrr.NextResult() {
-		return nil, mrr.Close()
+		return nil, t.fail(mrr.Close())
 	}
 	rr := mrr.ResultReader()
 	r := &pgRows{mrr: mrr, rr: rr}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -115,5 +116,64 @@ func TestPgBegin_FirstStatementFailsOrExecs(t *testing.T) {
 		return tx.QueryRowContext(ctx, `SELECT id FROM conversations WHERE id = ?`, convID).Scan(&id)
 	}); err != nil {
 		t.Errorf("a query first, after all that: %v", err)
+	}
+}
+
+// A transaction whose request goes away between its statements rolls back all the same:
+// its connection does not go back to the pool holding the conversation's lock.
+func TestPgTx_CancelledReleasesItsLocks(t *testing.T) {
+	db := openInternal(t)
+	if !db.pg {
+		t.Skip("PostgreSQL's transactions")
+	}
+	bg := context.Background()
+	convID, _ := aRun(t, db)
+	for range 5 {
+		ctx, cancel := context.WithCancel(bg)
+		err := db.tx(ctx, func(tx *Tx) error {
+			if err := tx.lockConversation(ctx, convID); err != nil {
+				return err
+			}
+			cancel() // the request goes away
+			_, err := tx.ExecContext(ctx, `SELECT 1`)
+			return err
+		})
+		if err == nil {
+			t.Fatal("a cancelled transaction committed")
+		}
+		// Another takes the lock at once (NOWAIT: an error if it is still held).
+		if err := db.tx(bg, func(tx *Tx) error {
+			_, err := tx.ExecContext(bg, `SELECT 1 FROM conversations WHERE id = ? FOR UPDATE NOWAIT`, convID)
+			return err
+		}); err != nil {
+			t.Fatalf("the conversation's lock after a cancelled transaction: %v; want it released", err)
+		}
+	}
+}
+
+// A transaction whose first statement was never sent (an argument it cannot send) is
+// broken: its later statements fail, rather than run and commit outside it.
+func TestPgTx_FirstStatementUnsent(t *testing.T) {
+	db := openInternal(t)
+	if !db.pg {
+		t.Skip("PostgreSQL's transactions")
+	}
+	ctx := context.Background()
+	_, runID := aRun(t, db)
+	before := runState(t, db, runID)
+	err := db.tx(ctx, func(tx *Tx) error {
+		var n int
+		tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ?`, struct{ x chan int }{}).Scan(&n) // fails before sending
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET state = 'leaked' WHERE id = ?`, runID)
+		if err == nil {
+			return errors.New("the update after the unsent statement ran")
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("the transaction committed")
+	}
+	if got := runState(t, db, runID); got != before {
+		t.Errorf("run state %q; want %q: nothing of the broken transaction committed", got, before)
 	}
 }

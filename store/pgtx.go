@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -45,8 +46,10 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 type pgTx struct {
 	c   *pgConn
 	ctx context.Context
-	// begun says its BEGIN has been sent.
-	begun bool
+	// begun says its BEGIN has been sent; broken why it never was, when its first statement
+	// failed before (its later statements fail for it, rather than run outside it).
+	begun  bool
+	broken error
 	// atCommit are the statements sent with the COMMIT, in order.
 	atCommit []pgExec
 }
@@ -68,9 +71,14 @@ func (t *pgTx) hold(ctx context.Context, query string, args []driver.NamedValue)
 
 // Commit sends the statements held for it, if any, and the COMMIT, in one batch (with the
 // BEGIN, when nothing was sent before). A transaction that failed meanwhile is rolled back
-// by its COMMIT, which says ROLLBACK: that is an error too.
-func (t *pgTx) Commit() error {
+// by its COMMIT, which says ROLLBACK: that is an error too. A connection left in a
+// transaction by a failure is closed (see settle).
+func (t *pgTx) Commit() (err error) {
 	defer t.end()
+	defer t.settle(&err)
+	if t.broken != nil {
+		return t.broken
+	}
 	conn := t.c.Conn.Conn()
 	if !t.begun && len(t.atCommit) == 0 {
 		return nil // it said nothing
@@ -82,7 +90,6 @@ func (t *pgTx) Commit() error {
 	b := &pgconn.Batch{}
 	if !t.begun {
 		b = beginBatch()
-		t.begun = true
 	}
 	for _, e := range t.atCommit {
 		if err := t.c.statement(t.ctx, b, e.sql, e.args); err != nil {
@@ -90,6 +97,7 @@ func (t *pgTx) Commit() error {
 		}
 	}
 	b.ExecParams(`COMMIT`, nil, nil, nil, nil)
+	t.begun = true
 	results, err := conn.PgConn().ExecBatch(t.ctx, b).ReadAll()
 	if err != nil {
 		return err
@@ -107,14 +115,37 @@ func committed(tag string, err error) error {
 
 var errRolledBack = errors.New("commit unexpectedly resulted in rollback")
 
-// Rollback ends the transaction, unless it has ended already (a COMMIT that failed).
-func (t *pgTx) Rollback() error {
+// Rollback ends the transaction, unless it has ended already (a COMMIT that failed). It is
+// sent whatever became of the transaction's context (a request gone: its locks must not
+// stay held), within rollbackWithin.
+func (t *pgTx) Rollback() (err error) {
 	defer t.end()
+	defer t.settle(&err)
 	if !t.begun || t.c.Conn.Conn().PgConn().TxStatus() == 'I' {
 		return nil
 	}
-	_, err := t.c.Conn.Conn().Exec(t.ctx, `ROLLBACK`)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), rollbackWithin)
+	defer cancel()
+	_, err = t.c.Conn.Conn().Exec(ctx, `ROLLBACK`)
 	return err
+}
+
+// rollbackWithin bounds a ROLLBACK.
+const rollbackWithin = 5 * time.Second
+
+// settle closes the connection when the transaction's end failed and left it in a
+// transaction (its context done before the COMMIT was sent, a connection lost): database/sql
+// would hand it out again, holding the transaction's locks. pgx's own transactions do the
+// same.
+func (t *pgTx) settle(err *error) {
+	if *err == nil {
+		return
+	}
+	if conn := t.c.Conn.Conn(); !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.Background(), rollbackWithin)
+		defer cancel()
+		conn.Close(ctx)
+	}
 }
 
 func (t *pgTx) end() {

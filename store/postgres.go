@@ -74,6 +74,9 @@ func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt,
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	query = pgSQL(query)
+	if c.tx != nil && c.tx.broken != nil {
+		return nil, c.tx.broken
+	}
 	if c.tx != nil && c.tx.hold(ctx, query, args) {
 		return driver.RowsAffected(0), nil
 	}
@@ -85,6 +88,9 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	query = pgSQL(query)
+	if c.tx != nil && c.tx.broken != nil {
+		return nil, c.tx.broken
+	}
 	if c.tx != nil && !c.tx.begun {
 		return c.tx.queryFirst(ctx, query, args)
 	}

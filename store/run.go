@@ -50,7 +50,7 @@ func (db *DB) StartRun(ctx context.Context, convID int64, m domain.Message) (dom
 		f := domain.MessageFacts{Inbound: c.Inbound(), State: c.State, Interrupt: m.Interrupt}
 		if m.Nonce != "" {
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2)
+			if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM runs WHERE conversation_id = ?1 AND nonce = ?2 AND nonce <> '')
 				+ (SELECT count(*) FROM queued_messages WHERE conversation_id = ?1 AND nonce = ?2)
 				+ (SELECT count(*) FROM events WHERE conversation_id = ?1 AND kind = 'message_queued' AND json_extract(payload, '$.nonce') = ?2)`,
 				convID, m.Nonce).Scan(&n); err != nil {
@@ -183,7 +183,7 @@ func (db *DB) FinishStep(ctx context.Context, stepID int64, partial *domain.Even
 		// Where the run stands is read first: the step's end changes none of it, and is
 		// written with the run's next event then (see later).
 		end := domain.StepEndedWith(stepErr)
-		if err := stepEndFacts(ctx, tx, runID, s.seen, &end); err != nil {
+		if err := stepEndFacts(ctx, tx, runID, stepID, s.seen, &end); err != nil {
 			return err
 		}
 		if err := tx.later(ctx, `UPDATE steps SET state = ?, error = ?, finished_at = ? WHERE id = ?`, end.StepState(), end.Error, formatTime(db.Now()), stepID); err != nil {
@@ -205,10 +205,12 @@ const MaxStepsPerRun = domain.MaxStepsPerRun
 
 // stepEndFacts adds to a step's end where its run stands: its pending questions, those
 // resolved since the step began (answers after seen), its queued steps and all its steps.
-func stepEndFacts(ctx context.Context, tx *Tx, runID, seen int64, end *domain.StepEnd) error {
+func stepEndFacts(ctx context.Context, tx *Tx, runID, stepID, seen int64, end *domain.StepEnd) error {
+	// Read before the step's own end is written (see FinishStep): the step is not one of
+	// those queued behind it, whatever its state.
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM questions WHERE run_id = ?1 AND state = 'pending'),
 			(SELECT count(*) FROM answers a JOIN questions q ON q.id = a.question_id WHERE q.run_id = ?1 AND a.id > ?2 AND q.live = 0),
-			(SELECT count(*) FROM steps WHERE run_id = ?1 AND state = 'queued'), (SELECT count(*) FROM steps WHERE run_id = ?1)`, runID, seen).
+			(SELECT count(*) FROM steps WHERE run_id = ?1 AND state = 'queued' AND id <> ?3), (SELECT count(*) FROM steps WHERE run_id = ?1)`, runID, seen, stepID).
 		Scan(&end.Pending, &end.ResolvedMeanwhile, &end.Queued, &end.Steps)
 	if err != nil {
 		return fmt.Errorf("step end: %w", err)

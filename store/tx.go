@@ -213,9 +213,9 @@ func (db *DB) commit(ctx context.Context, fn func(*Tx) error) (_ *Tx, err error)
 			return nil, storageError(err)
 		}
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(tx); err != nil || tx.heldErr != nil {
 		if tx.heldErr != nil {
-			err = tx.heldErr // the cause of what failed after it
+			err = tx.heldErr // the cause of what failed after it, even if fn went on
 		}
 		return nil, storageError(err)
 	}

@@ -224,7 +224,7 @@ func runNonceUsed(ctx context.Context, tx *Tx, convID int64, nonce string) (bool
 		return false, nil
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ?`, convID, nonce).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE conversation_id = ? AND nonce = ? AND nonce <> ''`, convID, nonce).Scan(&n); err != nil {
 		return false, fmt.Errorf("nonce: %w", err)
 	}
 	return n > 0, nil
