@@ -19,8 +19,12 @@ var copyTables = []string{
 	"a2a_clients", "a2a_tasks",
 	"sessions", "api_tokens", "user_identities",
 	"channels", "notifications", "muted_agents", "server_keys",
-	"audit_log", "id_floor",
+	"audit_log", "id_floor", "feedback", "feedback_reasons",
 }
+
+// seeded are the tables a new database starts with rows in (its migrations' defaults): the
+// copy replaces them, and they do not make the target count as holding data.
+var seeded = map[string]bool{"feedback_reasons": true}
 
 // notCopied are the SQLite tables CopyTo leaves behind, and why.
 var notCopied = map[string]string{
@@ -106,6 +110,9 @@ func checkCopyable(ctx context.Context, q queryer) error {
 func checkEmpty(ctx context.Context, tx *sql.Tx) error {
 	var held []string
 	for _, t := range copyTables {
+		if seeded[t] {
+			continue
+		}
 		var n int64
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+t).Scan(&n); err != nil {
 			return fmt.Errorf("copy: count %s: %w", t, err)
@@ -123,6 +130,11 @@ func checkEmpty(ctx context.Context, tx *sql.Tx) error {
 // copyTable copies a table's rows in rowid order (the order they were made, which the
 // target's search index follows), as many to a statement as fit, and returns how many.
 func copyTable(ctx context.Context, src, dst *sql.Tx, table string) (int64, error) {
+	if seeded[table] {
+		if _, err := dst.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+			return 0, err
+		}
+	}
 	types, err := pgColumnTypes(ctx, dst, table)
 	if err != nil {
 		return 0, err

@@ -101,6 +101,26 @@ func fillInstall(t *testing.T) install {
 	_, err = db.Approve(ctx, domain.Resolution{QuestionID: rec.ID, Outcome: domain.Answered, Values: map[string]any{"ok": "yes"}, By: "Ann"}, 2)
 	must(err)
 
+	// What Ann thought of the logs' reply and of the party's question, and the reasons
+	// staff list.
+	must(db.SetFeedbackReasons(ctx, "Ann", []string{"wrong", "rude"}))
+	for _, ev := range evs {
+		if ev.Kind == domain.EventAgentMessage {
+			_, err = db.SetFeedback(ctx, domain.Feedback{ConversationID: logs.ID, Item: domain.ItemReply, ItemID: ev.ID, UserID: in.ann.ID,
+				Rating: domain.RatingBad, Comment: "It did not say why.", Reasons: []string{"wrong"}})
+			must(err)
+		}
+	}
+	partyEvs, err := db.Events(ctx, party.ID, 0)
+	must(err)
+	for _, ev := range partyEvs {
+		if ev.Kind == domain.EventQuestionResolved {
+			_, err = db.SetFeedback(ctx, domain.Feedback{ConversationID: party.ID, Item: domain.ItemQuestion, ItemID: ev.Resolution.QuestionID,
+				UserID: in.ann.ID, Rating: domain.RatingUseful})
+			must(err)
+		}
+	}
+
 	// A crash: a message half written (its drafts), and one queued behind it.
 	crashed, err := db.CreateConversation(ctx, 0, "tester", "crashed", "")
 	must(err)
@@ -141,6 +161,8 @@ type view struct {
 	Audit     []domain.AuditEntry
 	Notes     []domain.Notification
 	Search    map[string][]string
+	Feedback  map[int64][]domain.Feedback
+	Reasons   []string
 	NextFloor int64
 }
 
@@ -149,7 +171,8 @@ var looks int
 
 func viewOf(t *testing.T, db *store.DB, in install) view {
 	t.Helper()
-	v := view{Events: map[int64][]domain.Event{}, Versions: map[int64]domain.Versions{}, Queued: map[int64][]domain.QueuedMessage{}, Search: map[string][]string{}}
+	v := view{Events: map[int64][]domain.Event{}, Versions: map[int64]domain.Versions{}, Queued: map[int64][]domain.QueuedMessage{}, Search: map[string][]string{},
+		Feedback: map[int64][]domain.Feedback{}}
 	errs := []error{}
 	add := func(err error) { errs = append(errs, err) }
 	var err error
@@ -174,7 +197,11 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 		add(err)
 		v.Queued[id], err = db.Queued(ctx, id)
 		add(err)
+		v.Feedback[id], err = db.Feedback(ctx, id, 0)
+		add(err)
 	}
+	v.Reasons, err = db.FeedbackReasons(ctx)
+	add(err)
 	for _, id := range in.doc {
 		d, err := db.Document(ctx, in.convs[1], id)
 		add(err)
