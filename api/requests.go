@@ -52,6 +52,16 @@ type Answer struct {
 	Values map[string]json.RawMessage `json:"values"`
 }
 
+// FeedbackRequest is the body of PUT /conversations/{id}/replies/{event}/feedback and of
+// PUT /questions/{id}/feedback: a person's opinion of the item, replacing theirs.
+type FeedbackRequest struct {
+	// Rating is good or bad for a reply, useful or unneeded for a question.
+	Rating string `json:"rating"`
+	// Comment is what was wrong (optional), Reasons those ticked of the reasons staff list.
+	Comment string   `json:"comment,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
 // Decline is the body of POST /questions/{id}/decline (which may have none).
 type Decline struct {
 	// Reason is why, for the agent; it may be empty.

@@ -107,6 +107,32 @@ type ConversationState struct {
 	// Version is the version read; Queued the messages waiting for the agent to finish.
 	Version int64    `json:"version"`
 	Queued  []Queued `json:"queued"`
+	// Feedback are the reader's own opinions of the conversation's replies and questions.
+	Feedback []Feedback `json:"feedback"`
+}
+
+// Feedback is a person's opinion of a reply (item "reply", item_id its message's event_id)
+// or a question (item "question", item_id its id), as PUT on the item stores it.
+type Feedback struct {
+	ConversationID int64  `json:"conversation_id"`
+	Item           string `json:"item"`
+	ItemID         int64  `json:"item_id"`
+	By             string `json:"by"`
+	// Rating is good or bad for a reply, useful or unneeded for a question.
+	Rating  string    `json:"rating"`
+	Comment string    `json:"comment"`
+	Reasons []string  `json:"reasons"`
+	At      time.Time `json:"at"`
+}
+
+// FeedbackOf is an opinion as the API shows it.
+func FeedbackOf(f domain.Feedback) Feedback {
+	out := Feedback{ConversationID: f.ConversationID, Item: string(f.Item), ItemID: f.ItemID, By: f.By, Rating: string(f.Rating),
+		Comment: f.Comment, Reasons: f.Reasons, At: f.At}
+	if out.Reasons == nil {
+		out.Reasons = []string{}
+	}
+	return out
 }
 
 // The data of the event stream's events (see the OpenAPI document's description of it).

@@ -186,6 +186,11 @@ func (c *chatClient) stop(ctx context.Context, id int64) error {
 	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/stop", id), nil, nil)
 }
 
+// rate gives the person's opinion of a reply (its message's event), replacing theirs.
+func (c *chatClient) rate(ctx context.Context, conv, event int64, rating, comment string) error {
+	return c.call(ctx, http.MethodPut, fmt.Sprintf("/conversations/%d/replies/%d/feedback", conv, event), api.FeedbackRequest{Rating: rating, Comment: comment}, nil)
+}
+
 func (c *chatClient) retry(ctx context.Context, id int64) error {
 	return c.call(ctx, http.MethodPost, fmt.Sprintf("/conversations/%d/retry", id), nil, nil)
 }

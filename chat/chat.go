@@ -62,7 +62,8 @@ When the agent asks, each field is prompted in turn; an empty line takes the def
 Ctrl-D at a question declines it, Ctrl-C stops the agent (twice, or when idle, quits).
 At the you> prompt: /retry; /regenerate, another answer to your last message; /edit TEXT,
 your last message says TEXT instead and is answered again (/edit alone lists your messages,
-/edit #N TEXT edits the Nth); /stop; /quit. When standard input is not a terminal, answers
+/edit #N TEXT edits the Nth); /good or /bad [WHAT WAS WRONG], your opinion of the last
+reply; /stop; /quit. When standard input is not a terminal, answers
 are read one line per field (a multi-line text ends with a line holding only "."). When
 that input ends, the questions pending are declined and parley chat exits once the run
 settles; a question asked after that is left pending (exit 3).

@@ -16,6 +16,10 @@ func (s *session) command(line string) (done bool) {
 		s.edit(strings.TrimPrefix(cmd, "/edit"))
 		return false
 	}
+	if cmd == "/good" || cmd == "/bad" || strings.HasPrefix(cmd, "/bad ") {
+		s.rate(cmd)
+		return false
+	}
 	switch cmd {
 	case "":
 		return false
@@ -23,7 +27,8 @@ func (s *session) command(line string) (done bool) {
 		return true
 	case "/help":
 		s.note("Type a message, or /retry (run the failed step again), /regenerate (another answer to your last message), " +
-			"/edit TEXT (your last message says TEXT instead; /edit alone lists them), /stop, /quit. Ctrl-D at a question declines it.")
+			"/edit TEXT (your last message says TEXT instead; /edit alone lists them), /good or /bad [what was wrong] (your opinion of the last reply), " +
+			"/stop, /quit. Ctrl-D at a question declines it.")
 	case "/stop":
 		if err := s.c.stop(s.ctx, s.conv.ID); err != nil {
 			s.problem(err)
@@ -42,6 +47,30 @@ func (s *session) command(line string) (done bool) {
 		}
 	}
 	return false
+}
+
+// rate gives the person's opinion of the last reply shown: /good, or /bad with what was
+// wrong, if they say.
+func (s *session) rate(cmd string) {
+	var last int64
+	for _, m := range s.transcript {
+		if m.MessageID != "" && m.EventID != 0 {
+			last = m.EventID
+		}
+	}
+	if last == 0 {
+		s.note("There is no reply to rate yet.")
+		return
+	}
+	rating, comment := "good", ""
+	if strings.HasPrefix(cmd, "/bad") {
+		rating, comment = "bad", strings.TrimSpace(strings.TrimPrefix(cmd, "/bad"))
+	}
+	if err := s.c.rate(s.ctx, s.conv.ID, last, rating, comment); err != nil {
+		s.problem(err)
+		return
+	}
+	s.note(fmt.Sprintf("Thank you: the last reply is rated %s.", rating))
 }
 
 // notSent reports a message the server refused; when no person is there to see it and

@@ -41,7 +41,7 @@ func newFakeAPI(t *testing.T) (*fakeAPI, *chatClient) {
 		}
 		route := r.Method + " " + strings.TrimPrefix(r.URL.Path, "/api/v1")
 		var body map[string]string
-		if r.Method == http.MethodPost {
+		if r.Method == http.MethodPost || r.Method == http.MethodPut {
 			if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("%s: Content-Type %q, want JSON", route, ct)
 			}
@@ -75,13 +75,13 @@ func (f *fakeAPI) answer(route string, status int, body string) {
 	f.answers[route] = fakeAnswer{status, body}
 }
 
-// sent returns the POSTs sent since the last call.
+// sent returns the POSTs and PUTs sent since the last call.
 func (f *fakeAPI) sent() []fakeRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var posts []fakeRequest
 	for _, r := range f.requests {
-		if strings.HasPrefix(r.route, "POST ") {
+		if strings.HasPrefix(r.route, "POST ") || strings.HasPrefix(r.route, "PUT ") {
 			posts = append(posts, r)
 		}
 	}
@@ -287,9 +287,34 @@ func TestChat_ShowPageSaysWhatIsQueued(t *testing.T) {
 func TestChat_HelpListsTheCommands(t *testing.T) {
 	s, _, out := versionSession(t)
 	s.command("/help")
-	for _, cmd := range []string{"/retry", "/regenerate", "/edit", "/stop", "/quit"} {
+	for _, cmd := range []string{"/retry", "/regenerate", "/edit", "/good", "/bad", "/stop", "/quit"} {
 		if !strings.Contains(out.String(), cmd) || !strings.Contains(chatUsage, cmd) {
 			t.Errorf("/help or chat -h does not list %s:\n%s", cmd, out.String())
 		}
+	}
+}
+
+// /good and /bad rate the last reply shown (event 4, not the person's messages after it),
+// /bad with what was wrong; a refusal is said.
+func TestChat_RateTheLastReply(t *testing.T) {
+	s, fake, out := versionSession(t)
+	fake.answer("PUT /conversations/7/replies/4/feedback", 200, `{"rating": "bad"}`)
+	s.command("/bad It forgot the cake.")
+	got := fake.sent()
+	if len(got) != 1 || got[0].route != "PUT /conversations/7/replies/4/feedback" || got[0].body["rating"] != "bad" || got[0].body["comment"] != "It forgot the cake." {
+		t.Fatalf("/bad sent %+v", got)
+	}
+	if !strings.Contains(out.String(), "rated bad") {
+		t.Errorf("output %q; want it to say the reply is rated", out.String())
+	}
+	s.command("/good")
+	if got := fake.sent(); len(got) != 1 || got[0].body["rating"] != "good" || got[0].body["comment"] != "" {
+		t.Errorf("/good sent %+v", got)
+	}
+	fake.answer("PUT /conversations/7/replies/4/feedback", 404, `{"title": "Reply 4 not found.", "status": 404}`)
+	out.Reset()
+	s.command("/good")
+	if !strings.Contains(out.String(), "not found") {
+		t.Errorf("a refusal: output %q", out.String())
 	}
 }

@@ -264,7 +264,8 @@ func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // AgentItem is a finished agent message as the thread shows it.
 func AgentItem(ev domain.Event) Item {
-	return Item{Kind: ItemAgent, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text, Interrupted: ev.Interrupted, Stopped: ev.Stopped, At: ev.At}
+	return Item{Kind: ItemAgent, EventID: ev.ID, ConversationID: ev.ConversationID, MessageID: ev.MessageID, Author: ev.Author, Text: ev.Text,
+		Interrupted: ev.Interrupted, Stopped: ev.Stopped, At: ev.At}
 }
 
 // UserItem is a person's message as the thread shows it, before intake.

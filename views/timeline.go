@@ -30,6 +30,7 @@ const (
 	EntryTool     EntryKind = "tool"     // an agent called a tool, which waited or ended
 	EntryVersion  EntryKind = "version"  // another version of the conversation shows
 	EntryQueued   EntryKind = "queued"   // the person sent a message while the agent worked, or took it back
+	EntryFeedback EntryKind = "feedback" // someone said what they thought of a reply or a question
 )
 
 // Entry is one thing that happened in a conversation, as support staff read it: when, who,
@@ -63,7 +64,7 @@ type Answer struct {
 // BuildTimeline folds a conversation's events (and its audit entries) into its timeline,
 // oldest first. Streamed pieces of text and checkpoints are left out: each message appears
 // once, whole.
-func BuildTimeline(events []domain.Event, audit []domain.AuditEntry) []Entry {
+func BuildTimeline(events []domain.Event, audit []domain.AuditEntry, feedback ...domain.Feedback) []Entry {
 	var out []Entry
 	asked := map[int64]domain.Event{}
 	tools := map[string]domain.ToolCall{}
@@ -127,6 +128,9 @@ func BuildTimeline(events []domain.Event, audit []domain.AuditEntry) []Entry {
 	}
 	for _, a := range audit {
 		out = append(out, Entry{Kind: EntryAudit, At: a.At, Who: a.Actor, Summary: "audit: " + a.Action, Text: a.Detail})
+	}
+	for _, f := range feedback {
+		out = append(out, Entry{Kind: EntryFeedback, At: f.At, Who: f.By, Summary: FeedbackSummary(f), Text: feedbackText(f)})
 	}
 	slices.SortStableFunc(out, func(a, b Entry) int { return a.At.Compare(b.At) })
 	return out
@@ -320,4 +324,24 @@ func versionLabel(v domain.Version) string {
 		return fmt.Sprintf("Version %d: message edited by %s", v.N+1, v.By)
 	}
 	return fmt.Sprintf("Version %d: as first written", v.N+1)
+}
+
+// FeedbackSummary says what someone thought: "rated the reply bad", "rated question 3 unneeded".
+func FeedbackSummary(f domain.Feedback) string {
+	if f.Item == domain.ItemQuestion {
+		return fmt.Sprintf("rated question %d %s", f.ItemID, f.Rating)
+	}
+	return fmt.Sprintf("rated a reply %s", f.Rating)
+}
+
+// feedbackText is what they wrote, and the reasons they ticked.
+func feedbackText(f domain.Feedback) string {
+	text := f.Comment
+	if len(f.Reasons) > 0 {
+		if text != "" {
+			text += "\n"
+		}
+		text += "Reasons: " + strings.Join(f.Reasons, ", ")
+	}
+	return text
 }

@@ -61,6 +61,10 @@ func (s *Server) apiRoutes() {
 	a.POST("/questions/:id/answer", s.apiAnswer)
 	a.POST("/questions/:id/decline", s.apiDecline)
 	a.POST("/questions/:id/cancel", s.apiCancel)
+	a.PUT("/conversations/:id/replies/:event/feedback", s.apiPutReplyFeedback)
+	a.DELETE("/conversations/:id/replies/:event/feedback", s.apiDeleteReplyFeedback)
+	a.PUT("/questions/:id/feedback", s.apiPutQuestionFeedback)
+	a.DELETE("/questions/:id/feedback", s.apiDeleteQuestionFeedback)
 }
 
 // tokenKey is where the access token of an API request is kept on the echo context.

@@ -176,6 +176,11 @@ func TestAPI_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/api/v1/push/key", nil, 200, 200, 200},
 		{"POST", "/api/v1/push/subscriptions", map[string]any{"endpoint": "https://push.example/1", "keys": map[string]string{"p256dh": "", "auth": ""}}, 422, 422, 422},
 		{"DELETE", "/api/v1/push/subscriptions", map[string]any{"endpoint": "https://push.example/1"}, 404, 404, 404},
+		// An opinion: of the question answered above, its owner's; of a reply there is not.
+		{"PUT", "/api/v1/questions/1/feedback", api.FeedbackRequest{Rating: "useful"}, 200, 404, 404},
+		{"DELETE", "/api/v1/questions/1/feedback", nil, 204, 404, 404},
+		{"PUT", conv + "/replies/999/feedback", api.FeedbackRequest{Rating: "good"}, 404, 404, 404},
+		{"DELETE", conv + "/replies/999/feedback", nil, 404, 404, 404},
 	}
 	// The table holds every route of the API.
 	covered := map[string]bool{}

@@ -158,5 +158,13 @@ func (s *Server) apiWriteState(c echo.Context, convID, n int64) error {
 	for _, q := range queued {
 		out.Queued = append(out.Queued, api.QueuedOf(q))
 	}
+	mine, err := s.feedback.Feedback(ctx, conv.ID, currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	out.Feedback = []api.Feedback{}
+	for _, f := range mine {
+		out.Feedback = append(out.Feedback, api.FeedbackOf(f))
+	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -229,6 +229,10 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"POST", "/questions/1/decline", url.Values{"_reason": {"no"}}, 0, 404, 403},
 		{"POST", "/questions/1/cancel", url.Values{}, 0, 404, 403},
 		{"POST", "/questions/1/answer", url.Values{"venue": {"Lisbon"}}, 200, 404, 403},
+		// An opinion: of the question just answered, its owner's (nobody else's, staff's
+		// neither); of a reply there is not, nobody's.
+		{"POST", conv + "/feedback/question/1?rating=useful", url.Values{}, 200, 404, 404},
+		{"POST", conv + "/feedback/reply/999?rating=good", url.Values{}, 404, 404, 404},
 		{"POST", conv + "/messages", url.Values{"text": {"and lunch"}}, 200, 404, 403},
 		{"POST", conv + "/retry", url.Values{}, 204, 404, 403},
 		{"POST", conv + "/stop", url.Values{}, 204, 404, 403},
@@ -795,4 +799,5 @@ func TestWaitingCount_OnlyWhatTheViewerMayAnswer(t *testing.T) {
 }
 
 // versionRoutes turns the paths of the tables' version and queue rows into their routes.
-var versionRoutes = strings.NewReplacer("/queued/999/", "/queued/:queued/", "/versions/0", "/versions/:n", "/messages/999/", "/messages/:event/", "/messages/1/", "/messages/:event/")
+var versionRoutes = strings.NewReplacer("/queued/999/", "/queued/:queued/", "/versions/0", "/versions/:n", "/messages/999/", "/messages/:event/", "/messages/1/", "/messages/:event/",
+	"/replies/999/", "/replies/:event/", "/feedback/reply/999", "/feedback/:item/:item_id", "/feedback/question/1", "/feedback/:item/:item_id")

@@ -77,6 +77,9 @@ func (s *Server) handleConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if ctx, err = s.withFeedback(ctx, currentUser(c), conv, false); err != nil {
+		return err
+	}
 	// Staff may read another version than the one shown (?version=N); its owner reads
 	// the one shown, and moves between them with the page's controls.
 	want := pinnedVersion(c, conv)

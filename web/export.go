@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/views"
 )
@@ -66,7 +67,9 @@ type conversationExport struct {
 	Questions    []exportedQuestion   `json:"questions"`
 	Events       []exportedEvent      `json:"events"`
 	Audit        []domain.AuditEntry  `json:"audit"`
-	ExportedAt   time.Time            `json:"exported_at"`
+	// Feedback is what people thought of its replies and questions.
+	Feedback   []api.Feedback `json:"feedback"`
+	ExportedAt time.Time      `json:"exported_at"`
 }
 
 // handleExportJSON downloads a conversation as JSON.
@@ -79,6 +82,10 @@ func (s *Server) handleExportJSON(c echo.Context) error {
 	out := conversationExport{Questions: []exportedQuestion{}, Events: []exportedEvent{}, Audit: audit, ExportedAt: s.now()}
 	if out.Audit == nil {
 		out.Audit = []domain.AuditEntry{}
+	}
+	out.Feedback = []api.Feedback{}
+	for _, f := range r.feedback {
+		out.Feedback = append(out.Feedback, api.FeedbackOf(f))
 	}
 	out.Conversation = exportedConversation{ID: conv.ID, Title: conv.Title, Kind: string(conv.Kind), Agent: conv.Agent, AgentTitle: s.conversationAgent(conv), Owner: conv.Owner,
 		State: string(conv.State), Language: conv.Language, CreatedAt: conv.CreatedAt, UpdatedAt: conv.UpdatedAt,

@@ -227,7 +227,7 @@ func TestOpenAPI_SchemasAreTheWireTypes(t *testing.T) {
 		"MessageDelta": api.Delta{}, "VersionEvent": api.VersionEvent{}, "QueuedEvent": api.QueuedEvent{},
 		"UnqueuedEvent": api.UnqueuedEvent{}, "PlanEvent": api.PlanEvent{}, "QuestionAsked": api.AskedEvent{},
 		"QuestionResolved": api.ResolvedEvent{}, "RunState": api.RunStateEvent{}, "ToolCallEvent": api.ToolEvent{},
-		"ConversationDeleted": api.DeletedEvent{}, "Me": api.Me{},
+		"ConversationDeleted": api.DeletedEvent{}, "Me": api.Me{}, "Feedback": api.Feedback{},
 		responseSchema("/agents", "get", "200"):                                    api.AgentList{},
 		responseSchema("/conversations", "get", "200"):                             api.ConversationList{},
 		responseSchema("/conversations", "post", "201"):                            api.ConversationCreated{},
@@ -238,7 +238,7 @@ func TestOpenAPI_SchemasAreTheWireTypes(t *testing.T) {
 	}
 	read := map[string]any{
 		"NewConversation": api.NewConversation{}, "NewMessage": api.NewMessage{}, "EditMessage": api.EditMessage{},
-		"Regenerate": api.Regenerate{}, "Answer": api.Answer{}, "Decline": api.Decline{},
+		"Regenerate": api.Regenerate{}, "Answer": api.Answer{}, "Decline": api.Decline{}, "FeedbackRequest": api.FeedbackRequest{},
 	}
 	for _, table := range []map[string]any{written, read} {
 		for schema, v := range table {

@@ -98,6 +98,12 @@ func (s *Server) resolveQuestion(c echo.Context, resolve resolver) error {
 		if view.Record, err = s.questions.Question(ctx, id); err != nil {
 			return err
 		}
+		// Resolved: the card offers its rating to whoever resolved it.
+		if conv, cerr := s.ledger.Conversation(ctx, view.Record.ConversationID); cerr == nil {
+			if ctx, err = s.withFeedback(ctx, currentUser(c), conv, true); err != nil {
+				return err
+			}
+		}
 	}
 	return s.patchStatus(c, ctx, status, views.QuestionCard(view), datastar.WithSelectorID(views.QuestionID(id)))
 }
@@ -169,7 +175,11 @@ func (s *Server) handleQuestionPage(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	c.SetRequest(c.Request().WithContext(views.WithMode(ctx, mode)))
+	fctx, err := s.withFeedback(views.WithMode(ctx, mode), u, conv, forYou)
+	if err != nil {
+		return err
+	}
+	c.SetRequest(c.Request().WithContext(fctx))
 	return s.page(c, http.StatusOK, views.QuestionPage(d))
 }
 

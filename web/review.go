@@ -136,7 +136,7 @@ func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
 	if err != nil {
 		return views.TimelineData{}, err
 	}
-	return views.TimelineData{Conversation: r.conv, AgentTitle: s.conversationAgent(r.conv), Entries: views.BuildTimeline(r.events, r.audit),
+	return views.TimelineData{Conversation: r.conv, AgentTitle: s.conversationAgent(r.conv), Entries: views.BuildTimeline(r.events, r.audit, r.feedback...),
 		Version: r.version, Versions: r.versions}, nil
 }
 
@@ -146,6 +146,7 @@ type record struct {
 	conv     domain.Conversation
 	events   []domain.Event
 	audit    []domain.AuditEntry
+	feedback []domain.Feedback
 	version  int64
 	versions domain.Versions
 }
@@ -173,7 +174,10 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 	if r.events, err = s.ledger.PathEvents(ctx, r.conv.ID, r.versions.Path(r.version), 0); err != nil {
 		return r, err
 	}
-	r.audit, err = s.review.AuditLog(ctx, r.conv.ID, 1000)
+	if r.audit, err = s.review.AuditLog(ctx, r.conv.ID, 1000); err != nil {
+		return r, err
+	}
+	r.feedback, err = s.feedback.Feedback(ctx, r.conv.ID, 0)
 	return r, err
 }
 

@@ -56,6 +56,7 @@ func (s *Server) routes() {
 	u.POST("/questions/:id/answer", s.handleAnswer)
 	u.POST("/questions/:id/decline", s.handleDecline)
 	u.POST("/questions/:id/cancel", s.handleCancel)
+	u.POST("/c/:id/feedback/:item/:item_id", s.handleFeedback)
 	u.GET("/inbox", s.handleInbox)
 	u.GET("/live", s.handleLive)
 	u.GET("/search", s.handleSearch)
@@ -124,7 +125,7 @@ func (s *Server) handleStatic(c echo.Context) error {
 func (s *Server) Routes() []string {
 	var out []string
 	for _, r := range s.echo.Routes() {
-		if r.Method == http.MethodGet || r.Method == http.MethodPost || r.Method == http.MethodDelete {
+		if r.Method == http.MethodGet || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodDelete {
 			out = append(out, r.Method+" "+r.Path)
 		}
 	}

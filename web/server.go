@@ -29,6 +29,7 @@ type Server struct {
 	// The database, in the groups the handlers need (see Store).
 	ledger    Ledger
 	questions Questions
+	feedback  Feedbacks
 	library   Library
 	accounts  Accounts
 	tokens    AccessTokens
@@ -143,7 +144,7 @@ type MCPOptions struct {
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
 	db := opts.DB
-	s := &Server{ledger: db, questions: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
+	s := &Server{ledger: db, questions: db, feedback: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
 		now: opts.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.live.kick = make(chan struct{}, 1)

@@ -136,6 +136,16 @@ type LedgerStats interface {
 	ResolvedSince(ctx context.Context, after int64) ([]domain.QuestionFact, int64, error)
 }
 
+// Feedbacks are what people thought of agents' replies and questions, and the reasons
+// staff list for a bad one.
+type Feedbacks interface {
+	SetFeedback(ctx context.Context, f domain.Feedback) (domain.Feedback, error)
+	DeleteFeedback(ctx context.Context, convID int64, item domain.FeedbackItem, itemID, userID int64) error
+	Feedback(ctx context.Context, convID, userID int64) ([]domain.Feedback, error)
+	FeedbackReasons(ctx context.Context) ([]string, error)
+	SetFeedbackReasons(ctx context.Context, actor string, reasons []string) error
+}
+
 // Store is all of the above, with the notifications' outbox: what NewServer is given (a
 // *store.DB) and hands out, each group to the handlers that need it.
 type Store interface {
@@ -149,6 +159,7 @@ type Store interface {
 	Identities
 	Health
 	LedgerStats
+	Feedbacks
 	notify.Outbox
 	notify.KeyStore
 }

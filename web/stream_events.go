@@ -226,6 +226,10 @@ func (ls *liveStream) finished(ev domain.Event) error {
 		end := md.End()
 		end.At = ev.At
 		ls.w.markdown(end, ls.id(), ls.withLen)
+		// Finished: it offers its rating, as the finished message renders.
+		if views.RatesReplies(ls.ctx) {
+			ls.patch(views.ItemFeedback(ev.ConversationID, domain.ItemReply, ev.ID), "#"+views.MessageID(ev.MessageID), "append", "")
+		}
 	case growing:
 		ls.patch(views.AgentMessage(it), "", "", ls.id())
 	default:

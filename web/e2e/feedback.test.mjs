@@ -1,0 +1,81 @@
+// What a person thought of a reply and of a question, said on the conversation's page: the
+// toggles are buttons with aria-pressed, "Bad reply" opens "What was wrong?", the feedback is
+// sent and kept, and the page passes axe at desk width in light and at phone width in dark.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { startParley, launch, tempDB, pageErrors, startConversation, axe, results } from './harness.mjs'
+import { until } from './people.mjs'
+
+let browser
+before(async () => { browser = await launch() })
+after(async () => { await browser?.close() })
+
+test('feedback: a bad reply with a comment and a reason, a useful question, kept across a reload', async () => {
+  const parley = await startParley({ db: tempDB() })
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })
+  const page = await context.newPage()
+  const errors = pageErrors(page)
+  try {
+    await startConversation(page, parley.url, /Platform engineer/, 'Create a GitHub pull request for the login fix on branch feature/login')
+    await page.getByLabel(/^Pull request title/).fill('Fix the login redirect')
+    await page.getByRole('button', { name: 'Submit' }).click()
+    await page.locator('#state .state-done').waitFor({ timeout: 20000 })
+
+    // The reply finished live offers its rating, nothing pressed.
+    const reply = page.locator('.msg.agent').last()
+    const good = reply.getByRole('button', { name: 'Good reply' })
+    const bad = reply.getByRole('button', { name: 'Bad reply' })
+    await bad.waitFor()
+    assert.equal(await good.getAttribute('aria-pressed'), 'false')
+    assert.equal(await bad.getAttribute('aria-pressed'), 'false')
+
+    // Bad reply: pressed, and the form asks what was wrong.
+    await bad.click()
+    await reply.getByLabel('What was wrong?').waitFor()
+    assert.equal(await reply.getByRole('button', { name: 'Bad reply' }).getAttribute('aria-pressed'), 'true')
+    await axe(page, 'a conversation with the feedback form open, 1280 px, light')
+    await reply.screenshot({ path: join(results, 'feedback-1280-light.png') })
+    await reply.getByLabel('What was wrong?').fill('It did not say which reviewers it asked.')
+    await reply.getByRole('checkbox', { name: 'wrong' }).check()
+    await reply.getByRole('button', { name: 'Send feedback' }).click()
+    await reply.getByRole('status').filter({ hasText: 'Thank you' }).waitFor()
+    assert.equal(await reply.getByLabel('What was wrong?').count(), 0)
+
+    // The answered question: useful.
+    const card = page.locator('.question').first()
+    await card.getByRole('button', { name: 'Useful question' }).click()
+    await until(async () => assert.equal(await card.getByRole('button', { name: 'Useful question' }).getAttribute('aria-pressed'), 'true'), 'the question rated useful')
+
+    // A reload shows what was said; pressing Good reply changes the opinion.
+    await page.reload()
+    const again = page.locator('.msg.agent').last()
+    assert.equal(await again.getByRole('button', { name: 'Bad reply' }).getAttribute('aria-pressed'), 'true')
+    assert.equal(await page.locator('.question').first().getByRole('button', { name: 'Useful question' }).getAttribute('aria-pressed'), 'true')
+    await again.getByRole('button', { name: 'Good reply' }).click()
+    await until(async () => assert.equal(await again.getByRole('button', { name: 'Good reply' }).getAttribute('aria-pressed'), 'true'), 'the reply rated good')
+    assert.equal(await again.getByRole('button', { name: 'Bad reply' }).getAttribute('aria-pressed'), 'false')
+
+    // At phone width in dark mode, by keyboard: Bad reply opens the form, which fits.
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark' })
+    const small = await phone.newPage()
+    const smallErrors = pageErrors(small)
+    await small.goto(page.url())
+    const last = small.locator('.msg.agent').last()
+    await last.getByRole('button', { name: 'Bad reply' }).focus()
+    await small.keyboard.press('Enter')
+    const box = last.getByLabel('What was wrong?')
+    await box.waitFor()
+    const { width } = await box.boundingBox()
+    assert.ok(width <= 390, `the comment box is ${width} px wide at 390 px`)
+    assert.equal(await small.evaluate(() => document.documentElement.scrollWidth <= 390), true, 'the page does not scroll sideways')
+    await axe(small, 'a conversation with the feedback form open, 390 px, dark')
+    await last.screenshot({ path: join(results, 'feedback-390-dark.png') })
+    await phone.close()
+    assert.deepEqual(smallErrors, [])
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
+    await parley.stop()
+  }
+})

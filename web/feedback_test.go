@@ -1,0 +1,173 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/parley-chat/parley/api"
+	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/web"
+)
+
+// repliedAndAsked starts ann's conversation with the asker, answers its question, and
+// returns the conversation with its agent reply's event and the question.
+func repliedAndAsked(t *testing.T, as *accountsServer, ann *apiClient) (convID, reply, question int64) {
+	t.Helper()
+	var started struct {
+		Conversation api.Conversation `json:"conversation"`
+	}
+	ann.json("POST", "/api/v1/conversations", api.NewConversation{Agent: "asker", Text: "Plan the offsite"}, 201, &started)
+	convID = started.Conversation.ID
+	as.waitState(t, convID, domain.StateWaiting)
+	question = 1
+	ann.json("POST", "/api/v1/questions/1/answer", map[string]any{"values": map[string]string{"venue": "Lisbon"}}, 200, nil)
+	as.waitState(t, convID, domain.StateDone)
+	evs, err := as.db.Events(context.Background(), convID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind == domain.EventAgentMessage {
+			reply = ev.ID
+		}
+	}
+	if reply == 0 {
+		t.Fatal("no agent reply")
+	}
+	return convID, reply, question
+}
+
+// A person rates their conversation's reply and question from its page: the toggles are
+// pressed as they stand, "Bad reply" opens "What was wrong?", the form keeps what was typed
+// when it is refused, and pressing a toggle again takes the opinion back. Another person, and
+// staff reading, find nothing to rate.
+func TestFeedback_Page(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	bob, carol := as.signIn(t, "bob"), as.signIn(t, "carol")
+	annAPI := as.token(t, "ann")
+	annPage := as.signIn(t, "ann")
+	convID, reply, question := repliedAndAsked(t, as, annAPI)
+	replyURL := fmt.Sprintf("/c/%d/feedback/reply/%d", convID, reply)
+
+	// The page offers both bars, nothing pressed.
+	_, page, _ := annPage.do(http.MethodGet, fmt.Sprintf("/c/%d", convID), nil, nil)
+	for _, want := range []string{`id="fb-reply-` + fmt.Sprint(reply) + `"`, `id="fb-question-1"`, ">Good reply<", ">Bad reply<", ">Useful question<", ">Unneeded question<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the conversation page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `aria-pressed="true"`) {
+		t.Error("a toggle is pressed before any opinion")
+	}
+
+	// Bad reply: stored at once, the form opens.
+	code, body, _ := annPage.do(http.MethodPost, replyURL+"?rating=bad", url.Values{}, nil)
+	if code != 200 || !strings.Contains(body, "What was wrong?") || !strings.Contains(body, `aria-pressed="true"`) || !strings.Contains(body, "Send feedback") {
+		t.Fatalf("Bad reply = %d %.600s", code, body)
+	}
+	// A reason not listed: refused, with what was typed kept.
+	code, body, _ = annPage.do(http.MethodPost, replyURL, url.Values{"rating": {"bad"}, "send": {"1"}, "comment": {"It forgot the budget."}, "reasons": {"boring"}}, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "It forgot the budget.") || !strings.Contains(body, "boring") || !strings.Contains(body, `aria-invalid="true"`) {
+		t.Errorf("a reason not listed = %d %.800s", code, body)
+	}
+	code, body, _ = annPage.do(http.MethodPost, replyURL, url.Values{"rating": {"bad"}, "send": {"1"}, "comment": {"It forgot the budget."}, "reasons": {"wrong"}}, nil)
+	if code != 200 || !strings.Contains(body, "Thank you") {
+		t.Fatalf("Send feedback = %d %.600s", code, body)
+	}
+	got, err := as.db.Feedback(context.Background(), convID, 0)
+	if err != nil || len(got) != 1 || got[0].Rating != domain.RatingBad || got[0].Comment != "It forgot the budget." || fmt.Sprint(got[0].Reasons) != "[wrong]" || got[0].By != "ann" {
+		t.Fatalf("stored = %+v, %v", got, err)
+	}
+	// The page shows it pressed, and the question rated too.
+	if code, _, _ := annPage.do(http.MethodPost, fmt.Sprintf("/c/%d/feedback/question/%d?rating=unneeded", convID, question), url.Values{}, nil); code != 200 {
+		t.Fatalf("Unneeded question = %d", code)
+	}
+	_, page, _ = annPage.do(http.MethodGet, fmt.Sprintf("/c/%d", convID), nil, nil)
+	if n := strings.Count(page, `aria-pressed="true"`); n != 2 {
+		t.Errorf("%d toggles pressed on the page; want the bad reply and the unneeded question", n)
+	}
+	// Pressed again: taken back.
+	if code, body, _ := annPage.do(http.MethodPost, replyURL+"?rating=", url.Values{}, nil); code != 200 || strings.Contains(body, `aria-pressed="true"`) {
+		t.Errorf("taking it back = %d %.300s", code, body)
+	}
+	if got, _ := as.db.Feedback(context.Background(), convID, 0); len(got) != 1 || got[0].Item != domain.ItemQuestion {
+		t.Errorf("after taking the reply's back: %+v", got)
+	}
+
+	// Not theirs: another person, and staff reading it, get 404 and store nothing; staff's
+	// page shows no bar.
+	for name, p := range map[string]*person{"bob": bob, "carol": carol} {
+		if code, _, _ := p.do(http.MethodPost, replyURL+"?rating=good", url.Values{}, nil); code != 404 {
+			t.Errorf("%s rating ann's reply = %d; want 404", name, code)
+		}
+	}
+	if _, page, _ := carol.do(http.MethodGet, fmt.Sprintf("/c/%d", convID), nil, nil); strings.Contains(page, "Good reply") {
+		t.Error("staff reading the conversation are offered a rating")
+	}
+	if got, _ := as.db.Feedback(context.Background(), convID, 0); len(got) != 1 {
+		t.Errorf("after strangers tried: %+v", got)
+	}
+
+	// Staff read it on the timeline and in the export.
+	if _, page, _ := carol.do(http.MethodGet, fmt.Sprintf("/c/%d/timeline", convID), nil, nil); !strings.Contains(page, "rated question 1 unneeded") {
+		t.Errorf("the timeline does not show ann's opinion of the question")
+	}
+	if _, export, _ := carol.do(http.MethodGet, fmt.Sprintf("/c/%d/export.json", convID), nil, nil); !strings.Contains(export, `"rating": "unneeded"`) || !strings.Contains(export, `"by": "ann"`) {
+		t.Errorf("the JSON export lacks the feedback: %.300s", export[strings.Index(export, `"feedback"`):])
+	}
+}
+
+// The API: PUT an opinion on the reply or the question, read it back with the conversation,
+// DELETE it; another person and staff get 404; a rating the item does not have is 422.
+func TestFeedback_API(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann, bob, carol := as.token(t, "ann"), as.token(t, "bob"), as.token(t, "carol")
+	convID, reply, question := repliedAndAsked(t, as, ann)
+	replyPath := fmt.Sprintf("/api/v1/conversations/%d/replies/%d/feedback", convID, reply)
+	questionPath := fmt.Sprintf("/api/v1/questions/%d/feedback", question)
+
+	var f api.Feedback
+	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "bad", Comment: "Too vague.", Reasons: []string{"wrong"}}, 200, &f)
+	if f.Rating != "bad" || f.By != "ann" || f.Item != "reply" || f.ItemID != reply || f.Comment != "Too vague." {
+		t.Errorf("PUT = %+v", f)
+	}
+	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "good"}, 200, &f)
+	ann.json("PUT", questionPath, api.FeedbackRequest{Rating: "useful"}, 200, nil)
+	var state api.ConversationState
+	ann.json("GET", fmt.Sprintf("/api/v1/conversations/%d", convID), nil, 200, &state)
+	if len(state.Feedback) != 2 || state.Feedback[0].Rating != "good" || state.Feedback[0].Comment != "" || state.Feedback[1].Rating != "useful" {
+		t.Errorf("the conversation's feedback = %+v", state.Feedback)
+	}
+	for _, c := range []struct {
+		who  *apiClient
+		path string
+		body any
+		want int
+	}{
+		{ann, replyPath, api.FeedbackRequest{Rating: "useful"}, 422},
+		{ann, questionPath, api.FeedbackRequest{Rating: "good"}, 422},
+		{ann, replyPath, `not json`, 422},
+		{bob, replyPath, api.FeedbackRequest{Rating: "good"}, 404},
+		{carol, replyPath, api.FeedbackRequest{Rating: "good"}, 404},
+		{bob, questionPath, api.FeedbackRequest{Rating: "useful"}, 404},
+		{ann, fmt.Sprintf("/api/v1/conversations/%d/replies/%d/feedback", convID, reply+1000), api.FeedbackRequest{Rating: "good"}, 404},
+	} {
+		if code, body, _ := c.who.do("PUT", c.path, c.body); code != c.want {
+			t.Errorf("PUT %s %v = %d %s; want %d", c.path, c.body, code, body, c.want)
+		}
+	}
+	if code, _, _ := bob.do("DELETE", replyPath, nil); code != 404 {
+		t.Errorf("bob's DELETE = %d; want 404", code)
+	}
+	if code, _, _ := ann.do("DELETE", replyPath, nil); code != 204 {
+		t.Errorf("DELETE = %d; want 204", code)
+	}
+	ann.json("GET", fmt.Sprintf("/api/v1/conversations/%d", convID), nil, 200, &state)
+	if len(state.Feedback) != 1 || state.Feedback[0].Item != "question" {
+		t.Errorf("after DELETE, feedback = %+v", state.Feedback)
+	}
+}
