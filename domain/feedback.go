@@ -105,3 +105,29 @@ var DefaultFeedbackReasons = []string{"wrong", "unsafe", "too slow", "didn't fol
 // Rateable reports whether a question that ended so may be rated: answered or declined
 // (a question cancelled, superseded or expired was nobody's to judge).
 func Rateable(o Outcome) bool { return o == Answered || o == Declined }
+
+// MaxReasonRunes bounds one reason staff list.
+const MaxReasonRunes = 60
+
+// CheckReasons checks the reasons staff list, one a line of text: trimmed, blank lines left
+// out, each at most MaxReasonRunes characters and listed once, at most MaxFeedbackReasons.
+func CheckReasons(text string) ([]string, error) {
+	var out []string
+	for _, line := range strings.Split(NormalizeNewlines(text), "\n") {
+		r := strings.TrimSpace(line)
+		if r == "" {
+			continue
+		}
+		if err := (TextKind{Subject: "A reason", MaxRunes: MaxReasonRunes}).Check(r); err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, r) {
+			return nil, Errorf(EINVALID, "%q is listed twice.", r)
+		}
+		out = append(out, r)
+	}
+	if len(out) > MaxFeedbackReasons {
+		return nil, Errorf(EINVALID, "At most %d reasons: this lists %d.", MaxFeedbackReasons, len(out))
+	}
+	return out, nil
+}

@@ -212,6 +212,8 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/review", nil, 404, 404, 200},
 		{"GET", "/review/figures", nil, 404, 404, 200},
 		{"GET", "/review/groups", nil, 404, 404, 200},
+		{"GET", "/review/reasons", nil, 404, 404, 200},
+		{"POST", "/review/reasons", url.Values{"reasons": {"wrong\nunsafe\ntoo slow\ndidn't follow instructions"}}, 404, 404, 303},
 		{"POST", "/review/groups", url.Values{"group": {"routes"}, "people": {"ann"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/add", url.Values{"people": {"bob"}, "role": {"asker"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/remove", url.Values{"person": {"bob"}}, 404, 404, 303},

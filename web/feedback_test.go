@@ -171,3 +171,27 @@ func TestFeedback_API(t *testing.T) {
 		t.Errorf("after DELETE, feedback = %+v", state.Feedback)
 	}
 }
+
+// Staff keep the list of reasons: what they save is what the form offers; a list refused
+// (a reason twice) comes back as typed, with why; anyone else may not.
+func TestFeedback_StaffKeepTheReasons(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	carol, bob := as.signIn(t, "carol"), as.signIn(t, "bob")
+	if code, _, _ := bob.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"mine"}}, nil); code != 404 {
+		t.Errorf("bob saving reasons = %d; want 404, as every staff page", code)
+	}
+	code, page, _ := carol.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"wrong\nwrong"}}, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(page, "listed twice") || !strings.Contains(page, "wrong\nwrong") {
+		t.Errorf("a reason twice = %d %.300s", code, page)
+	}
+	if code, _, h := carol.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"  out of date \n\nrude\r\nwrong"}}, nil); code != http.StatusSeeOther || h.Get("Location") != "/review/reasons?saved=1" {
+		t.Fatalf("save = %d %v", code, h)
+	}
+	got, err := as.db.FeedbackReasons(context.Background())
+	if err != nil || fmt.Sprint(got) != "[out of date rude wrong]" {
+		t.Errorf("reasons = %q, %v", got, err)
+	}
+	if _, page, _ := carol.do(http.MethodGet, "/review/reasons?saved=1", nil, nil); !strings.Contains(page, "out of date\nrude\nwrong") || !strings.Contains(page, "Saved.") {
+		t.Errorf("the page after saving: %.500s", page)
+	}
+}

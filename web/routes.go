@@ -81,6 +81,8 @@ func (s *Server) routes() {
 	staff.GET("/review", s.handleReview)
 	staff.GET("/review/figures", s.handleFigures)
 	staff.GET("/review/groups", s.handleGroups)
+	staff.GET("/review/reasons", s.handleReasons)
+	staff.POST("/review/reasons", s.handleSaveReasons)
 	staff.POST("/review/groups", s.handleAddGroup)
 	staff.POST("/review/groups/:name/add", s.handleAddToGroup)
 	staff.POST("/review/groups/:name/remove", s.handleRemoveFromGroup)

@@ -73,6 +73,20 @@ test('feedback: a bad reply with a comment and a reason, a useful question, kept
     await last.screenshot({ path: join(results, 'feedback-390-dark.png') })
     await phone.close()
     assert.deepEqual(smallErrors, [])
+
+    // Staff keep the reasons: a new one is offered on the next form.
+    const conversation = page.url()
+    await page.goto(parley.url + '/review')
+    await page.getByRole('link', { name: 'Feedback reasons' }).click()
+    await axe(page, 'the feedback reasons page')
+    const list = page.getByLabel('Reasons, one a line')
+    await list.fill((await list.inputValue()) + '\nout of date')
+    await page.getByRole('button', { name: 'Save reasons' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    await page.goto(conversation)
+    const asked = page.locator('.question').first()
+    await asked.getByRole('button', { name: 'Unneeded question' }).click()
+    await asked.getByRole('checkbox', { name: 'out of date' }).waitFor()
     assert.deepEqual(errors, [])
   } finally {
     await context.close()
