@@ -19,7 +19,7 @@ var copyTables = []string{
 	"a2a_clients", "a2a_tasks",
 	"sessions", "api_tokens", "user_identities",
 	"channels", "notifications", "muted_agents", "server_keys",
-	"audit_log", "id_floor", "feedback", "feedback_reasons",
+	"audit_log", "id_floor", "feedback", "feedback_reasons", "review_marks",
 }
 
 // seeded are the tables a new database starts with rows in (its migrations' defaults): the

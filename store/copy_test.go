@@ -111,6 +111,9 @@ func fillInstall(t *testing.T) install {
 			must(err)
 		}
 	}
+	// The logs' bad reply reviewed by Ann, and assigned to her.
+	must(db.Assign(ctx, logs.ID, in.ann.ID, "Ann"))
+	must(db.MarkReviewed(ctx, logs.ID, "Ann"))
 	partyEvs, err := db.Events(ctx, party.ID, 0)
 	must(err)
 	for _, ev := range partyEvs {
@@ -163,6 +166,7 @@ type view struct {
 	Search    map[string][]string
 	Feedback  map[int64][]domain.Feedback
 	Reasons   []string
+	Queue     []domain.QueueItem
 	NextFloor int64
 }
 
@@ -201,6 +205,8 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 		add(err)
 	}
 	v.Reasons, err = db.FeedbackReasons(ctx)
+	add(err)
+	v.Queue, err = db.NeedsReview(ctx, domain.QueueFilter{})
 	add(err)
 	for _, id := range in.doc {
 		d, err := db.Document(ctx, in.convs[1], id)

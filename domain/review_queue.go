@@ -1,0 +1,37 @@
+package domain
+
+import "time"
+
+// Trouble is what brings a conversation to the review queue.
+type Trouble string
+
+const (
+	TroubleBadReply         Trouble = "bad reply"
+	TroubleUnneededQuestion Trouble = "unneeded question"
+	TroubleFailedRun        Trouble = "failed run"
+	TroubleDeclined         Trouble = "declined question"
+	TroubleExpired          Trouble = "expired question"
+)
+
+// QueueItem is a conversation that needs review: something went wrong in it since staff last
+// marked it reviewed (or ever).
+type QueueItem struct {
+	Conversation Conversation
+	// Troubles are what went wrong since, each once; Since the newest of them.
+	Troubles []Trouble
+	Since    time.Time
+	// Assignee is the staff member it is assigned to ("" for none); Reviewed the last mark.
+	Assignee   string
+	AssigneeID int64
+	ReviewedBy string
+	ReviewedAt time.Time
+}
+
+// QueueFilter narrows the review queue: by agent, by assignee (an account's id; -1 for
+// none), by trouble.
+type QueueFilter struct {
+	Agent    string
+	Assignee int64
+	Trouble  Trouble
+	Limit    int
+}
