@@ -327,7 +327,7 @@ func ReviewPage(d ReviewData) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<main class=\"desk\"><section class=\"card\"><h1>Review</h1><p class=\"muted\"><a href=\"/review/reasons\">Feedback reasons</a>: what people may tick after a bad reply or an unneeded question.</p><form method=\"get\" action=\"/review\" class=\"desk-filters\" role=\"search\"><label class=\"grow\">Search messages, answers and documents <input type=\"search\" name=\"q\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<main class=\"desk\"><section class=\"card\"><h1>Review</h1><p class=\"muted\"><a href=\"/review/queue\">Needs review</a>: conversations with a bad reply, an unneeded question, a failed run, or a declined or expired question. <a href=\"/review/reasons\">Feedback reasons</a>: what people may tick after a bad reply or an unneeded question.</p><form method=\"get\" action=\"/review\" class=\"desk-filters\" role=\"search\"><label class=\"grow\">Search messages, answers and documents <input type=\"search\" name=\"q\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -18,6 +18,8 @@ type Viewer struct {
 	// the newest of them.
 	Waiting int
 	Latest  domain.Conversation
+	// NeedsReview counts the conversations of the review queue (staff).
+	NeedsReview int
 	// Sidebar is the person's conversations, newest activity first; Current the one the
 	// page shows (0: none).
 	Sidebar []domain.Conversation

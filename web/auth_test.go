@@ -213,6 +213,9 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/review/figures", nil, 404, 404, 200},
 		{"GET", "/review/groups", nil, 404, 404, 200},
 		{"GET", "/review/reasons", nil, 404, 404, 200},
+		{"GET", "/review/queue", nil, 404, 404, 200},
+		{"POST", fmt.Sprintf("/review/queue/%d/assign", id), url.Values{"assignee": {"0"}}, 404, 404, 303},
+		{"POST", fmt.Sprintf("/review/queue/%d/reviewed", id), url.Values{}, 404, 404, 303},
 		{"POST", "/review/reasons", url.Values{"reasons": {"wrong\nunsafe\ntoo slow\ndidn't follow instructions"}}, 404, 404, 303},
 		{"POST", "/review/groups", url.Values{"group": {"routes"}, "people": {"ann"}}, 404, 404, 303},
 		{"POST", "/review/groups/routes/add", url.Values{"people": {"bob"}, "role": {"asker"}}, 404, 404, 303},
@@ -272,6 +275,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		p = pattern.ReplaceAllString(p, "/$1/:id")
 		p = regexp.MustCompile(`/documents/\d+$`).ReplaceAllString(p, "/documents/:doc")
 		p = regexp.MustCompile(`^/review/groups/routes/`).ReplaceAllString(p, "/review/groups/:name/")
+		p = regexp.MustCompile(`^/review/queue/\d+/`).ReplaceAllString(p, "/review/queue/:id/")
 		p = versionRoutes.Replace(p)
 		covered[r.method+" "+p] = true
 	}

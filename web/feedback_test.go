@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
@@ -193,5 +194,48 @@ func TestFeedback_StaffKeepTheReasons(t *testing.T) {
 	}
 	if _, page, _ := carol.do(http.MethodGet, "/review/reasons?saved=1", nil, nil); !strings.Contains(page, "out of date\nrude\nwrong") || !strings.Contains(page, "Saved.") {
 		t.Errorf("the page after saving: %.500s", page)
+	}
+}
+
+// A bad reply puts its conversation in staff's review queue, counted beside Review; staff
+// assign it and mark it reviewed, and it leaves the queue; new feedback brings it back.
+// Nobody but staff reaches the queue.
+func TestFeedback_ReviewQueue(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	ann := as.token(t, "ann")
+	carol, bob := as.signIn(t, "carol"), as.signIn(t, "bob")
+	convID, reply, _ := repliedAndAsked(t, as, ann)
+	replyPath := fmt.Sprintf("/api/v1/conversations/%d/replies/%d/feedback", convID, reply)
+	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "bad", Comment: "Wrong venue."}, 200, nil)
+
+	_, page, _ := carol.do(http.MethodGet, "/review/queue", nil, nil)
+	if !strings.Contains(page, "Plan the offsite") || !strings.Contains(page, "bad reply") || !strings.Contains(page, `id="review-count"`) {
+		t.Fatalf("the queue lacks the bad reply: %.2000s", page)
+	}
+	if code, _, _ := bob.do(http.MethodGet, "/review/queue", nil, nil); code != 404 {
+		t.Errorf("bob's queue = %d; want 404", code)
+	}
+	carolID := int64(0)
+	if u, _, err := as.db.UserByName(context.Background(), "carol"); err == nil {
+		carolID = u.ID
+	}
+	if code, _, h := carol.do(http.MethodPost, fmt.Sprintf("/review/queue/%d/assign?trouble=bad+reply", convID), url.Values{"assignee": {fmt.Sprint(carolID)}}, nil); code != http.StatusSeeOther || h.Get("Location") != "/review/queue?trouble=bad+reply" {
+		t.Fatalf("assign = %d %v", code, h)
+	}
+	if _, page, _ := carol.do(http.MethodGet, fmt.Sprintf("/review/queue?assignee=%d", carolID), nil, nil); !strings.Contains(page, "Plan the offsite") {
+		t.Error("carol's own queue lacks the conversation assigned to her")
+	}
+	if code, _, _ := carol.do(http.MethodPost, fmt.Sprintf("/review/queue/%d/reviewed", convID), url.Values{}, nil); code != http.StatusSeeOther {
+		t.Fatalf("mark reviewed = %d", code)
+	}
+	if _, page, _ := carol.do(http.MethodGet, "/review/queue", nil, nil); strings.Contains(page, "Plan the offsite") || strings.Contains(page, `id="review-count"`) {
+		t.Error("reviewed, it is still in the queue")
+	}
+	// New feedback, a minute later, brings it back.
+	as.clock.Add(time.Minute)
+	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "good"}, 200, nil)
+	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "bad", Comment: "Still wrong."}, 200, nil)
+	if _, page, _ := carol.do(http.MethodGet, "/review/queue", nil, nil); !strings.Contains(page, "Plan the offsite") || !strings.Contains(page, "reviewed before by carol") {
+		t.Error("new feedback did not bring it back")
 	}
 }

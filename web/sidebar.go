@@ -51,6 +51,11 @@ func (s *Server) viewer(c echo.Context, u domain.User) views.Viewer {
 		s.log.Error("sidebar", "user", u.Name, "error", err)
 	}
 	v.Sidebar, v.Waiting, v.Latest = p.sidebar, p.waiting, p.latest
+	if v.Staff {
+		if v.NeedsReview, err = s.queue.NeedsReviewCount(r.Context()); err != nil {
+			s.log.Error("review queue", "error", err)
+		}
+	}
 	return v
 }
 

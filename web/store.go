@@ -146,6 +146,14 @@ type Feedbacks interface {
 	SetFeedbackReasons(ctx context.Context, actor string, reasons []string) error
 }
 
+// Queue is the review queue: the conversations that need review, their marks and assignees.
+type Queue interface {
+	NeedsReview(ctx context.Context, f domain.QueueFilter) ([]domain.QueueItem, error)
+	NeedsReviewCount(ctx context.Context) (int, error)
+	MarkReviewed(ctx context.Context, convID int64, by string) error
+	Assign(ctx context.Context, convID, assigneeID int64, by string) error
+}
+
 // Store is all of the above, with the notifications' outbox: what NewServer is given (a
 // *store.DB) and hands out, each group to the handlers that need it.
 type Store interface {
@@ -160,6 +168,7 @@ type Store interface {
 	Health
 	LedgerStats
 	Feedbacks
+	Queue
 	notify.Outbox
 	notify.KeyStore
 }

@@ -87,6 +87,24 @@ test('feedback: a bad reply with a comment and a reason, a useful question, kept
     const asked = page.locator('.question').first()
     await asked.getByRole('button', { name: 'Unneeded question' }).click()
     await asked.getByRole('checkbox', { name: 'out of date' }).waitFor()
+
+    // Staff find it under Needs review, counted beside Review: they assign it, mark it
+    // reviewed, and it leaves the queue.
+    await page.goto(parley.url + '/review')
+    assert.match(await page.locator('#review-count').innerText(), /^1/)
+    await page.getByRole('link', { name: 'Needs review' }).click()
+    const item = page.locator('.queue-item').first()
+    await item.getByText('bad reply').waitFor()
+    await axe(page, 'the review queue')
+    const assignTo = item.getByLabel('Assign to')
+    const me = (await assignTo.locator('option').allInnerTexts()).find((n) => n !== 'No one')
+    await assignTo.selectOption({ label: me })
+    await item.getByRole('button', { name: /^Assign / }).click()
+    await page.waitForURL(/\/review\/queue/)
+    assert.equal(await page.locator('.queue-item').first().getByLabel('Assign to').inputValue() !== '0', true)
+    await page.locator('.queue-item').first().getByRole('button', { name: /^Mark reviewed/ }).click()
+    await page.getByText('Nothing needs review').waitFor()
+    assert.equal(await page.locator('#review-count').count(), 0)
     assert.deepEqual(errors, [])
   } finally {
     await context.close()
