@@ -25,6 +25,8 @@ type QueueItem struct {
 	AssigneeID int64
 	ReviewedBy string
 	ReviewedAt time.Time
+	// Labels are the labels staff put on it.
+	Labels []string
 }
 
 // QueueFilter narrows the review queue: by agent, by assignee (an account's id; -1 for
@@ -33,5 +35,25 @@ type QueueFilter struct {
 	Agent    string
 	Assignee int64
 	Trouble  Trouble
-	Limit    int
+	// Label keeps the conversations staff put the label on.
+	Label string
+	Limit int
 }
+
+// StaffNote is a note staff left on a conversation: Markdown, staff's alone.
+type StaffNote struct {
+	ID             int64
+	ConversationID int64
+	Author         string
+	Body           string
+	At             time.Time
+}
+
+// NoteText bounds a staff note.
+var NoteText = TextKind{Subject: "The note", MaxRunes: 20000}
+
+// MaxLabelRunes bounds a label's name; MaxLabels how many staff keep.
+const (
+	MaxLabelRunes = 40
+	MaxLabels     = 50
+)

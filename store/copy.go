@@ -20,6 +20,7 @@ var copyTables = []string{
 	"sessions", "api_tokens", "user_identities",
 	"channels", "notifications", "muted_agents", "server_keys",
 	"audit_log", "id_floor", "feedback", "feedback_reasons", "review_marks",
+	"staff_notes", "labels", "conversation_labels",
 }
 
 // seeded are the tables a new database starts with rows in (its migrations' defaults): the

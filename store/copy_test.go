@@ -111,9 +111,13 @@ func fillInstall(t *testing.T) install {
 			must(err)
 		}
 	}
-	// The logs' bad reply reviewed by Ann, and assigned to her.
+	// The logs' bad reply reviewed by Ann, and assigned to her; her note and label on it.
 	must(db.Assign(ctx, logs.ID, in.ann.ID, "Ann"))
 	must(db.MarkReviewed(ctx, logs.ID, "Ann"))
+	_, err = db.AddNote(ctx, logs.ID, "Ann", "The card **was** declined: a fair reply.")
+	must(err)
+	must(db.SetLabels(ctx, "Ann", []string{"payments", "ok"}))
+	must(db.LabelConversation(ctx, logs.ID, "payments", true, "Ann"))
 	partyEvs, err := db.Events(ctx, party.ID, 0)
 	must(err)
 	for _, ev := range partyEvs {
@@ -167,6 +171,8 @@ type view struct {
 	Feedback  map[int64][]domain.Feedback
 	Reasons   []string
 	Queue     []domain.QueueItem
+	Notes2    map[int64][]domain.StaffNote
+	Labels    []string
 	NextFloor int64
 }
 
@@ -176,7 +182,7 @@ var looks int
 func viewOf(t *testing.T, db *store.DB, in install) view {
 	t.Helper()
 	v := view{Events: map[int64][]domain.Event{}, Versions: map[int64]domain.Versions{}, Queued: map[int64][]domain.QueuedMessage{}, Search: map[string][]string{},
-		Feedback: map[int64][]domain.Feedback{}}
+		Feedback: map[int64][]domain.Feedback{}, Notes2: map[int64][]domain.StaffNote{}}
 	errs := []error{}
 	add := func(err error) { errs = append(errs, err) }
 	var err error
@@ -203,10 +209,14 @@ func viewOf(t *testing.T, db *store.DB, in install) view {
 		add(err)
 		v.Feedback[id], err = db.Feedback(ctx, id, 0)
 		add(err)
+		v.Notes2[id], err = db.Notes(ctx, id)
+		add(err)
 	}
 	v.Reasons, err = db.FeedbackReasons(ctx)
 	add(err)
 	v.Queue, err = db.NeedsReview(ctx, domain.QueueFilter{})
+	add(err)
+	v.Labels, err = db.Labels(ctx)
 	add(err)
 	for _, id := range in.doc {
 		d, err := db.Document(ctx, in.convs[1], id)

@@ -97,6 +97,8 @@ func (db *DB) DeleteConversation(ctx context.Context, id int64, actor string) er
 			`DELETE FROM documents WHERE conversation_id = ?`,
 			`DELETE FROM feedback WHERE conversation_id = ?`,
 			`DELETE FROM review_marks WHERE conversation_id = ?`,
+			`DELETE FROM staff_notes WHERE conversation_id = ?`,
+			`DELETE FROM conversation_labels WHERE conversation_id = ?`,
 			`DELETE FROM answers WHERE question_id IN (SELECT id FROM questions WHERE conversation_id = ?)`,
 			`DELETE FROM questions WHERE conversation_id = ?`,
 			`DELETE FROM steps WHERE run_id IN (SELECT id FROM runs WHERE conversation_id = ?)`,

@@ -83,6 +83,12 @@ func (db *DB) NeedsReview(ctx context.Context, f domain.QueueFilter) ([]domain.Q
 		if f.Assignee > 0 && it.AssigneeID != f.Assignee || f.Assignee < 0 && it.AssigneeID != 0 {
 			continue
 		}
+		if it.Labels, err = db.ConversationLabels(ctx, id); err != nil {
+			return nil, err
+		}
+		if f.Label != "" && !slices.Contains(it.Labels, f.Label) {
+			continue
+		}
 		slices.Sort(it.Troubles)
 		out = append(out, *it)
 	}
