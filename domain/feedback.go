@@ -109,16 +109,26 @@ func Rateable(o Outcome) bool { return o == Answered || o == Declined }
 // MaxReasonRunes bounds one reason staff list.
 const MaxReasonRunes = 60
 
-// CheckReasons checks the reasons staff list, one a line of text: trimmed, blank lines left
-// out, each at most MaxReasonRunes characters and listed once, at most MaxFeedbackReasons.
+// CheckReasons checks the reasons staff list, one a line of text (see CheckList).
 func CheckReasons(text string) ([]string, error) {
+	return CheckList(text, "A reason", MaxReasonRunes, MaxFeedbackReasons, "reasons")
+}
+
+// CheckLabels checks the labels staff keep, one a line of text (see CheckList).
+func CheckLabels(text string) ([]string, error) {
+	return CheckList(text, "A label", MaxLabelRunes, MaxLabels, "labels")
+}
+
+// CheckList checks a list staff keep, one item a line of text: trimmed, blank lines left
+// out, each at most maxRunes characters and listed once, at most maxItems of them.
+func CheckList(text, subject string, maxRunes, maxItems int, plural string) ([]string, error) {
 	var out []string
 	for _, line := range strings.Split(NormalizeNewlines(text), "\n") {
 		r := strings.TrimSpace(line)
 		if r == "" {
 			continue
 		}
-		if err := (TextKind{Subject: "A reason", MaxRunes: MaxReasonRunes}).Check(r); err != nil {
+		if err := (TextKind{Subject: subject, MaxRunes: maxRunes}).Check(r); err != nil {
 			return nil, err
 		}
 		if slices.Contains(out, r) {
@@ -126,8 +136,8 @@ func CheckReasons(text string) ([]string, error) {
 		}
 		out = append(out, r)
 	}
-	if len(out) > MaxFeedbackReasons {
-		return nil, Errorf(EINVALID, "At most %d reasons: this lists %d.", MaxFeedbackReasons, len(out))
+	if len(out) > maxItems {
+		return nil, Errorf(EINVALID, "At most %d %s: this lists %d.", maxItems, plural, len(out))
 	}
 	return out, nil
 }

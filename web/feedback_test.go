@@ -178,14 +178,14 @@ func TestFeedback_API(t *testing.T) {
 func TestFeedback_StaffKeepTheReasons(t *testing.T) {
 	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
 	carol, bob := as.signIn(t, "carol"), as.signIn(t, "bob")
-	if code, _, _ := bob.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"mine"}}, nil); code != 404 {
+	if code, _, _ := bob.do(http.MethodPost, "/review/reasons", url.Values{"items": {"mine"}}, nil); code != 404 {
 		t.Errorf("bob saving reasons = %d; want 404, as every staff page", code)
 	}
-	code, page, _ := carol.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"wrong\nwrong"}}, nil)
+	code, page, _ := carol.do(http.MethodPost, "/review/reasons", url.Values{"items": {"wrong\nwrong"}}, nil)
 	if code != http.StatusUnprocessableEntity || !strings.Contains(page, "listed twice") || !strings.Contains(page, "wrong\nwrong") {
 		t.Errorf("a reason twice = %d %.300s", code, page)
 	}
-	if code, _, h := carol.do(http.MethodPost, "/review/reasons", url.Values{"reasons": {"  out of date \n\nrude\r\nwrong"}}, nil); code != http.StatusSeeOther || h.Get("Location") != "/review/reasons?saved=1" {
+	if code, _, h := carol.do(http.MethodPost, "/review/reasons", url.Values{"items": {"  out of date \n\nrude\r\nwrong"}}, nil); code != http.StatusSeeOther || h.Get("Location") != "/review/reasons?saved=1" {
 		t.Fatalf("save = %d %v", code, h)
 	}
 	got, err := as.db.FeedbackReasons(context.Background())
@@ -237,5 +237,67 @@ func TestFeedback_ReviewQueue(t *testing.T) {
 	ann.json("PUT", replyPath, api.FeedbackRequest{Rating: "bad", Comment: "Still wrong."}, 200, nil)
 	if _, page, _ := carol.do(http.MethodGet, "/review/queue", nil, nil); !strings.Contains(page, "Plan the offsite") || !strings.Contains(page, "reviewed before by carol") {
 		t.Error("new feedback did not bring it back")
+	}
+}
+
+// Staff add a note (Markdown, sanitized) and a label on a conversation's timeline; the
+// person it belongs to never sees either: not on the timeline, the conversation's page, its
+// stream, its exports or the API; another person and the owner cannot add them (404).
+func TestStaffNotesAndLabels_StaffAlone(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	annAPI := as.token(t, "ann")
+	carol, ann, bob := as.signIn(t, "carol"), as.signIn(t, "ann"), as.signIn(t, "bob")
+	convID, _, _ := repliedAndAsked(t, as, annAPI)
+	timeline := fmt.Sprintf("/c/%d/timeline", convID)
+
+	if code, _, h := carol.do(http.MethodPost, "/review/labels", url.Values{"items": {"venues\nsecret-label"}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("save labels = %d %v", code, h)
+	}
+	note := "The venue list is **stale**. <img src=x onerror=alert(1)> <b data-on:click=\"@post('/x')\">x</b> secret-note"
+	if code, _, h := carol.do(http.MethodPost, fmt.Sprintf("/c/%d/notes", convID), url.Values{"note": {note}}, nil); code != http.StatusSeeOther || h.Get("Location") != timeline+"#notes" {
+		t.Fatalf("add note = %d %v", code, h)
+	}
+	if code, _, _ := carol.do(http.MethodPost, fmt.Sprintf("/c/%d/labels", convID), url.Values{"label": {"secret-label"}, "on": {"1"}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("add label = %d", code)
+	}
+	// An empty note: refused, on the timeline, with why.
+	if code, page, _ := carol.do(http.MethodPost, fmt.Sprintf("/c/%d/notes", convID), url.Values{"note": {"   "}}, nil); code != http.StatusUnprocessableEntity || !strings.Contains(page, "Write the note first.") {
+		t.Errorf("an empty note = %d", code)
+	}
+	_, page, _ := carol.do(http.MethodGet, timeline, nil, nil)
+	for _, want := range []string{"<strong>stale</strong>", "secret-note", `class="badge">secret-label<`, "Add note", ">Note<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("staff's timeline lacks %s", want)
+		}
+	}
+	for _, bad := range []string{`onerror=`, `@post('/x')`, `@post(&#39;/x&#39;)`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the note's markup came through: %s", bad)
+		}
+	}
+	// The person: nothing of it anywhere of theirs.
+	for _, path := range []string{timeline, fmt.Sprintf("/c/%d", convID), fmt.Sprintf("/c/%d/export.json", convID), fmt.Sprintf("/c/%d/export.md", convID)} {
+		_, body, _ := ann.do(http.MethodGet, path, nil, nil)
+		if strings.Contains(body, "secret-note") || strings.Contains(body, "secret-label") || strings.Contains(body, "Staff notes") {
+			t.Errorf("ann sees staff's notes or labels on %s", path)
+		}
+	}
+	for _, path := range []string{fmt.Sprintf("/api/v1/conversations/%d", convID), fmt.Sprintf("/api/v1/conversations/%d/export", convID)} {
+		_, body, _ := annAPI.do("GET", path, nil)
+		if strings.Contains(string(body), "secret-note") || strings.Contains(string(body), "secret-label") {
+			t.Errorf("ann's API sees staff's notes or labels on %s", path)
+		}
+	}
+	// (Notes and labels are no events of the conversation: its streams never carry them.)
+	if evs, err := as.db.Events(context.Background(), convID, 0); err != nil || strings.Contains(fmt.Sprint(evs), "secret") {
+		t.Errorf("the conversation's events hold staff's notes or labels: %v", err)
+	}
+	for name, p := range map[string]*person{"ann": ann, "bob": bob} {
+		if code, _, _ := p.do(http.MethodPost, fmt.Sprintf("/c/%d/notes", convID), url.Values{"note": {"mine"}}, nil); code != 404 {
+			t.Errorf("%s adding a note = %d; want 404", name, code)
+		}
+		if code, _, _ := p.do(http.MethodPost, fmt.Sprintf("/c/%d/labels", convID), url.Values{"label": {"venues"}, "on": {"1"}}, nil); code != 404 {
+			t.Errorf("%s adding a label = %d; want 404", name, code)
+		}
 	}
 }

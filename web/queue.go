@@ -1,10 +1,12 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,6 +33,9 @@ func (s *Server) handleQueue(c echo.Context) error {
 			d.Staff = append(d.Staff, u)
 		}
 	}
+	if d.Labels, err = s.desk.Labels(ctx); err != nil {
+		return err
+	}
 	for _, a := range s.runner.Agents() {
 		d.Agents = append(d.Agents, a.Name)
 	}
@@ -40,7 +45,7 @@ func (s *Server) handleQueue(c echo.Context) error {
 
 // queueFilter reads the queue's filters from a query.
 func queueFilter(q url.Values) domain.QueueFilter {
-	f := domain.QueueFilter{Agent: q.Get("agent"), Trouble: domain.Trouble(q.Get("trouble")), Limit: 200}
+	f := domain.QueueFilter{Agent: q.Get("agent"), Trouble: domain.Trouble(q.Get("trouble")), Label: q.Get("label"), Limit: 200}
 	f.Assignee, _ = strconv.ParseInt(q.Get("assignee"), 10, 64)
 	return f
 }
@@ -53,6 +58,9 @@ func queueQuery(f domain.QueueFilter) url.Values {
 	}
 	if f.Trouble != "" {
 		q.Set("trouble", string(f.Trouble))
+	}
+	if f.Label != "" {
+		q.Set("label", f.Label)
 	}
 	if f.Assignee != 0 {
 		q.Set("assignee", strconv.FormatInt(f.Assignee, 10))
@@ -87,4 +95,65 @@ func (s *Server) handleAssign(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/review/queue?"+queueQuery(queueFilter(c.QueryParams())).Encode())
+}
+
+// staffDesk reads what staff alone see of a conversation on its timeline.
+func (s *Server) staffDesk(c echo.Context, convID int64) (*views.StaffDesk, error) {
+	if !currentUser(c).IsStaff() {
+		return nil, nil
+	}
+	ctx := c.Request().Context()
+	var d views.StaffDesk
+	var err error
+	if d.Notes, err = s.desk.Notes(ctx, convID); err != nil {
+		return nil, err
+	}
+	if d.Labels, err = s.desk.ConversationLabels(ctx, convID); err != nil {
+		return nil, err
+	}
+	if d.AllLabels, err = s.desk.Labels(ctx); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// handleAddNote keeps a staff member's note on the conversation; a note refused comes back
+// on the timeline, as typed, with why (422).
+func (s *Server) handleAddNote(c echo.Context) error {
+	conv, err := s.readableConversation(c)
+	if err != nil {
+		return err
+	}
+	body := strings.TrimSpace(domain.NormalizeNewlines(c.FormValue("note")))
+	err = domain.NoteText.Check(body)
+	if err == nil && body == "" {
+		err = domain.Errorf(domain.EINVALID, "Write the note first.")
+	}
+	if err == nil {
+		_, err = s.desk.AddNote(c.Request().Context(), conv.ID, currentUser(c).Name, body)
+	}
+	if domain.ErrorCode(err) == domain.EINVALID {
+		d, terr := s.timeline(c)
+		if terr != nil {
+			return terr
+		}
+		d.Staff.Note, d.Staff.NoteError = c.FormValue("note"), domain.ErrorMessage(err)
+		return s.page(c, http.StatusUnprocessableEntity, views.TimelinePage(d))
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d/timeline#notes", conv.ID))
+}
+
+// handleLabel puts a label on the conversation (on=1) or takes it off.
+func (s *Server) handleLabel(c echo.Context) error {
+	conv, err := s.readableConversation(c)
+	if err != nil {
+		return err
+	}
+	if err := s.desk.LabelConversation(c.Request().Context(), conv.ID, c.FormValue("label"), c.FormValue("on") == "1", currentUser(c).Name); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("/c/%d/timeline#notes", conv.ID))
 }

@@ -136,8 +136,12 @@ func (s *Server) timeline(c echo.Context) (views.TimelineData, error) {
 	if err != nil {
 		return views.TimelineData{}, err
 	}
+	desk, err := s.staffDesk(c, r.conv.ID)
+	if err != nil {
+		return views.TimelineData{}, err
+	}
 	return views.TimelineData{Conversation: r.conv, AgentTitle: s.conversationAgent(r.conv), Entries: views.BuildTimeline(r.events, r.audit, r.feedback...),
-		Version: r.version, Versions: r.versions}, nil
+		Version: r.version, Versions: r.versions, Staff: desk}, nil
 }
 
 // record is a conversation as its timeline and exports show it: the events of one of its
@@ -177,9 +181,16 @@ func (s *Server) conversationRecord(c echo.Context) (record, error) {
 	if r.audit, err = s.review.AuditLog(ctx, r.conv.ID, 1000); err != nil {
 		return r, err
 	}
+	if !currentUser(c).IsStaff() {
+		// What staff keep of it (notes, labels, the review queue's marks) is theirs alone.
+		r.audit = slices.DeleteFunc(r.audit, func(a domain.AuditEntry) bool { return staffOnly[a.Action] })
+	}
 	r.feedback, err = s.feedback.Feedback(ctx, r.conv.ID, 0)
 	return r, err
 }
+
+// staffOnly are the audit log's actions that only staff see: what they keep of conversations.
+var staffOnly = map[string]bool{"note": true, "label": true, "unlabel": true, "assign": true, "mark-reviewed": true}
 
 // exportName is the file name of a conversation's export.
 func exportName(conv domain.Conversation, ext string) string {

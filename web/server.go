@@ -31,6 +31,7 @@ type Server struct {
 	questions Questions
 	feedback  Feedbacks
 	queue     Queue
+	desk      Desk
 	library   Library
 	accounts  Accounts
 	tokens    AccessTokens
@@ -145,7 +146,7 @@ type MCPOptions struct {
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
 	db := opts.DB
-	s := &Server{ledger: db, questions: db, feedback: db, queue: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
+	s := &Server{ledger: db, questions: db, feedback: db, queue: db, desk: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
 		now: opts.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.live.kick = make(chan struct{}, 1)

@@ -154,6 +154,16 @@ type Queue interface {
 	Assign(ctx context.Context, convID, assigneeID int64, by string) error
 }
 
+// Desk is what staff alone keep of conversations: notes and labels.
+type Desk interface {
+	AddNote(ctx context.Context, convID int64, author, body string) (domain.StaffNote, error)
+	Notes(ctx context.Context, convID int64) ([]domain.StaffNote, error)
+	Labels(ctx context.Context) ([]string, error)
+	SetLabels(ctx context.Context, actor string, names []string) error
+	LabelConversation(ctx context.Context, convID int64, label string, on bool, actor string) error
+	ConversationLabels(ctx context.Context, convID int64) ([]string, error)
+}
+
 // Store is all of the above, with the notifications' outbox: what NewServer is given (a
 // *store.DB) and hands out, each group to the handlers that need it.
 type Store interface {
@@ -169,6 +179,7 @@ type Store interface {
 	LedgerStats
 	Feedbacks
 	Queue
+	Desk
 	notify.Outbox
 	notify.KeyStore
 }
