@@ -214,6 +214,7 @@ func TestRoutes_OwnersStaffAndStrangers(t *testing.T) {
 		{"GET", "/review/groups", nil, 404, 404, 200},
 		{"GET", "/review/reasons", nil, 404, 404, 200},
 		{"GET", "/review/queue", nil, 404, 404, 200},
+		{"GET", "/review/export.jsonl?agent=asker", nil, 404, 404, 200},
 		{"GET", "/review/labels", nil, 404, 404, 200},
 		{"POST", "/review/labels", url.Values{"items": {"routes"}}, 404, 404, 303},
 		{"POST", conv + "/notes", url.Values{"note": {"Looked at."}}, 404, 404, 303},

@@ -301,3 +301,34 @@ func TestStaffNotesAndLabels_StaffAlone(t *testing.T) {
 		}
 	}
 }
+
+// Staff download the conversations as JSON Lines from Review, filtered by agent: a line a
+// version, with the opinions; without staff's notes unless asked.
+func TestExportForEvaluation(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	annAPI := as.token(t, "ann")
+	carol := as.signIn(t, "carol")
+	convID, reply, _ := repliedAndAsked(t, as, annAPI)
+	annAPI.json("PUT", fmt.Sprintf("/api/v1/conversations/%d/replies/%d/feedback", convID, reply), api.FeedbackRequest{Rating: "bad", Comment: "Wrong venue."}, 200, nil)
+	if code, _, _ := carol.do(http.MethodPost, fmt.Sprintf("/c/%d/notes", convID), url.Values{"note": {"secret-note"}}, nil); code != http.StatusSeeOther {
+		t.Fatal(code)
+	}
+	_, page, _ := carol.do(http.MethodGet, "/review?agent=asker&from=2026-01-01", nil, nil)
+	if !strings.Contains(page, `href="/review/export.jsonl?agent=asker&amp;from=2026-01-01"`) {
+		t.Errorf("Review's export link lacks the filters")
+	}
+	code, body, h := carol.do(http.MethodGet, "/review/export.jsonl?agent=asker&from=2026-01-01", nil, nil)
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/x-ndjson") || !strings.Contains(h.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("export = %d %v", code, h)
+	}
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"schema":"parley.eval/1"`) || !strings.Contains(lines[0], `"comment":"Wrong venue."`) || strings.Contains(body, "secret-note") {
+		t.Errorf("export lines = %q", lines)
+	}
+	if _, body, _ := carol.do(http.MethodGet, "/review/export.jsonl?agent=nobody", nil, nil); body != "" {
+		t.Errorf("another agent's = %q", body)
+	}
+	if code, _, _ := carol.do(http.MethodGet, "/review/export.jsonl?from=yesterday", nil, nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("from=yesterday = %d; want 422", code)
+	}
+}

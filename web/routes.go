@@ -82,6 +82,7 @@ func (s *Server) routes() {
 	staff.GET("/review/figures", s.handleFigures)
 	staff.GET("/review/groups", s.handleGroups)
 	staff.GET("/review/queue", s.handleQueue)
+	staff.GET("/review/export.jsonl", s.handleExportEval)
 	staff.POST("/review/queue/:id/reviewed", s.handleMarkReviewed)
 	staff.POST("/review/queue/:id/assign", s.handleAssign)
 	staff.POST("/c/:id/notes", s.handleAddNote)

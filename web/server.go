@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/eval"
 	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
@@ -32,6 +33,8 @@ type Server struct {
 	feedback  Feedbacks
 	queue     Queue
 	desk      Desk
+	eval      eval.Source
+	backends  func(agent string) string
 	library   Library
 	accounts  Accounts
 	tokens    AccessTokens
@@ -101,6 +104,9 @@ type NewServerOptions struct {
 	Runner *runner.Runner
 	// Problems are configuration errors (an agent that could not be built), shown on the home page.
 	Problems []string
+	// Backends names each agent's back end (builtin, openai, a2a, agui, acp), for the export
+	// for evaluation; nil names none ("unknown").
+	Backends func(agent string) string
 	// LiveProblems are problems as they stand now (a tool server that is down), shown after them.
 	LiveProblems func() []string
 	// Uploads bound attached files (zero fields take the defaults).
@@ -146,8 +152,9 @@ type MCPOptions struct {
 // NewServer builds the route table around the runner and the store.
 func NewServer(opts NewServerOptions) *Server {
 	db := opts.DB
-	s := &Server{ledger: db, questions: db, feedback: db, queue: db, desk: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
-		now: opts.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems}
+	s := &Server{ledger: db, questions: db, feedback: db, queue: db, desk: db, eval: db, library: db, accounts: db, tokens: db, review: db, groups: db, ids: db, health: db,
+		now: opts.Now, log: opts.Logger, runner: opts.Runner, hub: opts.Runner.Hub(), heartbeat: opts.Heartbeat, problems: opts.Problems, liveProblems: opts.LiveProblems,
+		backends: opts.Backends}
 	s.closed, s.close = context.WithCancel(context.Background())
 	s.live.kick = make(chan struct{}, 1)
 	if s.log == nil {

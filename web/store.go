@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/eval"
 	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
@@ -180,6 +181,7 @@ type Store interface {
 	Feedbacks
 	Queue
 	Desk
+	eval.Source
 	notify.Outbox
 	notify.KeyStore
 }

@@ -124,6 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdio s
 		return runA2AClient(ctx, args, getenv, stdio)
 	case "migrate-to":
 		return runMigrateTo(ctx, args, getenv, stdio)
+	case "export":
+		return runExport(ctx, args, getenv, stdio)
 	case "chat":
 		return chat.Run(ctx, args, getenv, stdio.in, stdio.out, stdio.err)
 	case "bench":
@@ -155,10 +157,12 @@ const usage = `usage:
   parley a2a-client list
   parley a2a-client revoke NAME                  refuse its token; its open streams end
   parley migrate-to [--db FILE] postgres://...   move the install to a new, empty PostgreSQL database (stop serve first)
+  parley export --jsonl [--since DATE] [--agent NAME] [--label NAME] [--with-notes]
+                                                 conversations as JSON Lines to evaluate agents with (docs/eval.md)
   parley chat [flags] [MESSAGE]                  chat with an agent over the API (parley chat -h)
   parley bench [flags]                           measure streaming (parley bench -h)
   parley mcp-demo [--http ADDR [--stateful]]     a demo MCP tool server (stdio, or HTTP at ADDR/mcp)
-The user, token, group and a2a-client commands take --db (PARLEY_DB) too, and may run beside a server
+The user, token, group, a2a-client and export commands take --db (PARLEY_DB) too, and may run beside a server
 on the same database (never two servers); they do not migrate a database a server holds.
 Without --password-stdin a password is made up and printed once.`
 

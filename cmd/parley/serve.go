@@ -117,6 +117,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Runner:   runner,
 		Logger:   log,
 		Problems: problems,
+		Backends: backendsOf(cfgs),
 		LiveProblems: func() []string {
 			var out []string
 			for _, p := range pools {
