@@ -112,4 +112,3 @@ func seed(b *testing.B, path string, n int) {
 		b.Fatal(err)
 	}
 }
-
