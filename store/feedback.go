@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/parley-chat/parley/domain"
 )
@@ -133,4 +134,30 @@ func (db *DB) SetFeedbackReasons(ctx context.Context, actor string, reasons []st
 		b, _ := json.Marshal(reasons)
 		return db.audit(ctx, tx, actor, "feedback-reasons", 0, string(b))
 	})
+}
+
+// FeedbackFacts are the opinions last given in [from, to), with their agent and when their
+// conversation was marked reviewed (for the figures).
+func (db *DB) FeedbackFacts(ctx context.Context, from, to time.Time) ([]domain.FeedbackFact, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT c.agent, f.item, f.rating, f.updated_at, coalesce(m.reviewed_at, '')
+		FROM feedback f JOIN conversations c ON c.id = f.conversation_id LEFT JOIN review_marks m ON m.conversation_id = f.conversation_id
+		WHERE f.updated_at >= ? AND f.updated_at < ? ORDER BY f.updated_at`, formatTime(from), formatTime(to))
+	if err != nil {
+		return nil, fmt.Errorf("feedback facts: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.FeedbackFact
+	for rows.Next() {
+		var x domain.FeedbackFact
+		var at, reviewed string
+		if err := rows.Scan(&x.Agent, &x.Item, &x.Rating, &at, &reviewed); err != nil {
+			return nil, fmt.Errorf("feedback facts: %w", err)
+		}
+		x.At = parseTime(at)
+		if reviewed != "" {
+			x.ReviewedAt = parseTime(reviewed)
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
 }

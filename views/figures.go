@@ -29,6 +29,8 @@ type FiguresData struct {
 	Inbound    bool
 	Agents     []string
 	HasInbound bool
+	// Feedback are the figures of what people thought of replies and questions in the span.
+	Feedback domain.FeedbackFigures
 }
 
 // figuresURL is the figures page for a span and an agent ("" for all), or for the agents
@@ -127,11 +129,28 @@ const (
 // DayChart lays out the stacked bar chart of figures' days; the y axis runs from 0 to the
 // first round tick at or above the busiest day.
 func DayChart(f domain.QuestionFigures) BarChart {
-	n := max(len(f.Days), 1)
+	days := make([]time.Time, len(f.Days))
+	for i, d := range f.Days {
+		days[i] = d.Day
+	}
+	c := stackedChart(days, func(i int) []dayPart { return dayParts(f.Days[i]) }, func(i int) string { return dayTitle(f.Days[i]) },
+		dayParts(domain.DayFigures{}))
+	c.Label, c.Desc = dayChartText(f)
+	return c
+}
+
+// stackedChart lays out a stacked bar chart of days, each day's parts stacked bottom
+// first, with its tooltip title and a legend of the parts.
+func stackedChart(days []time.Time, parts func(i int) []dayPart, title func(i int) string, legend []dayPart) BarChart {
+	n := max(len(days), 1)
 	slot := max(dayPlotWidth/n, 4)
 	busiest := 0
-	for _, d := range f.Days {
-		busiest = max(busiest, d.Asked)
+	for i := range days {
+		sum := 0
+		for _, p := range parts(i) {
+			sum += p.count
+		}
+		busiest = max(busiest, sum)
 	}
 	ticks := TickValues(busiest)
 	top := ticks[len(ticks)-1]
@@ -143,19 +162,19 @@ func DayChart(f domain.QuestionFigures) BarChart {
 	for _, v := range ticks {
 		c.Ticks = append(c.Ticks, Tick{Y: c.PlotBottom - scale(v, top, dayPlotHeight), Label: strconv.Itoa(v)})
 	}
-	for i, p := range dayParts(domain.DayFigures{}) {
+	for i, p := range legend {
 		c.Legend = append(c.Legend, LegendItem{X: dayPlotLeft + i*100, Fill: p.fill, Name: p.name})
 	}
-	every := LabelEvery(len(f.Days), min(dayMaxLabels, max(1, n*slot/dayLabelWidth)))
+	every := LabelEvery(len(days), min(dayMaxLabels, max(1, n*slot/dayLabelWidth)))
 	barWidth := max(slot*3/4, 2)
-	for i, d := range f.Days {
-		b := Bar{SlotX: dayPlotLeft + i*slot, SlotWidth: slot, LabelX: dayPlotLeft + i*slot + slot/2, Title: dayTitle(d)}
-		if (len(f.Days)-1-i)%every == 0 { // the last day, today, always has its label
-			b.Label = d.Day.Format("Jan 2")
+	for i, day := range days {
+		b := Bar{SlotX: dayPlotLeft + i*slot, SlotWidth: slot, LabelX: dayPlotLeft + i*slot + slot/2, Title: title(i)}
+		if (len(days)-1-i)%every == 0 { // the last day, today, always has its label
+			b.Label = day.Format("Jan 2")
 		}
 		x := b.SlotX + (slot-barWidth)/2
-		below := 0 // questions in the segments drawn so far
-		for _, p := range dayParts(d) {
+		below := 0 // counted in the segments drawn so far
+		for _, p := range parts(i) {
 			if p.count == 0 {
 				continue
 			}
@@ -166,7 +185,6 @@ func DayChart(f domain.QuestionFigures) BarChart {
 		}
 		c.Bars = append(c.Bars, b)
 	}
-	c.Label, c.Desc = dayChartText(f)
 	return c
 }
 
@@ -336,4 +354,44 @@ func newWaitBar(name string, d, longest time.Duration, y int, fill string) WaitB
 	w = max(w, 2)
 	return WaitBar{Y: y, Width: w, Height: waitBarHigh, TextX: w + 6, TextY: y + waitBarHigh - 3,
 		Text: name + " " + Waited(d), Fill: fill}
+}
+
+// FeedbackChart lays out the opinions given each day, stacked: good and bad replies, useful
+// and unneeded questions.
+func FeedbackChart(f domain.FeedbackFigures) BarChart {
+	days := make([]time.Time, len(f.Days))
+	for i, d := range f.Days {
+		days[i] = d.Day
+	}
+	c := stackedChart(days, func(i int) []dayPart { return ratingParts(f.Days[i].RatingCounts) }, func(i int) string {
+		d := f.Days[i]
+		return fmt.Sprintf("%s: %d good and %d bad replies, %d useful and %d unneeded questions", dayName(d.Day), d.Good, d.Bad, d.Useful, d.Unneeded)
+	}, ratingParts(domain.RatingCounts{}))
+	t := f.Total
+	c.Label = "Opinions per day"
+	c.Desc = fmt.Sprintf("%d replies rated (%s good, %s bad), %d questions rated (%s unneeded).",
+		t.Replies(), Share(t.Good, t.Replies()), Share(t.Bad, t.Replies()), t.Questions(), Share(t.Unneeded, t.Questions()))
+	return c
+}
+
+// ratingParts are a day's opinions, in stacking order (bottom first).
+func ratingParts(c domain.RatingCounts) []dayPart {
+	return []dayPart{{"Good reply", fillAnswered, c.Good}, {"Bad reply", fillExpired, c.Bad},
+		{"Useful question", fillPending, c.Useful}, {"Unneeded question", fillDeclined, c.Unneeded}}
+}
+
+// Share is n of all as a whole percentage ("–" of none).
+func Share(n, all int) string {
+	if all == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d%%", (n*100+all/2)/all)
+}
+
+// toReview is the median time from a bad opinion to its conversation's review ("–" for none).
+func toReview(a domain.FeedbackAgent) string {
+	if a.Reviewed == 0 {
+		return "–"
+	}
+	return Took(a.ToReview)
 }

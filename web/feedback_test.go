@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley-chat/parley/api"
 	"github.com/parley-chat/parley/domain"
+	"github.com/parley-chat/parley/views"
 	"github.com/parley-chat/parley/web"
 )
 
@@ -330,5 +331,26 @@ func TestExportForEvaluation(t *testing.T) {
 	}
 	if code, _, _ := carol.do(http.MethodGet, "/review/export.jsonl?from=yesterday", nil, nil); code != http.StatusUnprocessableEntity {
 		t.Errorf("from=yesterday = %d; want 422", code)
+	}
+}
+
+// Figures: the share of replies rated good and bad, of questions rated unneeded, per agent,
+// and the time from a bad reply to its review, as a chart and as tables.
+func TestFeedback_Figures(t *testing.T) {
+	as := newAccountsServer(t, web.AuthOptions{}, web.Limits{}, askerAndReader())
+	annAPI := as.token(t, "ann")
+	carol := as.signIn(t, "carol")
+	convID, reply, question := repliedAndAsked(t, as, annAPI)
+	annAPI.json("PUT", fmt.Sprintf("/api/v1/conversations/%d/replies/%d/feedback", convID, reply), api.FeedbackRequest{Rating: "bad"}, 200, nil)
+	annAPI.json("PUT", fmt.Sprintf("/api/v1/questions/%d/feedback", question), api.FeedbackRequest{Rating: "unneeded"}, 200, nil)
+	as.clock.Add(20 * time.Minute) // within the session's idle limit
+	if code, _, _ := carol.do(http.MethodPost, fmt.Sprintf("/review/queue/%d/reviewed", convID), url.Values{}, nil); code != http.StatusSeeOther {
+		t.Fatal(code)
+	}
+	_, page, _ := carol.do(http.MethodGet, "/review/figures", nil, nil)
+	for _, want := range []string{"What people thought", "Opinions per day", "1 replies rated (0% good, 100% bad), 1 questions rated (100% unneeded)", ">" + views.Took(20*time.Minute) + "<", "feedback-agents"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the figures lack %q", want)
+		}
 	}
 }

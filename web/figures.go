@@ -53,5 +53,16 @@ func (s *Server) handleFigures(c echo.Context) error {
 		facts = slices.DeleteFunc(facts, func(f domain.QuestionFact) bool { return f.Inbound || f.Agent != d.Agent })
 	}
 	d.Figures = domain.FigureQuestions(facts, from, to)
+	opinions, err := s.feedback.FeedbackFacts(c.Request().Context(), from, to)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.Inbound:
+		opinions = slices.DeleteFunc(opinions, func(f domain.FeedbackFact) bool { return f.Agent != "" })
+	case d.Agent != "":
+		opinions = slices.DeleteFunc(opinions, func(f domain.FeedbackFact) bool { return f.Agent != d.Agent })
+	}
+	d.Feedback = domain.FigureFeedback(opinions, from, to)
 	return s.page(c, http.StatusOK, views.Figures(d))
 }

@@ -144,6 +144,7 @@ type Feedbacks interface {
 	DeleteFeedback(ctx context.Context, convID int64, item domain.FeedbackItem, itemID, userID int64) error
 	Feedback(ctx context.Context, convID, userID int64) ([]domain.Feedback, error)
 	FeedbackReasons(ctx context.Context) ([]string, error)
+	FeedbackFacts(ctx context.Context, from, to time.Time) ([]domain.FeedbackFact, error)
 	SetFeedbackReasons(ctx context.Context, actor string, reasons []string) error
 }
 

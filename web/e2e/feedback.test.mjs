@@ -119,6 +119,12 @@ test('feedback: a bad reply with a comment and a reason, a useful question, kept
     await page.getByRole('button', { name: 'Add label' }).click()
     await page.getByRole('button', { name: 'Remove the label stale data' }).waitFor()
     await axe(page, 'a timeline with staff notes and labels')
+
+    // The figures say what people thought, per agent.
+    await page.goto(parley.url + '/review/figures')
+    await page.getByRole('heading', { name: 'What people thought' }).waitFor()
+    assert.match(await page.locator('.feedback-agents tfoot').innerText(), /Total/)
+    await axe(page, 'the figures with what people thought')
     assert.deepEqual(errors, [])
   } finally {
     await context.close()
