@@ -133,3 +133,46 @@ func TestDB_ReviewQueue(t *testing.T) {
 		t.Errorf("count = %d; want 4", n)
 	}
 }
+
+// Several staff working through the queue at once: every conversation assigned and marked
+// reviewed once, the queue empty after.
+func TestDB_ReviewQueue_ManyAtOnce(t *testing.T) {
+	db := storetest.New(t)
+	ann, _ := db.CreateUser(ctx, "ann", "h", domain.RoleUser)
+	var staff []int64
+	for i := range 4 {
+		u, err := db.CreateUser(ctx, fmt.Sprintf("staff%d", i), "h", domain.RoleStaff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		staff = append(staff, u.ID)
+	}
+	var convs []int64
+	for i := range 12 {
+		c := converse(t, db, ann.ID, "tester", fmt.Sprintf("c%d", i), "Meh.", nil)
+		reply, _ := itemsOf(t, db, c.ID)
+		if _, err := db.SetFeedback(ctx, domain.Feedback{ConversationID: c.ID, Item: domain.ItemReply, ItemID: reply, UserID: ann.ID, Rating: domain.RatingBad}); err != nil {
+			t.Fatal(err)
+		}
+		convs = append(convs, c.ID)
+	}
+	errs := make(chan error, len(convs))
+	for i, id := range convs {
+		go func() {
+			who := staff[i%len(staff)]
+			if err := db.Assign(ctx, id, who, "staff"); err != nil {
+				errs <- err
+				return
+			}
+			errs <- db.MarkReviewed(ctx, id, "staff")
+		}()
+	}
+	for range convs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := db.NeedsReviewCount(ctx); err != nil || n != 0 {
+		t.Errorf("after everyone's reviews: %d need review, %v", n, err)
+	}
+}

@@ -239,6 +239,10 @@ func TestFeedback_ReviewQueue(t *testing.T) {
 	if _, page, _ := carol.do(http.MethodGet, "/review/queue", nil, nil); !strings.Contains(page, "Plan the offsite") || !strings.Contains(page, "reviewed before by carol") {
 		t.Error("new feedback did not bring it back")
 	}
+	// Staff read what was wrong on the timeline.
+	if _, page, _ := carol.do(http.MethodGet, fmt.Sprintf("/c/%d/timeline", convID), nil, nil); !strings.Contains(page, "rated a reply bad") || !strings.Contains(page, "Still wrong.") {
+		t.Error("the timeline does not show the bad reply's comment")
+	}
 }
 
 // Staff add a note (Markdown, sanitized) and a label on a conversation's timeline; the
