@@ -29,7 +29,8 @@ func TestServe_StopDuringAnExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.StartRun(bg, c.ID, domain.Message{Text: long, Author: "local"}); err != nil {
+		// A message of no run: nothing for the agents to do when the server starts.
+		if _, err := db.AppendEvent(bg, domain.Event{ConversationID: c.ID, Kind: domain.EventUserMessage, Author: "local", Text: long}); err != nil {
 			t.Fatal(err)
 		}
 	}
