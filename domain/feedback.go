@@ -99,9 +99,6 @@ func ratingWords(i FeedbackItem) string {
 	return string(rs[0]) + " or " + string(rs[1])
 }
 
-// DefaultFeedbackReasons are the reasons listed until staff list their own.
-var DefaultFeedbackReasons = []string{"wrong", "unsafe", "too slow", "didn't follow instructions"}
-
 // Rateable reports whether a question that ended so may be rated: answered or declined
 // (a question cancelled, superseded or expired was nobody's to judge).
 func Rateable(o Outcome) bool { return o == Answered || o == Declined }

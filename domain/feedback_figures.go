@@ -64,9 +64,8 @@ type FeedbackFigures struct {
 func FigureFeedback(facts []FeedbackFact, from, to time.Time) FeedbackFigures {
 	from, to = from.UTC().Truncate(24*time.Hour), to.UTC()
 	var f FeedbackFigures
-	index := map[string]int{}
-	for d := from; d.Before(to); d = d.Add(24 * time.Hour) {
-		index[d.Format(time.DateOnly)] = len(f.Days)
+	days, index := spanDays(from, to)
+	for _, d := range days {
 		f.Days = append(f.Days, FeedbackDay{Day: d})
 	}
 	agents := map[string]*FeedbackAgent{}
@@ -106,4 +105,16 @@ func FigureFeedback(facts []FeedbackFact, from, to time.Time) FeedbackFigures {
 		return 1
 	})
 	return f
+}
+
+// spanDays are the days (UTC) of [from, to), from's day first, and each day's place among
+// them by its date.
+func spanDays(from, to time.Time) ([]time.Time, map[string]int) {
+	var days []time.Time
+	index := map[string]int{}
+	for d := from.UTC().Truncate(24 * time.Hour); d.Before(to); d = d.Add(24 * time.Hour) {
+		index[d.Format(time.DateOnly)] = len(days)
+		days = append(days, d)
+	}
+	return days, index
 }

@@ -91,9 +91,8 @@ type AgentFigures struct {
 func FigureQuestions(facts []QuestionFact, from, to time.Time) QuestionFigures {
 	from, to = from.UTC().Truncate(24*time.Hour), to.UTC()
 	f := QuestionFigures{From: from, To: to}
-	index := map[string]int{}
-	for d := from; d.Before(to); d = d.Add(24 * time.Hour) {
-		index[d.Format(time.DateOnly)] = len(f.Days)
+	days, index := spanDays(from, to)
+	for _, d := range days {
 		f.Days = append(f.Days, DayFigures{Day: d})
 	}
 	agents := map[string]*AgentFigures{}
