@@ -145,13 +145,10 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 	s := ls.s
 	// Patches render as the page did: the owner's, or staff's read-only view.
 	ls.ctx, ls.w = views.WithMode(ctx, ls.mode), w
-	if ls.conv.ID != 0 {
-		// A reply finished while the page is open offers its rating (its owner's, unrated).
-		fctx, err := s.withFeedback(ls.ctx, ls.u, ls.conv, false)
-		if err != nil {
-			s.log.Error("stream feedback", "conversation", ls.conv.ID, "error", err)
-		}
-		ls.ctx = fctx
+	if ls.conv.ID != 0 && ls.u.ID != 0 && ls.conv.UserID == ls.u.ID {
+		// A reply finished, or a question resolved, while the page is open offers its owner
+		// its rating: unrated, so there is nothing to read (a redraw reads what they said).
+		ls.ctx = views.WithFeedback(ls.ctx, views.Feedback{Replies: true})
 	}
 	ls.in = gated{ls.ctx, gate, ls}
 	// Follow before the first read, so no change between read and wait is missed.

@@ -250,6 +250,11 @@ func (ls *liveStream) redraw() error {
 		return err
 	}
 	ls.conv = conv
+	// The thread shows its opinions as its owner gave them.
+	if ctx, err = s.withFeedback(ctx, ls.u, conv, false); err != nil {
+		return err
+	}
+	ls.ctx = ctx
 	// The thread and the path followed from here come from one read of the versions: a
 	// switch meanwhile comes as the next version event.
 	t, path, _, _, err := s.versionThread(ctx, conv, -1)
