@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 )
 
@@ -58,8 +59,7 @@ func (tx *Tx) withHeld(query string, args []any) (string, []any) {
 			b.WriteString(", ")
 		}
 		b.WriteString("held")
-		b.WriteByte(byte('a' + i%26))
-		b.WriteString(strings.Repeat("_", i/26))
+		b.WriteString(strconv.Itoa(i))
 		b.WriteString(" AS (")
 		b.WriteString(h.query)
 		b.WriteString(")")

@@ -20,21 +20,30 @@ const troubles = `SELECT conversation_id, CASE WHEN item = 'reply' THEN 'bad rep
 		FROM answers a JOIN questions q ON q.id = a.question_id WHERE a.outcome IN ('declined', 'expired')`
 
 // NeedsReview lists the conversations something went wrong in since staff last marked them
-// reviewed, most recent trouble first, with what went wrong.
+// reviewed, most recent trouble first, with what went wrong, their mark and their assignee.
 func (db *DB) NeedsReview(ctx context.Context, f domain.QueueFilter) ([]domain.QueueItem, error) {
-	var where []string
-	var args []any
+	where, args := []string{`t.at > coalesce(m.reviewed_at, '')`}, []any{}
 	if f.Trouble != "" {
 		where, args = append(where, `t.trouble = ?`), append(args, f.Trouble)
 	}
-	query := `SELECT t.conversation_id, t.trouble, max(t.at) FROM (` + troubles + `) t
-		LEFT JOIN review_marks m ON m.conversation_id = t.conversation_id
-		WHERE t.at > coalesce(m.reviewed_at, '')`
-	if len(where) > 0 {
-		query += ` AND ` + strings.Join(where, ` AND `)
+	if f.Agent != "" {
+		where, args = append(where, `t.conversation_id IN (SELECT id FROM conversations WHERE agent = ?)`), append(args, f.Agent)
 	}
-	query += ` GROUP BY t.conversation_id, t.trouble`
-	rows, err := db.read.QueryContext(ctx, query, args...)
+	switch {
+	case f.Assignee > 0:
+		where, args = append(where, `m.assignee_id = ?`), append(args, f.Assignee)
+	case f.Assignee < 0:
+		where = append(where, `m.assignee_id IS NULL`)
+	}
+	if f.Label != "" {
+		where, args = append(where, `t.conversation_id IN (SELECT cl.conversation_id FROM conversation_labels cl JOIN labels l ON l.id = cl.label_id WHERE l.name = ?)`),
+			append(args, f.Label)
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT t.conversation_id, t.trouble, max(t.at),
+			coalesce(m.reviewed_by, ''), coalesce(m.reviewed_at, ''), coalesce(m.assignee_id, 0), coalesce(u.name, '')
+		FROM (`+troubles+`) t LEFT JOIN review_marks m ON m.conversation_id = t.conversation_id LEFT JOIN users u ON u.id = m.assignee_id
+		WHERE `+strings.Join(where, ` AND `)+`
+		GROUP BY t.conversation_id, t.trouble, m.reviewed_by, m.reviewed_at, m.assignee_id, u.name`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("review queue: %w", err)
 	}
@@ -42,20 +51,22 @@ func (db *DB) NeedsReview(ctx context.Context, f domain.QueueFilter) ([]domain.Q
 	var order []int64
 	for rows.Next() {
 		var id int64
-		var trouble, at string
-		if err := rows.Scan(&id, &trouble, &at); err != nil {
+		var trouble, at, reviewed string
+		var it domain.QueueItem
+		if err := rows.Scan(&id, &trouble, &at, &it.ReviewedBy, &reviewed, &it.AssigneeID, &it.Assignee); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("review queue: %w", err)
 		}
-		it, ok := byConv[id]
+		p, ok := byConv[id]
 		if !ok {
-			it = &domain.QueueItem{}
-			byConv[id] = it
+			it.ReviewedAt = parseTime(reviewed)
+			p = &it
+			byConv[id] = p
 			order = append(order, id)
 		}
-		it.Troubles = append(it.Troubles, domain.Trouble(trouble))
-		if t := parseTime(at); t.After(it.Since) {
-			it.Since = t
+		p.Troubles = append(p.Troubles, domain.Trouble(trouble))
+		if t := parseTime(at); t.After(p.Since) {
+			p.Since = t
 		}
 	}
 	rows.Close()
@@ -69,25 +80,9 @@ func (db *DB) NeedsReview(ctx context.Context, f domain.QueueFilter) ([]domain.Q
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		if f.Agent != "" && c.Agent != f.Agent {
-			continue
-		}
 		it.Conversation = c
-		var reviewed string
-		err = db.read.QueryRowContext(ctx, `SELECT m.reviewed_by, m.reviewed_at, coalesce(m.assignee_id, 0), coalesce(u.name, '')
-			FROM review_marks m LEFT JOIN users u ON u.id = m.assignee_id WHERE m.conversation_id = ?`, id).
-			Scan(&it.ReviewedBy, &reviewed, &it.AssigneeID, &it.Assignee)
-		if err == nil {
-			it.ReviewedAt = parseTime(reviewed)
-		}
-		if f.Assignee > 0 && it.AssigneeID != f.Assignee || f.Assignee < 0 && it.AssigneeID != 0 {
-			continue
-		}
 		if it.Labels, err = db.ConversationLabels(ctx, id); err != nil {
 			return nil, err
-		}
-		if f.Label != "" && !slices.Contains(it.Labels, f.Label) {
-			continue
 		}
 		slices.Sort(it.Troubles)
 		out = append(out, *it)
