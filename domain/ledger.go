@@ -56,10 +56,11 @@ func (q QuestionRecord) Pending() bool { return q.Resolution == nil }
 type Ledger interface {
 	// Observe sets the function that receives each transaction's events once committed.
 	Observe(fn func([]Event))
-	// ObserveRemote sets what the hub hears of other instances; DraftText reads the text of
-	// a message another instance is writing, as its drafts hold it so far.
+	// ObserveRemote sets what the hub hears of other instances; WrittenElsewhere reads the
+	// message another instance is writing in a conversation, whole as its drafts hold it so
+	// far (ok false when none is).
 	ObserveRemote(Remote)
-	DraftText(ctx context.Context, conversationID int64, messageID string) (string, error)
+	WrittenElsewhere(ctx context.Context, conversationID int64) (d Draft, ok bool, err error)
 	// CreateConversation starts a conversation of the user's; a used non-empty nonce returns
 	// its conversation.
 	CreateConversation(ctx context.Context, userID int64, agentName, title, nonce string) (Conversation, error)

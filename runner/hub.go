@@ -29,6 +29,9 @@ type Hub struct {
 	// it, an event being committed before it is published: a follower with events the hub
 	// has not heard may have the end of the message being written (see Since).
 	heard map[int64]int64
+	// onFollow, when set, hears of a conversation that gets its first follower while no
+	// message is being written in it here (see OnFollow).
+	onFollow func(conversationID int64)
 }
 
 // maxHeard bounds Hub.heard: past it the hub forgets what it heard of conversations it does
@@ -132,6 +135,26 @@ func (w *LiveWriter) Write(delta string) {
 		c.wake()
 	}
 	c.mu.Unlock()
+}
+
+// WriteAt writes the part of text, which begins at byte at of the message, that the hub
+// does not hold yet, and reports whether text begins after what it holds (a gap: nothing is
+// written). Once the message has ended it does nothing.
+func (w *LiveWriter) WriteAt(at int, text string) (gap bool) {
+	c := w.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(w.m.text)
+	switch {
+	case c.open != w.m || at+len(text) <= n:
+	case at > n:
+		return true
+	default:
+		w.m.text = append(w.m.text, text[n-at:]...)
+		c.deltas.Add(1)
+		c.wake()
+	}
+	return false
 }
 
 // Len is how much of the message the hub holds, and whether it is still being written.
@@ -266,9 +289,23 @@ func (h *Hub) Follow(conversationID int64) *Follower {
 	f.c = h.conversation(conversationID)
 	f.c.mu.Lock()
 	f.c.followers = append(f.c.followers, f)
+	first := len(f.c.followers) == 1 && f.c.open == nil
 	f.c.mu.Unlock()
+	onFollow := h.onFollow
 	h.mu.Unlock()
+	if first && onFollow != nil {
+		onFollow(conversationID)
+	}
 	return f
+}
+
+// OnFollow sets fn to hear of each conversation that gets its first follower while nothing
+// is being written in it here: another instance may be writing it (fn must return at once).
+// Set it before the hub is used.
+func (h *Hub) OnFollow(fn func(conversationID int64)) {
+	h.mu.Lock()
+	h.onFollow = fn
+	h.mu.Unlock()
 }
 
 // Wake receives a signal after each change to the conversation.

@@ -71,6 +71,39 @@ func TestHub(t *testing.T) {
 			t.Errorf("update %+v: run 2's end ends its message", u)
 		}
 	})
+	t.Run("TextFromAnotherInstanceIsWrittenOnceWhateverOverlaps", func(t *testing.T) {
+		h := NewHub()
+		var first []int64
+		h.OnFollow(func(id int64) { first = append(first, id) })
+		f, g := h.Follow(1), h.Follow(1) // one hook for the conversation's first follower
+		defer f.Close()
+		defer g.Close()
+		f.Synced(0)
+		w := h.RunWriter(1, 2, 0, "2-1", "Bot")
+		// What the drafts stored hold, then the batches that come after, overlapping it.
+		for _, p := range []struct {
+			at   int
+			text string
+			gap  bool
+		}{{0, "Hello wor", false}, {6, "world", false}, {0, "Hello", false}, {15, "again", true}, {11, "! Bye", false}} {
+			if gap := w.WriteAt(p.at, p.text); gap != p.gap {
+				t.Errorf("WriteAt(%d, %q) gap = %v; want %v", p.at, p.text, gap, p.gap)
+			}
+		}
+		if u, _ := f.Since(Cursor{}, nil, nil); string(u.Message.Text) != "Hello world! Bye" {
+			t.Errorf("live text %q; want each byte once", u.Message.Text)
+		}
+		if h.Follow(2).Close(); fmt.Sprint(first) != "[1 2]" {
+			t.Errorf("OnFollow heard %v; want each conversation's first follower", first)
+		}
+		// A conversation whose message is being written here needs nothing from elsewhere.
+		first = nil
+		f.Close()
+		g.Close()
+		if h.Follow(1).Close(); len(first) != 0 {
+			t.Errorf("OnFollow heard %v while the message is written here", first)
+		}
+	})
 	t.Run("DeltasCountsThePiecesWritten", func(t *testing.T) {
 		h := NewHub()
 		f := h.Follow(1)

@@ -176,6 +176,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	every := r.ledger.RenewEvery()
 	if every > 0 {
 		r.wg.Add(1)
+		r.hub.OnFollow(r.followedElsewhere) // other instances write too
 	}
 	r.mu.Unlock()
 	go r.deadlines()

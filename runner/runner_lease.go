@@ -123,25 +123,44 @@ func (r *Runner) cancelRunning(cause error) {
 
 // liveDrafts writes the text another instance's steps are writing, as their drafts arrive,
 // into the hub, for the streams that follow it here. A stream that began in the middle of a
-// message gets its text so far from the drafts stored.
+// message gets its text so far from the drafts stored (see followedElsewhere).
 func (r *Runner) liveDrafts(drafts []domain.Draft) {
 	for _, d := range drafts {
 		if !r.hub.Followed(d.ConversationID) {
 			continue
 		}
 		w := r.hub.RunWriter(d.ConversationID, d.RunID, 0, d.MessageID, d.Author)
-		n, open := w.Len()
-		switch {
-		case !open || d.At+len(d.Text) <= n:
-		case d.At <= n:
-			w.Write(d.Text[n-d.At:])
-		default:
-			text, err := r.ledger.DraftText(context.WithoutCancel(r.ctx), d.ConversationID, d.MessageID)
-			if err != nil {
-				r.log.Error("live text of another instance", "conversation", d.ConversationID, "error", err)
-			} else if len(text) > n {
-				w.Write(text[n:])
-			}
+		if w.WriteAt(d.At, d.Text) {
+			r.writtenElsewhere(d.ConversationID, d.MessageID)
 		}
+	}
+}
+
+// followedElsewhere is told of a conversation a stream began to follow here while nothing
+// is written in it here: if another instance is writing a message in it, the text it has
+// stored so far goes into the hub at once, not with the next batch of it (which a step
+// waiting on its model may not write for a long time).
+func (r *Runner) followedElsewhere(conversationID int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.writtenElsewhere(conversationID, "")
+	}()
+}
+
+// writtenElsewhere writes into the hub the text of the message another instance is writing
+// in the conversation, as its drafts stored hold it: message msg's only, when msg is not "".
+func (r *Runner) writtenElsewhere(conversationID int64, msg string) {
+	d, ok, err := r.ledger.WrittenElsewhere(context.WithoutCancel(r.ctx), conversationID)
+	switch {
+	case err != nil:
+		r.log.Error("live text of another instance", "conversation", conversationID, "error", err)
+	case ok && (msg == "" || d.MessageID == msg):
+		r.hub.RunWriter(conversationID, d.RunID, 0, d.MessageID, d.Author).WriteAt(0, d.Text)
 	}
 }

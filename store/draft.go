@@ -219,8 +219,8 @@ type recovered map[int64][]domain.Event
 
 // readDrafts reads the batches the condition selects (those left by instances gone) into
 // the messages they hold, in the order they were written.
-func readDrafts(ctx context.Context, q queryer, where string) (recovered, error) {
-	rows, err := q.QueryContext(ctx, `SELECT drafts FROM draft_batches WHERE `+where+` ORDER BY id`)
+func readDrafts(ctx context.Context, q queryer, where string, args ...any) (recovered, error) {
+	rows, err := q.QueryContext(ctx, `SELECT drafts FROM draft_batches WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}

@@ -78,8 +78,14 @@ func TestDB_InstancesHearEachOther(t *testing.T) {
 	if text.String() != "Hello world" {
 		t.Errorf("B heard drafts %+v", drafts)
 	}
-	if got, err := b.DraftText(ctx, c.ID, "1-1"); err != nil || got != "Hello world" {
-		t.Errorf("DraftText = %q, %v", got, err)
+	if got, ok, err := b.WrittenElsewhere(ctx, c.ID); err != nil || !ok || got.Text != "Hello world" || got.MessageID != "1-1" {
+		t.Errorf("B: WrittenElsewhere = %+v, %v, %v; want A's message 1-1 whole", got, ok, err)
+	}
+	if got, ok, err := a.WrittenElsewhere(ctx, c.ID); err != nil || ok {
+		t.Errorf("A: WrittenElsewhere = %+v, %v, %v; want nothing (A writes it)", got, ok, err)
+	}
+	if got, ok, err := b.WrittenElsewhere(ctx, c.ID+1); err != nil || ok {
+		t.Errorf("B: WrittenElsewhere of another conversation = %+v, %v, %v; want nothing", got, ok, err)
 	}
 }
 

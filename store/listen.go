@@ -252,19 +252,24 @@ func (db *DB) heardDrafts(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DraftText is the text of a message being written, as the drafts stored so far hold it: for
-// an instance that follows a message another writes from the middle.
-func (db *DB) DraftText(ctx context.Context, convID int64, msgID string) (string, error) {
-	msgs, err := readDrafts(ctx, db.read, `true`)
+// WrittenElsewhere is the message another instance is writing in the conversation, whole
+// as its drafts stored so far hold it (At 0), for an instance that follows it from the
+// middle; ok is false when none is (and always on SQLite: one instance writes).
+func (db *DB) WrittenElsewhere(ctx context.Context, convID int64) (d domain.Draft, ok bool, err error) {
+	if !db.pg {
+		return d, false, nil
+	}
+	// Batches hold every conversation's text: those of this one are found by its key.
+	msgs, err := readDrafts(ctx, db.read, `owner <> ? AND drafts LIKE ?`, db.instance, `%{"c":`+strconv.FormatInt(convID, 10)+`,%`)
 	if err != nil {
-		return "", fmt.Errorf("draft text: %w", err)
+		return d, false, fmt.Errorf("text written elsewhere: %w", err)
 	}
-	for _, m := range msgs[convID] {
-		if m.MessageID == msgID {
-			return m.Text, nil
-		}
+	m := msgs[convID]
+	if len(m) == 0 {
+		return d, false, nil
 	}
-	return "", nil
+	last := m[len(m)-1] // ordered as made: the newest is the one still being written
+	return domain.Draft{ConversationID: convID, RunID: last.RunID, MessageID: last.MessageID, Author: last.Author, Text: last.Text}, true, nil
 }
 
 // ObserveRemote sets what the hub hears of the other instances (see domain.Remote).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -99,10 +100,22 @@ func TestServe_SeveralInstancesOnePostgres(t *testing.T) {
 		t.Fatalf("A reads the answer given on B as %+v", r)
 	}
 
-	// A reply written on A streams live to a client of B.
+	// A reply written on A streams live to a client of B, who opens the conversation once
+	// A has stored its first words and its model has paused: B shows them at once, not
+	// when the next words come.
 	id := create(a, "fake", "Tell me something")
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	waitFor(t, "A to store the first words of its reply", func() bool {
+		var n int
+		raw.QueryRow(`SELECT count(*) FROM draft_batches WHERE drafts LIKE '%here %'`).Scan(&n)
+		return n > 0
+	})
 	live := followText(t, b, id)
-	waitFor(t, "B's stream to carry the words A's agent writes", func() bool { return strings.Contains(live(), "begins here") })
+	waitFor(t, "B's stream to carry the words A's agent wrote", func() bool { return strings.Contains(live(), "Instance reply begins here") })
 
 	// A dies mid-reply: B takes the run over, keeps the cut text, and Retry there finishes it.
 	a.cmd.Process.Signal(syscall.SIGKILL)
