@@ -260,7 +260,7 @@ func (db *DB) WrittenElsewhere(ctx context.Context, convID int64) (d domain.Draf
 		return d, false, nil
 	}
 	// Batches hold every conversation's text: those of this one are found by its key.
-	msgs, err := readDrafts(ctx, db.read, `owner <> ? AND drafts LIKE ?`, db.instance, `%{"c":`+strconv.FormatInt(convID, 10)+`,%`)
+	msgs, err := readDrafts(ctx, db.read, `owner <> ? AND strpos(drafts, ?) > 0`, db.instance, `{"c":`+strconv.FormatInt(convID, 10)+`,`)
 	if err != nil {
 		return d, false, fmt.Errorf("text written elsewhere: %w", err)
 	}
