@@ -1,11 +1,7 @@
 package web
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
-
-	"github.com/parley-chat/parley/static"
 )
 
 // Parley installs as a web app: a manifest, and a service worker that shows the Web Push
@@ -16,12 +12,8 @@ import (
 // its URL, and Parley's worker must see every page. Browsers check it for a new version
 // against the server, never a year-long cache.
 func (s *Server) handleServiceWorker(c echo.Context) error {
-	b, err := static.FS.ReadFile("sw.js")
-	if err != nil {
-		return err
-	}
 	c.Response().Header().Set("Cache-Control", "no-cache")
-	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", b)
+	return s.static.serve(c, "sw.js")
 }
 
 // handleManifest serves the web app manifest as the other static files are served, with the

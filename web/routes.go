@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -125,9 +126,11 @@ func (s *Server) handleHealth(c echo.Context) error {
 	return c.String(http.StatusOK, "ok\n")
 }
 
+// handleStatic serves an embedded asset: its URL carries the assets' version, so it is
+// cached for good.
 func (s *Server) handleStatic(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	return echo.WrapHandler(http.StripPrefix("/static/", http.FileServerFS(static.FS)))(c)
+	return s.static.serve(c, strings.TrimPrefix(c.Request().URL.Path, "/static/"))
 }
 
 // Routes lists the routes as "METHOD path", so that a test can hold every one of them to

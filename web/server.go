@@ -21,12 +21,14 @@ import (
 	"github.com/parley-chat/parley/eval"
 	"github.com/parley-chat/parley/notify"
 	"github.com/parley-chat/parley/runner"
+	"github.com/parley-chat/parley/static"
 	"github.com/parley-chat/parley/web/inbound/mcpserver"
 )
 
 // Server is Parley's HTTP front: pages, form posts and the SSE streams.
 type Server struct {
-	echo *echo.Echo
+	echo   *echo.Echo
+	static *staticFiles // the embedded assets, compressed once
 	// The database, in the groups the handlers need (see Store).
 	ledger    Ledger
 	questions Questions
@@ -210,8 +212,9 @@ func NewServer(opts NewServerOptions) *Server {
 	s.echo = echo.New()
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
+	s.static = newStaticFiles(static.FS)
 	s.routes()
-	s.handler = s.crossOriginProtection(s.echo)
+	s.handler = compressResponses(s.crossOriginProtection(s.echo))
 	return s
 }
 
