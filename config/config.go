@@ -89,6 +89,10 @@ type AgentConfig struct {
 	ApprovalTimeout duration `toml:"approval_timeout"`
 	EscalateAfter   duration `toml:"escalate_after"`
 	EscalateTo      string   `toml:"escalate_to"`
+	// Icon names the icon pages draw for the agent (see docs/config.md for the names);
+	// Starters are messages the home page offers to begin with.
+	Icon     string   `toml:"icon"`
+	Starters []string `toml:"starters"`
 }
 
 // MCPConfig is one [[agents.mcp]] entry: a tool server started as a command (stdio) or
@@ -167,7 +171,8 @@ var agentKeys = map[string]bool{"name": true, "title": true, "description": true
 	"card_url": true, "analyzer": true, "intake_share": true, "mcp": true,
 	"url": true, "headers": true, "bearer_token_env": true, "forwarded_props": true, "allow_email": true,
 	"command": true, "args": true, "env": true, "cwd": true, "max_sessions": true, "keep_alive": true, "ask_timeout": true,
-	"access": true, "approvers": true, "approvals": true, "approval_timeout": true, "escalate_after": true, "escalate_to": true}
+	"access": true, "approvers": true, "approvals": true, "approval_timeout": true, "escalate_after": true, "escalate_to": true,
+	"icon": true, "starters": true}
 
 // LoadAgents reads the agents from the config file (if any) and the PARLEY_OPENAI_* shortcut.
 // A file that cannot be read or parsed stops the start; a bad entry is a problem of that
@@ -336,6 +341,16 @@ func BuildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[s
 		}
 	}
 	return agents, policies, notes, problems
+}
+
+// Presentations are how the pages present the agents of the entries: by agent name, their
+// back end, icon and starter messages.
+func Presentations(cfgs []AgentConfig) map[string]domain.Presentation {
+	out := map[string]domain.Presentation{}
+	for _, c := range cfgs {
+		out[c.Name] = domain.Presentation{Kind: c.Backend, Icon: c.Icon, Starters: c.Starters}
+	}
+	return out
 }
 
 func buildAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error) {

@@ -437,3 +437,31 @@ model = "qwen2.5"
 		t.Fatalf("agents %d, problems %q", len(agents), problems)
 	}
 }
+
+// An entry's icon and starters reach the pages with its back end; an entry without them
+// presents nothing of its own.
+func TestPresentations(t *testing.T) {
+	cfgs, problems, err := LoadAgents(writeConfig(t, `
+[[agents]]
+name = "support"
+base_url = "http://127.0.0.1:1/v1"
+model = "m"
+icon = "circle-help"
+starters = ["Why was I charged twice?", "Reset my password"]
+
+[[agents]]
+name = "remote"
+backend = "a2a"
+card_url = "http://127.0.0.1:1/.well-known/agent-card.json"
+`), func(string) string { return "" })
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("LoadAgents: %v %v", err, problems)
+	}
+	looks := Presentations(cfgs)
+	if p := looks["support"]; p.Icon != "circle-help" || len(p.Starters) != 2 || p.Starters[1] != "Reset my password" {
+		t.Errorf("support presents %+v", p)
+	}
+	if p := looks["remote"]; p.Kind != "a2a" || p.Icon != "" || p.Starters != nil {
+		t.Errorf("remote presents %+v", p)
+	}
+}

@@ -18,6 +18,20 @@ type Info struct {
 	// Cancels says the agent stops its run when the person cancels one of its questions:
 	// each of its questions then offers Cancel beside Decline.
 	Cancels bool
+	// Kind is the agent's back end ("builtin", "openai", "a2a", "agui", "acp"): the pages tag
+	// the agent with it and draw its icon when it has none of its own.
+	Kind string
+	// Icon names the icon pages draw for the agent (one of views.Icon's); Starters are
+	// messages the home page offers to begin with. Both come from its [[agents]] entry.
+	Icon     string
+	Starters []string
+}
+
+// Presentation is how the pages present an agent, from its [[agents]] entry: its back end,
+// its icon and its starter messages (see Info).
+type Presentation struct {
+	Kind, Icon string
+	Starters   []string
 }
 
 // Trigger is why a step of an agent runs.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type Runner struct {
 	analyzer  domain.Analyzer
 	analyzers map[string]domain.Analyzer
 	policies  map[string]domain.Policy
+	looks     map[string]domain.Presentation
 	// notify wakes whoever delivers word of questions (a question routed to approvers).
 	notify func()
 	log    *slog.Logger
@@ -74,6 +76,8 @@ type Options struct {
 	// Policies say, by agent name, who may use each agent and whom its approval gates go
 	// to; an agent without one is everyone's, and its gates go to the conversation's owner.
 	Policies map[string]domain.Policy
+	// Looks are how the pages present agents (domain.Presentation), by agent name.
+	Looks map[string]domain.Presentation
 	// FlushEvery is how often text being written is stored (default 100 ms); FlushBytes
 	// stores it sooner once that much is waiting (default 256 KiB).
 	FlushEvery time.Duration
@@ -84,7 +88,7 @@ type Options struct {
 // ledger's commits to feed its Hub.
 func New(opts Options) *Runner {
 	r := &Runner{ledger: opts.Ledger, hub: NewHub(), agents: map[string]domain.Agent{}, log: opts.Logger, now: opts.Now,
-		analyzer: opts.Analyzer, analyzers: opts.Analyzers, policies: opts.Policies,
+		analyzer: opts.Analyzer, analyzers: opts.Analyzers, policies: opts.Policies, looks: opts.Looks,
 		wake: make(chan struct{}, 1), running: map[int64]*activeStep{}, unsettled: map[int64]*unsettledStep{}, outputs: map[*domain.StepOutput]int64{}, waiters: map[int64]chan domain.Resolution{},
 		flushEvery: opts.FlushEvery, flushBytes: opts.FlushBytes, flushNow: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
@@ -128,7 +132,7 @@ func (r *Runner) Watch() *Watch { return r.watch }
 func (r *Runner) Agents() []domain.Info {
 	out := make([]domain.Info, 0, len(r.agents))
 	for _, a := range r.agents {
-		out = append(out, a.Info())
+		out = append(out, r.info(a))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Title < out[j].Title })
 	return out
@@ -140,7 +144,20 @@ func (r *Runner) Agent(name string) (domain.Info, bool) {
 	if !ok {
 		return domain.Info{}, false
 	}
-	return a.Info(), true
+	return r.info(a), true
+}
+
+// info is an agent's Info as the pages present it (see Options.Looks).
+func (r *Runner) info(a domain.Agent) domain.Info {
+	info := a.Info()
+	if l, ok := r.looks[info.Name]; ok {
+		info.Kind = cmp.Or(info.Kind, l.Kind, "openai")
+		info.Icon = cmp.Or(l.Icon, info.Icon)
+		if len(l.Starters) > 0 {
+			info.Starters = l.Starters
+		}
+	}
+	return info
 }
 
 // Start interrupts steps a crash cut off, runs the queued ones and starts the deadline timer

@@ -30,7 +30,10 @@ func (e *PlatformEngineer) Info() domain.Info {
 		Description: "Built-in demo: prepares a GitHub pull request, a Jira issue or a configuration update, " +
 			"asking for the details in a form. Deterministic and offline: it tells you exactly what it " +
 			"would do and performs no external action.",
-		Builtin: true,
+		Builtin:  true,
+		Kind:     "builtin",
+		Icon:     "git-pull-request",
+		Starters: []string{"Open a pull request for the login fix", "File a Jira issue about the flaky login test", "Update the service's replica count"},
 	}
 }
 

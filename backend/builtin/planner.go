@@ -28,7 +28,10 @@ func (p *EventPlanner) Info() domain.Info {
 		Description: "Built-in demo workflow: a coordinator and four specialists (venue, budget, catering, " +
 			"logistics) plan an event and ask you through forms when something is missing. Deterministic " +
 			"and offline: its venues are illustrative and it books, orders or pays for nothing.",
-		Builtin: true,
+		Builtin:  true,
+		Kind:     "builtin",
+		Icon:     "calendar",
+		Starters: []string{"Plan a team offsite for 30 people in Lisbon", "Plan a birthday party for 12 people", "Organize a conference dinner for 80 guests"},
 	}
 }
 

@@ -81,6 +81,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
 		Policies:  policies,
+		Looks:     config.Presentations(cfgs),
 	})
 	logAccess(ctx, log, db, policies)
 	pools := startTools(configured, runner, log)
