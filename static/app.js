@@ -263,3 +263,19 @@ document.addEventListener('datastar-fetch', (e) => {
   if (own) own.textContent = text
   else notice(text)
 })
+
+// The home page: the chosen agent's starter messages show; one fills the message box.
+document.addEventListener('change', (e) => {
+  const r = e.target
+  if (!(r instanceof HTMLInputElement) || r.name !== 'agent' || !r.form?.classList.contains('start-form')) return
+  for (const s of r.form.querySelectorAll('.starters')) s.hidden = s.dataset.agent !== r.value
+})
+document.addEventListener('click', (e) => {
+  const b = e.target.closest('button.starter')
+  if (!b) return
+  const box = b.form?.querySelector('textarea[name=text]')
+  if (!box) return
+  box.value = b.dataset.starter
+  box.focus()
+  box.setSelectionRange(box.value.length, box.value.length)
+})

@@ -197,11 +197,32 @@ document.addEventListener('click', async (e) => {
     said = 'Copy failed'
   }
   // The name says what the button says, and what happened (a screen reader hears it).
-  b.textContent = said
+  const text = b.querySelector('.copy-label') || b
+  text.textContent = said
   b.setAttribute('aria-label', said)
   b.classList.add('done')
-  setTimeout(() => { b.textContent = 'Copy'; b.setAttribute('aria-label', label); b.classList.remove('done') }, 1500)
+  toast(said === 'Copied' ? 'Copied to the clipboard' : 'Could not copy: the browser refused')
+  setTimeout(() => { text.textContent = 'Copy'; b.setAttribute('aria-label', label); b.classList.remove('done') }, 1500)
 })
+
+// Toasts: a brief word of what happened in the background (a copy done, a question answered
+// elsewhere), shown for a few seconds and read out by screen readers.
+let toasts
+function toast (text) {
+  if (!toasts) {
+    toasts = document.createElement('div')
+    toasts.className = 'toasts'
+    toasts.setAttribute('role', 'status')
+    toasts.setAttribute('aria-live', 'polite')
+    document.body.append(toasts)
+  }
+  const t = document.createElement('p')
+  t.className = 'toast'
+  t.textContent = text
+  toasts.append(t)
+  setTimeout(() => t.remove(), 4000)
+}
+window.parleyToast = toast
 
 // Announcements for screen readers: a finished message once, whole; a new question.
 const announcer = document.createElement('div')
@@ -246,7 +267,23 @@ document.addEventListener('datastar-fetch', (e) => {
   if (free() && !document.querySelector('#thread .question.pending')) document.getElementById('message')?.focus({ preventScroll: true })
 })
 const knownQuestions = new Set([...document.querySelectorAll('#thread .question.pending')].map((q) => q.id))
+// The questions this page sent an answer to: one answered otherwise was answered elsewhere
+// (another tab, a colleague, the API), which a toast says.
+const answeredHere = new Set()
+document.addEventListener('submit', (e) => {
+  const q = e.target.closest?.('.question')
+  if (q) answeredHere.add(q.id)
+}, true)
+function settledQuestions () {
+  for (const id of knownQuestions) {
+    const q = document.getElementById(id)
+    if (q && q.classList.contains('pending')) continue
+    knownQuestions.delete(id)
+    if (q && !answeredHere.has(id) && q.querySelector('.outcome-answered')) toast('A question was answered elsewhere')
+  }
+}
 function newQuestions () {
+  settledQuestions()
   for (const q of document.querySelectorAll('#thread .question.pending')) {
     if (knownQuestions.has(q.id)) continue
     knownQuestions.add(q.id)

@@ -24,6 +24,8 @@ type Viewer struct {
 	// page shows (0: none).
 	Sidebar []domain.Conversation
 	Current int64
+	// Path is the path of the page shown (its top bar marks its own action).
+	Path string
 	// Theme is "light" or "dark" as the person chose, "" to follow the system.
 	Theme string
 	// TimeZone is the zone the person shows times in; "" for the browser's.
@@ -65,6 +67,8 @@ type Mode struct {
 	// Answers says the question shown alone is the viewer's to answer (its page, its form
 	// posted): for a group of theirs, routed or escalated to them.
 	Answers bool
+	// AgentIcon is the icon of the conversation's agent, drawn beside its messages.
+	AgentIcon string
 	// Asker is the viewer on whose behalf the conversation's routed questions are asked
 	// (its owner): they wait for those questions' people, and do not answer them.
 	Asker string

@@ -57,7 +57,7 @@ func (s *Server) writableConversation(c echo.Context) (domain.Conversation, erro
 // behalf.
 func (s *Server) modeFor(u domain.User, conv domain.Conversation) views.Mode {
 	k := domain.CapacityIn(u, conv, s.auth.StaffAnswer)
-	m := views.Mode{Owner: ownerName(conv), Name: u.Name, ReadOnly: !k.Owner, OnBehalfOf: k.OnBehalfOf}
+	m := views.Mode{Owner: ownerName(conv), Name: u.Name, ReadOnly: !k.Owner, OnBehalfOf: k.OnBehalfOf, AgentIcon: s.agentIcon(conv)}
 	if k.Owner {
 		m.Asker = u.Name
 	}

@@ -170,6 +170,15 @@ func conversationURL(id int64) string { return fmt.Sprintf("/c/%d", id) }
 func (s *Server) agentTitle(name string) string { return views.AgentTitle(s.runner.Agents(), name) }
 
 // conversationAgent is who the person talks with in conv, as pages and the API name them.
+// agentIcon is the icon drawn beside the messages of conv's agent.
+func (s *Server) agentIcon(conv domain.Conversation) string {
+	if conv.Inbound() {
+		return views.AgentIcon(domain.Info{Kind: "inbound"})
+	}
+	a, _ := s.runner.Agent(conv.Agent)
+	return views.AgentIcon(a)
+}
+
 func (s *Server) conversationAgent(conv domain.Conversation) string {
 	return views.ConversationAgent(s.runner.Agents(), conv)
 }

@@ -39,7 +39,7 @@ var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 // of questions waiting for them.
 func (s *Server) viewer(c echo.Context, u domain.User) views.Viewer {
 	r := c.Request()
-	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone}
+	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone, Path: r.URL.Path}
 	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
 		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
 		v.Live = m[2] != "" // a conversation's page has a stream of its own
@@ -144,7 +144,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 	if err != nil {
 		return err
 	}
-	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, pv.waiting, pv.latest))
+	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, p.u.TimeZone, pv.waiting, pv.latest))
 	if err != nil {
 		return err
 	}

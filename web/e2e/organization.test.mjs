@@ -137,6 +137,7 @@ access = ["group:ops"]
 
     // Signing out goes through the provider, and back to Parley's sign-in page.
     await phonePage.goto(parley.url + '/settings')
+    await phonePage.locator('.account-menu > summary').click() // the account menu holds Sign out
     await phonePage.getByRole('button', { name: 'Sign out' }).click()
     await phonePage.waitForURL(parley.url + '/login?signed_out=1')
     await phonePage.getByText('You are signed out.').waitFor()

@@ -146,7 +146,7 @@ test('the system dark theme is followed without a choice; the keyboard reaches e
     // Every control of the top bar and the sidebar is reached by Tab, in order.
     const reached = new Set()
     await page.locator('.skip-link').focus()
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 16; i++) {
       await page.keyboard.press('Tab')
       reached.add(await page.evaluate(() => document.activeElement.getAttribute('aria-label') || document.activeElement.textContent.trim().split('\n')[0]))
     }
