@@ -23,6 +23,13 @@ if (thread) {
     if (follow) scrollTo({ top: document.body.scrollHeight })
   }).observe(thread, { childList: true, subtree: true, characterData: true })
 }
+// The dock at the window's foot (plan, what the agent does, the message box) is fixed: the
+// conversation keeps room for it at its end, as tall as it is.
+const dock = document.querySelector('.dock')
+if (dock) {
+  const main = dock.closest('main')
+  new ResizeObserver(() => main.style.setProperty('--dock-h', dock.offsetHeight + 'px')).observe(dock)
+}
 
 // A message being written grows by "datastar" events (see views/markdown_stream.go and
 // web/sse.go): finished blocks of Markdown arrive rendered, once, and are never touched again;
@@ -53,7 +60,10 @@ document.addEventListener('datastar-fetch', (e) => {
   if ('a' in a && open) {
     // The HTML kept holds the text too, as the server's copy does: the next splice counts on it.
     open.mdHTML = open.mdHTML.replace('<i></i>', () => escapeHTML(a.a) + '<i></i>')
-    open.querySelector('i')?.before(a.a)
+    const caret = open.querySelector('i')
+    const prev = caret?.previousSibling
+    if (prev && prev.nodeType === Node.TEXT_NODE) prev.appendData(a.a) // one text grows: nothing moves
+    else caret?.before(a.a)
   }
   if ('f' in a && open) {
     open.querySelector('i')?.remove()

@@ -156,7 +156,13 @@ function syncNotify () {
   const can = 'Notification' in window && Notification.permission !== 'denied'
   for (const b of notifyToggles) {
     b.hidden = !can
-    b.textContent = notifyOn() ? 'Turn off notifications' : 'Turn on notifications'
+    const label = notifyOn() ? 'Turn off notifications' : 'Turn on notifications'
+    if (b.classList.contains('icon-button')) { // an icon: its name says it
+      b.setAttribute('aria-label', label)
+      b.title = label
+    } else {
+      b.textContent = label
+    }
     b.setAttribute('aria-pressed', String(notifyOn()))
   }
   for (const p of document.querySelectorAll('.notify-unsupported')) p.hidden = can

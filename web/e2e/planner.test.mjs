@@ -30,16 +30,21 @@ test('event planner: forms, invalid answer, reload, kill -9 and restart', async 
     await assert.doesNotReject(page.locator('#thread').getByText('four specialists').waitFor())
     await submit(page)
 
-    // The plan collapses together with its history; the "N updates" badge stays visible.
+    // The plan sits folded on the line above the message box: its summary says the step at
+    // hand and how far along it is, with the "N updates" badge; opened, the current plan
+    // unfolds with its history, and folds again.
     const plan = page.locator('#plan')
-    await plan.locator('.plan-current').waitFor()
+    await plan.locator('summary').first().waitFor()
+    assert.match(await plan.locator('summary').first().innerText(), /Execution plan[\s\S]*of \d+ done/)
     const before = Number((await page.locator('#plan-updates').innerText()).split(' ')[0])
     assert.ok(before >= 2, `want several plan updates, got ${before}`)
+    assert.equal(await plan.locator('.plan-current').isVisible(), false, 'folded at first')
+    await plan.locator('summary').first().click()
+    await plan.locator('.plan-current').waitFor()
+    assert.ok(await page.locator('.plan-history').isVisible())
     await plan.locator('summary').first().click()
     await page.locator('#plan .plan-current').waitFor({ state: 'hidden' })
     assert.ok(await page.locator('#plan-updates').isVisible())
-    assert.equal(await page.locator('.plan-history').isVisible(), false)
-    await plan.locator('summary').first().click()
 
     // Form 2: a selection among three venues.
     const choice = page.getByLabel('Your choice')
