@@ -74,7 +74,7 @@ func Devices(d DevicesData) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(d.Devices) == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"empty\">No device is notified yet.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"empty\">No device is notified yet. Turn on notifications on this device, or on your phone, to add it.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -86,7 +86,7 @@ func GroupsPage(d GroupsData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(d.Groups) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"empty\">No groups yet.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"empty\">No groups yet. Make one below, then add its members: an agent’s questions and approvals can then go to it.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -502,7 +502,7 @@ func accessTokens(d SettingsData) templ.Component {
 			}
 		}
 		if len(d.AccessTokens) == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<p class=\"empty\">You have no access tokens.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<p class=\"empty\">You have no access tokens. Make one below for <code>parley chat</code> or a script.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
