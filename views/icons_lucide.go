@@ -15,6 +15,7 @@ var lucideIcons = map[string]string{
 	"chart-column":        `<path d="M3 3v16a2 2 0 0 0 2 2h16" /><path d="M18 17V9" /><path d="M13 17V5" /><path d="M8 17v-3" />`,
 	"check":               `<path d="M20 6 9 17l-5-5" />`,
 	"chevron-down":        `<path d="m6 9 6 6 6-6" />`,
+	"chevron-left":        `<path d="m15 18-6-6 6-6" />`,
 	"chevron-right":       `<path d="m9 18 6-6-6-6" />`,
 	"circle-alert":        `<circle cx="12" cy="12" r="10" /><line x1="12" x2="12" y1="8" y2="12" /><line x1="12" x2="12.01" y1="16" y2="16" />`,
 	"circle-check":        `<circle cx="12" cy="12" r="10" /><path d="m16 9-5.5 5.5L8 12" />`,

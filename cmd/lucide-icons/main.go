@@ -28,7 +28,7 @@ import (
 // commit both generated files.
 var names = []string{
 	"archive", "arrow-up", "bell", "bot", "calendar", "chart-column", "check",
-	"chevron-down", "chevron-right", "circle-alert", "circle-check", "circle-help",
+	"chevron-down", "chevron-left", "chevron-right", "circle-alert", "circle-check", "circle-help",
 	"circle-x", "clipboard-check", "clock", "code", "copy", "download", "ellipsis",
 	"external-link", "file", "file-text", "filter", "folder", "git-branch",
 	"git-pull-request", "globe", "history", "hourglass", "image", "inbox", "info",
