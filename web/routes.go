@@ -19,6 +19,7 @@ func (s *Server) routes() {
 	e := s.echo
 	e.Use(s.logRequests, s.recoverPanics, s.secureHeaders, s.limitBody)
 	e.GET("/healthz", s.handleHealth)
+	e.GET("/robots.txt", handleRobots)
 	if s.metricsAccess.enabled() {
 		e.GET("/metrics", s.handleMetrics) // its own bearer token, or open
 	}
@@ -143,4 +144,11 @@ func (s *Server) Routes() []string {
 		}
 	}
 	return out
+}
+
+// handleRobots asks crawlers to keep out: Parley's pages are people's conversations, behind a
+// sign-in, and a crawler that followed /robots.txt to the sign-in page would read it wrong.
+func handleRobots(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.String(http.StatusOK, "User-agent: *\nDisallow: /\n")
 }
