@@ -319,3 +319,18 @@ new MutationObserver(() => {
 }).observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['data-waiting', 'datetime'] })
 showTimes(document)
 syncWaiting()
+
+// Menus (the account menu, a conversation's Manage): Escape closes the open one and gives
+// its button the focus back; a click elsewhere closes it.
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape') return
+  const open = document.querySelector('details.menu[open], details.conv-menu[open]')
+  if (!open) return
+  open.open = false
+  open.querySelector('summary')?.focus()
+})
+document.addEventListener('click', (e) => {
+  for (const m of document.querySelectorAll('details.menu[open]')) {
+    if (!m.contains(e.target)) m.open = false
+  }
+})

@@ -153,6 +153,14 @@ test('the system dark theme is followed without a choice; the keyboard reaches e
     for (const want of ['Conversations', 'Parley', 'Theme: system (change)', 'New conversation', 'Archived', 'Settings']) {
       assert.ok([...reached].some((r) => r.startsWith(want)), `Tab reaches ${want}: ${[...reached].join(', ')}`)
     }
+    // The account menu opens from the keyboard, and Escape closes it, the focus back on it.
+    const account = page.locator('.account-menu > summary')
+    await account.focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('link', { name: 'Archived conversations' }).waitFor()
+    await page.keyboard.press('Escape')
+    await page.getByRole('link', { name: 'Archived conversations' }).waitFor({ state: 'hidden' })
+    assert.equal(await page.evaluate(() => document.activeElement.closest('.account-menu') !== null), true, 'the focus is back on the menu')
   } finally {
     await context.close()
     await parley.stop()
