@@ -89,7 +89,7 @@ type AgentConfig struct {
 	ApprovalTimeout duration `toml:"approval_timeout"`
 	EscalateAfter   duration `toml:"escalate_after"`
 	EscalateTo      string   `toml:"escalate_to"`
-	// Icon names the icon pages draw for the agent (see docs/config.md for the names);
+	// Icon names the icon pages draw for the agent (see docs/configuration.md);
 	// Starters are messages the home page offers to begin with.
 	Icon     string   `toml:"icon"`
 	Starters []string `toml:"starters"`

@@ -156,11 +156,16 @@ func (r *Runner) followedElsewhere(conversationID int64) {
 // writtenElsewhere writes into the hub the text of the message another instance is writing
 // in the conversation, as its drafts stored hold it: message msg's only, when msg is not "".
 func (r *Runner) writtenElsewhere(conversationID int64, msg string) {
-	d, ok, err := r.ledger.WrittenElsewhere(context.WithoutCancel(r.ctx), conversationID)
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second) // a read: given up on Stop
+	defer cancel()
+	d, ok, err := r.ledger.WrittenElsewhere(ctx, conversationID)
 	switch {
 	case err != nil:
-		r.log.Error("live text of another instance", "conversation", conversationID, "error", err)
-	case ok && (msg == "" || d.MessageID == msg):
+		if r.ctx.Err() == nil {
+			r.log.Error("live text of another instance", "conversation", conversationID, "error", err)
+		}
+	case ok && (msg == "" || d.MessageID == msg) && r.hub.Followed(conversationID):
+		// Followed still: a stream that went meanwhile leaves the hub nothing to hold.
 		r.hub.RunWriter(conversationID, d.RunID, 0, d.MessageID, d.Author).WriteAt(0, d.Text)
 	}
 }

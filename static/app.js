@@ -27,8 +27,7 @@ if (thread) {
 // conversation keeps room for it at its end, as tall as it is.
 const dock = document.querySelector('.dock')
 if (dock) {
-  const main = dock.closest('main')
-  new ResizeObserver(() => main.style.setProperty('--dock-h', dock.offsetHeight + 'px')).observe(dock)
+  new ResizeObserver(() => document.documentElement.style.setProperty('--dock-h', dock.offsetHeight + 'px')).observe(dock)
 }
 
 // A message being written grows by "datastar" events (see views/markdown_stream.go and

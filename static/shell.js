@@ -213,15 +213,13 @@ document.addEventListener('click', async (e) => {
 
 // Toasts: a brief word of what happened in the background (a copy done, a question answered
 // elsewhere), shown for a few seconds and read out by screen readers.
-let toasts
+// The live region is in the page from the start: one made as it is filled is often not read.
+const toasts = document.createElement('div')
+toasts.className = 'toasts'
+toasts.setAttribute('role', 'status')
+toasts.setAttribute('aria-live', 'polite')
+document.body.append(toasts)
 function toast (text) {
-  if (!toasts) {
-    toasts = document.createElement('div')
-    toasts.className = 'toasts'
-    toasts.setAttribute('role', 'status')
-    toasts.setAttribute('aria-live', 'polite')
-    document.body.append(toasts)
-  }
   const t = document.createElement('p')
   t.className = 'toast'
   t.textContent = text
@@ -324,7 +322,7 @@ syncWaiting()
 // its button the focus back; a click elsewhere closes it.
 document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape') return
-  const open = document.querySelector('details.menu[open], details.conv-menu[open]')
+  const open = document.querySelector('details.menu[open], details.conv-menu[open], details.plan[open]')
   if (!open) return
   open.open = false
   open.querySelector('summary')?.focus()

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,15 +79,68 @@ func TestDB_InstancesHearEachOther(t *testing.T) {
 	if text.String() != "Hello world" {
 		t.Errorf("B heard drafts %+v", drafts)
 	}
-	if got, ok, err := b.WrittenElsewhere(ctx, c.ID); err != nil || !ok || got.Text != "Hello world" || got.MessageID != "1-1" {
+}
+
+// WrittenElsewhere gives another instance the message a step of A is writing, whole, while it
+// is being written: not to A, not for another conversation, not once it is finished (though
+// the batch holding it stays for another conversation's message), not once the step ended.
+func TestDB_WrittenElsewhere(t *testing.T) {
+	url := storetest.Schema(t)
+	a, b := storetest.Open(t, url), storetest.Open(t, url)
+	ctx := t.Context()
+	begin := func(text string) (domain.Conversation, int64, int64) {
+		t.Helper()
+		c, err := a.CreateConversation(ctx, 0, "tester", text, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		step, err := stepOf(a.StartRun(ctx, c.ID, domain.Message{Text: text, Author: "ann"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, in, err := a.BeginStep(ctx, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, step, in.RunID
+	}
+	c, step, run := begin("one")
+	other, _, otherRun := begin("two")
+	for _, batch := range [][]domain.Draft{
+		{{ConversationID: c.ID, RunID: run, MessageID: "1-1", Author: "Bot", Text: "Hello "}, {ConversationID: other.ID, RunID: otherRun, MessageID: "2-1", Author: "Bot", Text: "Other"}},
+		{{ConversationID: c.ID, RunID: run, MessageID: "1-1", Author: "Bot", At: 6, Text: "world"}},
+	} {
+		if err := a.SaveDrafts(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nothing := func(who string, db interface {
+		WrittenElsewhere(context.Context, int64) (domain.Draft, bool, error)
+	}, conv int64) {
+		t.Helper()
+		if got, ok, err := db.WrittenElsewhere(ctx, conv); err != nil || ok {
+			t.Errorf("%s: WrittenElsewhere(%d) = %+v, %v, %v; want nothing", who, conv, got, ok, err)
+		}
+	}
+	if got, ok, err := b.WrittenElsewhere(ctx, c.ID); err != nil || !ok || got.Text != "Hello world" || got.MessageID != "1-1" || got.RunID != run {
 		t.Errorf("B: WrittenElsewhere = %+v, %v, %v; want A's message 1-1 whole", got, ok, err)
 	}
-	if got, ok, err := a.WrittenElsewhere(ctx, c.ID); err != nil || ok {
-		t.Errorf("A: WrittenElsewhere = %+v, %v, %v; want nothing (A writes it)", got, ok, err)
+	nothing("A, which writes it", a, c.ID)
+	nothing("B, a conversation with none", b, other.ID+1)
+
+	// The message is finished, its step goes on: the other conversation's text keeps the first
+	// batch, and with it the start of this message, which is not being written any more.
+	if _, err := a.AppendEvent(ctx, domain.Event{ConversationID: c.ID, RunID: run, Kind: domain.EventAgentMessage, MessageID: "1-1", Author: "Bot", Text: "Hello world"}); err != nil {
+		t.Fatal(err)
 	}
-	if got, ok, err := b.WrittenElsewhere(ctx, c.ID+1); err != nil || ok {
-		t.Errorf("B: WrittenElsewhere of another conversation = %+v, %v, %v; want nothing", got, ok, err)
+	nothing("B, once the message is finished", b, c.ID)
+	if got, ok, err := b.WrittenElsewhere(ctx, other.ID); err != nil || !ok || got.Text != "Other" {
+		t.Errorf("B: the other conversation's message = %+v, %v, %v", got, ok, err)
 	}
+	if _, err := a.FinishStep(ctx, step, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	nothing("B, once the step ended", b, c.ID)
 }
 
 // A conversation renamed, archived or deleted on one instance is heard of, with its owner,

@@ -254,22 +254,45 @@ func (db *DB) heardDrafts(ctx context.Context, id int64) error {
 
 // WrittenElsewhere is the message another instance is writing in the conversation, whole
 // as its drafts stored so far hold it (At 0), for an instance that follows it from the
-// middle; ok is false when none is (and always on SQLite: one instance writes).
+// middle; ok is false when none is (and always on SQLite: one instance writes). Drafts
+// outlive their message (a batch goes once none of its messages is open): only the newest
+// message of a run whose step another instance has started counts, and only while no
+// finished form of it is in the log.
 func (db *DB) WrittenElsewhere(ctx context.Context, convID int64) (d domain.Draft, ok bool, err error) {
 	if !db.pg {
 		return d, false, nil
+	}
+	var run int64
+	err = db.read.QueryRowContext(ctx, `SELECT s.run_id FROM steps s JOIN runs r ON r.id = s.run_id
+		WHERE r.conversation_id = ? AND s.state = 'started' AND s.owner <> ? ORDER BY s.id DESC LIMIT 1`, convID, db.instance).Scan(&run)
+	if err == sql.ErrNoRows {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, fmt.Errorf("text written elsewhere: %w", err)
 	}
 	// Batches hold every conversation's text: those of this one are found by its key.
 	msgs, err := readDrafts(ctx, db.read, `owner <> ? AND strpos(drafts, ?) > 0`, db.instance, `{"c":`+strconv.FormatInt(convID, 10)+`,`)
 	if err != nil {
 		return d, false, fmt.Errorf("text written elsewhere: %w", err)
 	}
-	m := msgs[convID]
-	if len(m) == 0 {
+	var last *domain.Event
+	for i, m := range msgs[convID] { // ordered as made
+		if m.RunID == run {
+			last = &msgs[convID][i]
+		}
+	}
+	if last == nil {
 		return d, false, nil
 	}
-	last := m[len(m)-1] // ordered as made: the newest is the one still being written
-	return domain.Draft{ConversationID: convID, RunID: last.RunID, MessageID: last.MessageID, Author: last.Author, Text: last.Text}, true, nil
+	var ended bool
+	key, _ := json.Marshal(map[string]string{"message_id": last.MessageID})
+	err = db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE conversation_id = ? AND run_id = ?
+		AND kind = ? AND strpos(payload, ?) > 0)`, convID, run, string(domain.EventAgentMessage), strings.Trim(string(key), "{}")).Scan(&ended)
+	if err != nil || ended {
+		return d, false, err
+	}
+	return domain.Draft{ConversationID: convID, RunID: run, MessageID: last.MessageID, Author: last.Author, Text: last.Text}, true, nil
 }
 
 // ObserveRemote sets what the hub hears of the other instances (see domain.Remote).

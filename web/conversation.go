@@ -169,8 +169,7 @@ func conversationURL(id int64) string { return fmt.Sprintf("/c/%d", id) }
 // agentTitle is an agent's title as pages show it; its name for an agent no longer served.
 func (s *Server) agentTitle(name string) string { return views.AgentTitle(s.runner.Agents(), name) }
 
-// conversationAgent is who the person talks with in conv, as pages and the API name them.
-// agentIcon is the icon drawn beside the messages of conv's agent.
+// agentIcon is the icon drawn beside the messages of conv's agent: its own, else its back end's.
 func (s *Server) agentIcon(conv domain.Conversation) string {
 	if conv.Inbound() {
 		return views.AgentIcon(domain.Info{Kind: "inbound"})
@@ -179,6 +178,7 @@ func (s *Server) agentIcon(conv domain.Conversation) string {
 	return views.AgentIcon(a)
 }
 
+// conversationAgent is who the person talks with in conv, as pages and the API name them.
 func (s *Server) conversationAgent(conv domain.Conversation) string {
 	return views.ConversationAgent(s.runner.Agents(), conv)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/parley-chat/parley/domain"
 	"github.com/parley-chat/parley/runner"
 	"github.com/parley-chat/parley/store"
+	"github.com/parley-chat/parley/views"
 	"github.com/parley-chat/parley/web"
 	"github.com/parley-chat/parley/web/inbound/a2aserver"
 )
@@ -70,6 +71,11 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		built[a.Info().Name] = true
 	}
 	analyzer, analyzers := config.BuildAnalyzers(cfgs, built, settings, getenv, log)
+	for _, c := range cfgs {
+		if c.Icon != "" && !views.HasIcon(c.Icon) {
+			log.Warn("agent icon not known: its back end's is drawn", "agent", c.Name, "icon", c.Icon)
+		}
+	}
 	for name, note := range notes {
 		log.Warn("agent for staff only", "agent", name, "why", note)
 	}

@@ -5,154 +5,76 @@
 // scores and the audits that fail are printed and written to
 // test-results/lighthouse/summary.json.
 //
-// Lighthouse drives Debian's chromium through its debugging port on 127.0.0.1 and sends the
-// signed-in person's session cookie with every request; nothing leaves loopback (checked on
-// every run's requests).
+// Each run is a process of its own (lighthouse-run.mjs) with a chromium of its own, driven
+// through its debugging port on 127.0.0.1, sending the signed-in person's session cookie
+// with every request; nothing leaves loopback (checked on every run's requests).
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { execFile } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import lighthouse from 'lighthouse'
-import desktopConfig from 'lighthouse/core/config/desktop-config.js'
-import { NetworkMonitor } from 'lighthouse/core/gather/driver/network-monitor.js'
-import Trace from 'lighthouse/core/gather/gatherers/trace.js'
+import { promisify } from 'node:util'
 import { launch, results } from './harness.mjs'
 import { mainPages } from './main-pages.mjs'
 
 const categories = ['accessibility', 'best-practices', 'performance', 'seo']
 const floor = { accessibility: 0.95, 'best-practices': 0.95 }
-const formFactors = { mobile: undefined, desktop: desktopConfig }
+const formFactors = ['mobile', 'desktop']
 
 const out = join(results, 'lighthouse')
 mkdirSync(out, { recursive: true })
 
-// Lighthouse waits for the page's network to go quiet before it audits: no request of high
-// priority open for a while. It leaves out server-sent events read by an EventSource, which
-// stay open, but not those read by fetch, as Datastar reads the pages' streams (/live, a
-// conversation's /stream): every run would wait out its 45 s limit and warn that the page
-// loaded too slowly. A response of type text/event-stream is left out the same way here
-// (the check is Lighthouse 12.2.3's, with that one condition more).
-NetworkMonitor.prototype.isCriticalIdle = function () {
-  if (!this._networkRecorder) return false
-  const requests = this._networkRecorder.getRawRecords()
-  const rootFrameId = requests.find((r) => r.resourceType === 'Document')?.frameId
-  return this._isIdlePeriod(0, (r) =>
-    r.frameId === rootFrameId &&
-    r.resourceType !== 'WebSocket' && r.resourceType !== 'EventSource' && r.mimeType !== 'text/event-stream' &&
-    (r.priority === 'VeryHigh' || r.priority === 'High'))
-}
-
-// Chromium now names the frame reporter's trace arguments frame_reporter, not
-// chrome_frame_reporter as the trace engine of Lighthouse 12.2.3 reads them: without both
-// names, its screenshots handler throws, and with it every audit that needs the trace's
-// elements (the largest paint, the layout shifts, render-blocking resources) errors.
-const collectTrace = Trace.endTraceAndCollectEvents
-Trace.endTraceAndCollectEvents = async function (session) {
-  const trace = await collectTrace.call(this, session)
-  for (const e of trace.traceEvents) {
-    if (e.name === 'PipelineReporter' && e.args?.frame_reporter && !e.args.chrome_frame_reporter) e.args.chrome_frame_reporter = e.args.frame_reporter
-  }
-  return trace
-}
-
-// startChromium runs Debian's chromium for Lighthouse alone (Playwright, connected to a
-// browser, would attach to the tabs Lighthouse opens too), headless, with its debugging port
-// on loopback (chosen by chromium, read from its profile), and with no name but loopback's
-// resolving.
-async function startChromium () {
-  const profile = mkdtempSync(join(tmpdir(), 'parley-lighthouse-'))
-  const proc = spawn(process.env.CHROMIUM || '/usr/bin/chromium', [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-default-apps', '--disable-extensions', '--mute-audio', '--no-default-browser-check',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    '--remote-debugging-address=127.0.0.1', '--remote-debugging-port=0',
-    `--user-data-dir=${profile}`, 'about:blank'
-  ], { stdio: 'ignore' })
-  const exited = new Promise((resolve) => proc.once('exit', resolve))
-  const end = Date.now() + 20_000
-  for (;;) {
-    try {
-      const port = Number(readFileSync(join(profile, 'DevToolsActivePort'), 'utf8').split('\n')[0])
-      if (port) {
-        return {
-          port,
-          stop: async () => {
-            if (proc.exitCode === null) proc.kill()
-            await exited
-            rmSync(profile, { recursive: true, force: true })
-          }
-        }
-      }
-    } catch {}
-    if (proc.exitCode !== null || Date.now() > end) throw new Error('chromium did not open its debugging port')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-let browser, chrome, parley, pages, cookie
+let parley, pages, cookie
 const summary = {}
 before(async () => {
-  browser = await launch()
-  const main = await mainPages(browser)
-  parley = main.parley
-  pages = main.pages
-  cookie = main.cookie
-  await browser.close()
-  chrome = await startChromium()
+  const browser = await launch()
+  try {
+    const main = await mainPages(browser)
+    parley = main.parley
+    pages = main.pages
+    cookie = main.cookie
+  } finally {
+    await browser.close()
+  }
 })
 after(async () => {
-  await browser?.close()
-  await chrome?.stop()
   await parley?.stop()
   writeFileSync(join(out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n')
 })
-
-// failing lists the audits that do not pass as Lighthouse's report shows them (a score below
-// 0.9; 0 or 1 for a pass/fail one), with the categories that count them.
-function failing (lhr) {
-  const where = {}
-  for (const [id, c] of Object.entries(lhr.categories)) {
-    for (const ref of c.auditRefs) (where[ref.id] ??= []).push(id)
-  }
-  return Object.values(lhr.audits)
-    .filter((a) => a.scoreDisplayMode === 'error' || (a.score !== null && a.score < 0.9 && ['binary', 'numeric', 'metricSavings'].includes(a.scoreDisplayMode)))
-    .map((a) => ({ id: a.id, title: a.title, score: a.score, categories: where[a.id] ?? [], ...(a.errorMessage ? { error: a.errorMessage } : {}) }))
-}
 
 const loopback = (u) => /^(data|blob|about|chrome-extension):/.test(u) || ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(u).hostname)
 
 test('Lighthouse on the main pages, as a phone and as a desk', async (t) => {
   for (const [name, path] of Object.entries(pages)) {
-    for (const [formFactor, config] of Object.entries(formFactors)) {
+    for (const formFactor of formFactors) {
       await t.test(`${name} (${path}), ${formFactor}`, async () => {
-        const r = await lighthouse(parley.url + path, {
-          port: chrome.port,
-          hostname: '127.0.0.1',
-          output: 'json',
-          logLevel: 'error',
-          onlyCategories: categories,
-          extraHeaders: { Cookie: cookie }
-        }, config)
-        const { lhr } = r
-        const scores = Object.fromEntries(categories.map((c) => [c, lhr.categories[c]?.score ?? null]))
-        const fails = failing(lhr)
-        ;(summary[name] ??= { path })[formFactor] = {
-          scores,
-          failing: fails,
-          warnings: lhr.runWarnings,
-          finalUrl: lhr.finalDisplayedUrl
+        const file = join(out, `${name}-${formFactor}.json`)
+        // A run that does not finish (chromium starved on a busy machine, Lighthouse's own
+        // runtime error) is run once more; a score is never run again.
+        let r
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await promisify(execFile)(process.execPath, [join(import.meta.dirname, 'lighthouse-run.mjs'), parley.url + path, formFactor, file], {
+              env: { ...process.env, PARLEY_COOKIE: cookie },
+              timeout: 150_000
+            })
+            r = JSON.parse(readFileSync(file, 'utf8'))
+            if (!r.runtimeError || attempt === 2) break
+            console.log(`  run ${attempt} of ${name} ${formFactor} did not finish: ${JSON.stringify(r.runtimeError)}`)
+          } catch (e) {
+            if (attempt === 2) throw new Error(`Lighthouse on ${name} (${formFactor}) did not finish: ${e.message}\n${e.stderr ?? ''}`)
+            console.log(`  run ${attempt} of ${name} ${formFactor} did not finish: ${e.message.split('\n')[0]}\n${(e.stderr ?? '').slice(-2000)}`)
+          }
         }
+        const { scores, failing: fails } = r
+        ;(summary[name] ??= { path })[formFactor] = { scores, failing: fails, warnings: r.warnings, finalUrl: r.finalUrl }
         console.log(`${name} ${formFactor}: ${categories.map((c) => `${c} ${scores[c]}`).join(', ')}`)
         for (const f of fails) console.log(`  ${f.id} (${f.categories.join(', ')}; ${f.score}): ${f.title}`)
-        for (const w of lhr.runWarnings) console.log(`  warning: ${w}`)
+        for (const w of r.warnings) console.log(`  warning: ${w}`)
 
-        assert.equal(lhr.runtimeError, undefined, 'Lighthouse ran')
-        assert.equal(new URL(lhr.finalDisplayedUrl).pathname, path, 'the page itself was audited, not a sign-in')
-        const requested = r.artifacts.DevtoolsLog.filter((e) => e.method === 'Network.requestWillBeSent').map((e) => e.params.request.url)
-        assert.deepEqual(requested.filter((u) => !loopback(u)), [], 'nothing but loopback was asked for')
+        assert.equal(r.runtimeError, undefined, 'Lighthouse ran')
+        assert.equal(new URL(r.finalUrl).pathname, path, 'the page itself was audited, not a sign-in')
+        assert.deepEqual(r.requested.filter((u) => !loopback(u)), [], 'nothing but loopback was asked for')
         for (const [c, min] of Object.entries(floor)) {
           assert.ok(scores[c] >= min, `${c} ${scores[c]} < ${min} on ${name} (${formFactor}): ${fails.filter((f) => f.categories.includes(c)).map((f) => f.id).join(', ')}`)
         }
