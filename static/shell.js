@@ -68,6 +68,15 @@ function setTheme (t) {
 }
 window.parleySetTheme = setTheme
 
+// The browser's zone, for a person who set none in Settings: the server groups the sidebar's
+// days in it from the next page on.
+try {
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone
+  if (tz && !document.cookie.split('; ').includes('parley_tz=' + encodeURIComponent(tz))) {
+    document.cookie = `parley_tz=${encodeURIComponent(tz)}; path=/; max-age=31536000; samesite=lax`
+  }
+} catch {}
+
 // Times: the server writes UTC; here each shows in the person's time zone (their setting, or
 // the browser's), the exact moment on hover.
 const zone = root.dataset.tz || undefined

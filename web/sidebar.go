@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,6 +25,23 @@ const sidebarSize = 50
 // it pages follow the system's.
 const themeCookie = "parley_theme"
 
+// zoneCookie holds the browser's time zone (shell.js keeps it): the zone of a person who set
+// none, for what the server groups by day (the sidebar).
+const zoneCookie = "parley_tz"
+
+// withZone is u with the zone its days are seen in: their setting, else their browser's.
+func withZone(r *http.Request, u domain.User) domain.User {
+	if u.TimeZone != "" {
+		return u
+	}
+	if ck, err := r.Cookie(zoneCookie); err == nil {
+		if z, err := url.QueryUnescape(ck.Value); err == nil && validZone(z) {
+			u.TimeZone = z
+		}
+	}
+	return u
+}
+
 // themeOf is the theme the person chose in this browser: "light", "dark", or "" for the
 // system's.
 func themeOf(r *http.Request) string {
@@ -39,7 +57,7 @@ var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 // of questions waiting for them.
 func (s *Server) viewer(c echo.Context, u domain.User) views.Viewer {
 	r := c.Request()
-	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone, Path: r.URL.Path}
+	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: withZone(r, u).TimeZone, Path: r.URL.Path}
 	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
 		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
 		v.Live = m[2] != "" // a conversation's page has a stream of its own
@@ -162,7 +180,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 // the waiting count current. It counts among the person's open streams.
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
-	st := &liveStream{s: s, u: currentUser(c), req: identity(c.Request()), current: current, version: c.QueryParam("v"),
+	st := &liveStream{s: s, u: withZone(c.Request(), currentUser(c)), req: identity(c.Request()), current: current, version: c.QueryParam("v"),
 		access: accessKey(currentUser(c), s.viewerGroups(c))}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }

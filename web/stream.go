@@ -38,7 +38,7 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u := currentUser(c)
+	u := withZone(c.Request(), currentUser(c))
 	st := &liveStream{s: s, u: u, conv: conv, owner: conv.UserID, current: conv.ID, Tail: runner.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: mode, access: accessKey(u, mode.Groups), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
