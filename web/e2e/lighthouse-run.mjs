@@ -4,12 +4,14 @@
 // still calls on a tab it closed); in a process of its own that ends with the process, and
 // never fails a later test.
 //
-//   node web/e2e/lighthouse-run.mjs URL mobile|desktop OUT.json   (PARLEY_COOKIE: the session)
+//   node web/e2e/lighthouse-run.mjs URL mobile|desktop OUT.json   (PARLEY_COOKIE: the session,
+//   as a Cookie header: "name=value; ...")
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import lighthouse from 'lighthouse'
+import puppeteer from 'puppeteer-core'
 import desktopConfig from 'lighthouse/core/config/desktop-config.js'
 import { NetworkMonitor } from 'lighthouse/core/gather/driver/network-monitor.js'
 import Trace from 'lighthouse/core/gather/gatherers/trace.js'
@@ -96,13 +98,23 @@ function failing (lhr) {
 const chrome = await startChromium()
 let r
 try {
+  // The session goes in the browser's cookies (kept: no storage reset), so that the page's
+  // own requests (its streams, read by fetch) carry it as a browser's do.
+  const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}` })
+  const tab = await browser.newPage()
+  await tab.setCookie(...(process.env.PARLEY_COOKIE || '').split('; ').filter(Boolean).map((kv) => {
+    const i = kv.indexOf('=')
+    return { name: kv.slice(0, i), value: kv.slice(i + 1), url: new URL(url).origin, httpOnly: true, sameSite: 'Lax' }
+  }))
+  await tab.close()
+  await browser.disconnect()
   r = await lighthouse(url, {
     port: chrome.port,
     hostname: '127.0.0.1',
     output: 'json',
     logLevel: 'error',
     onlyCategories: categories,
-    extraHeaders: { Cookie: process.env.PARLEY_COOKIE || '' }
+    disableStorageReset: true
   }, formFactor === 'desktop' ? desktopConfig : undefined)
 } finally {
   await chrome.stop()

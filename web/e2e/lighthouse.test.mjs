@@ -75,6 +75,8 @@ test('Lighthouse on the main pages, as a phone and as a desk', async (t) => {
         assert.equal(r.runtimeError, undefined, 'Lighthouse ran')
         assert.equal(new URL(r.finalUrl).pathname, path, 'the page itself was audited, not a sign-in')
         assert.deepEqual(r.requested.filter((u) => !loopback(u)), [], 'nothing but loopback was asked for')
+        const streams = r.requested.filter((u) => /\/(live|stream)\?/.test(new URL(u).pathname + '?'))
+        assert.ok(streams.length <= 2, `the page's stream stays open, signed in: ${streams.length} requests of it`)
         for (const [c, min] of Object.entries(floor)) {
           assert.ok(scores[c] >= min, `${c} ${scores[c]} < ${min} on ${name} (${formFactor}): ${fails.filter((f) => f.categories.includes(c)).map((f) => f.id).join(', ')}`)
         }
