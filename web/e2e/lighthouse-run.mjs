@@ -73,7 +73,11 @@ async function startChromium () {
           stop: async () => {
             if (proc.exitCode === null) proc.kill()
             await exited
-            rmSync(profile, { recursive: true, force: true })
+            // Chromium's helpers can still be writing its profile as it exits: its removal is
+            // tried a while, and a profile left in the temporary folder fails nothing.
+            try {
+              rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
+            } catch {}
           }
         }
       }
