@@ -99,6 +99,14 @@ function failing (lhr) {
     .map((a) => ({ id: a.id, title: a.title, score: a.score, categories: where[a.id] ?? [], ...(a.errorMessage ? { error: a.errorMessage } : {}) }))
 }
 
+// Lighthouse can call on a tab it closed already (a stray "Session closed" rejection of its
+// own, seen on a busy machine): that is no failure of the run, whose report still comes.
+process.on('unhandledRejection', (e) => {
+  if (/Session closed|Target closed/.test(String(e?.message ?? e))) return
+  console.error(e)
+  process.exit(1)
+})
+
 const chrome = await startChromium()
 let r
 try {
