@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { startParley, launch, tempDB, pageErrors, startConversation, axe, results } from './harness.mjs'
-import { until } from './people.mjs'
+import { until, signUp } from './people.mjs'
 
 let browser
 before(async () => { browser = await launch() })
@@ -128,6 +128,98 @@ test('feedback: a bad reply with a comment and a reason, a useful question, kept
     assert.deepEqual(errors, [])
   } finally {
     await context.close()
+    await parley.stop()
+  }
+})
+
+// The desk as two people use it: Ann rates a reply bad with a comment; Carol, staff, finds it
+// under Needs review, reads the comment on the timeline, adds a note and a label, assigns it
+// to herself and marks it reviewed, and it leaves the queue; Ann never sees the note or the
+// label; Ann's new feedback brings the conversation back.
+test('the desk: a person\'s bad reply reaches staff, who work it through; their notes stay theirs', async () => {
+  const parley = await startParley({ db: tempDB(), auth: 'local' })
+  const errors = []
+  try {
+    const carolContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' })
+    const carol = await signUp(carolContext, parley.url, 'carol') // the first account is staff
+    carol.on('pageerror', (e) => errors.push(e.message))
+    const annContext = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    const ann = await signUp(annContext, parley.url, 'ann')
+    ann.on('pageerror', (e) => errors.push(e.message))
+
+    // Ann's reply, rated bad with a comment, on her phone.
+    await startConversation(ann, parley.url, /Platform engineer/, 'Create a GitHub pull request for the login fix on branch feature/login')
+    const conversation = ann.url()
+    await ann.getByLabel(/^Pull request title/).fill('Fix the login redirect')
+    await ann.getByRole('button', { name: 'Submit' }).click()
+    await ann.locator('#state .state-done').waitFor({ timeout: 20000 })
+    const reply = ann.locator('.msg.agent').last()
+    await reply.getByRole('button', { name: 'Bad reply' }).click()
+    await reply.getByLabel('What was wrong?').fill('It never said who reviews it.')
+    await reply.getByRole('button', { name: 'Send feedback' }).click()
+    await reply.getByRole('status').filter({ hasText: 'Thank you' }).waitFor()
+
+    // Carol sees it counted beside Review, and finds it in the queue with who and what.
+    await carol.goto(parley.url + '/')
+    assert.match(await carol.locator('#review-count').innerText(), /^1/)
+    await carol.getByRole('link', { name: /^Review/ }).first().click()
+    await carol.getByRole('link', { name: 'Needs review' }).click()
+    const item = carol.locator('.queue-item')
+    assert.equal(await item.count(), 1)
+    assert.match(await item.innerText(), /bad reply[\s\S]*ann with/)
+
+    // The timeline has Ann's comment; Carol adds a label she keeps and a note.
+    await carol.goto(parley.url + '/review/labels')
+    await carol.getByLabel('Labels, one a line').fill('missing reviewers')
+    await carol.getByRole('button', { name: 'Save labels' }).click()
+    await carol.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    await carol.goto(parley.url + '/review/queue')
+    await carol.locator('.queue-item a').first().click()
+    await carol.waitForURL(/\/timeline$/)
+    await carol.getByText('It never said who reviews it.').waitFor()
+    assert.match(await carol.locator('body').innerText(), /ann\s+rated a reply bad/)
+    await carol.getByLabel('Note', { exact: true }).fill('Reviewers come from **CODEOWNERS**; told the builders.')
+    await carol.getByRole('button', { name: 'Add note' }).click()
+    await carol.locator('.note-entry strong', { hasText: 'CODEOWNERS' }).waitFor()
+    await carol.getByLabel('Label', { exact: true }).selectOption('missing reviewers')
+    await carol.getByRole('button', { name: 'Add label' }).click()
+    await carol.getByRole('button', { name: 'Remove the label missing reviewers' }).waitFor()
+    await axe(carol, 'a timeline with the person\'s comment, a note and a label, dark')
+
+    // Assigned to Carol and marked reviewed, it leaves the queue and the count.
+    await carol.goto(parley.url + '/review/queue')
+    await item.getByLabel('Assign to').selectOption({ label: 'carol' })
+    await item.getByRole('button', { name: /^Assign / }).click()
+    await until(async () => assert.match(await carol.locator('.queue-item select option:checked').innerText(), /carol/), 'assigned to carol')
+    assert.match(await carol.locator('.queue-item .badge').allInnerTexts().then((b) => b.join(' ')), /missing reviewers/)
+    await carol.locator('.queue-item').getByRole('button', { name: /^Mark reviewed/ }).click()
+    await carol.getByText('Nothing needs review').waitFor()
+    assert.equal(await carol.locator('#review-count').count(), 0)
+
+    // Ann sees neither the note nor the label, on her conversation or its timeline.
+    for (const path of [conversation, conversation + '/timeline']) {
+      const resp = await ann.goto(path)
+      assert.equal(resp.status(), 200)
+      const text = await ann.locator('body').innerText()
+      assert.doesNotMatch(text, /CODEOWNERS|missing reviewers|carol/, path)
+    }
+
+    // Ann thinks again: good, then bad once more. The new feedback brings it back to Carol.
+    await ann.goto(conversation)
+    const again = ann.locator('.msg.agent').last()
+    await again.getByRole('button', { name: 'Good reply' }).click()
+    await until(async () => assert.equal(await again.getByRole('button', { name: 'Good reply' }).getAttribute('aria-pressed'), 'true'), 'rated good')
+    await again.getByRole('button', { name: 'Bad reply' }).click()
+    await again.getByLabel('What was wrong?').fill('Still no reviewers.')
+    await again.getByRole('button', { name: 'Send feedback' }).click()
+    await again.getByRole('status').filter({ hasText: 'Thank you' }).waitFor()
+    await carol.goto(parley.url + '/review/queue')
+    assert.equal(await carol.locator('.queue-item').count(), 1)
+    assert.match(await carol.locator('.queue-item').innerText(), /reviewed before by carol/)
+    assert.match(await carol.locator('#review-count').innerText(), /^1/)
+    await axe(carol, 'the review queue, dark')
+    assert.deepEqual(errors, [])
+  } finally {
     await parley.stop()
   }
 })
