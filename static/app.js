@@ -119,7 +119,7 @@ function renderAttachments (form) {
   st.list.replaceChildren(...[...st.input.files].map((f, i) => {
     const li = document.createElement('li')
     li.className = f.size > st.maxBytes || f.size === 0 || refused.has(f) ? 'bad' : ''
-    li.append(`📎 ${f.name} · ${fileSize(f.size)}${refused.has(f) ? ' · refused' : ''}`)
+    li.append(`${f.name} · ${fileSize(f.size)}${refused.has(f) ? ' · refused' : ''}`)
     const rm = document.createElement('button')
     rm.type = 'button'
     rm.textContent = '×'
@@ -234,6 +234,32 @@ document.addEventListener('submit', (e) => {
 document.addEventListener('datastar-fetch', (e) => {
   const { type, el } = e.detail || {}
   if (type === 'finished' && el instanceof HTMLFormElement && attachState(el)) markRefused(el)
+})
+
+// A message sent from the composer: once the server took it (its answer brings a new nonce),
+// the box is emptied only if it still holds what was sent, and what was typed after the sent
+// text stays; so do files chosen since. A refused message changes no nonce: all stays.
+const sent = new WeakMap()
+const fileKey = (files) => [...files].map((f) => `${f.name}/${f.size}/${f.lastModified}`).join('|')
+document.addEventListener('submit', (e) => {
+  const form = e.target
+  if (form.id !== 'composer') return
+  const st = attachState(form)
+  sent.set(form, { nonce: form.elements.nonce.value, text: st.text.value, files: fileKey(st.input.files) })
+}, true) // capture, after the check above: a form it stops was not sent
+document.addEventListener('datastar-fetch', (e) => {
+  const { type, el } = e.detail || {}
+  if (type !== 'finished' || !(el instanceof HTMLFormElement) || el.id !== 'composer') return
+  const was = sent.get(el)
+  if (!was || el.elements.nonce.value === was.nonce) return
+  sent.delete(el)
+  const st = attachState(el)
+  const now = st.text.value
+  if (now.startsWith(was.text)) st.text.value = now.slice(was.text.length).replace(/^\s+/, '')
+  if (fileKey(st.input.files) === was.files) {
+    st.input.value = ''
+    renderAttachments(el)
+  }
 })
 
 // Refusals of Datastar's requests are said, not swallowed, and what was typed stays:

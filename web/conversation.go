@@ -120,7 +120,7 @@ func (s *Server) handleSendMessage(c echo.Context) error {
 	}
 	switch domain.ErrorCode(err) {
 	case "":
-		return sse(s.composer(id, domain.NewNonce()), datastar.WithModeReplace())
+		return sse(views.ComposerSent(domain.NewNonce()))
 	case domain.EINVALID, domain.ECONFLICT, domain.EUNAVAILABLE:
 		// Only the error is patched: the message box keeps what was typed.
 		return sse(views.ComposerError(domain.ErrorMessage(err)))

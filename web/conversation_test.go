@@ -327,7 +327,7 @@ func TestSendWhileWaitingSupersedes(t *testing.T) {
 	id := convID(t, path)
 	ts.waitState(t, id, domain.StateWaiting)
 	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something else"}})
-	if code != 200 || !strings.Contains(body, `id="composer"`) {
+	if code != 200 || !strings.Contains(body, `id="composer-nonce"`) {
 		t.Fatalf("send = %d %s", code, body)
 	}
 	ts.waitState(t, id, domain.StateDone)
@@ -375,8 +375,8 @@ func TestSendMessage_ResentWithSameNonceIsRecordedOnce(t *testing.T) {
 	form := url.Values{"text": {"line one\r\nline two"}, "nonce": {"abc123"}}
 	for i := 0; i < 3; i++ {
 		code, body, _ := ts.post(t, path+"/messages", form)
-		if code != 200 || !strings.Contains(body, "mode replace") {
-			t.Fatalf("send %d = %d %s, want a fresh message box", i, code, body)
+		if code != 200 || !strings.Contains(body, `id="composer-nonce"`) || strings.Contains(body, `value="abc123"`) {
+			t.Fatalf("send %d = %d %s, want a fresh nonce", i, code, body)
 		}
 		ts.waitState(t, id, domain.StateDone)
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley-chat/parley/domain"
@@ -56,11 +55,6 @@ func (s *Server) handleDocument(c echo.Context) error {
 	}
 	h.Set(echo.HeaderContentLength, fmt.Sprint(len(d.Content)))
 	return c.Blob(http.StatusOK, ctype, d.Content)
-}
-
-// composer is the message box with this server's attachment limits.
-func (s *Server) composer(convID int64, nonce string) templ.Component {
-	return views.Composer(convID, nonce, s.attach())
 }
 
 // attach is what the file pickers need to know.

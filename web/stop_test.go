@@ -127,7 +127,7 @@ func runLog(t *testing.T, ts *testServer, id int64) string {
 func TestSendWhileRunningIsQueued(t *testing.T) {
 	ts, _, path, id, _ := slowRun(t)
 	code, body, _ := ts.post(t, path+"/messages", url.Values{"text": {"Actually, something shorter"}})
-	if code != http.StatusOK || !strings.Contains(body, `id="composer"`) {
+	if code != http.StatusOK || !strings.Contains(body, `id="composer-nonce"`) {
 		t.Fatalf("send while running = %d %s", code, body)
 	}
 	_, page := ts.get(t, path)

@@ -292,7 +292,7 @@ test('Queue: a message written while the agent works waits, Remove takes it back
     await box.fill('Another story')
     await box.press('Enter')
     await held
-    // The sent message's answer replaces the composer: typing before it lands would be lost.
+    // The send has landed once the box is empty (what is typed before stays: composer.test.mjs).
     await until(async () => assert.equal(await box.inputValue(), ''), 'the message box is emptied')
     await box.fill('With a dragon')
     await box.press('Enter')
@@ -320,7 +320,7 @@ test('Queue: a message written while the agent works waits, Remove takes it back
     await box.fill('One more story')
     await box.press('Enter')
     await held
-    // The sent message's answer replaces the composer: typing before it lands would be lost.
+    // The send has landed once the box is empty (what is typed before stays: composer.test.mjs).
     await until(async () => assert.equal(await box.inputValue(), ''), 'the message box is emptied')
     await box.click()
     await box.press('Escape')
@@ -366,7 +366,7 @@ test('At 390 px, light and dark, under axe: the versions switch, an open edit fo
     await box.fill('Something shorter, please')
     await box.press('Enter')
     await held
-    // The sent message's answer replaces the composer: typing before it lands would be lost.
+    // The send has landed once the box is empty (what is typed before stays: composer.test.mjs).
     await until(async () => assert.equal(await box.inputValue(), ''), 'the message box is emptied')
     await box.fill('And a slogan to go with it, for the shop window and the paper bags')
     await box.press('Enter')
