@@ -11,7 +11,7 @@ import (
 )
 
 //go:generate go run ../cmd/datastar-bundle
-//go:generate go run ../cmd/static-minify app.css code.css app.js shell.js push.js sw.js
+//go:generate go run ../cmd/static-minify app.css thread.css code.css app.js shell.js push.js sw.js
 
 // files are the embedded assets: the icons, the web app manifest, the Datastar client, and
 // in min/ the stylesheets and scripts minified (both placed by go generate).
@@ -20,9 +20,9 @@ import (
 //go:embed datastar.js datastar.js.map min
 var files embed.FS
 
-// FS holds the assets under the names the pages use: app.css, code.css, app.js, shell.js,
-// push.js and the service worker sw.js are served minified (the readable files beside this
-// one are what people edit), the rest as they are.
+// FS holds the assets under the names the pages use: app.css, thread.css, code.css, app.js,
+// shell.js, push.js and the service worker sw.js are served minified (the readable files
+// beside this one are what people edit), the rest as they are.
 var FS fs.FS = assets{}
 
 // assets is files with the minified stylesheets and scripts under their own names.

@@ -81,14 +81,28 @@ func TestTokens_Contrast(t *testing.T) {
 }
 
 // TestTokens_NoOneOffValues: outside the tokens, colours, type sizes, families, radii,
-// shadows and spacing come from the tokens, so that every page shares one scale.
+// shadows and spacing come from the tokens, in app.css's rules and thread.css's, so that
+// every page shares one scale.
 func TestTokens_NoOneOffValues(t *testing.T) {
 	css := readCSS(t)
 	end := strings.Index(css, ":root[data-theme=dark]")
 	if end < 0 {
 		t.Fatal("app.css has no :root[data-theme=dark] block after its tokens")
 	}
-	rules := css[end:]
+	thread, err := os.ReadFile("thread.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(thread), ":root") {
+		t.Error("thread.css sets tokens of its own; they belong in app.css")
+	}
+	checkRules(t, "app.css", css[end:])
+	checkRules(t, "thread.css", string(thread))
+}
+
+// checkRules fails on a value in rules (a stylesheet's text) that is not a token.
+func checkRules(t *testing.T, file, rules string) {
+	t.Helper()
 	colour := regexp.MustCompile(`#[0-9a-fA-F]{3,8}\b|\b(rgba?|hsla?|oklch)\(`)
 	decl := regexp.MustCompile(`([a-z-]+)\s*:\s*([^;{}]+)`)
 	spacing := regexp.MustCompile(`^(0|auto|var\(--space-\d+\)|calc\(-1 \* var\(--space-\d+\)\)|calc\([^;]*var\(--[a-z0-9-]+\)[^;]*\))$`)
@@ -103,7 +117,7 @@ func TestTokens_NoOneOffValues(t *testing.T) {
 		for _, m := range decl.FindAllStringSubmatch(line, -1) {
 			prop, val := m[1], strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m[2]), "!important"))
 			val = strings.TrimSpace(val)
-			where := fmt.Sprintf("app.css (rules line %d) %s: %s", i+1, prop, val)
+			where := fmt.Sprintf("%s (rules line %d) %s: %s", file, i+1, prop, val)
 			if strings.HasPrefix(prop, "--") || strings.HasSuffix(line, "{") && !strings.Contains(line, "}") && strings.Contains(m[0], ":") && !strings.Contains(line, ";") {
 				continue
 			}
