@@ -91,8 +91,9 @@ escalate_after = "1h"
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, policies, notes, more := BuildAgentsWith(cfgs, env(nil), map[string]bool{})
-	problems = append(problems, more...)
+	b := BuildAgentsWith(cfgs, env(nil), map[string]bool{})
+	policies, notes := b.Policies, b.Notes
+	problems = append(problems, b.Problems...)
 	all := strings.Join(problems, "\n")
 	// A second entry of a name is refused, and its access does not stand for the first's.
 	for _, w := range []string{`agent "deploy-ops": name: another agent already has this name`,

@@ -20,16 +20,24 @@ import (
 // buildAgents makes the configured agents. A bad agent does not stop the others: its problem
 // is returned, naming the agent and the field, for the log and the home page.
 func buildAgents(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, []string) {
-	agents, _, _, problems := BuildAgentsWith(cfgs, getenv, taken)
-	return agents, problems
+	b := BuildAgentsWith(cfgs, getenv, taken)
+	return b.Agents, b.Problems
 }
 
-// BuildAgentsWith is buildAgents, with the policy of each agent made (who may use it, its
-// approvers: from the very entry that made the agent) and the notes of the policies to log.
-func BuildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) ([]domain.Agent, map[string]domain.Policy, map[string]string, []string) {
-	var agents []domain.Agent
-	var problems []string
-	policies, notes := map[string]domain.Policy{}, map[string]string{}
+// Built is what the entries of the config file make: the agents, and for each by name what
+// came from the very entry that made it (an entry refused, say for a name already taken,
+// gives nothing to another agent).
+type Built struct {
+	Agents   []domain.Agent
+	Policies map[string]domain.Policy       // who may use it, its approvers
+	Notes    map[string]string              // the notes of the policies, to log
+	Looks    map[string]domain.Presentation // how the pages present it: back end, icon, starters
+	Problems []string                       // the entries refused, and why
+}
+
+// BuildAgentsWith is buildAgents, with the policy and the presentation of each agent.
+func BuildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[string]bool) Built {
+	b := Built{Policies: map[string]domain.Policy{}, Notes: map[string]string{}, Looks: map[string]domain.Presentation{}}
 	for i, c := range cfgs {
 		name := c.Name
 		if name == "" {
@@ -48,27 +56,18 @@ func BuildAgentsWith(cfgs []AgentConfig, getenv func(string) string, taken map[s
 			if !strings.HasPrefix(msg, "agent ") {
 				msg = fmt.Sprintf("agent %q: %s", name, msg)
 			}
-			problems = append(problems, msg)
+			b.Problems = append(b.Problems, msg)
 			continue
 		}
 		taken[c.Name] = true
-		agents = append(agents, a)
-		policies[c.Name] = p
+		b.Agents = append(b.Agents, a)
+		b.Policies[c.Name] = p
+		b.Looks[c.Name] = domain.Presentation{Kind: c.Backend, Icon: c.Icon, Starters: c.Starters}
 		if note != "" {
-			notes[c.Name] = note
+			b.Notes[c.Name] = note
 		}
 	}
-	return agents, policies, notes, problems
-}
-
-// Presentations are how the pages present the agents of the entries: by agent name, their
-// back end, icon and starter messages.
-func Presentations(cfgs []AgentConfig) map[string]domain.Presentation {
-	out := map[string]domain.Presentation{}
-	for _, c := range cfgs {
-		out[c.Name] = domain.Presentation{Kind: c.Backend, Icon: c.Icon, Starters: c.Starters}
-	}
-	return out
+	return b
 }
 
 func buildAgent(c AgentConfig, getenv func(string) string) (domain.Agent, error) {

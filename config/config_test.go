@@ -439,7 +439,8 @@ model = "qwen2.5"
 }
 
 // An entry's icon and starters reach the pages with its back end; an entry without them
-// presents nothing of its own.
+// presents nothing of its own; an entry refused (its name taken, here a built-in agent's
+// or an earlier entry's) changes nothing of the agent that has the name.
 func TestPresentations(t *testing.T) {
 	cfgs, problems, err := LoadAgents(writeConfig(t, `
 [[agents]]
@@ -450,18 +451,38 @@ icon = "circle-help"
 starters = ["Why was I charged twice?", "Reset my password"]
 
 [[agents]]
-name = "remote"
+name = "plain"
 backend = "a2a"
 card_url = "http://127.0.0.1:1/.well-known/agent-card.json"
+
+[[agents]]
+name = "support"
+base_url = "http://127.0.0.1:1/v1"
+model = "m"
+icon = "bot"
+starters = ["Another agent's"]
+
+[[agents]]
+name = "event-planner"
+base_url = "http://127.0.0.1:1/v1"
+model = "m"
+icon = "bot"
+starters = ["Not the planner's"]
 `), func(string) string { return "" })
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("LoadAgents: %v %v", err, problems)
 	}
-	looks := Presentations(cfgs)
-	if p := looks["support"]; p.Icon != "circle-help" || len(p.Starters) != 2 || p.Starters[1] != "Reset my password" {
+	b := BuildAgentsWith(cfgs, func(string) string { return "" }, map[string]bool{"event-planner": true})
+	if len(b.Agents) != 2 || len(b.Problems) != 2 {
+		t.Fatalf("built %d agents, problems %q; want support and plain, two refused", len(b.Agents), b.Problems)
+	}
+	if p := b.Looks["support"]; p.Icon != "circle-help" || len(p.Starters) != 2 || p.Starters[1] != "Reset my password" {
 		t.Errorf("support presents %+v", p)
 	}
-	if p := looks["remote"]; p.Kind != "a2a" || p.Icon != "" || p.Starters != nil {
-		t.Errorf("remote presents %+v", p)
+	if p := b.Looks["plain"]; p.Kind != "a2a" || p.Icon != "" || p.Starters != nil {
+		t.Errorf("plain presents %+v", p)
+	}
+	if p, ok := b.Looks["event-planner"]; ok {
+		t.Errorf("a refused entry presents the built-in planner: %+v", p)
 	}
 }

@@ -32,8 +32,9 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 	if err != nil {
 		return err
 	}
-	configured, policies, notes, more := config.BuildAgentsWith(cfgs, getenv, taken)
-	problems = append(problems, more...)
+	b := config.BuildAgentsWith(cfgs, getenv, taken)
+	configured, policies := b.Agents, b.Policies
+	problems = append(problems, b.Problems...)
 	for _, p := range problems {
 		log.Error("agent not available", "problem", p)
 	}
@@ -71,12 +72,12 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		built[a.Info().Name] = true
 	}
 	analyzer, analyzers := config.BuildAnalyzers(cfgs, built, settings, getenv, log)
-	for _, c := range cfgs {
-		if c.Icon != "" && !views.HasIcon(c.Icon) {
-			log.Warn("agent icon not known: its back end's is drawn", "agent", c.Name, "icon", c.Icon)
+	for name, look := range b.Looks {
+		if look.Icon != "" && !views.HasIcon(look.Icon) {
+			log.Warn("agent icon not known: its back end's is drawn", "agent", name, "icon", look.Icon)
 		}
 	}
-	for name, note := range notes {
+	for name, note := range b.Notes {
 		log.Warn("agent for staff only", "agent", name, "why", note)
 	}
 	runner := runner.New(runner.Options{
@@ -87,7 +88,7 @@ func serve(ctx context.Context, cfg Config, getenv func(string) string, stderr i
 		Analyzer:  analyzer,
 		Analyzers: analyzers,
 		Policies:  policies,
-		Looks:     config.Presentations(cfgs),
+		Looks:     b.Looks,
 	})
 	logAccess(ctx, log, db, policies)
 	pools := startTools(configured, runner, log)
