@@ -18,7 +18,7 @@ import (
 // since the batch before, as the runner's group commit hands it over. One row a batch keeps
 // the writes few and at the end of the table, whatever the number of conversations.
 type storedDraft struct {
-	Conversation int64  `json:"c"`
+	Conversation int64  `json:"c"` // first: WrittenElsewhere finds a conversation's by `{"c":N,`
 	Run          int64  `json:"r"`
 	Message      string `json:"m"`
 	At           int    `json:"a"`

@@ -286,9 +286,8 @@ func (db *DB) WrittenElsewhere(ctx context.Context, convID int64) (d domain.Draf
 		return d, false, nil
 	}
 	var ended bool
-	key, _ := json.Marshal(map[string]string{"message_id": last.MessageID})
 	err = db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE conversation_id = ? AND run_id = ?
-		AND kind = ? AND strpos(payload, ?) > 0)`, convID, run, string(domain.EventAgentMessage), strings.Trim(string(key), "{}")).Scan(&ended)
+		AND kind = ? AND json_extract(payload, '$.message_id') = ?)`, convID, run, string(domain.EventAgentMessage), last.MessageID).Scan(&ended)
 	if err != nil || ended {
 		return d, false, err
 	}
