@@ -238,12 +238,19 @@ document.addEventListener('datastar-fetch', (e) => {
 
 // A message sent from the composer: once the server took it (its answer brings a new nonce),
 // the box is emptied only if it still holds what was sent, and what was typed after the sent
-// text stays; so do files chosen since. A refused message changes no nonce: all stays.
-const sent = new WeakMap()
+// text stays; so do files chosen since. A refused message changes no nonce: all stays. While
+// one is on its way, Enter sends nothing more (a second request would cancel the first, or
+// carry its nonce and be dropped as the same message): what is typed waits in the box.
+const sent = new WeakMap() // form → what it sent, while that is on its way
 const fileKey = (files) => [...files].map((f) => `${f.name}/${f.size}/${f.lastModified}`).join('|')
 document.addEventListener('submit', (e) => {
   const form = e.target
   if (form.id !== 'composer') return
+  if (sent.has(form)) {
+    e.preventDefault()
+    e.stopImmediatePropagation()
+    return
+  }
   const st = attachState(form)
   sent.set(form, { nonce: form.elements.nonce.value, text: st.text.value, files: fileKey(st.input.files) })
 }, true) // capture, after the check above: a form it stops was not sent
@@ -251,8 +258,8 @@ document.addEventListener('datastar-fetch', (e) => {
   const { type, el } = e.detail || {}
   if (type !== 'finished' || !(el instanceof HTMLFormElement) || el.id !== 'composer') return
   const was = sent.get(el)
-  if (!was || el.elements.nonce.value === was.nonce) return
   sent.delete(el)
+  if (!was || el.elements.nonce.value === was.nonce) return
   const st = attachState(el)
   const now = st.text.value
   if (now.startsWith(was.text)) st.text.value = now.slice(was.text.length).replace(/^\s+/, '')

@@ -305,7 +305,8 @@ function newQuestions () {
     if (free()) q.querySelector('input:not([type=hidden]), select, textarea, button')?.focus({ preventScroll: true })
   }
 }
-// After Send the composer is patched anew: the message box keeps the focus.
+// After a send (by the Send button too), the focus is back in the message box, unless a
+// question has taken it.
 document.addEventListener('datastar-fetch', (e) => {
   const { type, el } = e.detail || {}
   if (type === 'finished' && el && el.id === 'composer' && !document.querySelector('#thread .question.pending:focus-within')) {
@@ -327,17 +328,20 @@ new MutationObserver(() => {
 showTimes(document)
 syncWaiting()
 
-// Menus (the account menu, a conversation's Manage): Escape closes the open one and gives
-// its button the focus back; a click elsewhere closes it.
+// Menus and popovers (the account menu, a conversation's Manage, the plan): Escape closes
+// the open one, giving its button the focus back if the focus was in it; a click elsewhere
+// closes it. An Escape that did something already (the message box's stop) is left alone.
+const openMenus = 'details.menu[open], details.conv-menu[open], details.plan[open]'
 document.addEventListener('keydown', (e) => {
-  if (e.key !== 'Escape') return
-  const open = document.querySelector('details.menu[open], details.conv-menu[open], details.plan[open]')
+  if (e.key !== 'Escape' || e.defaultPrevented) return
+  const open = document.querySelector(openMenus)
   if (!open) return
+  const inside = open.contains(document.activeElement)
   open.open = false
-  open.querySelector('summary')?.focus()
+  if (inside) open.querySelector('summary')?.focus()
 })
 document.addEventListener('click', (e) => {
-  for (const m of document.querySelectorAll('details.menu[open]')) {
+  for (const m of document.querySelectorAll(openMenus)) {
     if (!m.contains(e.target)) m.open = false
   }
 })

@@ -62,6 +62,49 @@ test('composer: text typed while a message is on its way is kept; the sent text 
     await box.fill('')
     await send('Thanks', async () => {})
     assert.equal(await box.inputValue(), '')
+
+    // Enter again while one is on its way sends nothing more: the first arrives, and what
+    // was typed waits in the box until it is sent in turn.
+    let requests = 0
+    page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/messages')) requests++ })
+    await send('One more thing', async () => {
+      await box.fill('And another')
+      await box.press('Enter')
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)))
+    })
+    assert.equal(requests, 1, 'one request while the first was on its way')
+    assert.equal(await box.inputValue(), 'And another')
+    await send('And another', async () => {})
+    assert.equal(await box.inputValue(), '')
+    await page.reload()
+    for (const text of ['One more thing', 'And another']) await page.locator('.msg.user', { hasText: text }).first().waitFor()
+
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
+    await parley.stop()
+  }
+})
+
+test('composer: Escape in the message box closes an open plan and leaves the focus in the box', async () => {
+  const parley = await startParley({ db: tempDB() })
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const page = await context.newPage()
+  const errors = pageErrors(page)
+  try {
+    await startConversation(page, parley.url, /Event planner/, 'Plan a party for 30 people')
+    const summary = page.locator('#plan summary').first()
+    await summary.waitFor()
+    await summary.focus()
+    await page.keyboard.press('Enter')
+    await page.locator('#plan .plan-current').waitFor()
+    const box = page.getByLabel('Message', { exact: true })
+    await box.focus() // by the keyboard's way, not a click (a click elsewhere closes it too)
+    await box.pressSequentially('Also invite')
+    await page.keyboard.press('Escape')
+    await page.locator('#plan .plan-current').waitFor({ state: 'hidden' })
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'message', 'the focus stays in the message box')
+    assert.equal(await box.inputValue(), 'Also invite')
     assert.deepEqual(errors, [])
   } finally {
     await context.close()
