@@ -48,20 +48,6 @@ func (assets) Open(name string) (fs.File, error) {
 	return files.Open(name)
 }
 
-func (a assets) ReadFile(name string) ([]byte, error) {
-	f, err := a.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	if m := minified(name); m != "" {
-		if b, err := files.ReadFile(m); err == nil {
-			return b, nil
-		}
-	}
-	return files.ReadFile(name)
-}
-
 // Version is a short hash of the embedded assets, used to bust browser caches on upgrade:
 // it changes with any served byte.
 func Version() string { return version() }

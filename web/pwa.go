@@ -15,10 +15,3 @@ func (s *Server) handleServiceWorker(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-cache")
 	return s.static.serve(c, "sw.js")
 }
-
-// handleManifest serves the web app manifest as the other static files are served, with the
-// type manifests have (Go knows no type of .webmanifest).
-func (s *Server) handleManifest(c echo.Context) error {
-	c.Response().Header().Set(echo.HeaderContentType, "application/manifest+json")
-	return s.handleStatic(c)
-}

@@ -24,7 +24,6 @@ func (s *Server) routes() {
 		e.GET("/metrics", s.handleMetrics) // its own bearer token, or open
 	}
 	e.GET("/static/*", s.handleStatic)
-	e.GET("/static/manifest.webmanifest", s.handleManifest)
 	e.GET("/sw.js", s.handleServiceWorker) // a static file at the root: its scope is the whole site
 	e.GET("/login", s.handleLoginPage)
 	e.POST("/login", s.handleLogin)

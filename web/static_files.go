@@ -38,18 +38,23 @@ func newStaticFiles(fsys fs.FS) *staticFiles {
 	return &staticFiles{fsys: fsys, files: map[string]*staticFile{}}
 }
 
-// file reads and compresses the asset on its first use. Only names of files are kept.
+// file reads and compresses the asset on its first use. Only names of files are kept: a
+// name not yet known is looked up first.
 func (sf *staticFiles) file(name string) (*staticFile, error) {
-	if _, err := fs.Stat(sf.fsys, name); err != nil {
-		return nil, err
-	}
 	sf.mu.Lock()
 	f := sf.files[name]
-	if f == nil {
-		f = &staticFile{}
-		sf.files[name] = f
-	}
 	sf.mu.Unlock()
+	if f == nil {
+		if _, err := fs.Stat(sf.fsys, name); err != nil {
+			return nil, err
+		}
+		sf.mu.Lock()
+		if f = sf.files[name]; f == nil {
+			f = &staticFile{}
+			sf.files[name] = f
+		}
+		sf.mu.Unlock()
+	}
 	f.once.Do(func() { f.err = f.load(sf.fsys, name) })
 	return f, f.err
 }
@@ -62,7 +67,7 @@ func (f *staticFile) load(fsys fs.FS, name string) error {
 	sum := sha256.Sum256(b)
 	f.plain, f.etag = b, hex.EncodeToString(sum[:8])
 	f.ctype = mime.TypeByExtension(path.Ext(name))
-	if path.Ext(name) == ".webmanifest" {
+	if path.Ext(name) == ".webmanifest" { // a type Go does not know
 		f.ctype = "application/manifest+json"
 	}
 	if f.ctype == "" {
@@ -96,9 +101,7 @@ func (sf *staticFiles) serve(c echo.Context, name string) error {
 	}
 	w, r := c.Response(), c.Request()
 	h := w.Header()
-	if h.Get(echo.HeaderContentType) == "" {
-		h.Set(echo.HeaderContentType, f.ctype)
-	}
+	h.Set(echo.HeaderContentType, f.ctype)
 	body, etag := f.plain, f.etag
 	if f.gz != nil || f.br != nil {
 		varyAcceptEncoding(h)
