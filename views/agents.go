@@ -82,11 +82,10 @@ type SidebarGroup struct {
 }
 
 // SidebarGroups groups conversations (newest activity first) by the day of their last
-// activity, as seen in the zone tz ("" or unknown: UTC) at now: Today, Yesterday, Previous
-// 7 days, Previous 30 days, then by month ("March 2026").
-func SidebarGroups(cs []domain.Conversation, now time.Time, tz string) []SidebarGroup {
-	loc, err := time.LoadLocation(tz)
-	if err != nil || tz == "" {
+// activity, as seen in the zone loc (nil: UTC) at now: Today, Yesterday, Previous 7 days,
+// Previous 30 days, then by month ("March 2026").
+func SidebarGroups(cs []domain.Conversation, now time.Time, loc *time.Location) []SidebarGroup {
+	if loc == nil {
 		loc = time.UTC
 	}
 	now = now.In(loc)

@@ -684,7 +684,7 @@ func Sidebar(v Viewer) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = SidebarList(v.Sidebar, v.Current, v.TimeZone).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = SidebarList(v.Sidebar, v.Current, v.DayZone).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -721,9 +721,9 @@ func Sidebar(v Viewer) templ.Component {
 }
 
 // SidebarList is the sidebar's list, patched as the person's conversations change: grouped
-// by the day of their last activity in the person's time zone (tz; "" for UTC), each title on
-// up to two lines with its state as a coloured mark (its words for screen readers).
-func SidebarList(cs []domain.Conversation, current int64, tz string) templ.Component {
+// by the day of their last activity in the person's zone (nil: UTC), each title on up to
+// two lines with its state as a coloured mark (its words for screen readers).
+func SidebarList(cs []domain.Conversation, current int64, zone *time.Location) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -748,7 +748,7 @@ func SidebarList(cs []domain.Conversation, current int64, tz string) templ.Compo
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, g := range SidebarGroups(cs, time.Now(), tz) {
+		for _, g := range SidebarGroups(cs, time.Now(), zone) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<h2 class=\"side-group\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1127,7 +1127,7 @@ func liveAction(current int64, version uint64) string {
 }
 
 // PersonPatch is what a stream patches when the person's conversations change.
-func PersonPatch(cs []domain.Conversation, current int64, tz string, waiting int, latest domain.Conversation) templ.Component {
+func PersonPatch(cs []domain.Conversation, current int64, zone *time.Location, waiting int, latest domain.Conversation) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1148,7 +1148,7 @@ func PersonPatch(cs []domain.Conversation, current int64, tz string, waiting int
 			templ_7745c5c3_Var48 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = SidebarList(cs, current, tz).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = SidebarList(cs, current, zone).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/parley-chat/parley/domain"
 )
@@ -30,6 +31,9 @@ type Viewer struct {
 	Theme string
 	// TimeZone is the zone the person shows times in; "" for the browser's.
 	TimeZone string
+	// DayZone is the zone the sidebar's days are in: TimeZone's, else the browser's as
+	// shell.js last said (a cookie), else UTC (nil).
+	DayZone *time.Location
 	// Live: the page opens the person's live stream (pages without a stream of their own).
 	Live bool
 	// Version is the count of changes to the person's conversations before the page read

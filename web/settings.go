@@ -143,14 +143,20 @@ func (s *Server) handleChangePassword(c echo.Context) error {
 // database's names, without its variants (posix/, right/) and files (Local, localtime,
 // posixrules, Factory), which Intl refuses.
 func validZone(name string) bool {
+	_, ok := loadZone(name)
+	return ok
+}
+
+// loadZone is the zone name names, if it is one a person may choose.
+func loadZone(name string) (*time.Location, bool) {
 	switch {
-	case name == "Local" || name == "localtime" || name == "posixrules" || name == "Factory",
+	case name == "" || name == "Local" || name == "localtime" || name == "posixrules" || name == "Factory",
 		strings.HasPrefix(name, "posix/") || strings.HasPrefix(name, "right/"),
 		strings.ContainsAny(name, " .\\") || strings.HasPrefix(name, "/"):
-		return false
+		return nil, false
 	}
-	_, err := time.LoadLocation(name)
-	return err == nil
+	loc, err := time.LoadLocation(name)
+	return loc, err == nil
 }
 
 // prefsData is the form of the person's notification choices: every agent they may use (and

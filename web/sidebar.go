@@ -29,17 +29,20 @@ const themeCookie = "parley_theme"
 // none, for what the server groups by day (the sidebar).
 const zoneCookie = "parley_tz"
 
-// withZone is u with the zone its days are seen in: their setting, else their browser's.
-func withZone(r *http.Request, u domain.User) domain.User {
-	if u.TimeZone != "" {
-		return u
+// dayZone is the zone a person's days are seen in (the sidebar's Today, Yesterday…): their
+// setting, else their browser's (the cookie shell.js keeps), else UTC.
+func dayZone(r *http.Request, u domain.User) *time.Location {
+	if loc, ok := loadZone(u.TimeZone); ok {
+		return loc
 	}
 	if ck, err := r.Cookie(zoneCookie); err == nil {
-		if z, err := url.QueryUnescape(ck.Value); err == nil && validZone(z) {
-			u.TimeZone = z
+		if z, err := url.QueryUnescape(ck.Value); err == nil {
+			if loc, ok := loadZone(z); ok {
+				return loc
+			}
 		}
 	}
-	return u
+	return time.UTC
 }
 
 // themeOf is the theme the person chose in this browser: "light", "dark", or "" for the
@@ -57,7 +60,7 @@ var conversationPath = regexp.MustCompile(`^/c/(\d+)(/.*)?$`)
 // of questions waiting for them.
 func (s *Server) viewer(c echo.Context, u domain.User) views.Viewer {
 	r := c.Request()
-	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: withZone(r, u).TimeZone, Path: r.URL.Path}
+	v := views.Viewer{ID: u.ID, Name: u.Shown(), Staff: u.IsStaff(), CanSignOut: s.auth.sessions(), Live: true, TimeZone: u.TimeZone, DayZone: dayZone(r, u), Path: r.URL.Path}
 	if m := conversationPath.FindStringSubmatch(r.URL.Path); m != nil {
 		v.Current, _ = strconv.ParseInt(m[1], 10, 64)
 		v.Live = m[2] != "" // a conversation's page has a stream of its own
@@ -110,6 +113,7 @@ func (s *Server) answerScope(u domain.User) int64 {
 type personFeed struct {
 	s       *Server
 	u       domain.User
+	zone    *time.Location // the person's days
 	current int64
 	watch   *runner.Watcher
 	timer   *time.Timer
@@ -120,10 +124,10 @@ type personFeed struct {
 // feedDelay gathers a burst of changes into one read.
 const feedDelay = 150 * time.Millisecond
 
-func (s *Server) newPersonFeed(u domain.User, current int64) *personFeed {
+func (s *Server) newPersonFeed(u domain.User, zone *time.Location, current int64) *personFeed {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &personFeed{s: s, u: u, current: current, watch: s.runner.Watch().Subscribe(s.answerScope(u)), timer: t}
+	return &personFeed{s: s, u: u, zone: zone, current: current, watch: s.runner.Watch().Subscribe(s.answerScope(u)), timer: t}
 }
 
 // start reads what changed since the page was drawn (also while a reconnecting page was
@@ -162,7 +166,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 	if err != nil {
 		return err
 	}
-	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, p.u.TimeZone, pv.waiting, pv.latest))
+	h, err := p.s.html(ctx, views.PersonPatch(pv.sidebar, p.current, p.zone, pv.waiting, pv.latest))
 	if err != nil {
 		return err
 	}
@@ -180,7 +184,7 @@ func (p *personFeed) send(ctx context.Context, w *sseWriter) error {
 // the waiting count current. It counts among the person's open streams.
 func (s *Server) handleLive(c echo.Context) error {
 	current, _ := strconv.ParseInt(c.QueryParam("c"), 10, 64)
-	st := &liveStream{s: s, u: withZone(c.Request(), currentUser(c)), req: identity(c.Request()), current: current, version: c.QueryParam("v"),
+	st := &liveStream{s: s, u: currentUser(c), zone: dayZone(c.Request(), currentUser(c)), req: identity(c.Request()), current: current, version: c.QueryParam("v"),
 		access: accessKey(currentUser(c), s.viewerGroups(c))}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }

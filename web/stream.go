@@ -38,8 +38,8 @@ func (s *Server) handleStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u := withZone(c.Request(), currentUser(c))
-	st := &liveStream{s: s, u: u, conv: conv, owner: conv.UserID, current: conv.ID, Tail: runner.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
+	u := currentUser(c)
+	st := &liveStream{s: s, u: u, zone: dayZone(c.Request(), u), conv: conv, owner: conv.UserID, current: conv.ID, Tail: runner.Tail{Cur: streamCursor(c)}, withLen: c.QueryParam("n") == "1", req: identity(c.Request()),
 		version: c.QueryParam("v"), mode: mode, access: accessKey(u, mode.Groups), versionFollow: versionFollow{pinned: pinned}}
 	return s.serveStream(c, &s.metrics.pageStreams, st.mayGoOn, st.run)
 }
@@ -168,7 +168,7 @@ func (ls *liveStream) run(ctx context.Context, w *sseWriter, gate *accessGate) {
 		// message box gives way to why it is closed.
 		ls.patch(views.ClosedNote(ls.mode.Closed), "", "", "")
 	}
-	feed := s.newPersonFeed(ls.u, ls.current)
+	feed := s.newPersonFeed(ls.u, ls.zone, ls.current)
 	defer feed.close()
 	// Any patch tells the page the stream is up again.
 	ls.w.patchSignals(`{"_reconnecting":false}`, "")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -17,6 +18,7 @@ import (
 type liveStream struct {
 	s    *Server
 	u    domain.User
+	zone *time.Location // the person's days, for the sidebar
 	req  *http.Request
 	ctx  context.Context
 	w    *sseWriter
