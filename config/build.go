@@ -138,6 +138,7 @@ func openaiConfig(c AgentConfig, key string) openai.Config {
 	}
 }
 
+// mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
 func mcpServers(c AgentConfig, getenv func(string) string) ([]toolserver.ServerConfig, error) {
 	out := make([]toolserver.ServerConfig, 0, len(c.MCP))
 	for i, m := range c.MCP {

@@ -119,7 +119,6 @@ var mcpKeys = map[string]bool{"name": true, "command": true, "args": true, "env"
 	"headers": true, "bearer_token_env": true, "timeout": true, "approve": true, "approve_tools": true,
 	"read_only": true, "allow_email": true, "inherit_env": true, "max_sessions": true}
 
-// mcpServers makes the agent's tool servers' settings, reading bearer tokens from the environment.
 // IntakeSettings is the [intake] section: how messages are analyzed for agents that say
 // nothing of their own (the built-in agents, remote A2A agents).
 type IntakeSettings struct {

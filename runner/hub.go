@@ -157,13 +157,6 @@ func (w *LiveWriter) WriteAt(at int, text string) (gap bool) {
 	return false
 }
 
-// Len is how much of the message the hub holds, and whether it is still being written.
-func (w *LiveWriter) Len() (n int, open bool) {
-	w.c.mu.Lock()
-	defer w.c.mu.Unlock()
-	return len(w.m.text), w.c.open == w.m
-}
-
 // Followed reports whether a stream follows the conversation.
 func (h *Hub) Followed(conversationID int64) bool {
 	h.mu.Lock()

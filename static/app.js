@@ -317,7 +317,7 @@ document.addEventListener('click', (e) => {
   if (!b) return
   const box = b.form?.querySelector('textarea[name=text]')
   if (!box) return
-  box.value = b.dataset.starter
+  box.value = b.textContent
   box.focus()
   box.setSelectionRange(box.value.length, box.value.length)
 })
