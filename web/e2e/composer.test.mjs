@@ -111,3 +111,23 @@ test('composer: Escape in the message box closes an open plan and leaves the foc
     await parley.stop()
   }
 })
+
+test('home: a starter of the chosen agent fills the message box with its words', async () => {
+  const parley = await startParley({ db: tempDB() })
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+  const page = await context.newPage()
+  const errors = pageErrors(page)
+  try {
+    await page.goto(parley.url + '/')
+    await page.getByRole('radio', { name: /Event planner/ }).check()
+    const starter = page.locator('.starters:not([hidden]) button.starter').first()
+    const words = (await starter.innerText()).trim()
+    assert.ok(words.length > 0)
+    await starter.click()
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), words)
+    assert.deepEqual(errors, [])
+  } finally {
+    await context.close()
+    await parley.stop()
+  }
+})
